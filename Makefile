@@ -1,0 +1,47 @@
+# lazymem: the targets a newcomer can guess.
+GO       ?= go
+PKGS     := ./...
+# Packages whose code starts goroutines run under the race detector in `make test`.
+RACE_PKGS := ./segment/...
+BENCHTIME ?= 1s
+
+.PHONY: all build test test-short race vet fmt-check lint bench demo fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+## test: what CI runs (.ci/run). vet + gofmt check + all tests, race detector on concurrent packages.
+test: fmt-check vet
+	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+lint: fmt-check vet
+
+## bench: the benchmarks quoted in docs/BENCHMARKS.md (long; not part of `make test`).
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) $(PKGS)
+
+## demo: the main job on embedded defaults.
+demo:
+	$(GO) run ./cmd/lazymem demo
+
+## fuzz: each fuzz target for FUZZTIME (default 30s). Not part of CI.
+FUZZTIME ?= 30s
+fuzz:
+	@for t in $$($(GO) test -list '^Fuzz' ./codec/ | grep ^Fuzz); do \
+		echo "== codec $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./codec/ || exit 1; done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,2 @@
+// Package codec holds lazymem's binary encodings.
+package codec

@@ -1,0 +1,2 @@
+// Package segment is lazymem's durable append-only log.
+package segment
