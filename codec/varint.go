@@ -1,0 +1,72 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// MaxVarintLen is the longest encoding of a 64-bit varint.
+const MaxVarintLen = binary.MaxVarintLen64
+
+// AppendUvarint appends the LEB128 encoding of v (7 bits a byte, low group
+// first, high bit set on every byte but the last) and returns the extended
+// buffer.
+func AppendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
+
+// AppendVarint appends the zig-zag LEB128 encoding of v, so that small
+// negative numbers stay short.
+func AppendVarint(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
+
+// UvarintLen is the number of bytes AppendUvarint writes for v.
+func UvarintLen(v uint64) int {
+	// 1 byte per started group of 7 bits; v|1 makes 0 take one byte.
+	return (bits.Len64(v|1) + 6) / 7
+}
+
+// VarintLen is the number of bytes AppendVarint writes for v.
+func VarintLen(v int64) int { return UvarintLen(zigzag(v)) }
+
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+// DecodeUvarint reads one uvarint from the front of src and returns it with
+// the rest of src. It fails with ErrTruncated when src ends inside the varint
+// and with ErrCorrupt when the varint overflows 64 bits or is not minimal
+// (a redundant trailing zero group): every value has exactly one encoding,
+// so a decoded record re-encodes to the same bytes.
+func DecodeUvarint(src []byte) (v uint64, tail []byte, err error) {
+	v, n, e := uvarint(src)
+	if e != nil {
+		return 0, src, decodeErr("uvarint", 0, e)
+	}
+	return v, src[n:], nil
+}
+
+// DecodeVarint is DecodeUvarint for zig-zag signed varints.
+func DecodeVarint(src []byte) (v int64, tail []byte, err error) {
+	u, n, e := uvarint(src)
+	if e != nil {
+		return 0, src, decodeErr("varint", 0, e)
+	}
+	return unzigzag(u), src[n:], nil
+}
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// uvarint is the allocation-free core: it returns a bare sentinel so that hot
+// loops decide themselves whether to build a DecodeError.
+func uvarint(src []byte) (uint64, int, error) {
+	// Fast path: one byte, the common case for lengths and counts.
+	if len(src) > 0 && src[0] < 0x80 {
+		return uint64(src[0]), 1, nil
+	}
+	v, n := binary.Uvarint(src)
+	switch {
+	case n == 0:
+		return 0, 0, ErrTruncated
+	case n < 0:
+		return 0, 0, ErrCorrupt
+	case src[n-1] == 0: // n > 1 here: a minimal encoding never ends in a zero group
+		return 0, 0, ErrCorrupt
+	}
+	return v, n, nil
+}
