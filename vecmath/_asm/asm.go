@@ -1,0 +1,453 @@
+// Command asm generates vecmath's amd64 kernels with avo.
+//
+// Run from vecmath/ with `go generate` (see gen.go there), or by hand:
+//
+//	cd vecmath/_asm && go run . -out ../dot_amd64.s -pkg vecmath
+//
+// Two tiers are emitted from the same templates: AVX-512F (ZMM, 16 lanes, masked
+// tail loads) and AVX2+FMA (YMM, 8 lanes, scalar tail). Both keep several
+// independent accumulators so that FMA latency (4 cycles) is hidden behind the
+// two load ports, and neither reads or writes past the end of a slice.
+//
+// The generated code only ever uses X0-X15 / Y0-Y15 in VEX (128/256-bit)
+// instructions, so the AVX-512 tier needs F only, not VL; vecmath's tests check
+// this on the generated file.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// tier describes one instruction-set level.
+type tier struct {
+	name   string // suffix of the Go function names
+	lanes  int    // float32 lanes in one vector register
+	unroll int    // vectors (and accumulators) per main-loop iteration
+	vec    func() VecVirtual
+	masked bool // AVX-512: masked loads for the tail instead of a scalar loop
+}
+
+// zero clears v. VXORPS on ZMM needs AVX512DQ; VPXORD needs only F.
+func (t tier) zero(v VecVirtual) {
+	if t.lanes == 16 {
+		VPXORD(v, v, v)
+		return
+	}
+	VXORPS(v, v, v)
+}
+
+var tiers = []tier{
+	{name: "AVX512", lanes: 16, unroll: 4, vec: ZMM, masked: true},
+	{name: "AVX2", lanes: 8, unroll: 4, vec: YMM, masked: false},
+}
+
+func main() {
+	ConstraintExpr("!purego")
+	for _, t := range tiers {
+		genDot(t)
+		genSquaredL2(t)
+		genCosineSums(t)
+		genScale(t)
+		genDotBatch4(t)
+	}
+	Generate()
+}
+
+// op is the per-element body shared by the reductions: given register loads
+// of a and b (both full vectors, or both masked/zeroed in the tail), it
+// accumulates into accs (one accumulator per output of the kernel).
+type op struct {
+	outputs int
+	// vector body; a and b are loaded registers; accs has one reg per output.
+	vec func(a, b VecVirtual, accs []VecVirtual)
+	// scalar body for the AVX2 tail (xmm registers, low lane only).
+	scalar func(a, b VecVirtual, accs []VecVirtual)
+}
+
+var dotOp = op{
+	outputs: 1,
+	vec:     func(a, b VecVirtual, accs []VecVirtual) { VFMADD231PS(b, a, accs[0]) },
+	scalar:  func(a, b VecVirtual, accs []VecVirtual) { VFMADD231SS(b, a, accs[0]) },
+}
+
+var l2Op = op{
+	outputs: 1,
+	vec: func(a, b VecVirtual, accs []VecVirtual) {
+		VSUBPS(b, a, a)
+		VFMADD231PS(a, a, accs[0])
+	},
+	scalar: func(a, b VecVirtual, accs []VecVirtual) {
+		VSUBSS(b, a, a)
+		VFMADD231SS(a, a, accs[0])
+	},
+}
+
+var cosOp = op{
+	outputs: 3,
+	vec: func(a, b VecVirtual, accs []VecVirtual) {
+		VFMADD231PS(b, a, accs[0])
+		VFMADD231PS(a, a, accs[1])
+		VFMADD231PS(b, b, accs[2])
+	},
+	scalar: func(a, b VecVirtual, accs []VecVirtual) {
+		VFMADD231SS(b, a, accs[0])
+		VFMADD231SS(a, a, accs[1])
+		VFMADD231SS(b, b, accs[2])
+	},
+}
+
+func genDot(t tier) {
+	TEXT("dot"+t.name, NOSPLIT, "func(a, b []float32) float32")
+	Doc(fmt.Sprintf("dot%s returns sum(a[i]*b[i]) over len(a); len(b) >= len(a).", t.name))
+	sums := reduce2(t, dotOp)
+	Store(sums[0], ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+func genSquaredL2(t tier) {
+	TEXT("squaredL2"+t.name, NOSPLIT, "func(a, b []float32) float32")
+	Doc(fmt.Sprintf("squaredL2%s returns sum((a[i]-b[i])^2) over len(a); len(b) >= len(a).", t.name))
+	sums := reduce2(t, l2Op)
+	Store(sums[0], ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+func genCosineSums(t tier) {
+	TEXT("cosineSums"+t.name, NOSPLIT, "func(a, b []float32) (ab, aa, bb float32)")
+	Doc(fmt.Sprintf("cosineSums%s returns sum(a*b), sum(a*a), sum(b*b) over len(a) in one pass.", t.name))
+	sums := reduce2(t, cosOp)
+	for i := range sums {
+		Store(sums[i], ReturnIndex(i))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// reduce2 emits a two-input reduction over len(a) elements and returns one
+// xmm register per output holding the scalar result in its low lane.
+func reduce2(t tier, o op) []VecVirtual {
+	a := Mem{Base: Load(Param("a").Base(), GP64())}
+	b := Mem{Base: Load(Param("b").Base(), GP64())}
+	n := GP64()
+	Load(Param("a").Len(), n)
+
+	vb := 4 * t.lanes // bytes per vector
+	// accs[u][k]: accumulator of output k for unroll slot u.
+	accs := make([][]VecVirtual, t.unroll)
+	for u := range accs {
+		accs[u] = make([]VecVirtual, o.outputs)
+		for k := range accs[u] {
+			accs[u][k] = t.vec()
+			t.zero(accs[u][k])
+		}
+	}
+
+	block := t.lanes * t.unroll
+	Label("block")
+	CMPQ(n, U32(block))
+	JL(LabelRef("single"))
+	// Loads interleaved with the arithmetic keep register pressure low
+	// enough for the 16 YMM registers of AVX2 even in cosineSums (12
+	// accumulators); the out-of-order core reorders them anyway.
+	for u := 0; u < t.unroll; u++ {
+		xa, xb := t.vec(), t.vec()
+		VMOVUPS(a.Offset(vb*u), xa)
+		VMOVUPS(b.Offset(vb*u), xb)
+		o.vec(xa, xb, accs[u])
+	}
+	ADDQ(U32(vb*t.unroll), a.Base)
+	ADDQ(U32(vb*t.unroll), b.Base)
+	SUBQ(U32(block), n)
+	JMP(LabelRef("block"))
+
+	// Whole vectors left over (fewer than unroll of them).
+	Label("single")
+	CMPQ(n, U32(t.lanes))
+	JL(LabelRef("tail"))
+	sa, sb := t.vec(), t.vec()
+	VMOVUPS(a, sa)
+	VMOVUPS(b, sb)
+	o.vec(sa, sb, accs[0])
+	ADDQ(U32(vb), a.Base)
+	ADDQ(U32(vb), b.Base)
+	SUBQ(U32(t.lanes), n)
+	JMP(LabelRef("single"))
+
+	// Fold the unroll slots pairwise, (acc0+acc1)+(acc2+acc3), before the
+	// tail so that the scalar tail has registers to spare.
+	Label("tail")
+	for k := 0; k < o.outputs; k++ {
+		for step := 1; step < t.unroll; step *= 2 {
+			for u := 0; u+step < t.unroll; u += 2 * step {
+				VADDPS(accs[u+step][k], accs[u][k], accs[u][k])
+			}
+		}
+	}
+	// Fewer than lanes elements left.
+	var scalarTail []VecVirtual
+	if t.masked {
+		TESTQ(n, n)
+		JZ(LabelRef("reduce"))
+		m := GP32()
+		MOVL(U32(0xffff), m)
+		BZHIL(n.As32(), m, m)
+		k := K()
+		KMOVW(m, k)
+		ta, tb := t.vec(), t.vec()
+		VMOVUPS_Z(a, k, ta)
+		VMOVUPS_Z(b, k, tb)
+		o.vec(ta, tb, accs[0])
+	} else {
+		scalarTail = make([]VecVirtual, o.outputs)
+		for k := range scalarTail {
+			scalarTail[k] = XMM()
+			VXORPS(scalarTail[k], scalarTail[k], scalarTail[k])
+		}
+		Label("tailloop")
+		TESTQ(n, n)
+		JZ(LabelRef("reduce"))
+		ta, tb := XMM(), XMM()
+		VMOVSS(a, ta)
+		VMOVSS(b, tb)
+		o.scalar(ta, tb, scalarTail)
+		ADDQ(U32(4), a.Base)
+		ADDQ(U32(4), b.Base)
+		DECQ(n)
+		JMP(LabelRef("tailloop"))
+	}
+
+	Label("reduce")
+	out := make([]VecVirtual, o.outputs)
+	for k := 0; k < o.outputs; k++ {
+		out[k] = hsum(t, accs[0][k])
+		if scalarTail != nil {
+			VADDSS(scalarTail[k], out[k], out[k])
+		}
+	}
+	return out
+}
+
+// hsum reduces all lanes of v to the low lane of the returned xmm register.
+func hsum(t tier, v VecVirtual) VecVirtual {
+	y := v
+	if t.lanes == 16 {
+		hi := YMM()
+		VEXTRACTF64X4(U8(1), v, hi)
+		VADDPS(hi, v.AsY(), hi)
+		y = hi
+	}
+	x := XMM()
+	VEXTRACTF128(U8(1), y, x)
+	VADDPS(y.AsX(), x, x)
+	h := XMM()
+	VMOVHLPS(x, x, h)
+	VADDPS(h, x, x)
+	VMOVSHDUP(x, h)
+	VADDSS(h, x, x)
+	return x
+}
+
+func genScale(t tier) {
+	TEXT("scale"+t.name, NOSPLIT, "func(a []float32, s float32)")
+	Doc(fmt.Sprintf("scale%s multiplies every element of a by s in place.", t.name))
+	a := Mem{Base: Load(Param("a").Base(), GP64())}
+	n := GP64()
+	Load(Param("a").Len(), n)
+	sx := XMM()
+	Load(Param("s"), sx)
+	s := t.vec()
+	VBROADCASTSS(sx, s)
+	vb := 4 * t.lanes
+	block := t.lanes * t.unroll
+
+	Label("block")
+	CMPQ(n, U32(block))
+	JL(LabelRef("single"))
+	xs := make([]VecVirtual, t.unroll)
+	for u := range xs {
+		xs[u] = t.vec()
+		VMULPS(a.Offset(vb*u), s, xs[u])
+	}
+	for u := range xs {
+		VMOVUPS(xs[u], a.Offset(vb*u))
+	}
+	ADDQ(U32(vb*t.unroll), a.Base)
+	SUBQ(U32(block), n)
+	JMP(LabelRef("block"))
+
+	Label("single")
+	CMPQ(n, U32(t.lanes))
+	JL(LabelRef("tail"))
+	x := t.vec()
+	VMULPS(a, s, x)
+	VMOVUPS(x, a)
+	ADDQ(U32(vb), a.Base)
+	SUBQ(U32(t.lanes), n)
+	JMP(LabelRef("single"))
+
+	Label("tail")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	if t.masked {
+		m := GP32()
+		MOVL(U32(0xffff), m)
+		BZHIL(n.As32(), m, m)
+		k := K()
+		KMOVW(m, k)
+		tx := t.vec()
+		VMOVUPS_Z(a, k, tx)
+		VMULPS(tx, s, tx)
+		VMOVUPS(tx, k, a) // merge-masked store: lanes >= n untouched
+	} else {
+		Label("tailloop")
+		tx := XMM()
+		VMULSS(a, sx, tx)
+		VMOVSS(tx, a)
+		ADDQ(U32(4), a.Base)
+		DECQ(n)
+		JNZ(LabelRef("tailloop"))
+	}
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// genDotBatch4 scores q against rows of flat four at a time, so each q vector
+// is loaded once per four rows. len(out) must be a multiple of 4 and
+// len(flat) >= len(out)*len(q); the Go wrapper handles the remainder rows.
+func genDotBatch4(t tier) {
+	TEXT("dotBatch4"+t.name, NOSPLIT, "func(q, flat, out []float32)")
+	Doc(fmt.Sprintf("dotBatch4%s sets out[r] = dot(q, flat[r*len(q):(r+1)*len(q)]) for len(out) rows, len(out) a multiple of 4.", t.name))
+	qbase := Load(Param("q").Base(), GP64())
+	dim := GP64()
+	Load(Param("q").Len(), dim)
+	row := Load(Param("flat").Base(), GP64())
+	outp := Load(Param("out").Base(), GP64())
+	rows := Load(Param("out").Len(), GP64())
+	stride := GP64() // bytes per row
+	MOVQ(dim, stride)
+	SHLQ(U8(2), stride)
+
+	var k Register
+	if t.masked {
+		// Tail mask is the same for every row: dim % lanes low bits.
+		m := GP32()
+		MOVL(dim.As32(), m)
+		ANDL(U32(t.lanes-1), m)
+		mm := GP32()
+		MOVL(U32(0xffff), mm)
+		BZHIL(m, mm, mm)
+		k = K()
+		KMOVW(mm, k)
+	}
+
+	vb := 4 * t.lanes
+	Label("rowloop")
+	CMPQ(rows, U32(4))
+	JL(LabelRef("done"))
+	// r1..r3 point at rows 1..3 (row 0 is `row`).
+	r := [4]GPVirtual{GP64(), GP64(), GP64(), GP64()}
+	MOVQ(row, r[0])
+	for i := 1; i < 4; i++ {
+		LEAQ(Mem{Base: r[i-1], Index: stride, Scale: 1}, r[i])
+	}
+	q := GP64()
+	MOVQ(qbase, q)
+	n := GP64()
+	MOVQ(dim, n)
+	// Two accumulators per row hide FMA latency.
+	var acc [4][2]VecVirtual
+	for i := range acc {
+		for j := range acc[i] {
+			acc[i][j] = t.vec()
+			t.zero(acc[i][j])
+		}
+	}
+	Label("pair")
+	CMPQ(n, U32(2*t.lanes))
+	JL(LabelRef("one"))
+	for j := 0; j < 2; j++ {
+		qv := t.vec()
+		VMOVUPS(Mem{Base: q, Disp: vb * j}, qv)
+		for i := 0; i < 4; i++ {
+			VFMADD231PS(Mem{Base: r[i], Disp: vb * j}, qv, acc[i][j])
+		}
+	}
+	ADDQ(U32(2*vb), q)
+	for i := 0; i < 4; i++ {
+		ADDQ(U32(2*vb), r[i])
+	}
+	SUBQ(U32(2*t.lanes), n)
+	JMP(LabelRef("pair"))
+
+	Label("one")
+	CMPQ(n, U32(t.lanes))
+	JL(LabelRef("tail"))
+	qv := t.vec()
+	VMOVUPS(Mem{Base: q}, qv)
+	for i := 0; i < 4; i++ {
+		VFMADD231PS(Mem{Base: r[i]}, qv, acc[i][0])
+	}
+	ADDQ(U32(vb), q)
+	for i := 0; i < 4; i++ {
+		ADDQ(U32(vb), r[i])
+	}
+	SUBQ(U32(t.lanes), n)
+
+	Label("tail")
+	var tails [4]VecVirtual
+	if t.masked {
+		TESTQ(n, n)
+		JZ(LabelRef("reduce"))
+		qt := t.vec()
+		VMOVUPS_Z(Mem{Base: q}, k, qt)
+		for i := 0; i < 4; i++ {
+			rt := t.vec()
+			VMOVUPS_Z(Mem{Base: r[i]}, k, rt)
+			VFMADD231PS(rt, qt, acc[i][1])
+		}
+	} else {
+		for i := range tails {
+			tails[i] = XMM()
+			VXORPS(tails[i], tails[i], tails[i])
+		}
+		Label("tailloop")
+		TESTQ(n, n)
+		JZ(LabelRef("reduce"))
+		qt := XMM()
+		VMOVSS(Mem{Base: q}, qt)
+		for i := 0; i < 4; i++ {
+			VFMADD231SS(Mem{Base: r[i]}, qt, tails[i])
+		}
+		ADDQ(U32(4), q)
+		for i := 0; i < 4; i++ {
+			ADDQ(U32(4), r[i])
+		}
+		DECQ(n)
+		JMP(LabelRef("tailloop"))
+	}
+
+	Label("reduce")
+	for i := 0; i < 4; i++ {
+		VADDPS(acc[i][1], acc[i][0], acc[i][0])
+		x := hsum(t, acc[i][0])
+		if !t.masked {
+			VADDSS(tails[i], x, x)
+		}
+		VMOVSS(x, Mem{Base: outp, Disp: 4 * i})
+	}
+	ADDQ(U32(16), outp)
+	LEAQ(Mem{Base: row, Index: stride, Scale: 4}, row)
+	SUBQ(U32(4), rows)
+	JMP(LabelRef("rowloop"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

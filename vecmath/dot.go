@@ -1,0 +1,100 @@
+package vecmath
+
+import (
+	"fmt"
+	"math"
+)
+
+// Dot returns the inner product of a and b. Only the first
+// min(len(a), len(b)) elements take part; callers that need equal lengths
+// enforced check them once, outside their loops.
+func Dot(a, b []float32) float32 {
+	if len(b) < len(a) {
+		a = a[:len(b)]
+	}
+	return active.dot(a, b)
+}
+
+// SquaredL2 returns the squared Euclidean distance between a and b over
+// their first min(len(a), len(b)) elements.
+func SquaredL2(a, b []float32) float32 {
+	if len(b) < len(a) {
+		a = a[:len(b)]
+	}
+	return active.squaredL2(a, b)
+}
+
+// Norm returns the Euclidean length of a. The sum of squares is taken in
+// float32 by the kernel; the square root in float64.
+func Norm(a []float32) float32 {
+	return float32(math.Sqrt(float64(active.dot(a, a))))
+}
+
+// Normalize scales a in place to unit Euclidean length and returns its
+// length before scaling. A zero vector (or one whose squared length
+// underflows float32 to zero) is left unchanged and 0 is returned; a vector
+// holding Inf or NaN becomes NaN, as the arithmetic says.
+func Normalize(a []float32) float32 {
+	ss := active.dot(a, a)
+	if ss == 0 {
+		return 0
+	}
+	n := math.Sqrt(float64(ss))
+	active.scale(a, float32(1/n))
+	return float32(n)
+}
+
+// Cosine returns the cosine similarity of a and b over their first
+// min(len(a), len(b)) elements, in one pass over both. It is 0 when either
+// vector is zero. The result can exceed 1 in magnitude by a few ulps because
+// of rounding; callers that need [-1, 1] clamp.
+func Cosine(a, b []float32) float32 {
+	if len(b) < len(a) {
+		a = a[:len(b)]
+	}
+	ab, aa, bb := active.cosineSums(a, b)
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return float32(float64(ab) / math.Sqrt(float64(aa)*float64(bb)))
+}
+
+// DotBatch scores one query against many vectors stored row after row in
+// flat: out[r] = Dot(q, flat[r*dim:(r+1)*dim]) for every row. dim must equal
+// len(q) and divide len(flat), and out must hold at least len(flat)/dim
+// values; otherwise an error wrapping ErrDimension is returned and out is
+// not touched. Rows are scored four at a time so that each piece of q is
+// loaded once per four rows.
+func DotBatch(q, flat []float32, dim int, out []float32) error {
+	if err := checkBatch(q, flat, dim, out); err != nil {
+		return err
+	}
+	dotBatch(active, q, flat, out[:len(flat)/dim])
+	return nil
+}
+
+func checkBatch(q, flat []float32, dim int, out []float32) error {
+	if dim <= 0 || dim != len(q) {
+		return fmt.Errorf("%w: dim %d, len(q) %d", ErrDimension, dim, len(q))
+	}
+	if len(flat)%dim != 0 {
+		return fmt.Errorf("%w: len(flat) %d is not a multiple of dim %d", ErrDimension, len(flat), dim)
+	}
+	if rows := len(flat) / dim; len(out) < rows {
+		return fmt.Errorf("%w: out holds %d scores, need %d", ErrDimension, len(out), rows)
+	}
+	return nil
+}
+
+// dotBatch runs k's four-row kernel over the largest multiple of four rows
+// and its single-row kernel over the rest. len(out)*len(q) == len(flat).
+func dotBatch(k *kernels, q, flat, out []float32) {
+	dim := len(q)
+	n4 := len(out) &^ 3
+	if n4 > 0 {
+		k.dotBatch4(q, flat[:n4*dim], out[:n4])
+	}
+	for r := n4; r < len(out); r++ {
+		out[r] = k.dot(q, flat[r*dim:(r+1)*dim])
+	}
+}

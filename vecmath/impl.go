@@ -1,0 +1,44 @@
+package vecmath
+
+// kernels is one implementation of the primitive loops. The exported
+// functions call through active; tests and benchmarks walk impls to exercise
+// every implementation the CPU can run.
+type kernels struct {
+	name string
+	// dot returns sum(a[i]*b[i]) for i < len(a); len(b) >= len(a).
+	dot func(a, b []float32) float32
+	// squaredL2 returns sum((a[i]-b[i])^2) for i < len(a); len(b) >= len(a).
+	squaredL2 func(a, b []float32) float32
+	// cosineSums returns sum(a*b), sum(a*a), sum(b*b) for i < len(a).
+	cosineSums func(a, b []float32) (ab, aa, bb float32)
+	// scale multiplies a by s in place.
+	scale func(a []float32, s float32)
+	// dotBatch4 sets out[r] = dot(q, flat[r*len(q):]) for r < len(out);
+	// len(out) is a multiple of 4 and len(flat) >= len(out)*len(q).
+	dotBatch4 func(q, flat, out []float32)
+}
+
+var genericKernels = kernels{
+	name:       "generic",
+	dot:        dotGeneric,
+	squaredL2:  squaredL2Generic,
+	cosineSums: cosineSumsGeneric,
+	scale:      scaleGeneric,
+	dotBatch4:  dotBatch4Generic,
+}
+
+// impls lists the implementations usable on this CPU, best first; the last
+// one is always generic. It is filled by the per-architecture init.
+var impls []*kernels
+
+// active is impls[0]: the implementation the exported functions use.
+var active *kernels
+
+func init() {
+	impls = append(platformKernels(), &genericKernels)
+	active = impls[0]
+}
+
+// Implementation names the kernel set the exported functions use on this
+// machine: "avx512", "avx2", "neon" or "generic".
+func Implementation() string { return active.name }
