@@ -1,0 +1,169 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestUvarintTable(t *testing.T) {
+	for _, tc := range []struct {
+		v    uint64
+		wire []byte
+	}{
+		{0, []byte{0x00}},
+		{1, []byte{0x01}},
+		{127, []byte{0x7f}},
+		{128, []byte{0x80, 0x01}},
+		{300, []byte{0xac, 0x02}},
+		{1<<14 - 1, []byte{0xff, 0x7f}},
+		{1 << 14, []byte{0x80, 0x80, 0x01}},
+		{math.MaxUint64, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+	} {
+		got := AppendUvarint([]byte{0xaa}, tc.v)
+		if !slices.Equal(got[1:], tc.wire) || got[0] != 0xaa {
+			t.Errorf("AppendUvarint(%d) = %x, want %x", tc.v, got[1:], tc.wire)
+		}
+		if UvarintLen(tc.v) != len(tc.wire) {
+			t.Errorf("UvarintLen(%d) = %d, want %d", tc.v, UvarintLen(tc.v), len(tc.wire))
+		}
+		v, tail, err := DecodeUvarint(append(slices.Clone(tc.wire), 0x55))
+		if err != nil || v != tc.v || !slices.Equal(tail, []byte{0x55}) {
+			t.Errorf("DecodeUvarint(%x) = %d, %x, %v", tc.wire, v, tail, err)
+		}
+		// Every strict prefix is truncated.
+		for n := range len(tc.wire) {
+			if _, _, err := DecodeUvarint(tc.wire[:n]); !errors.Is(err, ErrTruncated) {
+				t.Errorf("DecodeUvarint(%x) err %v, want ErrTruncated", tc.wire[:n], err)
+			}
+		}
+	}
+}
+
+func TestUvarintLenMatchesStdlib(t *testing.T) {
+	for shift := range 64 {
+		for _, v := range []uint64{1<<shift - 1, 1 << shift, 1<<shift + 1} {
+			if got, want := UvarintLen(v), len(binary.AppendUvarint(nil, v)); got != want {
+				t.Fatalf("UvarintLen(%d) = %d, want %d", v, got, want)
+			}
+		}
+	}
+}
+
+func TestUvarintMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"empty", nil, ErrTruncated},
+		{"open continuation", []byte{0x80}, ErrTruncated},
+		{"non-minimal zero", []byte{0x80, 0x00}, ErrCorrupt},
+		{"non-minimal one", []byte{0x81, 0x80, 0x00}, ErrCorrupt},
+		{"overflow 10th byte", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, ErrCorrupt},
+		{"eleven bytes", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, ErrCorrupt},
+	} {
+		_, tail, err := DecodeUvarint(tc.b)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+		if len(tail) != len(tc.b) {
+			t.Errorf("%s: tail is not src on error", tc.name)
+		}
+	}
+}
+
+func TestVarint(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, math.MaxInt64, math.MinInt64, 1767225600_123456789} {
+		b := AppendVarint(nil, v)
+		if len(b) != VarintLen(v) {
+			t.Errorf("VarintLen(%d) = %d, encoded %d", v, VarintLen(v), len(b))
+		}
+		if got, _ := binary.Varint(b); got != v {
+			t.Errorf("AppendVarint(%d) is not stdlib zig-zag", v)
+		}
+		got, tail, err := DecodeVarint(b)
+		if err != nil || got != v || len(tail) != 0 {
+			t.Errorf("DecodeVarint(AppendVarint(%d)) = %d, %v", v, got, err)
+		}
+	}
+	if _, _, err := DecodeVarint([]byte{0x80}); !errors.Is(err, ErrTruncated) {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestDeltaUint64s(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vs   []uint64
+		size int
+	}{
+		{"empty", nil, 1},
+		{"one", []uint64{5}, 2},
+		{"dense ids", []uint64{1000, 1001, 1002, 1003}, 1 + 2 + 3},
+		{"repeats", []uint64{7, 7, 7}, 4},
+		{"max", []uint64{0, math.MaxUint64}, 1 + 1 + 10},
+		{"unsorted round-trips", []uint64{10, 3, math.MaxUint64, 0}, -1},
+	} {
+		b := AppendDeltaUint64s([]byte{0xee}, tc.vs)[1:]
+		if len(b) != DeltaUint64sSize(tc.vs) {
+			t.Errorf("%s: size %d, DeltaUint64sSize %d", tc.name, len(b), DeltaUint64sSize(tc.vs))
+		}
+		if tc.size >= 0 && len(b) != tc.size {
+			t.Errorf("%s: encoded %d bytes, want %d", tc.name, len(b), tc.size)
+		}
+		got, tail, err := DecodeDeltaUint64s(append(b, 0x42), []uint64{99})
+		if err != nil || !slices.Equal(got[1:], tc.vs) || got[0] != 99 || !slices.Equal(tail, []byte{0x42}) {
+			t.Errorf("%s: decode = %v, %x, %v", tc.name, got, tail, err)
+		}
+		for n := range len(b) {
+			if _, _, err := DecodeDeltaUint64s(b[:n], nil); !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
+				t.Errorf("%s: prefix %d err %v", tc.name, n, err)
+			}
+		}
+	}
+	// A count that the input cannot hold is rejected before allocating.
+	huge := AppendUvarint(nil, 1<<40)
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, _, err := DecodeDeltaUint64s(huge, nil); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("err %v", err)
+		}
+	})
+	if allocs > 1 { // the error value itself
+		t.Fatalf("huge count allocated %.0f times", allocs)
+	}
+}
+
+func TestChecksum(t *testing.T) {
+	// Known CRC32-C vector (RFC 3720 B.4: 32 bytes of zeros).
+	if got := Checksum(make([]byte, 32)); got != 0x8a9136aa {
+		t.Fatalf("Checksum(zeros) = %#x, want 0x8a9136aa", got)
+	}
+	if got := Checksum([]byte("123456789")); got != 0xe3069283 {
+		t.Fatalf("Checksum(123456789) = %#x, want 0xe3069283", got)
+	}
+	if UpdateChecksum(Checksum([]byte("12345")), []byte("6789")) != Checksum([]byte("123456789")) {
+		t.Fatal("UpdateChecksum does not continue Checksum")
+	}
+	block := []byte("header:")
+	block = append(block, "payload"...)
+	block = AppendChecksum(block, block[7:]) // aliasing dst is allowed
+	payload, err := VerifyChecksum(block[7:])
+	if err != nil || string(payload) != "payload" {
+		t.Fatalf("VerifyChecksum = %q, %v", payload, err)
+	}
+	for i := range len(block) - 7 {
+		bad := slices.Clone(block[7:])
+		bad[i] ^= 0x10
+		_, err := VerifyChecksum(bad)
+		var de *DecodeError
+		if !errors.Is(err, ErrChecksum) || !errors.Is(err, ErrCorrupt) || !errors.As(err, &de) || de.Offset != len(bad)-ChecksumSize {
+			t.Fatalf("flip at %d: err %v", i, err)
+		}
+	}
+	if _, err := VerifyChecksum([]byte{1, 2, 3}); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("short block err %v", err)
+	}
+}
