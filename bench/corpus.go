@@ -132,22 +132,35 @@ func Measure(e Engine, qs []Query, k, rounds int) (Latency, error) {
 		rounds = 1
 	}
 	d := make([]time.Duration, 0, len(qs)*rounds)
-	var dst []Hit
 	hits := 0
 	for r := 0; r < rounds; r++ {
-		for i := range qs {
-			t0 := time.Now()
-			var err error
-			dst, err = e.Search(&qs[i], k, dst[:0])
-			el := time.Since(t0)
-			if err != nil {
-				return Latency{}, fmt.Errorf("bench: %s query %d: %w", e.Name(), i, err)
-			}
-			d = append(d, el)
-			hits += len(dst)
+		var n int
+		var err error
+		if d, n, err = timeQueries(e, qs, k, d); err != nil {
+			return Latency{}, err
 		}
+		hits += n
 	}
 	return Summarize(e.Name(), k, d, hits), nil
+}
+
+// timeQueries runs qs once on e at top-k and appends each query's wall time
+// to d. It returns the total number of hits.
+func timeQueries(e Engine, qs []Query, k int, d []time.Duration) ([]time.Duration, int, error) {
+	var dst []Hit
+	hits := 0
+	for i := range qs {
+		t0 := time.Now()
+		var err error
+		dst, err = e.Search(&qs[i], k, dst[:0])
+		el := time.Since(t0)
+		if err != nil {
+			return d, hits, fmt.Errorf("lazymem: bench: %s query %d: %w", e.Name(), i, err)
+		}
+		d = append(d, el)
+		hits += len(dst)
+	}
+	return d, hits, nil
 }
 
 // Overlap is the fraction of ids two top-k lists share: |A ∩ B| / max(|A|, |B|)
@@ -210,10 +223,10 @@ func Compare(a, b Engine, qs []Query, k int) (Agreement, error) {
 	for i := range qs {
 		var err error
 		if ha, err = a.Search(&qs[i], k, ha[:0]); err != nil {
-			return Agreement{}, fmt.Errorf("bench: %s query %d: %w", a.Name(), i, err)
+			return Agreement{}, fmt.Errorf("lazymem: bench: %s query %d: %w", a.Name(), i, err)
 		}
 		if hb, err = b.Search(&qs[i], k, hb[:0]); err != nil {
-			return Agreement{}, fmt.Errorf("bench: %s query %d: %w", b.Name(), i, err)
+			return Agreement{}, fmt.Errorf("lazymem: bench: %s query %d: %w", b.Name(), i, err)
 		}
 		o := Overlap(ha, hb, k)
 		sum += o
