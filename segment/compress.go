@@ -1,0 +1,119 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"sync"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+)
+
+// compressor builds and opens segment values. Encoders are pooled; the zstd
+// decoder is safe for concurrent DecodeAll calls.
+type compressor struct {
+	algo    Compression
+	encPool sync.Pool // *zstd.Encoder
+	dec     *zstd.Decoder
+	level   zstd.EncoderLevel
+}
+
+func newCompressor(algo Compression, level int) (*compressor, error) {
+	c := &compressor{algo: algo, level: zstd.EncoderLevelFromZstd(level)}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: segment: zstd decoder: %w", err)
+	}
+	c.dec = dec
+	return c, nil
+}
+
+func (c *compressor) close() { c.dec.Close() }
+
+func (c *compressor) encoder() (*zstd.Encoder, error) {
+	if e, ok := c.encPool.Get().(*zstd.Encoder); ok {
+		return e, nil
+	}
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true))
+}
+
+// appendSegment appends the stored form of a segment whose uncompressed body
+// is body and which holds count records:
+//
+//	version:1 | algo:1 | count:uvarint | bodyLen:uvarint | compressed body | crc32c:4 LE
+func (c *compressor) appendSegment(dst []byte, count int, body []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, segmentVersion, byte(c.algo))
+	dst = binary.AppendUvarint(dst, uint64(count))
+	dst = binary.AppendUvarint(dst, uint64(len(body)))
+	switch c.algo {
+	case CompressionNone:
+		dst = append(dst, body...)
+	case CompressionS2:
+		dst = append(dst, s2.EncodeBetter(nil, body)...)
+	case CompressionZstd:
+		enc, err := c.encoder()
+		if err != nil {
+			return nil, fmt.Errorf("lazymem: segment: zstd encoder: %w", err)
+		}
+		dst = enc.EncodeAll(body, dst)
+		c.encPool.Put(enc)
+	}
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+}
+
+// openSegment verifies and decompresses a stored segment value. first is the
+// segment's first id, used in errors.
+func (c *compressor) openSegment(first uint64, v []byte) (*decoded, error) {
+	corrupt := func(off int, err error) error {
+		return &CorruptionError{Segment: first, Offset: int64(off), Err: err}
+	}
+	if len(v) < 2+2+4 {
+		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes is shorter than its header", ErrFormat, len(v)))
+	}
+	end := len(v) - 4
+	if want, got := binary.LittleEndian.Uint32(v[end:]), crc32.Checksum(v[:end], castagnoli); want != got {
+		return nil, corrupt(end, fmt.Errorf("%w: stored %08x, computed %08x", ErrChecksum, want, got))
+	}
+	if v[0] != segmentVersion {
+		return nil, corrupt(0, fmt.Errorf("%w: unknown segment version %d", ErrFormat, v[0]))
+	}
+	algo := Compression(v[1])
+	off := 2
+	count, n := binary.Uvarint(v[off:end])
+	if n <= 0 || count == 0 || count > 1<<20 {
+		return nil, corrupt(off, fmt.Errorf("%w: record count", ErrFormat))
+	}
+	off += n
+	bodyLen, n := binary.Uvarint(v[off:end])
+	if n <= 0 || bodyLen > 1<<30 {
+		return nil, corrupt(off, fmt.Errorf("%w: body length", ErrFormat))
+	}
+	off += n
+	src := v[off:end]
+	var body []byte
+	var err error
+	switch algo {
+	case CompressionNone:
+		body = append([]byte(nil), src...)
+	case CompressionS2:
+		body, err = s2.Decode(make([]byte, 0, bodyLen), src)
+	case CompressionZstd:
+		body, err = c.dec.DecodeAll(src, make([]byte, 0, bodyLen))
+	default:
+		return nil, corrupt(1, fmt.Errorf("%w: unknown compression %d", ErrFormat, algo))
+	}
+	if err != nil {
+		return nil, corrupt(off, fmt.Errorf("%w: decompress: %v", ErrFormat, err))
+	}
+	if uint64(len(body)) != bodyLen {
+		return nil, corrupt(off, fmt.Errorf("%w: body is %d bytes, header says %d", ErrFormat, len(body), bodyLen))
+	}
+	d, err := parseBody(first, int(count), body)
+	if err != nil {
+		return nil, corrupt(off, err)
+	}
+	return d, nil
+}

@@ -1,0 +1,208 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Delete marks records deleted, durably. Reads of them return ErrDeleted at
+// once; Compact then removes their bytes physically. Unknown ids are an
+// error and nothing is deleted.
+func (l *Log) Delete(ctx context.Context, ids []uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := sortedCopy(ids)
+	committed := l.committed.Load()
+	if s[0] == 0 || s[len(s)-1] >= committed {
+		bad := s[0]
+		if bad != 0 {
+			bad = s[len(s)-1]
+		}
+		return fmt.Errorf("%w: cannot delete id %d (ids run from 1 to %d)", ErrNotFound, bad, committed-1)
+	}
+	// Hold sealMu so no seal moves a tail record while we choose how to
+	// delete it.
+	l.sealMu.Lock()
+	defer l.sealMu.Unlock()
+	l.segMu.RLock()
+	sealed := l.sealed
+	l.segMu.RUnlock()
+	b := l.db.NewBatch()
+	defer b.Close()
+	var sealedIDs []uint64
+	for _, id := range s {
+		if id >= sealed {
+			// Tail record: overwrite with an empty deleted marker.
+			if err := b.Set(makeKey(prefixTail, id), []byte{tailDeleted}, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.Set(makeKey(prefixDeleted, id), nil, nil); err != nil {
+			return err
+		}
+		sealedIDs = append(sealedIDs, id)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("lazymem: segment: delete: %w", err)
+	}
+	l.segMu.Lock()
+	for _, id := range sealedIDs {
+		l.deleted.Add(id)
+	}
+	l.segMu.Unlock()
+	l.deletes.Add(uint64(len(s)))
+	return nil
+}
+
+// Compact rewrites every segment that holds deleted records without their
+// bytes, then has Pebble flush and compact so the old values are gone from
+// the files on disk (privacy deletes).
+func (l *Log) Compact(ctx context.Context) error {
+	l.sealMu.Lock()
+	l.segMu.RLock()
+	var todo []segMeta
+	it := l.deleted.Iterator()
+	for it.HasNext() {
+		id := it.Next()
+		if p := findSeg(l.segs, id); p != nil && (len(todo) == 0 || todo[len(todo)-1].first != p.first) {
+			todo = append(todo, *p)
+		}
+	}
+	l.segMu.RUnlock()
+	for _, m := range todo {
+		if err := ctx.Err(); err != nil {
+			l.sealMu.Unlock()
+			return err
+		}
+		d, err := l.load(m)
+		if err != nil {
+			l.sealMu.Unlock()
+			return err
+		}
+		payloads := make([][]byte, m.count)
+		var clear []uint64
+		l.segMu.RLock()
+		for i := range payloads {
+			id := m.first + uint64(i)
+			if l.deleted.Contains(id) {
+				clear = append(clear, id)
+				continue
+			}
+			if p, ok := d.get(id); ok {
+				payloads[i] = p
+			}
+		}
+		l.segMu.RUnlock()
+		if _, err := l.writeSegment(m.first, payloads, clear); err != nil {
+			l.sealMu.Unlock()
+			return err
+		}
+	}
+	l.sealMu.Unlock()
+	if err := l.db.Flush(); err != nil {
+		return fmt.Errorf("lazymem: segment: compact flush: %w", err)
+	}
+	if err := l.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		return fmt.Errorf("lazymem: segment: compact: %w", err)
+	}
+	return purgeArchive(l.opts.FS, l.dir)
+}
+
+// DropBefore removes every sealed segment whose records all have ids below
+// id (retention). It returns how many record slots were dropped. Records in
+// a segment that straddles id, and unsealed records, are kept.
+func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	l.sealMu.Lock()
+	defer l.sealMu.Unlock()
+	l.segMu.RLock()
+	n := 0
+	for n < len(l.segs) && l.segs[n].end() <= id {
+		n++
+	}
+	drop := append([]segMeta(nil), l.segs[:n]...)
+	l.segMu.RUnlock()
+	if n == 0 {
+		return 0, nil
+	}
+	end := drop[n-1].end()
+	b := l.db.NewBatch()
+	defer b.Close()
+	for _, k := range []byte{prefixSegment, prefixSegMeta, prefixDeleted} {
+		if err := b.DeleteRange(makeKey(k, 0), makeKey(k, end), nil); err != nil {
+			return 0, err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("lazymem: segment: drop: %w", err)
+	}
+	records := 0
+	l.segMu.Lock()
+	l.segs = append(l.segs[:0:0], l.segs[n:]...)
+	for _, m := range drop {
+		records += int(m.count)
+		l.cache.invalidate(m.first)
+	}
+	l.deleted.RemoveRange(0, end)
+	l.segMu.Unlock()
+	l.droppedRecords.Add(uint64(records))
+	return records, nil
+}
+
+// Metrics is a point-in-time snapshot of the log.
+type Metrics struct {
+	Next           uint64 // next id to assign; ids [1, Next) were assigned
+	Appended       uint64 // records appended since Open
+	Groups         uint64 // group commits (fsyncs) since Open
+	TailRecords    int64  // records not yet sealed
+	Segments       int    // sealed segments
+	SealedRecords  uint64 // record slots in sealed segments
+	RawBytes       int64  // payload bytes stored (sealed raw + tail)
+	SegmentBytes   int64  // bytes of stored segment values (compressed)
+	TailBytes      int64  // payload bytes in the unsealed tail
+	DiskBytes      uint64 // Pebble's files on disk (sstables, WAL, manifest)
+	Tombstones     uint64 // sealed records deleted and awaiting Compact
+	Deleted        uint64 // records deleted since Open
+	DroppedRecords uint64 // record slots dropped since Open
+	CacheHits      uint64
+	CacheMisses    uint64
+	CacheBytes     int64
+}
+
+// Metrics returns a snapshot.
+func (l *Log) Metrics() Metrics {
+	m := Metrics{
+		Next:           l.committed.Load(),
+		Appended:       l.appends.Load(),
+		Groups:         l.groups.Load(),
+		Deleted:        l.deletes.Load(),
+		DroppedRecords: l.droppedRecords.Load(),
+		CacheHits:      l.cache.hits.Load(),
+		CacheMisses:    l.cache.misses.Load(),
+		CacheBytes:     l.cache.bytes(),
+	}
+	l.segMu.RLock()
+	m.TailRecords = l.tailCount
+	m.TailBytes = l.tailBytes
+	m.Segments = len(l.segs)
+	m.Tombstones = l.deleted.GetCardinality()
+	for i := range l.segs {
+		s := &l.segs[i]
+		m.SealedRecords += uint64(s.count)
+		m.RawBytes += int64(s.raw)
+		m.SegmentBytes += int64(s.stored)
+	}
+	l.segMu.RUnlock()
+	m.RawBytes += m.TailBytes
+	m.DiskBytes = l.db.Metrics().DiskSpaceUsage()
+	return m
+}

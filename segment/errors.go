@@ -1,0 +1,45 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound is returned for an id that was never assigned.
+	ErrNotFound = errors.New("lazymem: segment: record not found")
+	// ErrDeleted is returned for an id whose record was deleted.
+	ErrDeleted = errors.New("lazymem: segment: record deleted")
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("lazymem: segment: log is closed")
+	// ErrTooLarge is returned for a payload above Options.MaxRecordBytes.
+	ErrTooLarge = errors.New("lazymem: segment: record too large")
+	// ErrEmpty is returned for an append of zero records.
+	ErrEmpty = errors.New("lazymem: segment: no records to append")
+	// ErrChecksum is wrapped by a CorruptionError when a stored checksum does not match.
+	ErrChecksum = errors.New("lazymem: segment: checksum mismatch")
+	// ErrFormat is wrapped by a CorruptionError when stored bytes do not parse.
+	ErrFormat = errors.New("lazymem: segment: malformed stored data")
+)
+
+// CorruptionError reports stored data that failed verification. Segment is
+// the first record id of the damaged segment (or the tail record's id) and
+// Offset the byte offset inside the stored value where the problem was found.
+// Repair consumes it.
+type CorruptionError struct {
+	Segment uint64
+	Offset  int64
+	Err     error
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("lazymem: segment: corruption in segment %d at offset %d: %v", e.Segment, e.Offset, e.Err)
+}
+
+func (e *CorruptionError) Unwrap() error { return e.Err }
+
+// IsCorruption reports whether err is, or wraps, a *CorruptionError.
+func IsCorruption(err error) bool {
+	var ce *CorruptionError
+	return errors.As(err, &ce)
+}

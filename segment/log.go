@@ -1,0 +1,405 @@
+package segment
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Writer is the narrow append path. The local Log implements it; a later
+// cluster mode feeds the same log from a replicated stream through it.
+type Writer interface {
+	// AppendBatch durably appends payloads and returns the id of the first;
+	// the others follow densely in order.
+	AppendBatch(ctx context.Context, payloads [][]byte) (first uint64, err error)
+}
+
+// Tail values carry one leading state byte. Stored on disk: never change.
+const (
+	tailLive    = 0
+	tailDeleted = 1
+)
+
+// Log is a durable append-only log of opaque records addressed by dense,
+// monotonic uint64 ids starting at 1. It is safe for concurrent use.
+type Log struct {
+	dir  string
+	opts Options
+	db   *pebble.DB
+	comp *compressor
+	// cache holds decompressed segments.
+	cache *segCache
+
+	// Group commit. mu guards pending, committing, closed and failed.
+	mu         sync.Mutex
+	pending    []*appendReq
+	committing bool
+	closed     bool
+	failed     error
+	next       uint64        // next id to assign; touched only by the commit leader
+	committed  atomic.Uint64 // ids < committed are durable and readable
+
+	// Sealed state. segMu guards segs, sealed, deleted and the tail counters;
+	// sealMu serialises the writers of segments (seal, compact, drop).
+	sealMu    sync.Mutex
+	segMu     sync.RWMutex
+	segs      []segMeta
+	sealed    uint64 // ids < sealed live in segments (or were dropped)
+	tailCount int64
+	tailBytes int64
+	deleted   *roaring64.Bitmap // sealed ids deleted but not yet compacted away
+
+	sealCh chan struct{}
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+
+	appends, groups, deletes atomic.Uint64
+	droppedRecords           atomic.Uint64
+}
+
+type appendReq struct {
+	payloads [][]byte
+	first    uint64
+	err      error
+	lead     bool
+	done     chan struct{}
+}
+
+var reqPool = sync.Pool{New: func() any { return &appendReq{done: make(chan struct{}, 1)} }}
+
+// Open opens or creates the log in dir, recovering after a crash every
+// acknowledged record and nothing else.
+func Open(dir string, opts Options) (*Log, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	comp, err := newCompressor(opts.Compression, opts.ZstdLevel)
+	if err != nil {
+		return nil, err
+	}
+	popts := &pebble.Options{
+		FS:           opts.FS,
+		MemTableSize: opts.MemTableBytes,
+		Logger:       pebbleLogger{opts.Logf},
+		// Pebble recycles obsolete WAL files by default, keeping their old
+		// bytes on disk: a privacy delete would then leave the record in a
+		// recycled log. The archive cleaner disables recycling; we purge
+		// the archive ourselves (purgeArchive).
+		Cleaner: pebble.ArchiveCleaner{},
+	}
+	// Segment values are already compressed; Pebble's own block compression
+	// would spend CPU for nothing.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		comp.close()
+		return nil, fmt.Errorf("lazymem: segment: open %q: %w", dir, err)
+	}
+	l := &Log{
+		dir:     dir,
+		opts:    opts,
+		db:      db,
+		comp:    comp,
+		cache:   newSegCache(opts.CacheBytes),
+		deleted: roaring64.New(),
+		sealCh:  make(chan struct{}, 1),
+		stopCh:  make(chan struct{}),
+	}
+	if err := l.recover(); err != nil {
+		db.Close()
+		comp.close()
+		return nil, err
+	}
+	if err := purgeArchive(opts.FS, dir); err != nil {
+		db.Close()
+		comp.close()
+		return nil, err
+	}
+	l.wg.Add(1)
+	go l.sealLoop()
+	return l, nil
+}
+
+// recover rebuilds the in-memory state from the keyspace.
+func (l *Log) recover() error {
+	it, err := l.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var next, sealed uint64 = 1, 0
+	if v, closer, err := l.db.Get([]byte(keyNext)); err == nil {
+		if len(v) == 8 {
+			next = binary.BigEndian.Uint64(v)
+		}
+		closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	if v, closer, err := l.db.Get([]byte(keySealed)); err == nil {
+		if len(v) == 8 {
+			sealed = binary.BigEndian.Uint64(v)
+		}
+		closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	// Segment summaries.
+	for ok := it.SeekGE([]byte{prefixSegMeta}); ok && it.Key()[0] == prefixSegMeta; ok = it.Next() {
+		first, kok := keyID(it.Key())
+		if !kok {
+			return &CorruptionError{Err: fmt.Errorf("%w: segment summary key %x", ErrFormat, it.Key())}
+		}
+		m, err := decodeSegMeta(first, it.Value())
+		if err != nil {
+			return err
+		}
+		if n := len(l.segs); n > 0 && l.segs[n-1].end() > first {
+			return &CorruptionError{Segment: first, Err: fmt.Errorf("%w: segment overlaps its predecessor", ErrFormat)}
+		}
+		l.segs = append(l.segs, m)
+	}
+	if n := len(l.segs); n > 0 && l.segs[n-1].end() > sealed {
+		sealed = l.segs[n-1].end()
+	}
+	if sealed == 0 {
+		sealed = 1
+	}
+	// Tail: must be dense from sealed.
+	expect := sealed
+	for ok := it.SeekGE([]byte{prefixTail}); ok && it.Key()[0] == prefixTail; ok = it.Next() {
+		id, kok := keyID(it.Key())
+		if !kok {
+			return &CorruptionError{Err: fmt.Errorf("%w: tail key %x", ErrFormat, it.Key())}
+		}
+		if id < sealed {
+			// A record both sealed and in the tail cannot survive the atomic
+			// seal batch; report rather than guess.
+			return &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record %d below sealed boundary %d", ErrFormat, id, sealed)}
+		}
+		if id != expect {
+			return &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail ids jump from %d to %d", ErrFormat, expect-1, id)}
+		}
+		v := it.Value()
+		if len(v) == 0 || v[0] > tailDeleted {
+			return &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
+		}
+		l.tailCount++
+		l.tailBytes += int64(len(v) - 1)
+		expect++
+	}
+	if expect > next {
+		next = expect
+	}
+	if sealed > next {
+		next = sealed
+	}
+	// Tombstones of sealed records awaiting compaction.
+	for ok := it.SeekGE([]byte{prefixDeleted}); ok && it.Key()[0] == prefixDeleted; ok = it.Next() {
+		if id, kok := keyID(it.Key()); kok {
+			l.deleted.Add(id)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	l.sealed = sealed
+	l.next = next
+	l.committed.Store(next)
+	return nil
+}
+
+// Append durably appends one record and returns its id.
+func (l *Log) Append(ctx context.Context, payload []byte) (uint64, error) {
+	return l.AppendBatch(ctx, [][]byte{payload})
+}
+
+// AppendBatch durably appends payloads in order and returns the id of the
+// first; record i gets id first+i. Concurrent callers are group-committed:
+// one fsync covers every batch waiting at that moment. On error nothing of
+// the batch is acknowledged.
+func (l *Log) AppendBatch(ctx context.Context, payloads [][]byte) (uint64, error) {
+	if len(payloads) == 0 {
+		return 0, ErrEmpty
+	}
+	for i, p := range payloads {
+		if len(p) > l.opts.MaxRecordBytes {
+			return 0, fmt.Errorf("%w: record %d of the batch is %d bytes, limit %d (Options.MaxRecordBytes)", ErrTooLarge, i, len(p), l.opts.MaxRecordBytes)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	req := reqPool.Get().(*appendReq)
+	req.payloads, req.first, req.err, req.lead = payloads, 0, nil, false
+	first, err := l.submit(req)
+	req.payloads = nil
+	reqPool.Put(req)
+	return first, err
+}
+
+// submit runs the group commit. The first waiter becomes the leader, writes
+// every pending request in one synced Pebble batch, then hands leadership to
+// the oldest request that arrived meanwhile. Ids are assigned by the leader
+// in WAL order, so a crash can only lose a suffix: ids stay dense.
+func (l *Log) submit(req *appendReq) (uint64, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return 0, ErrClosed
+	}
+	if l.failed != nil {
+		err := l.failed
+		l.mu.Unlock()
+		return 0, err
+	}
+	l.pending = append(l.pending, req)
+	if l.committing {
+		l.mu.Unlock()
+		<-req.done
+		if !req.lead {
+			return req.first, req.err
+		}
+		l.mu.Lock()
+	} else {
+		l.committing = true
+	}
+	group := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+
+	err := l.write(group)
+
+	l.mu.Lock()
+	if err != nil && l.failed == nil {
+		l.failed = err
+	}
+	for _, r := range group {
+		r.err = err
+		if r != req {
+			r.done <- struct{}{}
+		}
+	}
+	if len(l.pending) > 0 {
+		nl := l.pending[0]
+		nl.lead = true
+		nl.done <- struct{}{}
+	} else {
+		l.committing = false
+	}
+	l.mu.Unlock()
+	return req.first, req.err
+}
+
+// write commits one group with a single sync.
+func (l *Log) write(group []*appendReq) error {
+	b := l.db.NewBatch()
+	defer b.Close()
+	id := l.next
+	var key [9]byte
+	var nbytes int64
+	var n int
+	for _, r := range group {
+		r.first = id
+		for _, p := range r.payloads {
+			key[0] = prefixTail
+			binary.BigEndian.PutUint64(key[1:], id)
+			op := b.SetDeferred(len(key), 1+len(p))
+			copy(op.Key, key[:])
+			op.Value[0] = tailLive
+			copy(op.Value[1:], p)
+			if err := op.Finish(); err != nil {
+				return fmt.Errorf("lazymem: segment: append: %w", err)
+			}
+			id++
+			n++
+			nbytes += int64(len(p))
+		}
+	}
+	var nb [8]byte
+	binary.BigEndian.PutUint64(nb[:], id)
+	if err := b.Set([]byte(keyNext), nb[:], nil); err != nil {
+		return fmt.Errorf("lazymem: segment: append: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("lazymem: segment: append commit: %w", err)
+	}
+	l.next = id
+	l.segMu.Lock()
+	l.tailCount += int64(n)
+	l.tailBytes += nbytes
+	full := l.tailCount >= int64(l.opts.SegmentRecords) || l.tailBytes >= int64(l.opts.SegmentBytes)
+	l.segMu.Unlock()
+	l.committed.Store(id)
+	l.appends.Add(uint64(n))
+	l.groups.Add(1)
+	if full && !l.opts.DisableBackgroundSeal {
+		select {
+		case l.sealCh <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// Next returns the id the next appended record will get; every id in
+// [1, Next()) has been assigned.
+func (l *Log) Next() uint64 { return l.committed.Load() }
+
+// Close stops background work and closes the store. Records in the unsealed
+// tail stay durable and are sealed after the next Open.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	for l.committing {
+		// Let an in-flight group finish before closing Pebble under it.
+		l.mu.Unlock()
+		l.sealMu.Lock()
+		l.sealMu.Unlock()
+		l.mu.Lock()
+		if l.committing {
+			l.mu.Unlock()
+			waitBrief()
+			l.mu.Lock()
+		}
+	}
+	l.mu.Unlock()
+	close(l.stopCh)
+	l.wg.Wait()
+	l.sealMu.Lock()
+	defer l.sealMu.Unlock()
+	err := l.db.Close()
+	l.comp.close()
+	if perr := purgeArchive(l.opts.FS, l.dir); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return fmt.Errorf("lazymem: segment: close: %w", err)
+	}
+	return nil
+}
+
+// sortedCopy returns ids sorted ascending without duplicates.
+func sortedCopy(ids []uint64) []uint64 {
+	s := append([]uint64(nil), ids...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

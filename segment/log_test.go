@@ -1,0 +1,401 @@
+package segment
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var ctx = context.Background()
+
+func payload(i int) []byte {
+	return []byte(fmt.Sprintf("record %d: the connection pool for service-%d was resized to %d", i, i%7, i*3))
+}
+
+func openMem(t testing.TB, fs vfs.FS, opts Options) *Log {
+	t.Helper()
+	opts.FS = fs
+	l, err := Open("db", opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return l
+}
+
+func mustGet(t testing.TB, l *Log, id uint64) []byte {
+	t.Helper()
+	p, err := l.Get(id, nil)
+	if err != nil {
+		t.Fatalf("get %d: %v", id, err)
+	}
+	return p
+}
+
+func TestAppendGetSealScanReopen(t *testing.T) {
+	for _, algo := range []Compression{CompressionNone, CompressionZstd, CompressionS2} {
+		t.Run(algo.String(), func(t *testing.T) {
+			fs := vfs.NewMem()
+			l := openMem(t, fs, Options{SegmentRecords: 10, Compression: algo, DisableBackgroundSeal: true})
+			id, err := l.Append(ctx, payload(0))
+			if err != nil || id != 1 {
+				t.Fatalf("first append: id %d err %v", id, err)
+			}
+			var batch [][]byte
+			for i := 1; i < 35; i++ {
+				batch = append(batch, payload(i))
+			}
+			first, err := l.AppendBatch(ctx, batch)
+			if err != nil || first != 2 {
+				t.Fatalf("batch: first %d err %v", first, err)
+			}
+			check := func(l *Log) {
+				t.Helper()
+				for i := 0; i < 35; i++ {
+					if got := mustGet(t, l, uint64(i+1)); !bytes.Equal(got, payload(i)) {
+						t.Fatalf("id %d: got %q want %q", i+1, got, payload(i))
+					}
+				}
+				if _, err := l.Get(36, nil); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("get past end: %v", err)
+				}
+				if _, err := l.Get(0, nil); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("get 0: %v", err)
+				}
+				var seen []uint64
+				if err := l.Scan(5, 30, func(id uint64, p []byte) error {
+					if !bytes.Equal(p, payload(int(id-1))) {
+						return fmt.Errorf("scan id %d: wrong payload", id)
+					}
+					seen = append(seen, id)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if len(seen) != 25 || seen[0] != 5 || seen[24] != 29 {
+					t.Fatalf("scan saw %v", seen)
+				}
+				var many []uint64
+				if err := l.GetMany([]uint64{33, 2, 17, 2, 99}, func(id uint64, p []byte) error {
+					if !bytes.Equal(p, payload(int(id-1))) {
+						return fmt.Errorf("getmany id %d: wrong payload", id)
+					}
+					many = append(many, id)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(many) != "[2 17 33]" {
+					t.Fatalf("getmany saw %v", many)
+				}
+			}
+			check(l)
+			if n, err := l.sealOne(false); err != nil || n != 10 {
+				t.Fatalf("sealOne: %d %v", n, err)
+			}
+			check(l)
+			if err := l.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			if m := l.Metrics(); m.Segments != 4 || m.TailRecords != 0 || m.SealedRecords != 35 {
+				t.Fatalf("metrics after seal: %+v", m)
+			}
+			check(l)
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = openMem(t, fs, Options{SegmentRecords: 10, Compression: algo, DisableBackgroundSeal: true})
+			check(l)
+			if id, err := l.Append(ctx, []byte("after reopen")); err != nil || id != 36 {
+				t.Fatalf("append after reopen: %d %v", id, err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	l := openMem(t, vfs.NewMem(), Options{MaxRecordBytes: 100})
+	defer l.Close()
+	if _, err := l.AppendBatch(ctx, nil); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if _, err := l.AppendBatch(ctx, [][]byte{[]byte("ok"), make([]byte, 101)}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("too large: %v", err)
+	}
+	if l.Next() != 1 {
+		t.Fatalf("a rejected batch consumed ids: next %d", l.Next())
+	}
+	if err := l.Delete(ctx, []uint64{5}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete unknown: %v", err)
+	}
+	for _, o := range []Options{{SegmentRecords: -1}, {Compression: 9}, {ZstdLevel: 7}, {MaxRecordBytes: -3}} {
+		o.FS = vfs.NewMem()
+		if _, err := Open("x", o); err == nil {
+			t.Fatalf("options %+v accepted", o)
+		}
+	}
+}
+
+// TestConcurrentAppendDense checks that concurrent appenders get dense,
+// unique ids and that every record reads back as written, while the
+// background sealer runs.
+func TestConcurrentAppendDense(t *testing.T) {
+	l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 64})
+	const writers, per = 8, 300
+	var mu sync.Mutex
+	got := map[uint64][]byte{}
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				p := []byte(fmt.Sprintf("w%d-%d", w, i))
+				var ids []uint64
+				if i%3 == 0 {
+					first, err := l.AppendBatch(ctx, [][]byte{p, append(p, '!')})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ids = []uint64{first, first + 1}
+					mu.Lock()
+					got[first], got[first+1] = p, append(p, '!')
+					mu.Unlock()
+				} else {
+					id, err := l.Append(ctx, p)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ids = []uint64{id}
+					mu.Lock()
+					got[id] = p
+					mu.Unlock()
+				}
+				_ = ids
+			}
+		}(w)
+	}
+	wg.Wait()
+	n := uint64(len(got))
+	if l.Next() != n+1 {
+		t.Fatalf("next %d after %d records", l.Next(), n)
+	}
+	for id := uint64(1); id <= n; id++ {
+		want, ok := got[id]
+		if !ok {
+			t.Fatalf("id %d never handed out: ids not dense", id)
+		}
+		if p := mustGet(t, l, id); !bytes.Equal(p, want) {
+			t.Fatalf("id %d: got %q want %q", id, p, want)
+		}
+	}
+	if m := l.Metrics(); m.Groups >= m.Appended {
+		t.Logf("no group commit observed: %d groups for %d records", m.Groups, m.Appended)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeleteCompactRemovesBytes(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openMem(t, fs, Options{SegmentRecords: 8, Compression: CompressionNone, DisableBackgroundSeal: true})
+	secret := func(i int) []byte { return []byte(fmt.Sprintf("SECRET-%04d-do-not-keep", i)) }
+	var batch [][]byte
+	for i := 0; i < 20; i++ {
+		if i%5 == 0 {
+			batch = append(batch, secret(i))
+		} else {
+			batch = append(batch, payload(i))
+		}
+	}
+	if _, err := l.AppendBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.sealOne(false); err != nil { // ids 1-8 sealed, the rest in the tail
+		t.Fatal(err)
+	}
+	del := []uint64{1, 6, 11, 16} // two sealed, two in the tail
+	if err := l.Delete(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range del {
+		if _, err := l.Get(id, nil); !errors.Is(err, ErrDeleted) {
+			t.Fatalf("get deleted %d: %v", id, err)
+		}
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range del {
+		if _, err := l.Get(id, nil); !errors.Is(err, ErrDeleted) {
+			t.Fatalf("get deleted %d after compact: %v", id, err)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if i%5 != 0 && !bytes.Equal(mustGet(t, l, uint64(i+1)), payload(i)) {
+			t.Fatalf("id %d damaged by compaction", i+1)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Physically gone: no file of the store holds a deleted secret.
+	files, err := fs.List("db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	for _, name := range files {
+		f, err := fs.Open(fs.PathJoin("db", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_, err = buf.ReadFrom(f)
+		f.Close()
+		if err != nil {
+			continue // a directory
+		}
+		total += buf.Len()
+		for _, i := range []int{0, 5, 10, 15} {
+			if bytes.Contains(buf.Bytes(), secret(i)) {
+				t.Errorf("file %s still holds deleted record %q", name, secret(i))
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("read no store files: the check above proved nothing")
+	}
+	l = openMem(t, fs, Options{SegmentRecords: 8, Compression: CompressionNone})
+	defer l.Close()
+	if _, err := l.Get(6, nil); !errors.Is(err, ErrDeleted) {
+		t.Fatalf("deleted id after reopen: %v", err)
+	}
+	if !bytes.Equal(mustGet(t, l, 7), payload(6)) {
+		t.Fatal("live record lost after reopen")
+	}
+}
+
+func TestDropBefore(t *testing.T) {
+	l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 10, DisableBackgroundSeal: true})
+	defer l.Close()
+	var batch [][]byte
+	for i := 0; i < 45; i++ {
+		batch = append(batch, payload(i))
+	}
+	if _, err := l.AppendBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.DropBefore(ctx, 25) // segments [1,11) and [11,21) go; [21,31) straddles
+	if err != nil || n != 20 {
+		t.Fatalf("drop: %d %v", n, err)
+	}
+	if _, err := l.Get(20, nil); !errors.Is(err, ErrDeleted) {
+		t.Fatalf("dropped id: %v", err)
+	}
+	if !bytes.Equal(mustGet(t, l, 21), payload(20)) {
+		t.Fatal("kept id wrong")
+	}
+	var count int
+	if err := l.Scan(1, 100, func(uint64, []byte) error { count++; return nil }); err != nil || count != 25 {
+		t.Fatalf("scan after drop: %d %v", count, err)
+	}
+}
+
+func TestRandomOpsAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fs := vfs.NewMem()
+	opts := Options{SegmentRecords: 7, SegmentBytes: 300, DisableBackgroundSeal: true}
+	l := openMem(t, fs, opts)
+	model := map[uint64][]byte{}
+	deleted := map[uint64]bool{}
+	next := uint64(1)
+	for step := 0; step < 400; step++ {
+		switch r := rng.IntN(100); {
+		case r < 50:
+			n := 1 + rng.IntN(5)
+			var b [][]byte
+			for i := 0; i < n; i++ {
+				p := make([]byte, rng.IntN(80))
+				for j := range p {
+					p[j] = byte('a' + rng.IntN(26))
+				}
+				b = append(b, p)
+			}
+			first, err := l.AppendBatch(ctx, b)
+			if err != nil || first != next {
+				t.Fatalf("step %d append: first %d want %d err %v", step, first, next, err)
+			}
+			for i, p := range b {
+				model[next+uint64(i)] = p
+			}
+			next += uint64(n)
+		case r < 60 && next > 1:
+			id := 1 + uint64(rng.IntN(int(next-1)))
+			if err := l.Delete(ctx, []uint64{id}); err != nil {
+				t.Fatal(err)
+			}
+			deleted[id] = true
+		case r < 70:
+			if _, err := l.sealOne(rng.IntN(2) == 0); err != nil {
+				t.Fatal(err)
+			}
+		case r < 73:
+			if err := l.Compact(ctx); err != nil {
+				t.Fatal(err)
+			}
+		case r < 78:
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = openMem(t, fs, opts)
+		default:
+			if next == 1 {
+				continue
+			}
+			id := 1 + uint64(rng.IntN(int(next-1)))
+			p, err := l.Get(id, nil)
+			if deleted[id] {
+				if !errors.Is(err, ErrDeleted) {
+					t.Fatalf("step %d: deleted id %d: %v", step, id, err)
+				}
+			} else if err != nil || !bytes.Equal(p, model[id]) {
+				t.Fatalf("step %d: id %d: %q %v, want %q", step, id, p, err, model[id])
+			}
+		}
+	}
+	var seen int
+	err := l.Scan(1, next, func(id uint64, p []byte) error {
+		if deleted[id] || !bytes.Equal(p, model[id]) {
+			return fmt.Errorf("scan: id %d wrong", id)
+		}
+		seen++
+		return nil
+	})
+	if err != nil || seen != len(model)-len(deleted) {
+		t.Fatalf("final scan: %d of %d, %v", seen, len(model)-len(deleted), err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

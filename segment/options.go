@@ -1,0 +1,114 @@
+package segment
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Compression selects how sealed segments are compressed.
+type Compression uint8
+
+// Compression algorithms. Their numeric values are stored on disk: never change.
+const (
+	CompressionNone Compression = 0
+	CompressionZstd Compression = 1
+	CompressionS2   Compression = 2
+)
+
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return "none"
+	case CompressionZstd:
+		return "zstd"
+	case CompressionS2:
+		return "s2"
+	}
+	return fmt.Sprintf("compression(%d)", uint8(c))
+}
+
+// Options configures a Log. The zero value is valid: EnsureDefaults fills in
+// every unset field.
+type Options struct {
+	// FS is the filesystem the log lives on. Default vfs.Default (the OS).
+	// Tests pass vfs.NewCrashableMem() to simulate crashes.
+	FS vfs.FS
+
+	// SegmentRecords seals a segment once the unsealed tail holds this many
+	// records. Default 512.
+	SegmentRecords int
+	// SegmentBytes seals a segment once the unsealed tail holds this many raw
+	// payload bytes. Default 64 KiB.
+	SegmentBytes int
+
+	// Compression of sealed segments. Default CompressionZstd (measured
+	// against s2 on chat text: see docs/BENCHMARKS.md).
+	Compression Compression
+	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best). Default 3.
+	ZstdLevel int
+
+	// CacheBytes bounds the cache of decompressed segments. Default 64 MiB.
+	CacheBytes int64
+
+	// MaxRecordBytes is the largest accepted payload. Default 1 MiB.
+	MaxRecordBytes int
+
+	// MemTableBytes is Pebble's memtable size. Default 64 MiB.
+	MemTableBytes uint64
+
+	// DisableBackgroundSeal stops the sealing goroutine; segments are then
+	// sealed only by explicit calls to Seal. Default false. Tests use it to
+	// control exactly when segments form.
+	DisableBackgroundSeal bool
+
+	// Logf receives Pebble's informational messages. Default: discarded.
+	Logf func(format string, args ...any)
+}
+
+// EnsureDefaults fills unset fields with their defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.SegmentRecords == 0 {
+		o.SegmentRecords = 512
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = 64 << 10
+	}
+	if o.ZstdLevel == 0 {
+		o.ZstdLevel = 3
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = 64 << 20
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = 1 << 20
+	}
+	if o.MemTableBytes == 0 {
+		o.MemTableBytes = 64 << 20
+	}
+	return o
+}
+
+// Validate reports the first invalid field, by name.
+func (o *Options) Validate() error {
+	switch {
+	case o.SegmentRecords < 1 || o.SegmentRecords > 1<<20:
+		return fmt.Errorf("lazymem: segment: Options.SegmentRecords = %d: must be in [1, 1048576]", o.SegmentRecords)
+	case o.SegmentBytes < 1 || o.SegmentBytes > 64<<20:
+		return fmt.Errorf("lazymem: segment: Options.SegmentBytes = %d: must be in [1, 64 MiB]", o.SegmentBytes)
+	case o.Compression > CompressionS2:
+		return fmt.Errorf("lazymem: segment: Options.Compression = %d: unknown algorithm", o.Compression)
+	case o.ZstdLevel < 1 || o.ZstdLevel > 4:
+		return fmt.Errorf("lazymem: segment: Options.ZstdLevel = %d: must be in [1, 4]", o.ZstdLevel)
+	case o.CacheBytes < 0:
+		return fmt.Errorf("lazymem: segment: Options.CacheBytes = %d: must not be negative", o.CacheBytes)
+	case o.MaxRecordBytes < 1 || o.MaxRecordBytes > 64<<20:
+		return fmt.Errorf("lazymem: segment: Options.MaxRecordBytes = %d: must be in [1, 64 MiB]", o.MaxRecordBytes)
+	case o.MemTableBytes < 1<<20:
+		return fmt.Errorf("lazymem: segment: Options.MemTableBytes = %d: must be at least 1 MiB", o.MemTableBytes)
+	}
+	return nil
+}

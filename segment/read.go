@@ -1,0 +1,250 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// locate reports where id lives: in a sealed segment (inSeg, with its
+// summary copied out), or in the tail.
+func (l *Log) locate(id uint64) (m segMeta, inSeg, dropped bool) {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	if id >= l.sealed {
+		return m, false, false
+	}
+	if p := findSeg(l.segs, id); p != nil {
+		return *p, true, false
+	}
+	return m, false, true
+}
+
+func (l *Log) isTombstoned(id uint64) bool {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.deleted.Contains(id)
+}
+
+// load returns the decompressed segment described by m, from the cache when
+// it can.
+func (l *Log) load(m segMeta) (*decoded, error) {
+	if d := l.cache.get(m.first); d != nil {
+		return d, nil
+	}
+	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
+		}
+		return nil, fmt.Errorf("lazymem: segment: read segment %d: %w", m.first, err)
+	}
+	d, err := l.comp.openSegment(m.first, v)
+	closer.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(d.dead) != int(m.count) {
+		return nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)}
+	}
+	l.cache.put(m.first, d)
+	return d, nil
+}
+
+// Get appends the payload of record id to dst and returns it.
+func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
+	if id == 0 || id >= l.committed.Load() {
+		return dst, fmt.Errorf("%w: id %d", ErrNotFound, id)
+	}
+	if l.isTombstoned(id) {
+		return dst, fmt.Errorf("%w: id %d", ErrDeleted, id)
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		m, inSeg, dropped := l.locate(id)
+		if dropped {
+			return dst, fmt.Errorf("%w: id %d (its segment was dropped)", ErrDeleted, id)
+		}
+		if inSeg {
+			d, err := l.load(m)
+			if err != nil {
+				return dst, err
+			}
+			p, ok := d.get(id)
+			if !ok {
+				return dst, fmt.Errorf("%w: id %d", ErrDeleted, id)
+			}
+			return append(dst, p...), nil
+		}
+		v, closer, err := l.db.Get(makeKey(prefixTail, id))
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue // sealed between locate and Get: look again
+		}
+		if err != nil {
+			return dst, fmt.Errorf("lazymem: segment: get %d: %w", id, err)
+		}
+		if len(v) == 0 || v[0] > tailDeleted {
+			closer.Close()
+			return dst, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
+		}
+		if v[0] == tailDeleted {
+			closer.Close()
+			return dst, fmt.Errorf("%w: id %d", ErrDeleted, id)
+		}
+		dst = append(dst, v[1:]...)
+		closer.Close()
+		return dst, nil
+	}
+	return dst, fmt.Errorf("lazymem: segment: get %d: record moved repeatedly during read", id)
+}
+
+// GetMany calls fn for every live record among ids, in ascending id order,
+// decompressing each segment once. Ids that are unknown or deleted are
+// skipped. payload is valid only during the call.
+func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	s := ids
+	if !sort.SliceIsSorted(s, func(i, j int) bool { return s[i] < s[j] }) {
+		s = sortedCopy(ids)
+	}
+	committed := l.committed.Load()
+	var cur *decoded
+	var buf []byte
+	for i, id := range s {
+		if id == 0 || id >= committed || (i > 0 && id == s[i-1]) || l.isTombstoned(id) {
+			continue
+		}
+		if cur != nil && id >= cur.first && id < cur.first+uint64(len(cur.dead)) {
+			if p, ok := cur.get(id); ok {
+				if err := fn(id, p); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		m, inSeg, dropped := l.locate(id)
+		if dropped {
+			continue
+		}
+		if inSeg {
+			d, err := l.load(m)
+			if err != nil {
+				return err
+			}
+			cur = d
+			if p, ok := cur.get(id); ok {
+				if err := fn(id, p); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		var err error
+		buf, err = l.Get(id, buf[:0])
+		if errors.Is(err, ErrDeleted) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(id, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Scan calls fn for every live record with from <= id < to, ascending.
+// payload is valid only during the call. It stops at the first error fn
+// returns and returns it.
+func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) error {
+	if from == 0 {
+		from = 1
+	}
+	if c := l.committed.Load(); to > c {
+		to = c
+	}
+	id := from
+	for id < to {
+		m, inSeg, dropped := l.locate(id)
+		if dropped {
+			// Skip to the next existing segment or the tail.
+			l.segMu.RLock()
+			i := searchSegs(l.segs, id)
+			nextID := l.sealed
+			if i < len(l.segs) {
+				nextID = l.segs[i].first
+			}
+			l.segMu.RUnlock()
+			id = nextID
+			continue
+		}
+		if inSeg {
+			d, err := l.load(m)
+			if err != nil {
+				return err
+			}
+			for ; id < m.end() && id < to; id++ {
+				if l.isTombstoned(id) {
+					continue
+				}
+				if p, ok := d.get(id); ok {
+					if err := fn(id, p); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		// Tail: iterate Pebble directly.
+		n, err := l.scanTail(id, to, fn)
+		if err != nil {
+			return err
+		}
+		if n == id {
+			l.segMu.RLock()
+			moved := l.sealed > id
+			l.segMu.RUnlock()
+			if !moved {
+				return nil
+			}
+		}
+		id = n
+	}
+	return nil
+}
+
+// scanTail scans tail records in [from, to) and returns the id after the
+// last one it saw. A concurrent seal may move records out from under the
+// iterator; the caller then finds them in a segment.
+func (l *Log) scanTail(from, to uint64, fn func(id uint64, payload []byte) error) (uint64, error) {
+	it, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: makeKey(prefixTail, from),
+		UpperBound: makeKey(prefixTail, to),
+	})
+	if err != nil {
+		return from, err
+	}
+	defer it.Close()
+	next := from
+	for ok := it.First(); ok; ok = it.Next() {
+		id, _ := keyID(it.Key())
+		if id != next {
+			return next, nil // records sealed under us: resume from segments
+		}
+		v := it.Value()
+		if len(v) == 0 || v[0] > tailDeleted {
+			return next, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
+		}
+		if v[0] == tailLive {
+			if err := fn(id, v[1:]); err != nil {
+				return next, err
+			}
+		}
+		next = id + 1
+	}
+	return next, it.Error()
+}

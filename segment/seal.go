@@ -1,0 +1,261 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/errors/oserror"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+type pebbleLogger struct{ logf func(string, ...any) }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.logf != nil {
+		p.logf(format, args...)
+	}
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	if p.logf != nil {
+		p.logf(format, args...)
+	}
+}
+
+// Fatalf is called by Pebble for unrecoverable states; Pebble panics right
+// after it, so the message must not be lost.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	pebble.DefaultLogger.Fatalf(format, args...)
+}
+
+func waitBrief() { time.Sleep(50 * time.Microsecond) }
+
+// purgeArchive deletes the obsolete files Pebble's archive cleaner moved
+// aside (see Open).
+func purgeArchive(fs vfs.FS, dir string) error {
+	adir := fs.PathJoin(dir, "archive")
+	names, err := fs.List(adir)
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("lazymem: segment: list %s: %w", adir, err)
+	}
+	for _, n := range names {
+		if err := fs.Remove(fs.PathJoin(adir, n)); err != nil && !oserror.IsNotExist(err) {
+			return fmt.Errorf("lazymem: segment: purge %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// sealLoop seals full segments as the tail fills and purges Pebble's
+// obsolete files once a second.
+func (l *Log) sealLoop() {
+	defer l.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.stopCh:
+			return
+		case <-tick.C:
+			if err := purgeArchive(l.opts.FS, l.dir); err != nil && l.opts.Logf != nil {
+				l.opts.Logf("%v", err)
+			}
+			continue
+		case <-l.sealCh:
+		}
+		if l.opts.DisableBackgroundSeal {
+			continue
+		}
+		for {
+			n, err := l.sealOne(false)
+			if err != nil {
+				if l.opts.Logf != nil {
+					l.opts.Logf("lazymem: segment: background seal: %v", err)
+				}
+				break
+			}
+			if n == 0 {
+				break
+			}
+			select {
+			case <-l.stopCh:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// Seal packs the whole unsealed tail into segments, including a last partial
+// one. Background sealing only forms full segments; Seal is for tests and
+// for callers that want everything compressed now (before a backup, say).
+func (l *Log) Seal() error {
+	for {
+		n, err := l.sealOne(true)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// sealOne seals at most one segment from the start of the tail and returns
+// how many records it sealed. Without force it seals only a full segment.
+func (l *Log) sealOne(force bool) (int, error) {
+	l.sealMu.Lock()
+	defer l.sealMu.Unlock()
+	l.segMu.RLock()
+	first := l.sealed
+	full := l.tailCount >= int64(l.opts.SegmentRecords) || l.tailBytes >= int64(l.opts.SegmentBytes)
+	l.segMu.RUnlock()
+	end := l.committed.Load()
+	if first >= end || (!force && !full) {
+		return 0, nil
+	}
+	it, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: makeKey(prefixTail, first),
+		UpperBound: makeKey(prefixTail, end),
+	})
+	if err != nil {
+		return 0, err
+	}
+	var payloads [][]byte
+	raw := 0
+	expect := first
+	for ok := it.First(); ok; ok = it.Next() {
+		id, _ := keyID(it.Key())
+		if id != expect {
+			it.Close()
+			return 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail ids jump from %d to %d while sealing", ErrFormat, expect-1, id)}
+		}
+		v := it.Value()
+		if len(v) == 0 || v[0] > tailDeleted {
+			it.Close()
+			return 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
+		}
+		if v[0] == tailDeleted {
+			payloads = append(payloads, nil)
+		} else {
+			payloads = append(payloads, append(make([]byte, 0, len(v)-1), v[1:]...))
+			raw += len(v) - 1
+		}
+		expect++
+		if len(payloads) >= l.opts.SegmentRecords || raw >= l.opts.SegmentBytes {
+			break
+		}
+	}
+	if err := it.Close(); err != nil {
+		return 0, err
+	}
+	n := len(payloads)
+	if n == 0 {
+		return 0, nil
+	}
+	if !force && n < l.opts.SegmentRecords && raw < l.opts.SegmentBytes {
+		return 0, nil
+	}
+	if _, err := l.writeSegment(first, payloads, nil); err != nil {
+		return 0, err
+	}
+	l.segMu.Lock()
+	l.sealed = first + uint64(n)
+	l.tailCount -= int64(n)
+	l.tailBytes -= int64(raw)
+	l.segMu.Unlock()
+	return n, nil
+}
+
+// writeSegment stores payloads (nil = deleted) as the segment starting at
+// first, atomically removing the tail records it replaces and the given
+// tombstones, and inserts or replaces its summary in l.segs.
+func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []uint64) (segMeta, error) {
+	n := len(payloads)
+	body := encodeBody(make([]byte, 0, 64<<10), payloads)
+	val, err := l.comp.appendSegment(make([]byte, 0, len(body)/2+64), n, body)
+	if err != nil {
+		return segMeta{}, err
+	}
+	m := segMeta{first: first, count: uint32(n), stored: uint32(len(val))}
+	for _, p := range payloads {
+		if p == nil {
+			m.dead++
+		} else {
+			m.raw += uint32(len(p))
+		}
+	}
+	b := l.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(makeKey(prefixSegment, first), val, nil); err != nil {
+		return m, err
+	}
+	if err := b.Set(makeKey(prefixSegMeta, first), appendSegMeta(nil, &m), nil); err != nil {
+		return m, err
+	}
+	if err := b.DeleteRange(makeKey(prefixTail, first), makeKey(prefixTail, first+uint64(n)), nil); err != nil {
+		return m, err
+	}
+	for _, id := range clearTombstones {
+		if err := b.Delete(makeKey(prefixDeleted, id), nil); err != nil {
+			return m, err
+		}
+	}
+	var sb [8]byte
+	l.segMu.RLock()
+	sealed := l.sealed
+	l.segMu.RUnlock()
+	if e := first + uint64(n); e > sealed {
+		sealed = e
+	}
+	binary.BigEndian.PutUint64(sb[:], sealed)
+	if err := b.Set([]byte(keySealed), sb[:], nil); err != nil {
+		return m, err
+	}
+	// No sync: every record in the segment is already durable in the tail or
+	// in the segment this one replaces; the batch is atomic, so a crash
+	// leaves either the old or the new form.
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return m, fmt.Errorf("lazymem: segment: seal %d: %w", first, err)
+	}
+	l.cache.invalidate(first)
+	l.segMu.Lock()
+	i := searchSegs(l.segs, first)
+	if i < len(l.segs) && l.segs[i].first == first {
+		l.segs[i] = m
+	} else {
+		l.segs = append(l.segs, segMeta{})
+		copy(l.segs[i+1:], l.segs[i:])
+		l.segs[i] = m
+	}
+	for _, id := range clearTombstones {
+		l.deleted.Remove(id)
+	}
+	l.segMu.Unlock()
+	return m, nil
+}
+
+// searchSegs returns the index of the first segment whose first id is >= id.
+func searchSegs(segs []segMeta, id uint64) int {
+	lo, hi := 0, len(segs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if segs[m].first < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// findSeg returns the segment holding id, or nil.
+func findSeg(segs []segMeta, id uint64) *segMeta {
+	i := searchSegs(segs, id+1) - 1
+	if i < 0 || id >= segs[i].end() {
+		return nil
+	}
+	return &segs[i]
+}
