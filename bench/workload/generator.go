@@ -60,7 +60,7 @@ type Generator struct {
 	r   *rand.Rand
 
 	zNoun, zVerb, zAdj, zGlue, zTech, zTail *rand.Zipf
-	zPerson, zService, zProject            *rand.Zipf
+	zPerson, zService, zProject             *rand.Zipf
 
 	agents   []agentInfo
 	sessions []sessionPlan
@@ -68,7 +68,7 @@ type Generator struct {
 
 	// cursor
 	n, si, turn, nextFact, echoFact int
-	prevRole                         string
+	prevRole                        string
 
 	buf  []byte
 	ents []string

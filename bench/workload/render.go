@@ -103,14 +103,14 @@ func compileAll(ss []string) []tmpl {
 // vocabulary is built once; it is read-only afterwards and shared by all
 // generators.
 type vocabulary struct {
-	nouns, nounsPl             []string
+	nouns, nounsPl              []string
 	verbs, verbsS, verbsD, vIng []string
-	adjs, glue, tech           []string
-	tail                       []string // long tail of identifiers
-	zhNouns, zhVerbs, zhAdjs   []string
+	adjs, glue, tech            []string
+	tail                        []string // long tail of identifiers
+	zhNouns, zhVerbs, zhAdjs    []string
 
 	greeting, uQuestion, uRequest, uInform, chitchat []tmpl
-	aAnswer, aPlan, aDecision, aFollowup, tool, zh    []tmpl
+	aAnswer, aPlan, aDecision, aFollowup, tool, zh   []tmpl
 }
 
 var vocab = buildVocabulary()
