@@ -1,0 +1,306 @@
+package analysis
+
+import (
+	"fmt"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Version identifies the analysis rules. It changes whenever a change to
+// this package can turn the same text into different terms, so that an
+// index built with older rules can be detected and rebuilt. Never reuse a
+// value.
+const Version = 1
+
+// maxText bounds the text analyzed by one call so that positions fit in an
+// int32 whatever the input; the rest of a longer text is ignored.
+const maxText = 1 << 30
+
+// Token is one term of an analyzed text.
+type Token struct {
+	// Term is the normalized term. Terms from the cache share their memory:
+	// treat them as immutable (as any Go string).
+	Term string
+	// Pos is the token position, counted from 0 for each AppendTokens call.
+	// An identifier's parts share the whole identifier's position for the
+	// first part and take consecutive positions after it; a dropped
+	// stopword still uses its position.
+	Pos int32
+}
+
+// Analyzer turns text into terms. The same Analyzer (or one with equal
+// Options) must analyze documents and queries. It is safe for concurrent
+// use.
+type Analyzer struct {
+	opts  Options
+	cache *termCache // nil when disabled
+	pool  sync.Pool  // *scratch
+}
+
+type span struct{ start, end int }
+
+// scratch holds per-call buffers, recycled through a sync.Pool so that
+// steady-state analysis does not allocate.
+type scratch struct {
+	norm   []byte
+	buf    []byte
+	fold   []byte
+	parts  []span
+	folder transform.Transformer // cases.Fold, created on first non-ASCII token
+}
+
+// New returns an Analyzer. The zero Options means DefaultOptions().
+func New(opts Options) (*Analyzer, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Analyzer{opts: opts}
+	if opts.CacheSize > 0 {
+		a.cache = newTermCache(opts.CacheSize)
+	}
+	a.pool.New = func() any {
+		return &scratch{buf: make([]byte, 0, 64), fold: make([]byte, 0, 64), parts: make([]span, 0, 8)}
+	}
+	return a, nil
+}
+
+// Options returns the options in effect (after EnsureDefaults).
+func (a *Analyzer) Options() Options { return a.opts }
+
+// Signature names the analysis an index was built with: Version and every
+// option that changes terms. Store it with an index; a different signature
+// on open means the index must be rebuilt.
+func (a *Analyzer) Signature() string {
+	return fmt.Sprintf("analysis/v%d stem=%t stop=%t maxlen=%d", Version, a.opts.Stem, a.opts.Stopwords, a.opts.MaxTokenLen)
+}
+
+// Terms returns the terms of text, in order. It allocates the result; hot
+// paths use AppendTokens.
+func (a *Analyzer) Terms(text string) []string {
+	toks := a.AppendTokens(make([]Token, 0, 16), text)
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = t.Term
+	}
+	return out
+}
+
+// AppendTokens analyzes text and appends its tokens to dst. Positions start
+// at 0. In steady state (terms already in the cache, dst large enough) it
+// does not allocate.
+func (a *Analyzer) AppendTokens(dst []Token, text string) []Token {
+	if len(text) > maxText {
+		text = text[:maxText]
+	}
+	st := a.pool.Get().(*scratch)
+	s := text
+	if !isASCII(text) {
+		if n := norm.NFKC.QuickSpanString(text); n < len(text) {
+			st.norm = norm.NFKC.AppendString(st.norm[:0], text)
+			// The scanner reads st.norm as a string; nothing writes to
+			// st.norm until this call returns, and every emitted term is
+			// a copy, so the view never escapes.
+			s = unsafe.String(unsafe.SliceData(st.norm), len(st.norm))
+		}
+	}
+	e := emitter{a: a, st: st, dst: dst, max: a.opts.MaxTokenLen}
+	e.scan(s)
+	dst = e.dst
+	if cap(st.norm) > 1<<20 {
+		st.norm = nil // do not pin a huge buffer in the pool
+	}
+	a.pool.Put(st)
+	return dst
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// emitter is the state of one AppendTokens call.
+type emitter struct {
+	a   *Analyzer
+	st  *scratch
+	dst []Token
+	pos int32
+	max int
+}
+
+func (e *emitter) scan(s string) {
+	for i := 0; i < len(s); {
+		c, size := classAt(s, i)
+		switch c {
+		case cLower, cUpper, cLetter, cDigit:
+			i = e.word(s, i)
+		case cCJK:
+			i = e.cjk(s, i)
+		default:
+			i += size
+		}
+	}
+}
+
+// word consumes the identifier or word starting at s[start] (an alphanumeric
+// character) and emits it. An identifier is a run of atoms (letters, digits,
+// marks, inner apostrophes) joined by single joiner characters (. - @ : / & _);
+// atoms are further split at camelCase boundaries. One part: one token. More
+// parts: the whole identifier, then each part.
+func (e *emitter) word(s string, start int) int {
+	parts := e.st.parts[:0]
+	partStart := start
+	prev := cSep
+	i := start
+	for {
+		for i < len(s) {
+			c, size := classAt(s, i)
+			if isAlnum(c) {
+				// camelCase: aB, 3B, and the last capital of ABc.
+				if c == cUpper && i > partStart &&
+					(prev == cLower || prev == cDigit || (prev == cUpper && nextIs(s, i+size, cLower))) {
+					parts = append(parts, span{partStart, i})
+					partStart = i
+				}
+				prev = c
+				i += size
+				continue
+			}
+			if c == cMark {
+				i += size
+				continue
+			}
+			if c == cApos && isLetter(prev) && i+size < len(s) {
+				if nc, _ := classAt(s, i+size); isLetter(nc) {
+					i += size
+					prev = cSep // O'Neil is one part, not o' + neil
+					continue
+				}
+			}
+			break
+		}
+		if i < len(s) {
+			c, size := classAt(s, i)
+			if (c == cJoin || c == cUnder) && i+size < len(s) {
+				if nc, _ := classAt(s, i+size); isAlnum(nc) {
+					parts = append(parts, span{partStart, i})
+					i += size
+					partStart = i
+					prev = cSep
+					continue
+				}
+			}
+		}
+		parts = append(parts, span{partStart, i})
+		break
+	}
+	e.st.parts = parts
+	e.emitFolded(s[start:i], e.pos)
+	if len(parts) > 1 {
+		for k, p := range parts {
+			e.emitFolded(s[p.start:p.end], e.pos+int32(k))
+		}
+	}
+	e.pos += int32(len(parts))
+	return i
+}
+
+func nextIs(s string, i int, want class) bool {
+	if i >= len(s) {
+		return false
+	}
+	c, _ := classAt(s, i)
+	return c == want
+}
+
+// cjk consumes a run of CJK characters and emits overlapping bigrams, or
+// the lone character when the run has one.
+func (e *emitter) cjk(s string, start int) int {
+	_, size := classAt(s, start)
+	prev := start
+	i := start + size
+	n := 1
+	for i < len(s) {
+		c, sz := classAt(s, i)
+		if c != cCJK {
+			break
+		}
+		e.emitRaw(s[prev:i+sz], e.pos)
+		e.pos++
+		prev = i
+		i += sz
+		n++
+	}
+	if n == 1 {
+		e.emitRaw(s[start:i], e.pos)
+		e.pos++
+	}
+	return i
+}
+
+// emitFolded case-folds w (ASCII by table, the rest with Unicode full case
+// folding), maps U+2019 to an ASCII apostrophe, and emits it.
+func (e *emitter) emitFolded(w string, pos int32) {
+	buf := e.st.buf[:0]
+	nonASCII := false
+	for j := 0; j < len(w); j++ {
+		c := w[j]
+		if c < utf8.RuneSelf {
+			buf = append(buf, asciiLower[c])
+			continue
+		}
+		if c == 0xE2 && j+2 < len(w) && w[j+1] == 0x80 && w[j+2] == 0x99 { // U+2019
+			buf = append(buf, '\'')
+			j += 2
+			continue
+		}
+		nonASCII = true
+		buf = append(buf, c)
+	}
+	if nonASCII {
+		buf = e.fold(buf)
+	}
+	e.st.buf = buf
+	e.emit(buf, pos)
+}
+
+// fold applies full case folding to b (which is st.buf) and renormalizes
+// to NFKC when folding broke it, so that folding is idempotent.
+func (e *emitter) fold(b []byte) []byte {
+	st := e.st
+	if st.folder == nil {
+		st.folder = cases.Fold()
+	}
+	out, _, err := transform.Append(st.folder, st.fold[:0], b)
+	if err != nil {
+		return b // cannot happen for valid UTF-8; keep the unfolded form
+	}
+	st.fold = out
+	if norm.NFKC.IsNormal(out) {
+		return append(b[:0], out...)
+	}
+	return norm.NFKC.Append(b[:0], out...)
+}
+
+func (e *emitter) emitRaw(w string, pos int32) {
+	e.st.buf = append(e.st.buf[:0], w...)
+	e.emit(e.st.buf, pos)
+}
+
+func (e *emitter) emit(b []byte, pos int32) {
+	if len(b) == 0 || len(b) > e.max {
+		return
+	}
+	if t, ok := e.a.term(b); ok {
+		e.dst = append(e.dst, Token{Term: t, Pos: pos})
+	}
+}

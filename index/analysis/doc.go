@@ -1,0 +1,81 @@
+// Package analysis turns text into index terms and parses user query
+// strings. The index analyzes records and queries with the same Analyzer,
+// so a word matches whatever script, case or form it was typed in.
+//
+// # Analysis
+//
+// AppendTokens runs these steps:
+//
+//  1. Normalize: NFKC (skipped when the text is ASCII or already NFKC), so
+//     fullwidth "ＡＢＣ１２３" is "ABC123" and "ﬁle" is "file".
+//  2. Segment into words, a hand-rolled subset of UAX #29 tuned for chat and
+//     code: a word is a run of letters, digits and combining marks. Single
+//     joiners ". - @ : / & _" between two alphanumerics keep an identifier
+//     whole (sess_abc123, v2.1, 192.168.0.1, user@example.com, long-term);
+//     an apostrophe between two letters stays inside the word (don't,
+//     O'Neil, HikariCP's). Everything else separates words: spaces,
+//     punctuation, symbols, emoji.
+//  3. Split identifiers into parts at joiners and at camelCase boundaries
+//     (camelCase, HikariCP -> hikari cp, HTTPServer -> http server). A word
+//     with several parts is emitted whole, lowercased, at position p, then
+//     each part at p, p+1, ... (the layout of Lucene's word-delimiter
+//     filter): "long-term memory" matches the phrase "long term memory",
+//     and "hikari" finds "HikariCP". Letters and digits are not split
+//     apart (abc123, utf8, ipv4 stay one part).
+//  4. CJK (Han, Hiragana, Katakana, Hangul) runs become overlapping
+//     character bigrams at consecutive positions; a lone CJK character is a
+//     unigram. "数据库连接池" -> 数据 据库 库连 连接 接池, so the query
+//     "连接池" (连接 接池) finds it. A single-character query matches only
+//     single-character runs: unigrams for every character would double the
+//     CJK postings; not done.
+//  5. Fold case: ASCII by table, the rest with Unicode full case folding
+//     (Straße -> strasse, final sigma -> σ), then NFKC again if folding
+//     broke it. U+2019 in a word becomes an ASCII apostrophe.
+//  6. Drop stopwords (Options.Stopwords, Lucene's 33-word English list);
+//     the stopword keeps its position.
+//  7. Stem words made of ASCII letters and apostrophes with English Porter2
+//     (github.com/kljensen/snowball), when Options.Stem. Identifiers with
+//     digits or joiners, and other scripts, are not stemmed.
+//  8. Drop terms longer than Options.MaxTokenLen bytes (a long identifier's
+//     parts are still kept).
+//
+// Emoji are dropped: they are symbols, not words, the query side drops them
+// too, and keeping them would put the most frequent "terms" of chat into the
+// index for no recall. An emoji between two words separates them
+// ("db🔥pool" -> db, pool).
+//
+// Steps 5 to 7 depend only on the surface form of a word, so their result is
+// memoized in a sharded cache (Options.CacheSize): a cached word costs one
+// map lookup and no allocation, which also hides the stemmer's cost (it
+// allocates several times per word). Version and Analyzer.Signature name the
+// rules so that an index built under other rules can be detected.
+//
+// # Query grammar
+//
+// ParseQuery reads a query string (at most MaxQueryLen bytes of valid
+// UTF-8):
+//
+//	query   = { space } [ clause { space { space } clause } ] { space } .
+//	clause  = [ "-" ] ( phrase | filter | word ) .
+//	phrase  = '"' { char | '\"' | '\\' } '"' .        (not empty or blank)
+//	filter  = key ":" ( value | phrase ) .
+//	key     = letter { letter | digit | "_" | "." | "-" } .   (ASCII)
+//	value   = nonspace-not-quote { nonspace-not-quote } .     (not starting with "/" or ":")
+//	word    = nonspace-not-quote { nonspace-not-quote } .
+//
+// Semantics: words and phrases are scored (Query.Text); "-" before a word or
+// phrase excludes records containing it (Query.Excluded); key:value is a
+// metadata filter, several values of one key are ORed and different keys
+// ANDed (Query.Where); -key:value excludes (Query.Not). Keys and values are
+// returned as typed. Agent, session and role are filters like any other
+// key (agent:a1 session:s2 role:user); the engine maps them.
+//
+// To keep natural-language queries working, these are words, not errors or
+// filters: a trailing colon ("Note:"), a URL ("http://x"), a scope
+// ("std::vector"), a word starting with a non-letter key ("12:30"), ":)", and
+// a lone "-" surrounded by spaces. These are errors (*QueryError with a byte
+// position, wrapping a sentinel): an unclosed quote (ErrUnclosedQuote), an
+// empty or blank phrase (ErrEmptyPhrase), a filter without a key such as
+// ":db" (ErrEmptyKey), an empty quoted value key:"" (ErrEmptyValue), invalid
+// UTF-8 (ErrInvalidUTF8), a query over MaxQueryLen (ErrQueryTooLong).
+package analysis

@@ -1,0 +1,71 @@
+package analysis
+
+import "fmt"
+
+// Defaults.
+const (
+	// DefaultMaxTokenLen is the default Options.MaxTokenLen, in bytes. It keeps
+	// hex digests (sha256 is 64 characters) and drops base64 blobs.
+	DefaultMaxTokenLen = 64
+	// DefaultCacheSize is the default Options.CacheSize, in entries.
+	DefaultCacheSize = 1 << 16
+	// maxMaxTokenLen bounds Options.MaxTokenLen so that scratch buffers stay
+	// small and a term always fits comfortably in an index key.
+	maxMaxTokenLen = 1024
+)
+
+// Options configures an Analyzer.
+//
+// The zero Options is special: New treats it exactly as DefaultOptions(), so
+// a caller that forgets to configure the analyzer still gets the analysis the
+// index was built with. Any other value is taken as given after
+// EnsureDefaults, which only fills numeric fields; in particular
+// Options{MaxTokenLen: 32} has stemming and stopwords off.
+type Options struct {
+	// Stem applies the English Porter2 (Snowball) stemmer to words made only
+	// of ASCII letters and apostrophes. Default (DefaultOptions): true.
+	Stem bool
+	// Stopwords drops the English stopwords of StopWords(). The dropped word
+	// still takes its position, so phrase distances are kept.
+	// Default (DefaultOptions): true.
+	Stopwords bool
+	// MaxTokenLen is the longest term kept, in bytes after folding. Longer
+	// terms are dropped (an identifier's parts are still emitted when the
+	// whole is too long). Default DefaultMaxTokenLen (64); at most 1024.
+	MaxTokenLen int
+	// CacheSize bounds the term cache (surface form -> term), in entries.
+	// The cache makes steady-state analysis allocation-free for repeated
+	// words and hides the stemmer's cost. Default DefaultCacheSize (65536);
+	// a negative value disables the cache.
+	CacheSize int
+}
+
+// DefaultOptions returns the options the index uses: stemming and stopwords
+// on, DefaultMaxTokenLen, DefaultCacheSize.
+func DefaultOptions() Options {
+	return Options{Stem: true, Stopwords: true, MaxTokenLen: DefaultMaxTokenLen, CacheSize: DefaultCacheSize}
+}
+
+// EnsureDefaults fills zero numeric fields with their defaults and returns
+// the receiver. A zero Options becomes DefaultOptions().
+func (o *Options) EnsureDefaults() *Options {
+	if *o == (Options{}) {
+		*o = DefaultOptions()
+		return o
+	}
+	if o.MaxTokenLen == 0 {
+		o.MaxTokenLen = DefaultMaxTokenLen
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	return o
+}
+
+// Validate reports options that cannot work. Call it after EnsureDefaults.
+func (o *Options) Validate() error {
+	if o.MaxTokenLen < 1 || o.MaxTokenLen > maxMaxTokenLen {
+		return fmt.Errorf("%w: MaxTokenLen %d not in [1, %d]", ErrInvalidOptions, o.MaxTokenLen, maxMaxTokenLen)
+	}
+	return nil
+}
