@@ -1,0 +1,84 @@
+package index
+
+import (
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Filter selects records by metadata and time.
+type Filter struct {
+	Agents, Sessions, Roles []string // OR within each list; AND across lists; empty = no constraint
+	Where                   []Field  // AND across keys, OR within a key's values
+	Not                     []Field  // exclude any record matching any of these key/values
+	Since, Until            int64    // [Since, Until) unix nanos; 0 = unbounded
+}
+
+// Filter returns the live documents matching f as a new bitmap the caller
+// owns. A nil f selects every live document.
+func (x *Index) Filter(f *Filter) (*roaring.Bitmap, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	if f == nil {
+		return x.live.Clone(), nil
+	}
+	clauses := make([]*roaring.Bitmap, 0, 4+len(f.Where))
+	or := func(key string, vals []string) *roaring.Bitmap {
+		m := x.fields[key]
+		bms := make([]*roaring.Bitmap, 0, len(vals))
+		for _, v := range vals {
+			if b := m[v]; b != nil {
+				bms = append(bms, b)
+			}
+		}
+		switch len(bms) {
+		case 0:
+			return roaring.New()
+		case 1:
+			return bms[0]
+		}
+		return roaring.FastOr(bms...)
+	}
+	if len(f.Agents) > 0 {
+		clauses = append(clauses, or(keyAgent, f.Agents))
+	}
+	if len(f.Sessions) > 0 {
+		clauses = append(clauses, or(keySession, f.Sessions))
+	}
+	if len(f.Roles) > 0 {
+		clauses = append(clauses, or(keyRole, f.Roles))
+	}
+	// Where: group values by key (a key may appear several times).
+	if len(f.Where) > 0 {
+		byKey := make(map[string][]string, len(f.Where))
+		var order []string
+		for _, w := range f.Where {
+			if _, ok := byKey[w.Key]; !ok {
+				order = append(order, w.Key)
+			}
+			byKey[w.Key] = append(byKey[w.Key], w.Values...)
+		}
+		for _, k := range order {
+			clauses = append(clauses, or(k, byKey[k]))
+		}
+	}
+	if f.Since != 0 || f.Until != 0 {
+		clauses = append(clauses, x.times.rangeBitmap(f.Since, f.Until))
+	}
+	var res *roaring.Bitmap
+	if len(clauses) == 0 {
+		res = x.live.Clone()
+	} else {
+		clauses = append(clauses, x.live)
+		res = roaring.FastAnd(clauses...)
+	}
+	for _, n := range f.Not {
+		for _, v := range n.Values {
+			if b := x.fields[n.Key][v]; b != nil {
+				res.AndNot(b)
+			}
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,629 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Field is one metadata key with its values.
+type Field struct {
+	Key    string
+	Values []string
+}
+
+// Doc is one record as the index sees it.
+type Doc struct {
+	// ID is dense and increasing (assigned by the log). It must be below
+	// 1<<32-1: the index stores ids as uint32 (a documented 4G-record limit).
+	ID                         uint64
+	Time                       int64 // unix nanoseconds
+	Agent, Session, Role, Text string
+	Meta                       []Field
+}
+
+// Source is the log, so Open can rebuild the tail the persisted index lacks.
+type Source interface {
+	LastID() uint64
+	Scan(from uint64, fn func(d *Doc) error) error // ids >= from, ascending
+}
+
+// Reserved field keys for the fixed record attributes; they cannot collide
+// with caller metadata keys, which never start with a NUL byte... unless a
+// caller sends one, in which case Add rejects it.
+const (
+	keyAgent   = "\x00agent"
+	keySession = "\x00session"
+	keyRole    = "\x00role"
+)
+
+// Metrics is a snapshot of the index state.
+type Metrics struct {
+	Docs         uint64 // live documents (indexed minus deleted)
+	Deleted      uint64 // tombstones
+	Segments     int    // sealed segments
+	MemDocs      uint64 // documents in the mutable segment
+	SegmentBytes int64  // bytes of sealed segment images
+	Flushes      int64
+	Merges       int64
+	MergeErrors  int64
+	Rebuilt      uint64 // documents re-indexed from the Source by Open
+	Dropped      int    // segments dropped by Open (beyond the log, or corrupt)
+	LateDocs     int    // documents whose time is below an earlier id's time
+	Terms        int    // distinct terms in the mutable segment
+}
+
+// Index is the broad-retrieval index. All methods are safe for concurrent use.
+type Index struct {
+	opts Options
+	fs   vfs.FS
+	dir  string
+
+	mu      sync.RWMutex
+	closed  bool
+	segs    []*segment // sealed or being flushed, ascending ids
+	mut     *segment
+	lastID  uint32
+	hasDocs bool
+	nextNum uint64
+
+	live    *roaring.Bitmap // indexed and not deleted
+	tomb    *roaring.Bitmap
+	fields  fieldSet
+	nLive   uint64
+	sumLive uint64
+	times   timeIndex
+
+	flushMu sync.Mutex // one flush at a time; flushes go in id order
+	mergeMu sync.Mutex // one merge at a time
+
+	mergeKick chan struct{}
+	stop      chan struct{}
+	wg        sync.WaitGroup
+
+	flushes, merges, mergeErrs atomic.Int64
+	rebuilt                    uint64
+	dropped                    int
+
+	pool sync.Pool // *searcher
+}
+
+// Open opens (or creates) the index in dir; dir "" keeps everything in
+// memory. Persisted segments are read whole; segments holding ids above
+// src.LastID() are dropped, and ids above the persisted watermark are
+// re-indexed from src. src may be nil.
+func Open(dir string, opts Options, src Source) (*Index, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	x := &Index{
+		opts: opts, fs: opts.FS, dir: dir, nextNum: 1,
+		live: roaring.New(), tomb: roaring.New(), fields: make(fieldSet),
+		mergeKick: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	x.times.init()
+	dirty := false
+	if dir != "" {
+		var err error
+		if dirty, err = x.load(src); err != nil {
+			return nil, err
+		}
+	}
+	x.mut = newMutable(x.nextLo())
+	if err := x.recount(); err != nil {
+		return nil, err
+	}
+	if src != nil {
+		if err := x.rebuildTail(src); err != nil {
+			return nil, err
+		}
+	}
+	if dirty {
+		if err := x.writeManifestLocked(); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.DisableBackgroundMerge {
+		x.wg.Add(1)
+		go x.mergeLoop()
+		x.kickMerge()
+	}
+	return x, nil
+}
+
+func (x *Index) nextLo() uint32 {
+	if len(x.segs) > 0 {
+		return x.segs[len(x.segs)-1].hi + 1
+	}
+	return 0
+}
+
+// load reads the manifest and its segments; dirty reports that the
+// manifest must be rewritten (segments were dropped).
+func (x *Index) load(src Source) (dirty bool, err error) {
+	if err := x.fs.MkdirAll(x.dir, 0o755); err != nil {
+		return false, fmt.Errorf("lazymem: index: mkdir: %w", err)
+	}
+	var m *manifest
+	buf, err := readFile(x.fs, x.fs.PathJoin(x.dir, manifestName))
+	switch {
+	case err == nil:
+		if m, err = decodeManifest(buf); err != nil {
+			return false, err
+		}
+	case errors.Is(err, errNotExist) || isNotExist(err):
+		m = &manifest{nextNum: 1, tomb: roaring.New()}
+	default:
+		return false, fmt.Errorf("lazymem: index: read manifest: %w", err)
+	}
+	x.nextNum = max(m.nextNum, 1)
+	x.tomb = m.tomb
+	limit := uint64(math.MaxUint64)
+	if src != nil {
+		limit = src.LastID()
+	}
+	keep := map[string]bool{}
+	for i, ms := range m.segs {
+		if uint64(ms.hi) > limit {
+			// The log lacks these ids (it lost a tail): never claim them.
+			x.dropped += len(m.segs) - i
+			dirty = true
+			break
+		}
+		name := segName(ms.num)
+		b, err := readFile(x.fs, x.fs.PathJoin(x.dir, name))
+		var s *segment
+		if err == nil {
+			s, err = openSegment(name, ms.num, b)
+		}
+		if err == nil && (s.lo != ms.lo || s.hi != ms.hi) {
+			err = &CorruptionError{File: name, Offset: 16, Err: errors.New("id range differs from manifest")}
+		}
+		if err != nil {
+			if src == nil {
+				return false, fmt.Errorf("lazymem: index: open segment %s: %w", name, err)
+			}
+			// Index files are derived data: drop this segment and the
+			// ones after it and rebuild their ids from the log.
+			x.dropped += len(m.segs) - i
+			dirty = true
+			break
+		}
+		keep[name] = true
+		x.segs = append(x.segs, s)
+	}
+	// Remove files no manifest references (crashed flushes and merges).
+	names, err := x.fs.List(x.dir)
+	if err != nil {
+		return false, fmt.Errorf("lazymem: index: list: %w", err)
+	}
+	for _, n := range names {
+		if (strings.HasSuffix(n, ".lzi") && !keep[n]) || n == manifestTemp {
+			if err := x.fs.Remove(x.fs.PathJoin(x.dir, n)); err != nil {
+				return false, fmt.Errorf("lazymem: index: remove orphan %s: %w", n, err)
+			}
+		}
+		if num, ok := strings.CutSuffix(n, ".lzi"); ok {
+			if v, err := strconv.ParseUint(num, 10, 64); err == nil && v >= x.nextNum {
+				x.nextNum = v + 1
+			}
+		}
+	}
+	// Global structures: field postings, time index, live set.
+	for _, s := range x.segs {
+		if err := x.absorbSegment(s); err != nil {
+			return false, err
+		}
+	}
+	if len(x.segs) > 0 {
+		x.lastID = x.segs[len(x.segs)-1].hi
+		x.hasDocs = true
+	}
+	return dirty, nil
+}
+
+func (x *Index) absorbSegment(s *segment) error {
+	x.live.Or(s.present)
+	it := s.present.Iterator()
+	for it.HasNext() {
+		id := it.Next()
+		x.times.add(id, s.docTime(id))
+	}
+	return s.forEachField(func(k, v string, bm *roaring.Bitmap) error {
+		m := x.fields[k]
+		if m == nil {
+			m = make(map[string]*roaring.Bitmap)
+			x.fields[k] = m
+		}
+		if b := m[v]; b != nil {
+			b.Or(bm)
+		} else {
+			m[v] = bm.Clone()
+		}
+		return nil
+	})
+}
+
+// recount recomputes per-segment deletion counts and the live totals from
+// the segments and the tombstones.
+func (x *Index) recount() error {
+	x.nLive, x.sumLive = 0, 0
+	x.live.AndNot(x.tomb)
+	for _, s := range x.allSegs() {
+		x.recountSeg(s)
+		x.nLive += uint64(s.nDocs) - uint64(s.nDeleted)
+		x.sumLive += s.sumLen - s.delLen
+	}
+	return nil
+}
+
+func (x *Index) recountSeg(s *segment) {
+	s.nDeleted, s.delLen = 0, 0
+	s.delMu.Lock()
+	s.delDF = nil
+	s.delMu.Unlock()
+	if x.tomb.IsEmpty() || s.empty() {
+		return
+	}
+	d := roaring.And(x.tomb, s.present)
+	it := d.Iterator()
+	for it.HasNext() {
+		id := it.Next()
+		s.nDeleted++
+		s.delLen += uint64(s.docLen(id))
+	}
+}
+
+func (x *Index) allSegs() []*segment {
+	if x.mut == nil {
+		return x.segs
+	}
+	return append(x.segs[:len(x.segs):len(x.segs)], x.mut)
+}
+
+func (x *Index) rebuildTail(src Source) error {
+	last := src.LastID()
+	from := uint64(0)
+	if x.hasDocs {
+		from = uint64(x.lastID) + 1
+	}
+	if from > last && x.hasDocs {
+		return nil
+	}
+	batch := make([]*Doc, 0, 512)
+	docs := make([]Doc, 512)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := x.add(batch, false)
+		x.rebuilt += uint64(len(batch))
+		batch = batch[:0]
+		return err
+	}
+	err := src.Scan(from, func(d *Doc) error {
+		if d.ID > last || d.ID < from {
+			return nil
+		}
+		c := &docs[len(batch)]
+		*c = *d
+		c.Meta = append(c.Meta[:0], d.Meta...)
+		for i := range c.Meta {
+			c.Meta[i].Values = slices.Clone(c.Meta[i].Values)
+		}
+		batch = append(batch, c)
+		if len(batch) == cap(batch) {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("lazymem: index: rebuild from log: %w", err)
+	}
+	return flush()
+}
+
+// Add indexes documents. Ids must be strictly increasing across calls. The
+// batch is validated first: on a validation error nothing is indexed.
+func (x *Index) Add(docs []*Doc) error { return x.add(docs, true) }
+
+type analyzed struct {
+	terms []string
+	tfs   []uint32
+	dl    uint32
+}
+
+func (x *Index) add(docs []*Doc, autoFlush bool) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	// Validate and analyse outside the lock.
+	an := make([]analyzed, len(docs))
+	var scratch []string
+	counts := make(map[string]uint32)
+	prev := uint64(0)
+	for i, d := range docs {
+		if d == nil {
+			return ErrNilDoc
+		}
+		if d.ID >= endDoc {
+			return fmt.Errorf("%w: %d", ErrIDRange, d.ID)
+		}
+		if i > 0 && d.ID <= prev {
+			return fmt.Errorf("%w: %d after %d", ErrIDOrder, d.ID, prev)
+		}
+		for _, f := range d.Meta {
+			if strings.HasPrefix(f.Key, "\x00") {
+				return fmt.Errorf("%w: metadata key %q starts with NUL", ErrOptions, f.Key)
+			}
+		}
+		prev = d.ID
+		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
+		clear(counts)
+		for _, t := range scratch {
+			counts[t]++
+		}
+		a := analyzed{dl: uint32(len(scratch)), terms: make([]string, 0, len(counts)), tfs: make([]uint32, 0, len(counts))}
+		for t, c := range counts {
+			a.terms = append(a.terms, t)
+			a.tfs = append(a.tfs, c)
+		}
+		an[i] = a
+	}
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return ErrClosed
+	}
+	if x.hasDocs && docs[0].ID <= uint64(x.lastID) {
+		x.mu.Unlock()
+		return fmt.Errorf("%w: %d after %d", ErrIDOrder, docs[0].ID, x.lastID)
+	}
+	s := x.mut
+	m := s.mut
+	for i, d := range docs {
+		id := uint32(d.ID)
+		if s.empty() && len(x.segs) == 0 && !x.hasDocs {
+			s.lo, s.hi = id, id-1
+		}
+		for uint32(len(m.lens)) < id-s.lo {
+			m.lens = append(m.lens, 0)
+			m.times = append(m.times, 0)
+		}
+		a := &an[i]
+		m.lens = append(m.lens, a.dl)
+		m.times = append(m.times, d.Time)
+		s.hi = id
+		s.nDocs++
+		s.sumLen += uint64(a.dl)
+		s.present.Add(id)
+		for j, t := range a.terms {
+			mt := m.terms[t]
+			if mt == nil {
+				mt = &memTerm{}
+				m.terms[strings.Clone(t)] = mt
+			}
+			mt.add(id, a.tfs[j], a.dl)
+		}
+		x.addField(m.fields, keyAgent, d.Agent, id)
+		x.addField(m.fields, keySession, d.Session, id)
+		x.addField(m.fields, keyRole, d.Role, id)
+		for _, f := range d.Meta {
+			for _, v := range f.Values {
+				x.addField(m.fields, f.Key, v, id)
+			}
+		}
+		x.times.add(id, d.Time)
+		x.live.Add(id)
+		x.nLive++
+		x.sumLive += uint64(a.dl)
+		if x.tomb.Contains(id) { // persisted deletion of a re-indexed record
+			x.live.Remove(id)
+			s.nDeleted++
+			s.delLen += uint64(a.dl)
+			x.nLive--
+			x.sumLive -= uint64(a.dl)
+		}
+		x.lastID, x.hasDocs = id, true
+	}
+	need := autoFlush && x.opts.FlushDocs > 0 && int(s.nDocs) >= x.opts.FlushDocs
+	x.mu.Unlock()
+	if need {
+		return x.Flush()
+	}
+	return nil
+}
+
+func (x *Index) addField(seg fieldSet, key, val string, id uint32) {
+	if val == "" && strings.HasPrefix(key, "\x00") {
+		return
+	}
+	seg.add(key, val, id)
+	x.fields.add(key, val, id)
+}
+
+// Delete tombstones documents: they disappear from Filter and Search at
+// once, from global statistics at once, and physically at the next merge
+// of their segment. With a directory, the tombstones are persisted before
+// Delete returns. Unknown or already deleted ids are ignored.
+func (x *Index) Delete(ids []uint64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return ErrClosed
+	}
+	changed := false
+	all := x.allSegs()
+	for _, id64 := range ids {
+		if id64 >= endDoc {
+			continue
+		}
+		id := uint32(id64)
+		if !x.live.Contains(id) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(all, id, func(s *segment, id uint32) int {
+			switch {
+			case s.hi < id:
+				return -1
+			case s.lo > id:
+				return 1
+			}
+			return 0
+		})
+		if i >= len(all) || !all[i].present.Contains(id) {
+			continue
+		}
+		s := all[i]
+		dl := s.docLen(id)
+		x.tomb.Add(id)
+		x.live.Remove(id)
+		s.nDeleted++
+		s.delLen += uint64(dl)
+		s.delMu.Lock()
+		s.delDF = nil
+		s.delMu.Unlock()
+		x.nLive--
+		x.sumLive -= uint64(dl)
+		changed = true
+	}
+	if changed && x.dir != "" {
+		return x.writeManifestLocked()
+	}
+	return nil
+}
+
+// writeManifestLocked persists the sealed, file-backed segments and the
+// tombstones. Callers hold x.mu (read or write).
+func (x *Index) writeManifestLocked() error {
+	if x.dir == "" {
+		return nil
+	}
+	m := &manifest{nextNum: x.nextNum, tomb: x.tomb}
+	for _, s := range x.segs {
+		if s.mut != nil {
+			break // being flushed: not persisted yet
+		}
+		m.segs = append(m.segs, manifestSeg{num: s.num, lo: s.lo, hi: s.hi})
+	}
+	if err := writeManifest(x.fs, x.dir, m); err != nil {
+		return fmt.Errorf("lazymem: index: write manifest: %w", err)
+	}
+	return nil
+}
+
+// Flush seals the mutable segment into an immutable one (persisted as a
+// file when the index has a directory) and records it in the manifest.
+// Searches and Adds proceed during the encoding.
+func (x *Index) Flush() error {
+	x.flushMu.Lock()
+	defer x.flushMu.Unlock()
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return ErrClosed
+	}
+	s := x.mut
+	if s.empty() {
+		x.mu.Unlock()
+		return nil
+	}
+	x.segs = append(x.segs, s) // searchable while being encoded
+	x.mut = newMutable(s.hi + 1)
+	num := x.nextNum
+	x.nextNum++
+	x.mu.Unlock()
+
+	sealed, err := x.seal(s, num)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err != nil {
+		// Keep the frozen segment searchable; a later Flush retries it.
+		return err
+	}
+	i := slices.Index(x.segs, s)
+	x.segs[i] = sealed
+	x.recountSeg(sealed)
+	x.flushes.Add(1)
+	if err := x.writeManifestLocked(); err != nil {
+		return err
+	}
+	x.kickMerge()
+	return nil
+}
+
+// seal encodes a frozen mutable segment and writes its file.
+func (x *Index) seal(s *segment, num uint64) (*segment, error) {
+	m := s.mut
+	b := &segBuilder{lo: s.lo, hi: s.hi, lens: m.lens, times: m.times, present: s.present.Clone(),
+		nDocs: s.nDocs, sumLen: s.sumLen, fields: m.fields}
+	terms := make([]string, 0, len(m.terms))
+	for t := range m.terms {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	for _, t := range terms {
+		mt := m.terms[t]
+		b.addTerm(t, mt.docs, mt.tfs)
+	}
+	return x.writeSegment(b, num)
+}
+
+func (x *Index) writeSegment(b *segBuilder, num uint64) (*segment, error) {
+	img, err := b.finish()
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: index: encode segment: %w", err)
+	}
+	name := segName(num)
+	if x.dir != "" {
+		if err := writeFileSync(x.fs, x.fs.PathJoin(x.dir, name), img); err != nil {
+			return nil, fmt.Errorf("lazymem: index: write %s: %w", name, err)
+		}
+		if err := syncDir(x.fs, x.dir); err != nil {
+			return nil, fmt.Errorf("lazymem: index: sync dir: %w", err)
+		}
+	}
+	return openSegment(name, num, img)
+}
+
+// Close stops background merging. It does not flush: the mutable segment
+// is rebuilt from the log on the next Open (call Flush first to avoid it).
+func (x *Index) Close() error {
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return ErrClosed
+	}
+	x.closed = true
+	x.mu.Unlock()
+	close(x.stop)
+	x.wg.Wait()
+	return nil
+}
+
+// Metrics returns a snapshot.
+func (x *Index) Metrics() Metrics {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	m := Metrics{
+		Docs: x.nLive, Deleted: x.tomb.GetCardinality(), MemDocs: uint64(x.mut.nDocs),
+		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(),
+		Rebuilt: x.rebuilt, Dropped: x.dropped, LateDocs: len(x.times.lateIDs), Terms: len(x.mut.mut.terms),
+	}
+	for _, s := range x.segs {
+		if s.mut == nil {
+			m.Segments++
+			m.SegmentBytes += int64(len(s.buf))
+		}
+	}
+	return m
+}

@@ -1,0 +1,158 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Manifest constants. Never change.
+const (
+	manifestName  = "MANIFEST"
+	manifestTemp  = "MANIFEST.tmp"
+	manifestMagic = "LZMMAN01"
+	manifestVer   = 1
+)
+
+type manifestSeg struct {
+	num    uint64
+	lo, hi uint32
+}
+
+type manifest struct {
+	nextNum uint64
+	segs    []manifestSeg
+	tomb    *roaring.Bitmap
+}
+
+func appendManifest(dst []byte, m *manifest) ([]byte, error) {
+	dst = append(dst, manifestMagic...)
+	dst = binary.LittleEndian.AppendUint32(dst, manifestVer)
+	dst = binary.LittleEndian.AppendUint64(dst, m.nextNum)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(m.segs)))
+	for _, s := range m.segs {
+		dst = binary.LittleEndian.AppendUint64(dst, s.num)
+		dst = binary.LittleEndian.AppendUint32(dst, s.lo)
+		dst = binary.LittleEndian.AppendUint32(dst, s.hi)
+	}
+	tb, err := m.tomb.ToBytes()
+	if err != nil {
+		return nil, err
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(tb)))
+	dst = append(dst, tb...)
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst, castagnoli)), nil
+}
+
+func decodeManifest(b []byte) (*manifest, error) {
+	bad := func(off int, msg string) (*manifest, error) {
+		return nil, &CorruptionError{File: manifestName, Offset: int64(off), Err: errors.New(msg)}
+	}
+	if len(b) < 8+4+8+4+4+4 || string(b[:8]) != manifestMagic {
+		return bad(0, "bad magic or size")
+	}
+	if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return bad(len(b)-4, "checksum mismatch")
+	}
+	if binary.LittleEndian.Uint32(b[8:]) != manifestVer {
+		return bad(8, "unknown version")
+	}
+	m := &manifest{nextNum: binary.LittleEndian.Uint64(b[12:])}
+	n := int(binary.LittleEndian.Uint32(b[20:]))
+	pos := 24
+	if n < 0 || n > (len(b)-pos)/16 {
+		return bad(20, "segment count")
+	}
+	var prevHi uint32
+	for i := 0; i < n; i++ {
+		s := manifestSeg{num: binary.LittleEndian.Uint64(b[pos:]), lo: binary.LittleEndian.Uint32(b[pos+8:]),
+			hi: binary.LittleEndian.Uint32(b[pos+12:])}
+		if s.hi < s.lo || (i > 0 && s.lo <= prevHi) {
+			return bad(pos, "segment ranges out of order")
+		}
+		prevHi = s.hi
+		m.segs = append(m.segs, s)
+		pos += 16
+	}
+	if pos+4 > len(b)-4 {
+		return bad(pos, "truncated")
+	}
+	tl := int(binary.LittleEndian.Uint32(b[pos:]))
+	pos += 4
+	if tl > len(b)-4-pos {
+		return bad(pos, "tombstones truncated")
+	}
+	m.tomb = roaring.New()
+	if err := m.tomb.UnmarshalBinary(b[pos : pos+tl]); err != nil {
+		return nil, &CorruptionError{File: manifestName, Offset: int64(pos), Err: err}
+	}
+	return m, nil
+}
+
+// writeFileSync writes a whole file and syncs it.
+func writeFileSync(fs vfs.FS, name string, data []byte) error {
+	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// readFile reads a whole file.
+func readFile(fs vfs.FS, name string) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// writeManifest replaces the manifest atomically: write a temp file, sync
+// it, rename it over the manifest, sync the directory.
+func writeManifest(fs vfs.FS, dir string, m *manifest) error {
+	data, err := appendManifest(nil, m)
+	if err != nil {
+		return err
+	}
+	tmp := fs.PathJoin(dir, manifestTemp)
+	if err := writeFileSync(fs, tmp, data); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, fs.PathJoin(dir, manifestName)); err != nil {
+		return err
+	}
+	return syncDir(fs, dir)
+}

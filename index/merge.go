@@ -1,0 +1,241 @@
+package index
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+func (x *Index) kickMerge() {
+	select {
+	case x.mergeKick <- struct{}{}:
+	default:
+	}
+}
+
+func (x *Index) mergeLoop() {
+	defer x.wg.Done()
+	for {
+		select {
+		case <-x.stop:
+			return
+		case <-x.mergeKick:
+		}
+		for {
+			select {
+			case <-x.stop:
+				return
+			default:
+			}
+			did, err := x.mergeOnce(false)
+			if err != nil {
+				x.mergeErrs.Add(1)
+				break
+			}
+			if !did {
+				break
+			}
+		}
+	}
+}
+
+// tier is a segment's size class: floor(log_F(docs / MergeMinDocs)).
+func (x *Index) tier(s *segment) int {
+	n := uint64(s.nDocs - s.nDeleted)
+	minD := uint64(x.opts.MergeMinDocs)
+	if n <= minD {
+		return 0
+	}
+	f := x.opts.MergeFactor
+	t := 0
+	for n >= minD*uint64(f) {
+		n /= uint64(f)
+		t++
+	}
+	_ = bits.Len
+	return t
+}
+
+// pickMerge returns the first run of MergeFactor consecutive sealed
+// segments of the same tier (tiered policy restricted to neighbours so
+// every segment keeps a contiguous id range); all=true returns every
+// sealed segment. Callers hold x.mu.
+func (x *Index) pickMerge(all bool) []*segment {
+	var sealed []*segment
+	for _, s := range x.segs {
+		if s.mut != nil {
+			break
+		}
+		sealed = append(sealed, s)
+	}
+	if all {
+		if len(sealed) < 2 && (len(sealed) == 0 || sealed[0].nDeleted == 0) {
+			return nil
+		}
+		return sealed
+	}
+	f := x.opts.MergeFactor
+	for i := 0; i+f <= len(sealed); i++ {
+		t := x.tier(sealed[i])
+		j := i + 1
+		for j < len(sealed) && x.tier(sealed[j]) == t && j-i < f {
+			j++
+		}
+		if j-i == f {
+			return sealed[i:j]
+		}
+	}
+	return nil
+}
+
+// Merge merges every sealed segment into one, dropping deleted documents.
+// Background merging uses the tiered policy instead; Merge is for tests,
+// benchmarks and compaction after large deletions.
+func (x *Index) Merge() error {
+	_, err := x.mergeOnce(true)
+	return err
+}
+
+func (x *Index) mergeOnce(all bool) (bool, error) {
+	x.mergeMu.Lock()
+	defer x.mergeMu.Unlock()
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return false, ErrClosed
+	}
+	in := x.pickMerge(all)
+	if len(in) == 0 {
+		x.mu.Unlock()
+		return false, nil
+	}
+	in = slices.Clone(in)
+	tomb := x.tomb.Clone()
+	num := x.nextNum
+	x.nextNum++
+	x.mu.Unlock()
+
+	out, err := x.buildMerged(in, tomb, num)
+	if err != nil {
+		return false, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return false, ErrClosed
+	}
+	i := slices.Index(x.segs, in[0])
+	if i < 0 || i+len(in) > len(x.segs) || !slices.Equal(x.segs[i:i+len(in)], in) {
+		return false, fmt.Errorf("lazymem: index: merge inputs changed")
+	}
+	segs := slices.Clone(x.segs[:i])
+	if out != nil {
+		segs = append(segs, out)
+	}
+	segs = append(segs, x.segs[i+len(in):]...)
+	old := x.segs
+	x.segs = segs
+	if out != nil {
+		x.recountSeg(out)
+	}
+	if err := x.writeManifestLocked(); err != nil {
+		x.segs = old
+		return false, err
+	}
+	x.merges.Add(1)
+	if x.dir != "" {
+		for _, s := range in {
+			// The manifest no longer references it; an error only leaves an
+			// orphan that the next Open removes.
+			_ = x.fs.Remove(x.fs.PathJoin(x.dir, segName(s.num)))
+		}
+	}
+	return true, nil
+}
+
+// buildMerged concatenates the inputs (ascending, contiguous ranges) into
+// one segment, dropping documents in tomb. It returns nil when nothing
+// survives... which cannot keep the id range contiguous, so an all-deleted
+// merge still produces a segment with no documents only if needed; here it
+// returns a segment with nDocs 0 encoded like any other.
+func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*segment, error) {
+	lo, hi := in[0].lo, in[len(in)-1].hi
+	n := int(hi - lo + 1)
+	b := &segBuilder{lo: lo, hi: hi, lens: make([]uint32, n), times: make([]int64, n),
+		present: roaring.New(), fields: make(fieldSet)}
+	for _, s := range in {
+		p := roaring.AndNot(s.present, tomb)
+		b.present.Or(p)
+		it := p.Iterator()
+		for it.HasNext() {
+			id := it.Next()
+			dl := s.docLen(id)
+			b.lens[id-lo] = dl
+			b.times[id-lo] = s.docTime(id)
+			b.nDocs++
+			b.sumLen += uint64(dl)
+		}
+		err := s.forEachField(func(k, v string, bm *roaring.Bitmap) error {
+			bm = roaring.AndNot(bm, tomb)
+			if bm.IsEmpty() {
+				return nil
+			}
+			m := b.fields[k]
+			if m == nil {
+				m = make(map[string]*roaring.Bitmap)
+				b.fields[k] = m
+			}
+			if e := m[v]; e != nil {
+				e.Or(bm)
+			} else {
+				m[v] = bm
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// k-way merge of the sorted term tables.
+	pos := make([]int, len(in))
+	var docs, tfs []uint32
+	var p Postings
+	var ti termInfo
+	for {
+		var best []byte
+		for i, s := range in {
+			if pos[i] < s.nTerms {
+				t := s.termAt(pos[i])
+				if best == nil || string(t) < string(best) {
+					best = t
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		term := string(best)
+		docs, tfs = docs[:0], tfs[:0]
+		for i, s := range in {
+			if pos[i] >= s.nTerms || string(s.termAt(pos[i])) != term {
+				continue
+			}
+			s.entry(pos[i], &ti)
+			pos[i]++
+			p.reset(&ti)
+			for p.Next() {
+				if d := p.At(); !tomb.Contains(d) {
+					docs = append(docs, d)
+					tfs = append(tfs, p.TF())
+				}
+			}
+			if err := p.Err(); err != nil {
+				return nil, &CorruptionError{File: segName(s.num), Err: err}
+			}
+		}
+		b.addTerm(term, docs, tfs)
+	}
+	return x.writeSegment(b, num)
+}

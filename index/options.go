@@ -1,0 +1,88 @@
+package index
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Options configures an Index. The zero value is valid: EnsureDefaults fills
+// every unset field.
+type Options struct {
+	// K1 is the BM25 term-frequency saturation. Default 1.2.
+	K1 float64
+	// B is the BM25 length normalisation. Default 0.75.
+	B float64
+	// Analyzer turns text into terms; documents and queries go through the
+	// same one. Default: the project analyzer (index/analysis) when it is
+	// available, otherwise SimpleAnalyzer.
+	Analyzer Analyzer
+	// FS is the filesystem seam. Default vfs.Default.
+	FS vfs.FS
+	// FlushDocs seals the mutable segment automatically once it holds this
+	// many documents (Add does the flush). Default 131072. Negative disables
+	// automatic flushes.
+	FlushDocs int
+	// MergeFactor is the tiered merge fan-in: that many consecutive segments
+	// of the same size tier are merged into one. Default 8. Must be >= 2.
+	MergeFactor int
+	// MergeMinDocs is the size of the smallest tier: segments below it all
+	// count as tier 0. Default 4096.
+	MergeMinDocs int
+	// DisableBackgroundMerge turns off the merge goroutine; Merge can still
+	// be called explicitly. Default false (merging on).
+	DisableBackgroundMerge bool
+	// FilterDrivenRatio chooses the evaluation strategy of a filtered search
+	// per segment: when the filter holds fewer documents of the segment than
+	// (sum of the query terms' document frequencies) / FilterDrivenRatio,
+	// the filter's documents are scored directly; otherwise the postings
+	// drive a MaxScore traversal that checks the filter. Default 2.
+	FilterDrivenRatio float64
+}
+
+// EnsureDefaults fills unset fields with their documented defaults and
+// returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.K1 == 0 {
+		o.K1 = 1.2
+	}
+	if o.B == 0 {
+		o.B = 0.75
+	}
+	if o.Analyzer == nil {
+		o.Analyzer = defaultAnalyzer()
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.FlushDocs == 0 {
+		o.FlushDocs = 131072
+	}
+	if o.MergeFactor == 0 {
+		o.MergeFactor = 8
+	}
+	if o.MergeMinDocs == 0 {
+		o.MergeMinDocs = 4096
+	}
+	if o.FilterDrivenRatio == 0 {
+		o.FilterDrivenRatio = 2
+	}
+	return o
+}
+
+// Validate reports the first invalid field, wrapping ErrOptions.
+func (o *Options) Validate() error {
+	switch {
+	case o.K1 < 0:
+		return fmt.Errorf("%w: K1 %v < 0", ErrOptions, o.K1)
+	case o.B < 0 || o.B > 1:
+		return fmt.Errorf("%w: B %v outside [0, 1]", ErrOptions, o.B)
+	case o.MergeFactor < 2:
+		return fmt.Errorf("%w: MergeFactor %d < 2", ErrOptions, o.MergeFactor)
+	case o.MergeMinDocs < 1:
+		return fmt.Errorf("%w: MergeMinDocs %d < 1", ErrOptions, o.MergeMinDocs)
+	case o.FilterDrivenRatio < 0:
+		return fmt.Errorf("%w: FilterDrivenRatio %v < 0", ErrOptions, o.FilterDrivenRatio)
+	}
+	return nil
+}

@@ -1,0 +1,502 @@
+package index
+
+import (
+	"math"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Hit is one search result.
+type Hit struct {
+	ID    uint64
+	Score float64
+}
+
+// ubSlack inflates every upper bound so float rounding in a bound never
+// prunes a document whose exact score reaches the threshold.
+const ubSlack = 1 + 1e-9
+
+type qterm struct {
+	text string
+	qtf  float64
+	w    float64 // idf * qtf * (k1 + 1)
+}
+
+// scorer holds the BM25 constants of one query.
+type scorer struct {
+	k1, b, avgdl float64
+}
+
+// score is the BM25 contribution of one term: w * tf / (tf + k1*(1-b+b*dl/avgdl)).
+// Both the pruned and the exhaustive search call it, so equal inputs give
+// bit-identical scores.
+func (c *scorer) score(w float64, tf, dl uint32) float64 {
+	t := float64(tf)
+	return w * t / (t + c.k1*(1-c.b+c.b*float64(dl)/c.avgdl))
+}
+
+// idf is the BM25 inverse document frequency in its non-negative form.
+func idf(n, df uint64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+type segTerm struct {
+	q  int // index in searcher.terms (canonical order)
+	ub float64
+}
+
+// searcher is the reusable per-query state.
+type searcher struct {
+	scratch []string
+	terms   []qterm
+	iters   []Postings
+	segT    []segTerm
+	prefix  []float64
+	tmp     []float64
+	heap    hitHeap
+	ti      termInfo
+}
+
+// analyzeQuery fills s.terms with the distinct query terms, sorted (the
+// canonical summation order) with their query frequencies.
+func (x *Index) analyzeQuery(s *searcher, query string) {
+	s.scratch = x.opts.Analyzer.Terms(s.scratch[:0], query)
+	slices.Sort(s.scratch)
+	s.terms = s.terms[:0]
+	for i, t := range s.scratch {
+		if i > 0 && t == s.scratch[i-1] {
+			s.terms[len(s.terms)-1].qtf++
+			continue
+		}
+		s.terms = append(s.terms, qterm{text: t, qtf: 1})
+	}
+}
+
+// prepare computes the global statistics of the query terms; it drops
+// terms no live document holds. Callers hold x.mu.
+func (x *Index) prepare(s *searcher) (scorer, bool) {
+	sc := scorer{k1: x.opts.K1, b: x.opts.B}
+	if x.nLive == 0 {
+		return sc, false
+	}
+	sc.avgdl = float64(x.sumLive) / float64(x.nLive)
+	if sc.avgdl == 0 {
+		sc.avgdl = 1
+	}
+	if len(s.iters) < 1 {
+		s.iters = make([]Postings, 1)
+	}
+	segs := x.allSegs()
+	kept := s.terms[:0]
+	for _, t := range s.terms {
+		var df uint64
+		for _, seg := range segs {
+			if seg.term(t.text, &s.ti) {
+				df += uint64(s.ti.df) - uint64(seg.deletedDF(t.text, &s.ti, x.tomb, &s.iters[0]))
+			}
+		}
+		if df == 0 {
+			continue
+		}
+		t.w = idf(x.nLive, df) * t.qtf * (sc.k1 + 1)
+		kept = append(kept, t)
+	}
+	s.terms = kept
+	if len(s.iters) < len(s.terms) {
+		s.iters = make([]Postings, len(s.terms))
+	}
+	if cap(s.tmp) < len(s.terms) {
+		s.tmp = make([]float64, len(s.terms))
+	}
+	s.tmp = s.tmp[:len(s.terms)]
+	return sc, len(s.terms) > 0
+}
+
+func (x *Index) getSearcher() *searcher {
+	if s, ok := x.pool.Get().(*searcher); ok {
+		return s
+	}
+	return &searcher{}
+}
+
+// Search returns the top k documents for query by BM25 (score descending,
+// ties by id ascending), appended to dst[:0]. filter, when not nil,
+// restricts the result to its ids (typically the output of Filter);
+// deleted documents never appear. Per segment it scores the filter's
+// documents directly when the filter is much smaller than the query's
+// postings, and otherwise runs block-max MaxScore over the postings,
+// checking the filter per candidate.
+func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) ([]Hit, error) {
+	dst = dst[:0]
+	if k <= 0 || (filter != nil && filter.IsEmpty()) {
+		return dst, nil
+	}
+	s := x.getSearcher()
+	defer x.pool.Put(s)
+	x.analyzeQuery(s, query)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return dst, ErrClosed
+	}
+	sc, ok := x.prepare(s)
+	if !ok {
+		return dst, nil
+	}
+	s.heap.reset(k)
+	var err error
+	for _, seg := range x.allSegs() {
+		if seg.empty() {
+			continue
+		}
+		fc := uint64(0)
+		if filter != nil {
+			fc = filter.Rank(seg.hi)
+			if seg.lo > 0 {
+				fc -= filter.Rank(seg.lo - 1)
+			}
+			if fc == 0 {
+				continue
+			}
+		}
+		// Terms present in this segment, with their segment upper bounds.
+		s.segT = s.segT[:0]
+		sumDF := 0.0
+		for q := range s.terms {
+			if !seg.term(s.terms[q].text, &s.ti) {
+				continue
+			}
+			s.iters[len(s.segT)].reset(&s.ti)
+			s.segT = append(s.segT, segTerm{q: q, ub: sc.score(s.terms[q].w, s.ti.maxTF, s.ti.minDL) * ubSlack})
+			sumDF += float64(s.ti.df)
+		}
+		if len(s.segT) == 0 {
+			continue
+		}
+		var tomb *roaring.Bitmap
+		if seg.nDeleted > 0 {
+			tomb = x.tomb
+		}
+		if filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF {
+			x.filterDriven(s, &sc, seg, filter, tomb)
+		} else {
+			x.maxScore(s, &sc, seg, filter, tomb)
+		}
+		for i := range s.segT {
+			if e := s.iters[i].Err(); e != nil && err == nil {
+				err = &CorruptionError{File: segName(seg.num), Err: e}
+			}
+		}
+	}
+	return s.heap.appendSorted(dst), err
+}
+
+// canonical sums the per-term scores in query-term order and clears them.
+func canonical(tmp []float64) float64 {
+	var sum float64
+	for i, v := range tmp {
+		sum += v
+		tmp[i] = 0
+	}
+	return sum
+}
+
+// maxScore is block-max MaxScore over one segment. Terms are ordered by
+// upper bound; the lowest-bound terms whose bounds sum to at most the
+// current threshold are "non-essential": a document matching only them
+// cannot enter the top k, so candidates come from the essential terms and
+// non-essential terms are only probed (Seek), after a block-max bound check.
+func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
+	m := len(s.segT)
+	// Sort iterators and terms by upper bound, ascending.
+	order := s.segT
+	for i := 1; i < m; i++ { // insertion sort: m is tiny; keep iters in step
+		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
+		}
+	}
+	if cap(s.prefix) < m {
+		s.prefix = make([]float64, m)
+	}
+	prefix := s.prefix[:m]
+	acc := 0.0
+	for i := range order {
+		acc += order[i].ub
+		prefix[i] = acc
+	}
+	h := &s.heap
+	theta := h.threshold()
+	fe := 0
+	for fe < m && prefix[fe] <= theta {
+		fe++
+	}
+	for i := fe; i < m; i++ {
+		s.iters[i].Next()
+	}
+	tmp := s.tmp
+	for fe < m {
+		doc := uint32(endDoc)
+		for i := fe; i < m; i++ {
+			doc = min(doc, s.iters[i].At())
+		}
+		if doc == endDoc {
+			break
+		}
+		if filter != nil && !filter.Contains(doc) {
+			for i := fe; i < m; i++ {
+				if s.iters[i].At() == doc {
+					s.iters[i].Next()
+				}
+			}
+			continue
+		}
+		dl := seg.docLen(doc)
+		sum := 0.0
+		for i := fe; i < m; i++ {
+			it := &s.iters[i]
+			if it.At() == doc {
+				v := sc.score(s.terms[order[i].q].w, it.TF(), dl)
+				tmp[order[i].q] = v
+				sum += v
+				it.Next()
+			}
+		}
+		full := h.full()
+		pruned := false
+		if fe > 0 && full {
+			if sum+prefix[fe-1] <= theta {
+				pruned = true
+			} else {
+				bsum := sum
+				for i := 0; i < fe; i++ {
+					if bm, ok := s.iters[i].shallow(doc); ok {
+						bsum += sc.score(s.terms[order[i].q].w, bm.maxTF, bm.minDL) * ubSlack
+					}
+				}
+				pruned = bsum <= theta
+			}
+		}
+		for i := fe - 1; i >= 0 && !pruned; i-- {
+			if full && sum+prefix[i] <= theta {
+				pruned = true
+				break
+			}
+			it := &s.iters[i]
+			if it.Seek(doc) && it.At() == doc {
+				v := sc.score(s.terms[order[i].q].w, it.TF(), dl)
+				tmp[order[i].q] = v
+				sum += v
+			}
+		}
+		score := canonical(tmp)
+		if pruned || (tomb != nil && tomb.Contains(doc)) {
+			continue
+		}
+		if h.push(uint64(doc), score) {
+			theta = h.threshold()
+			for fe < m && prefix[fe] <= theta {
+				fe++
+			}
+		}
+	}
+}
+
+// filterDriven scores the filter's documents in the segment directly,
+// skipping those whose block-max bound cannot beat the threshold.
+func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
+	m := len(s.segT)
+	h := &s.heap
+	tmp := s.tmp
+	it := filter.Iterator()
+	it.AdvanceIfNeeded(seg.lo)
+	theta := h.threshold()
+	for it.HasNext() {
+		doc := it.Next()
+		if doc > seg.hi {
+			break
+		}
+		if h.full() {
+			bsum := 0.0
+			for i := 0; i < m; i++ {
+				if bm, ok := s.iters[i].shallow(doc); ok {
+					bsum += sc.score(s.terms[s.segT[i].q].w, bm.maxTF, bm.minDL) * ubSlack
+				}
+			}
+			if bsum <= theta {
+				continue
+			}
+		}
+		if tomb != nil && tomb.Contains(doc) {
+			continue
+		}
+		matched := false
+		var dl uint32
+		for i := 0; i < m; i++ {
+			p := &s.iters[i]
+			if p.Seek(doc) && p.At() == doc {
+				if !matched {
+					dl = seg.docLen(doc)
+					matched = true
+				}
+				tmp[s.segT[i].q] = sc.score(s.terms[s.segT[i].q].w, p.TF(), dl)
+			}
+		}
+		if !matched {
+			continue
+		}
+		if h.push(uint64(doc), canonical(tmp)) {
+			theta = h.threshold()
+		}
+	}
+}
+
+// SearchExhaustive is the reference: it scores every posting of every
+// query term with no pruning and sorts. For tests and benchmarks.
+func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([]Hit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	s := &searcher{}
+	x.analyzeQuery(s, query)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	sc, ok := x.prepare(s)
+	if !ok {
+		return nil, nil
+	}
+	per := map[uint32][]float64{}
+	var p Postings
+	for _, seg := range x.allSegs() {
+		for q, t := range s.terms {
+			if !seg.term(t.text, &s.ti) {
+				continue
+			}
+			p.reset(&s.ti)
+			for p.Next() {
+				d := p.At()
+				if x.tomb.Contains(d) || (filter != nil && !filter.Contains(d)) {
+					continue
+				}
+				v := per[d]
+				if v == nil {
+					v = make([]float64, len(s.terms))
+					per[d] = v
+				}
+				v[q] = sc.score(t.w, p.TF(), seg.docLen(d))
+			}
+			if p.Err() != nil {
+				return nil, p.Err()
+			}
+		}
+	}
+	hits := make([]Hit, 0, len(per))
+	for d, v := range per {
+		hits = append(hits, Hit{ID: uint64(d), Score: canonical(v)})
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// hitHeap is a bounded min-heap of the best hits so far; the root is the
+// worst (lowest score, then highest id).
+type hitHeap struct {
+	h []Hit
+	k int
+}
+
+func (h *hitHeap) reset(k int) {
+	h.k = k
+	if cap(h.h) < min(k, 4096) {
+		h.h = make([]Hit, 0, min(k, 4096))
+	}
+	h.h = h.h[:0]
+}
+
+func (h *hitHeap) full() bool { return len(h.h) >= h.k }
+
+// threshold is the score a new document must beat (-Inf until full).
+func (h *hitHeap) threshold() float64 {
+	if !h.full() {
+		return math.Inf(-1)
+	}
+	return h.h[0].Score
+}
+
+func worse(a, b Hit) bool { return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID) }
+
+// push offers a hit; it reports whether the threshold may have changed.
+func (h *hitHeap) push(id uint64, score float64) bool {
+	n := Hit{ID: id, Score: score}
+	if !h.full() {
+		h.h = append(h.h, n)
+		i := len(h.h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !worse(h.h[i], h.h[p]) {
+				break
+			}
+			h.h[i], h.h[p] = h.h[p], h.h[i]
+			i = p
+		}
+		return h.full()
+	}
+	if !worse(h.h[0], n) {
+		return false
+	}
+	h.h[0] = n
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h.h) {
+			break
+		}
+		c := l
+		if r := l + 1; r < len(h.h) && worse(h.h[r], h.h[l]) {
+			c = r
+		}
+		if !worse(h.h[c], h.h[i]) {
+			break
+		}
+		h.h[i], h.h[c] = h.h[c], h.h[i]
+		i = c
+	}
+	return true
+}
+
+// appendSorted appends the hits best first and empties the heap.
+func (h *hitHeap) appendSorted(dst []Hit) []Hit {
+	start := len(dst)
+	dst = append(dst, h.h...)
+	out := dst[start:]
+	slices.SortFunc(out, func(a, b Hit) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+	h.h = h.h[:0]
+	return dst
+}

@@ -1,0 +1,462 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Segment file constants. Never change: they define the on-disk format
+// drawn in doc.go and docs/format/index.md.
+const (
+	segMagic      = "LZMIDX01" // first 8 bytes of a segment file
+	segVersion    = 1
+	segHeaderSize = 32
+	segFooterSize = 8*8 + 8
+	segFooterMagic = 0x4c5a4d46 // "LZMF"
+	termEntrySize = 28          // strOff u32, strLen u32, df u32, maxTF u32, minDL u32, postOff u64
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// fieldSet holds bitmap postings: key -> value -> ids.
+type fieldSet map[string]map[string]*roaring.Bitmap
+
+func (fs fieldSet) add(key, val string, id uint32) {
+	m := fs[key]
+	if m == nil {
+		m = make(map[string]*roaring.Bitmap)
+		fs[key] = m
+	}
+	b := m[val]
+	if b == nil {
+		b = roaring.New()
+		m[val] = b
+	}
+	b.Add(id)
+}
+
+// segment is one id range [lo, hi] of the index. The mutable segment has mut
+// set; a sealed segment is an encoded file image held in buf (read whole
+// from disk, or kept in memory when the index has no directory).
+type segment struct {
+	num     uint64 // file number; 0 for the mutable segment
+	lo, hi  uint32 // id range, inclusive; hi < lo when empty
+	nDocs   uint32
+	sumLen  uint64
+	present *roaring.Bitmap
+
+	mut *memSeg
+
+	buf    []byte
+	lens   []byte // (hi-lo+1) x u32
+	times  []byte // (hi-lo+1) x i64
+	fields []byte
+	strs   []byte
+	table  []byte
+	posts  []byte
+	nTerms int
+
+	// deletions that fall in this segment (tombstones not yet merged away)
+	nDeleted uint32
+	delLen   uint64
+	delMu    sync.Mutex
+	delDF    map[string]uint32 // per term: postings of deleted docs (lazy)
+}
+
+type memSeg struct {
+	terms  map[string]*memTerm
+	lens   []uint32
+	times  []int64
+	fields fieldSet
+}
+
+func newMutable(lo uint32) *segment {
+	return &segment{lo: lo, hi: lo - 1, present: roaring.New(), mut: &memSeg{
+		terms: make(map[string]*memTerm), fields: make(fieldSet)}}
+}
+
+func (s *segment) empty() bool { return s.nDocs == 0 }
+
+func (s *segment) docLen(id uint32) uint32 {
+	if s.mut != nil {
+		return s.mut.lens[id-s.lo]
+	}
+	return binary.LittleEndian.Uint32(s.lens[(id-s.lo)*4:])
+}
+
+func (s *segment) docTime(id uint32) int64 {
+	if s.mut != nil {
+		return s.mut.times[id-s.lo]
+	}
+	return int64(binary.LittleEndian.Uint64(s.times[(id-s.lo)*8:]))
+}
+
+// term looks a term up; ok is false when the segment does not hold it.
+func (s *segment) term(t string, ti *termInfo) bool {
+	if s.mut != nil {
+		mt := s.mut.terms[t]
+		if mt == nil {
+			return false
+		}
+		*ti = termInfo{df: uint32(len(mt.docs)), mem: mt, maxTF: 0, minDL: ^uint32(0)}
+		for _, b := range mt.blocks {
+			ti.maxTF = max(ti.maxTF, b.maxTF)
+			ti.minDL = min(ti.minDL, b.minDL)
+		}
+		return true
+	}
+	i := sort.Search(s.nTerms, func(i int) bool { return string(s.termAt(i)) >= t })
+	if i >= s.nTerms || string(s.termAt(i)) != t {
+		return false
+	}
+	s.entry(i, ti)
+	return true
+}
+
+func (s *segment) termAt(i int) []byte {
+	e := s.table[i*termEntrySize:]
+	off := binary.LittleEndian.Uint32(e)
+	n := binary.LittleEndian.Uint32(e[4:])
+	return s.strs[off : off+n]
+}
+
+func (s *segment) entry(i int, ti *termInfo) {
+	e := s.table[i*termEntrySize:]
+	*ti = termInfo{
+		df:    binary.LittleEndian.Uint32(e[8:]),
+		maxTF: binary.LittleEndian.Uint32(e[12:]),
+		minDL: binary.LittleEndian.Uint32(e[16:]),
+	}
+	off := binary.LittleEndian.Uint64(e[20:])
+	ti.data = s.posts[off:]
+}
+
+// deletedDF returns how many postings of term t in s belong to deleted
+// documents, so df stays exact before merges drop them.
+func (s *segment) deletedDF(t string, ti *termInfo, tomb *roaring.Bitmap, p *Postings) uint32 {
+	if s.nDeleted == 0 {
+		return 0
+	}
+	s.delMu.Lock()
+	defer s.delMu.Unlock()
+	if n, ok := s.delDF[t]; ok {
+		return n
+	}
+	var n uint32
+	p.reset(ti)
+	for p.Next() {
+		if tomb.Contains(p.At()) {
+			n++
+		}
+	}
+	if s.delDF == nil {
+		s.delDF = make(map[string]uint32)
+	}
+	s.delDF[t] = n
+	return n
+}
+
+// segBuilder accumulates one sealed segment image.
+type segBuilder struct {
+	lo, hi  uint32
+	lens    []uint32
+	times   []int64
+	present *roaring.Bitmap
+	nDocs   uint32
+	sumLen  uint64
+	fields  fieldSet
+
+	strs  []byte
+	table []byte
+	posts []byte
+	nTerm int
+	tmp   []byte
+}
+
+// addTerm appends one term's postings (terms must come in sorted order).
+func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
+	if len(docs) == 0 {
+		return
+	}
+	start := len(b.posts)
+	nb := (len(docs) + blockSize - 1) / blockSize
+	metaStart := start
+	b.posts = append(b.posts, make([]byte, nb*blockMetaSize)...)
+	dataStart := len(b.posts)
+	var prev uint32
+	maxTF, minDL := uint32(0), ^uint32(0)
+	for bi := 0; bi < nb; bi++ {
+		lo := bi * blockSize
+		hi := min(lo+blockSize, len(docs))
+		m := blockMeta{off: uint32(len(b.posts) - dataStart), minDL: ^uint32(0)}
+		for j := lo; j < hi; j++ {
+			b.posts = binary.AppendUvarint(b.posts, uint64(docs[j]-prev))
+			prev = docs[j]
+			dl := b.lens[docs[j]-b.lo]
+			m.minDL = min(m.minDL, dl)
+			m.maxTF = max(m.maxTF, tfs[j])
+		}
+		for j := lo; j < hi; j++ {
+			b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
+		}
+		m.last = docs[hi-1]
+		mb := b.posts[metaStart+bi*blockMetaSize:]
+		binary.LittleEndian.PutUint32(mb, m.last)
+		binary.LittleEndian.PutUint32(mb[4:], m.off)
+		binary.LittleEndian.PutUint32(mb[8:], m.maxTF)
+		binary.LittleEndian.PutUint32(mb[12:], m.minDL)
+		maxTF, minDL = max(maxTF, m.maxTF), min(minDL, m.minDL)
+	}
+	var e [termEntrySize]byte
+	binary.LittleEndian.PutUint32(e[0:], uint32(len(b.strs)))
+	binary.LittleEndian.PutUint32(e[4:], uint32(len(t)))
+	binary.LittleEndian.PutUint32(e[8:], uint32(len(docs)))
+	binary.LittleEndian.PutUint32(e[12:], maxTF)
+	binary.LittleEndian.PutUint32(e[16:], minDL)
+	binary.LittleEndian.PutUint64(e[20:], uint64(start))
+	b.table = append(b.table, e[:]...)
+	b.strs = append(b.strs, t...)
+	b.nTerm++
+}
+
+// finish assembles the file image.
+func (b *segBuilder) finish() ([]byte, error) {
+	n := int(b.hi - b.lo + 1)
+	out := make([]byte, 0, segHeaderSize+len(b.posts)+len(b.table)+len(b.strs)+n*12+1024)
+	out = append(out, segMagic...)
+	out = binary.LittleEndian.AppendUint32(out, segVersion)
+	out = binary.LittleEndian.AppendUint32(out, 0)
+	out = binary.LittleEndian.AppendUint32(out, b.lo)
+	out = binary.LittleEndian.AppendUint32(out, b.hi)
+	out = binary.LittleEndian.AppendUint32(out, b.nDocs)
+	out = binary.LittleEndian.AppendUint32(out, 0)
+	var offs [8]uint64
+	b.present.RunOptimize()
+	offs[0] = uint64(len(out))
+	pb, err := b.present.ToBytes()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, pb...)
+	offs[1] = uint64(len(out))
+	for _, l := range b.lens {
+		out = binary.LittleEndian.AppendUint32(out, l)
+	}
+	offs[2] = uint64(len(out))
+	for _, t := range b.times {
+		out = binary.LittleEndian.AppendUint64(out, uint64(t))
+	}
+	offs[3] = uint64(len(out))
+	if out, err = appendFields(out, b.fields); err != nil {
+		return nil, err
+	}
+	offs[4] = uint64(len(out))
+	out = append(out, b.strs...)
+	offs[5] = uint64(len(out))
+	out = append(out, b.table...)
+	offs[6] = uint64(len(out))
+	out = append(out, b.posts...)
+	offs[7] = b.sumLen
+	for _, o := range offs {
+		out = binary.LittleEndian.AppendUint64(out, o)
+	}
+	_ = b.nTerm // derived from the table size
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	out = binary.LittleEndian.AppendUint32(out, segFooterMagic)
+	return out, nil
+}
+
+func appendFields(out []byte, fs fieldSet) ([]byte, error) {
+	keys := make([]string, 0, len(fs))
+	for k := range fs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(keys)))
+	for _, k := range keys {
+		vals := make([]string, 0, len(fs[k]))
+		for v, bm := range fs[k] {
+			if !bm.IsEmpty() {
+				vals = append(vals, v)
+			}
+		}
+		slices.Sort(vals)
+		out = appendStr(out, k)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(vals)))
+		for _, v := range vals {
+			out = appendStr(out, v)
+			bm := fs[k][v]
+			bm.RunOptimize()
+			bb, err := bm.ToBytes()
+			if err != nil {
+				return nil, err
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(bb)))
+			out = append(out, bb...)
+		}
+	}
+	return out, nil
+}
+
+func appendStr(out []byte, s string) []byte {
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
+	return append(out, s...)
+}
+
+var errShort = errors.New("truncated")
+
+// openSegment validates and indexes a file image without copying it.
+func openSegment(name string, num uint64, buf []byte) (*segment, error) {
+	bad := func(off int, err error) (*segment, error) {
+		return nil, &CorruptionError{File: name, Offset: int64(off), Err: err}
+	}
+	if len(buf) < segHeaderSize+segFooterSize || string(buf[:8]) != segMagic {
+		return bad(0, errors.New("bad magic or size"))
+	}
+	if v := binary.LittleEndian.Uint32(buf[8:]); v != segVersion {
+		return bad(8, fmt.Errorf("unknown version %d", v))
+	}
+	ft := len(buf) - segFooterSize
+	if binary.LittleEndian.Uint32(buf[len(buf)-4:]) != segFooterMagic {
+		return bad(len(buf)-4, errors.New("bad footer magic"))
+	}
+	if crc32.Checksum(buf[:len(buf)-8], castagnoli) != binary.LittleEndian.Uint32(buf[len(buf)-8:]) {
+		return bad(len(buf)-8, errors.New("checksum mismatch"))
+	}
+	s := &segment{num: num, buf: buf}
+	s.lo = binary.LittleEndian.Uint32(buf[16:])
+	s.hi = binary.LittleEndian.Uint32(buf[20:])
+	s.nDocs = binary.LittleEndian.Uint32(buf[24:])
+	var offs [8]uint64
+	for i := range offs {
+		offs[i] = binary.LittleEndian.Uint64(buf[ft+8*i:])
+	}
+	s.sumLen = offs[7]
+	if s.hi < s.lo {
+		return bad(16, errors.New("empty id range"))
+	}
+	n := uint64(s.hi-s.lo) + 1
+	prev := uint64(segHeaderSize)
+	for i := 0; i < 7; i++ {
+		if offs[i] < prev || offs[i] > uint64(ft) {
+			return bad(ft+8*i, errors.New("section offset out of order"))
+		}
+		prev = offs[i]
+	}
+	if offs[2]-offs[1] != 4*n || offs[3]-offs[2] != 8*n {
+		return bad(int(offs[1]), errors.New("column size mismatch"))
+	}
+	s.present = roaring.New()
+	if _, err := s.present.FromBuffer(buf[offs[0]:offs[1]]); err != nil {
+		return bad(int(offs[0]), err)
+	}
+	s.present = s.present.Clone() // do not alias the file buffer in a mutable bitmap
+	if uint64(s.present.GetCardinality()) != uint64(s.nDocs) {
+		return bad(int(offs[0]), errors.New("doc count mismatch"))
+	}
+	s.lens = buf[offs[1]:offs[2]]
+	s.times = buf[offs[2]:offs[3]]
+	s.fields = buf[offs[3]:offs[4]]
+	s.strs = buf[offs[4]:offs[5]]
+	s.table = buf[offs[5]:offs[6]]
+	s.posts = buf[offs[6]:ft]
+	if len(s.table)%termEntrySize != 0 {
+		return bad(int(offs[5]), errors.New("term table size"))
+	}
+	s.nTerms = len(s.table) / termEntrySize
+	// Validate the term table so lookups never index out of range.
+	var prevTerm []byte
+	for i := 0; i < s.nTerms; i++ {
+		e := s.table[i*termEntrySize:]
+		so, sl := binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:])
+		df := uint64(binary.LittleEndian.Uint32(e[8:]))
+		po := binary.LittleEndian.Uint64(e[20:])
+		if uint64(so)+uint64(sl) > uint64(len(s.strs)) || df == 0 ||
+			po+((df+blockSize-1)/blockSize)*blockMetaSize > uint64(len(s.posts)) {
+			return bad(int(offs[5])+i*termEntrySize, errors.New("term entry out of range"))
+		}
+		t := s.strs[so : so+sl]
+		if i > 0 && bytes.Compare(prevTerm, t) >= 0 {
+			return bad(int(offs[5])+i*termEntrySize, errors.New("terms not sorted"))
+		}
+		prevTerm = t
+	}
+	return s, nil
+}
+
+// forEachField decodes the field section of a sealed segment.
+func (s *segment) forEachField(fn func(key, val string, bm *roaring.Bitmap) error) error {
+	if s.mut != nil {
+		for k, m := range s.mut.fields {
+			for v, bm := range m {
+				if err := fn(k, v, bm); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	b := s.fields
+	pos := 0
+	u32 := func() (uint32, bool) {
+		if pos+4 > len(b) {
+			return 0, false
+		}
+		v := binary.LittleEndian.Uint32(b[pos:])
+		pos += 4
+		return v, true
+	}
+	str := func() (string, bool) {
+		n, ok := u32()
+		if !ok || pos+int(n) > len(b) {
+			return "", false
+		}
+		v := string(b[pos : pos+int(n)])
+		pos += int(n)
+		return v, true
+	}
+	corrupt := func() error { return &CorruptionError{File: segName(s.num), Offset: int64(pos), Err: errShort} }
+	nk, ok := u32()
+	if !ok {
+		return corrupt()
+	}
+	for ; nk > 0; nk-- {
+		k, ok := str()
+		if !ok {
+			return corrupt()
+		}
+		nv, ok := u32()
+		if !ok {
+			return corrupt()
+		}
+		for ; nv > 0; nv-- {
+			v, ok := str()
+			if !ok {
+				return corrupt()
+			}
+			n, ok := u32()
+			if !ok || pos+int(n) > len(b) {
+				return corrupt()
+			}
+			bm := roaring.New()
+			if _, err := bm.FromBuffer(b[pos : pos+int(n)]); err != nil {
+				return &CorruptionError{File: segName(s.num), Offset: int64(pos), Err: err}
+			}
+			pos += int(n)
+			if err := fn(k, v, bm); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func segName(num uint64) string { return fmt.Sprintf("%06d.lzi", num) }
