@@ -16,12 +16,12 @@ import (
 // Segment file constants. Never change: they define the on-disk format
 // drawn in doc.go and docs/format/index.md.
 const (
-	segMagic      = "LZMIDX01" // first 8 bytes of a segment file
-	segVersion    = 1
-	segHeaderSize = 32
-	segFooterSize = 8*8 + 8
+	segMagic       = "LZMIDX01" // first 8 bytes of a segment file
+	segVersion     = 1
+	segHeaderSize  = 32
+	segFooterSize  = 8*8 + 8
 	segFooterMagic = 0x4c5a4d46 // "LZMF"
-	termEntrySize = 28          // strOff u32, strLen u32, df u32, maxTF u32, minDL u32, postOff u64
+	termEntrySize  = 28         // strOff u32, strLen u32, df u32, maxTF u32, minDL u32, postOff u64
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
