@@ -153,6 +153,11 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 	if err := x.fs.MkdirAll(x.dir, 0o755); err != nil {
 		return false, fmt.Errorf("lazymem: index: mkdir: %w", err)
 	}
+	// A new directory's own entry must be durable too, or a crash can lose
+	// the directory with everything synced inside it.
+	if err := syncDir(x.fs, x.fs.PathDir(x.dir)); err != nil {
+		return false, fmt.Errorf("lazymem: index: sync parent dir: %w", err)
+	}
 	var m *manifest
 	buf, err := readFile(x.fs, x.fs.PathJoin(x.dir, manifestName))
 	switch {
