@@ -59,8 +59,8 @@ type Generator struct {
 	err error
 	r   *rand.Rand
 
-	zNoun, zVerb, zAdj, zGlue, zTech, zTail *rand.Zipf
-	zPerson, zService, zProject             *rand.Zipf
+	zNoun, zVerb, zAdj, zGlue, zTech, zTail *zipf
+	zPerson, zService, zProject             *zipf
 
 	agents   []agentInfo
 	sessions []sessionPlan
@@ -89,15 +89,15 @@ func New(cfg Config) *Generator {
 	}
 	g.r = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c617a796d656d))
 	s := cfg.ZipfS
-	g.zNoun = rand.NewZipf(g.r, s, 1, uint64(len(vocab.nouns)-1))
-	g.zVerb = rand.NewZipf(g.r, s, 1, uint64(len(vocab.verbs)-1))
-	g.zAdj = rand.NewZipf(g.r, s, 1, uint64(len(vocab.adjs)-1))
-	g.zGlue = rand.NewZipf(g.r, s, 1, uint64(len(vocab.glue)-1))
-	g.zTech = rand.NewZipf(g.r, s, 1, uint64(len(vocab.tech)-1))
-	g.zTail = rand.NewZipf(g.r, s, 1, uint64(len(vocab.tail)-1))
-	g.zPerson = rand.NewZipf(g.r, s, 1, personsPerAgent-1)
-	g.zService = rand.NewZipf(g.r, s, 1, servicesPerAgent-1)
-	g.zProject = rand.NewZipf(g.r, s, 1, projectsPerAgent-1)
+	g.zNoun = newZipf(g.r, s, len(vocab.nouns))
+	g.zVerb = newZipf(g.r, s, len(vocab.verbs))
+	g.zAdj = newZipf(g.r, s, len(vocab.adjs))
+	g.zGlue = newZipf(g.r, s, len(vocab.glue))
+	g.zTech = newZipf(g.r, s, len(vocab.tech))
+	g.zTail = newZipf(g.r, s, len(vocab.tail))
+	g.zPerson = newZipf(g.r, s, personsPerAgent)
+	g.zService = newZipf(g.r, s, servicesPerAgent)
+	g.zProject = newZipf(g.r, s, projectsPerAgent)
 	g.planAgents()
 	g.planSessions()
 	g.planFacts()
@@ -422,11 +422,16 @@ func (g *Generator) sep() {
 func (g *Generator) renderFiller(role string) string {
 	r := g.r
 	if role == RoleTool {
-		g.pick(vocab.tool)
+		for k := g.count(0.8, 4); k > 0; k-- {
+			if len(g.buf) > 0 {
+				g.buf = append(g.buf, '\n')
+			}
+			g.pick(vocab.tool)
+		}
 		return "tool_result"
 	}
 	if g.cfg.CJKRate > 0 && r.Float64() < g.cfg.CJKRate {
-		for k := 1 + r.IntN(3); k > 0; k-- {
+		for k := g.count(2, 8); k > 0; k-- {
 			g.pick(vocab.zh)
 		}
 		return "inform"
@@ -437,7 +442,7 @@ func (g *Generator) renderFiller(role string) string {
 			g.pick(vocab.greeting)
 			intent = "greeting"
 		}
-		for k := 1 + r.IntN(3); k > 0; k-- {
+		for k := g.count(2.3, 15); k > 0; k-- {
 			g.sep()
 			x := r.IntN(100)
 			var in string
@@ -461,7 +466,7 @@ func (g *Generator) renderFiller(role string) string {
 		}
 		return intent
 	}
-	for k := 1 + r.IntN(3); k > 0; k-- {
+	for k := g.count(4, 15); k > 0; k-- {
 		g.sep()
 		x := r.IntN(100)
 		var in string
@@ -489,6 +494,12 @@ func (g *Generator) renderFiller(role string) string {
 	return intent
 }
 
+// count draws a number of sentences: 1 plus an exponential with the given
+// mean, capped. Most turns are short and a few are long, as in real chat.
+func (g *Generator) count(mean float64, maxN int) int {
+	return min(1+int(g.r.ExpFloat64()*mean), maxN)
+}
+
 func (g *Generator) addEntity(s string) {
 	for _, e := range g.ents {
 		if e == s {
@@ -508,48 +519,48 @@ func (g *Generator) render(t tmpl) {
 		case slotLit:
 			b = append(b, p.lit...)
 		case slotNoun:
-			b = append(b, vocab.nouns[g.zNoun.Uint64()]...)
+			b = append(b, vocab.nouns[g.zNoun.next()]...)
 		case slotNouns:
-			b = append(b, vocab.nounsPl[g.zNoun.Uint64()]...)
+			b = append(b, vocab.nounsPl[g.zNoun.next()]...)
 		case slotAdj:
-			b = append(b, vocab.adjs[g.zAdj.Uint64()]...)
+			b = append(b, vocab.adjs[g.zAdj.next()]...)
 		case slotGlue:
-			b = append(b, vocab.glue[g.zGlue.Uint64()]...)
+			b = append(b, vocab.glue[g.zGlue.next()]...)
 		case slotVerb:
-			b = append(b, vocab.verbs[g.zVerb.Uint64()]...)
+			b = append(b, vocab.verbs[g.zVerb.next()]...)
 		case slotVerbS:
-			b = append(b, vocab.verbsS[g.zVerb.Uint64()]...)
+			b = append(b, vocab.verbsS[g.zVerb.next()]...)
 		case slotVerbD:
-			b = append(b, vocab.verbsD[g.zVerb.Uint64()]...)
+			b = append(b, vocab.verbsD[g.zVerb.next()]...)
 		case slotVerbG:
-			b = append(b, vocab.vIng[g.zVerb.Uint64()]...)
+			b = append(b, vocab.vIng[g.zVerb.next()]...)
 		case slotWord:
 			switch x := r.IntN(20); {
 			case x == 0:
-				b = append(b, vocab.tail[g.zTail.Uint64()]...)
+				b = append(b, vocab.tail[g.zTail.next()]...)
 			case x < 10:
-				b = append(b, vocab.nouns[g.zNoun.Uint64()]...)
+				b = append(b, vocab.nouns[g.zNoun.next()]...)
 			case x < 16:
-				b = append(b, vocab.verbs[g.zVerb.Uint64()]...)
+				b = append(b, vocab.verbs[g.zVerb.next()]...)
 			default:
-				b = append(b, vocab.adjs[g.zAdj.Uint64()]...)
+				b = append(b, vocab.adjs[g.zAdj.next()]...)
 			}
 		case slotPerson:
-			s := a.persons[g.zPerson.Uint64()]
+			s := a.persons[g.zPerson.next()]
 			g.addEntity(s)
 			b = append(b, s...)
 		case slotService:
-			s := a.services[g.zService.Uint64()]
+			s := a.services[g.zService.next()]
 			g.addEntity(s)
 			b = append(b, s...)
 		case slotProject:
-			s := a.projects[g.zProject.Uint64()]
+			s := a.projects[g.zProject.next()]
 			g.addEntity(s)
 			b = append(b, s...)
 		case slotTech:
-			b = append(b, vocab.tech[g.zTech.Uint64()]...)
+			b = append(b, vocab.tech[g.zTech.next()]...)
 		case slotTail:
-			b = append(b, vocab.tail[g.zTail.Uint64()]...)
+			b = append(b, vocab.tail[g.zTail.next()]...)
 		case slotID:
 			b = appendID(b, r)
 		case slotNum:

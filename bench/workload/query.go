@@ -39,15 +39,15 @@ func KeywordQueries(cfg Config, n int, seed int64) []Query {
 		return nil
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6b6579776f7264))
-	zNoun := rand.NewZipf(r, cfg.ZipfS, 1, uint64(len(vocab.nouns)-1))
-	zTail := rand.NewZipf(r, cfg.ZipfS, 1, uint64(len(vocab.tail)-1))
-	zTech := rand.NewZipf(r, cfg.ZipfS, 1, uint64(len(vocab.tech)-1))
+	zNoun := newZipf(r, cfg.ZipfS, len(vocab.nouns))
+	zTail := newZipf(r, cfg.ZipfS, len(vocab.tail))
+	zTech := newZipf(r, cfg.ZipfS, len(vocab.tech))
 	week := 7 * 24 * time.Hour
 	out := make([]Query, 0, n)
 	var b []byte
 	for range n {
 		b = b[:0]
-		b = append(b, vocab.nouns[zNoun.Uint64()]...)
+		b = append(b, vocab.nouns[zNoun.next()]...)
 		b = append(b, ' ')
 		switch r.IntN(3) {
 		case 0:
@@ -60,9 +60,9 @@ func KeywordQueries(cfg Config, n int, seed int64) []Query {
 		for k := r.IntN(3); k > 0; k-- {
 			b = append(b, ' ')
 			if r.IntN(2) == 0 {
-				b = append(b, vocab.tech[zTech.Uint64()]...)
+				b = append(b, vocab.tech[zTech.next()]...)
 			} else {
-				b = append(b, vocab.tail[zTail.Uint64()]...)
+				b = append(b, vocab.tail[zTail.next()]...)
 			}
 		}
 		q := Query{Text: string(b), Agent: AgentID(r.IntN(cfg.Agents), cfg.Agents), Kind: "keyword"}
