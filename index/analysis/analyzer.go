@@ -101,13 +101,7 @@ func (a *Analyzer) AppendTokens(dst []Token, text string) []Token {
 	st := a.pool.Get().(*scratch)
 	s := text
 	if !isASCII(text) {
-		if n := norm.NFKC.QuickSpanString(text); n < len(text) {
-			st.norm = norm.NFKC.AppendString(st.norm[:0], text)
-			// The scanner reads st.norm as a string; nothing writes to
-			// st.norm until this call returns, and every emitted term is
-			// a copy, so the view never escapes.
-			s = unsafe.String(unsafe.SliceData(st.norm), len(st.norm))
-		}
+		s = st.normalize(text)
 	}
 	e := emitter{a: a, st: st, dst: dst, max: a.opts.MaxTokenLen}
 	e.scan(s)
@@ -117,6 +111,57 @@ func (a *Analyzer) AppendTokens(dst []Token, text string) []Token {
 	}
 	a.pool.Put(st)
 	return dst
+}
+
+// normalize returns NFKC(text). Text made of NFKC-safe runes is returned as
+// is; fullwidth ASCII (U+FF01-FF5E) and the ideographic space, common in CJK
+// chat, are mapped by hand (their NFKC mappings) into st.norm; anything
+// else takes x/text's full normalizer.
+func (st *scratch) normalize(text string) string {
+	out := st.norm[:0]
+	changed := false
+	last := 0 // text[last:i] is not yet copied to out
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r < 0x10000 && bmpInfo(r)&nfkcSafe != 0:
+			i += size
+			continue
+		case r >= 0xFF01 && r <= 0xFF5E, r == 0x3000:
+			out = append(out, text[last:i]...)
+			if r == 0x3000 {
+				out = append(out, ' ')
+			} else {
+				out = append(out, byte(r-0xFEE0))
+			}
+			i += size
+			last = i
+			changed = true
+			continue
+		case r >= 0x10000 && safeRune(st.buf[:0], r):
+			i += size
+			continue
+		}
+		// A rune that may change or interact with its neighbours.
+		st.norm = norm.NFKC.AppendString(st.norm[:0], text)
+		return st.view()
+	}
+	if !changed {
+		return text
+	}
+	st.norm = append(out, text[last:]...)
+	return st.view()
+}
+
+// view returns st.norm as a string without copying. The scanner only reads
+// it, nothing writes st.norm until AppendTokens returns, and every emitted
+// term is a copy, so the view never outlives the buffer's contents.
+func (st *scratch) view() string {
+	return unsafe.String(unsafe.SliceData(st.norm), len(st.norm))
 }
 
 func isASCII(s string) bool {
@@ -139,7 +184,13 @@ type emitter struct {
 
 func (e *emitter) scan(s string) {
 	for i := 0; i < len(s); {
-		c, size := classAt(s, i)
+		var c class
+		size := 1
+		if ch := s[i]; ch < utf8.RuneSelf {
+			c = asciiClass[ch]
+		} else {
+			c, size = classAt(s, i)
+		}
 		switch c {
 		case cLower, cUpper, cLetter, cDigit:
 			i = e.word(s, i)
@@ -163,11 +214,17 @@ func (e *emitter) word(s string, start int) int {
 	i := start
 	for {
 		for i < len(s) {
-			c, size := classAt(s, i)
+			var c class
+			size := 1
+			if ch := s[i]; ch < utf8.RuneSelf {
+				c = asciiClass[ch] // fast path: chat is mostly ASCII
+			} else {
+				c, size = classAt(s, i)
+			}
 			if isAlnum(c) {
 				// camelCase: aB, 3B, and the last capital of ABc.
 				if c == cUpper && i > partStart &&
-					(prev == cLower || prev == cDigit || (prev == cUpper && nextIs(s, i+size, cLower))) {
+					(prev == cLower || prev == cDigit || (prev == cUpper && e.nextIs(s, i+size, cLower))) {
 					parts = append(parts, span{partStart, i})
 					partStart = i
 				}
@@ -214,7 +271,7 @@ func (e *emitter) word(s string, start int) int {
 	return i
 }
 
-func nextIs(s string, i int, want class) bool {
+func (e *emitter) nextIs(s string, i int, want class) bool {
 	if i >= len(s) {
 		return false
 	}

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func mustNew(t testing.TB, o Options) *Analyzer {
@@ -263,6 +266,32 @@ func TestNoAllocSteadyState(t *testing.T) {
 		})
 		if allocs > tt.allocs {
 			t.Errorf("%q: %v allocations per call in steady state, want <= %v", tt.text, allocs, tt.allocs)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	tests := []string{
+		"", "ascii only", "预算，够吗？", "ＡＢＣ１２３\u3000ｘ", "Ａ\u0301", "cafe\u0301", "가\u11a8", "か\u3099",
+		"ﬁle", "①②", "x²", "🚀👍🏽", "데이터베이스", "ﾃﾞｰﾀ", "\U00020000\U0002F800",
+	}
+	for _, s := range tests {
+		st := &scratch{}
+		if got, want := st.normalize(s), norm.NFKC.String(s); got != want {
+			t.Errorf("normalize(%+q) = %+q, want %+q", s, got, want)
+		}
+	}
+	// Every BMP rune alone, and followed by a combining acute and a
+	// trailing jamo, against x/text.
+	st := &scratch{}
+	for r := rune(0x80); r < 0x10000; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		for _, s := range []string{string(r), string(r) + "\u0301", string(r) + "\u11a8", "a" + string(r)} {
+			if got, want := st.normalize(s), norm.NFKC.String(s); got != want {
+				t.Fatalf("normalize(%+q) = %+q, want %+q", s, got, want)
+			}
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // class is what the segmenter needs to know about a character.
@@ -51,6 +54,57 @@ var asciiLower = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
+// nfkcSafe marks, in bmpTable, a rune that NFKC leaves alone whatever its
+// neighbours: it is normal on its own and starts a segment (combining class
+// 0, never composes with a rune before it). A string of safe runes is NFKC.
+const nfkcSafe = 0x80
+
+// bmpPages holds the class of every BMP rune, and nfkcSafe, so that
+// non-ASCII text costs a table load per rune instead of Unicode range-table
+// searches. Pages of 256 runes are built on first use (tens of
+// microseconds each), so a process pays only for the scripts it sees.
+var bmpPages [256]atomic.Pointer[[256]uint8]
+
+// bmpInfo returns the class of r (< 0x10000), with nfkcSafe.
+func bmpInfo(r rune) uint8 {
+	p := bmpPages[r>>8].Load()
+	if p == nil {
+		p = buildPage(r >> 8)
+	}
+	return p[r&0xff]
+}
+
+func buildPage(page rune) *[256]uint8 {
+	p := new([256]uint8)
+	var buf [utf8.UTFMax]byte
+	for i := range p {
+		r := page<<8 | rune(i)
+		c := uint8(asciiOrClassify(r))
+		if utf8.ValidRune(r) && safeRune(buf[:0], r) {
+			c |= nfkcSafe
+		}
+		p[i] = c
+	}
+	// Racing builders compute the same page; keep whichever was first.
+	if !bmpPages[page].CompareAndSwap(nil, p) {
+		p = bmpPages[page].Load()
+	}
+	return p
+}
+
+func asciiOrClassify(r rune) class {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]
+	}
+	return classify(r)
+}
+
+// safeRune reports whether r is nfkcSafe; buf is scratch.
+func safeRune(buf []byte, r rune) bool {
+	b := utf8.AppendRune(buf, r)
+	return norm.NFKC.IsNormal(b) && norm.NFKC.Properties(b).BoundaryBefore()
+}
+
 // classAt classifies the character starting at s[i] and returns its size in
 // bytes. Invalid UTF-8 is one byte of cSep.
 func classAt(s string, i int) (class, int) {
@@ -58,6 +112,9 @@ func classAt(s string, i int) (class, int) {
 		return asciiClass[c], 1
 	}
 	r, size := utf8.DecodeRuneInString(s[i:])
+	if r < 0x10000 {
+		return class(bmpInfo(r) &^ nfkcSafe), size
+	}
 	return classify(r), size
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 var fuzzSeeds = []string{
@@ -92,5 +94,24 @@ func FuzzParseQuery(f *testing.F) {
 			t.Fatalf("round trip %q -> %q:\n%s\n%s", s, out, renderQuery(q), renderQuery(q2))
 		}
 		a.AppendTokens(nil, q.Text()) // the scored text always analyzes
+	})
+}
+
+// FuzzNormalize checks the hand-made NFKC fast path against x/text.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Add("预算，够吗？ＡＢＣ\u3000x")
+	f.Add("Ａ\u0301 가\u11a8 か\u3099")
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			return // x/text passes invalid bytes through; the scanner treats them as separators
+		}
+		st := &scratch{}
+		got := st.normalize(text)
+		if want := norm.NFKC.String(text); got != want {
+			t.Fatalf("normalize(%+q) = %+q, want %+q", text, got, want)
+		}
 	})
 }

@@ -3,7 +3,7 @@ package analysis
 import (
 	"hash/maphash"
 	"slices"
-	"sync"
+	"sync/atomic"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -70,61 +70,98 @@ func (a *Analyzer) term(surface []byte) (string, bool) {
 		t := a.computeTerm(surface)
 		return t, t != ""
 	}
-	sh := a.cache.shard(surface)
-	sh.mu.RLock()
-	t, ok := sh.m[string(surface)] // no allocation: map lookup by converted key
-	sh.mu.RUnlock()
-	if !ok {
-		t = a.computeTerm(surface)
-		k := t // most terms equal their surface: reuse the string as key
-		if t != string(surface) {
-			k = string(surface)
-		}
-		sh.put(k, t, a.cache.perShard)
+	h := maphash.Bytes(a.cache.seed, surface)
+	if t, ok := a.cache.get(h, surface); ok {
+		return t, t != ""
 	}
+	t := a.computeTerm(surface)
+	k := t // most terms equal their surface: share the string
+	if t != string(surface) {
+		k = string(surface)
+	}
+	a.cache.put(h, k, t)
 	return t, t != ""
 }
 
-const cacheShards = 32
-
-// termCache memoizes surface -> term. It interns terms (a hit returns the
-// same string header, so the caller allocates nothing) and hides the
-// stemmer's allocations. A full shard is cleared rather than managed by LRU:
-// chat vocabulary is Zipf-shaped, so the head comes straight back, and a
-// clear costs nothing per hit.
+// termCache memoizes surface -> term. A hit returns the cached string, so
+// the caller allocates nothing, and hides the stemmer (which allocates
+// several times per word).
+//
+// It is a lock-free, insert-only open-addressing table: readers do one hash
+// and a few atomic pointer loads, writers publish an immutable entry with a
+// CAS into an empty slot. When the table is half full it is replaced by an
+// empty one (readers holding the old table finish on it). Chat vocabulary is
+// Zipf-shaped, so the head comes straight back after a reset; an LRU would
+// cost every hit a write.
 type termCache struct {
-	seed     maphash.Seed
-	perShard int
-	shards   [cacheShards]cacheShard
+	seed  maphash.Seed
+	slots int // power of two
+	table atomic.Pointer[cacheTable]
 }
 
-type cacheShard struct {
-	mu sync.RWMutex
-	m  map[string]string
-	_  [40]byte // keep hot shards on separate cache lines
+type cacheTable struct {
+	mask  uint64
+	limit int64 // reset when used reaches limit
+	used  atomic.Int64
+	slots []atomic.Pointer[cacheEntry]
 }
+
+type cacheEntry struct {
+	hash uint64
+	key  string
+	term string // "" for a stopword
+}
+
+// maxProbe bounds a lookup. An insert that finds no free slot within it is
+// dropped: correct, only slower next time.
+const maxProbe = 16
 
 func newTermCache(size int) *termCache {
-	per := size / cacheShards
-	if per < 16 {
-		per = 16
+	slots := 64
+	for slots < 2*size {
+		slots <<= 1
 	}
-	c := &termCache{seed: maphash.MakeSeed(), perShard: per}
-	for i := range c.shards {
-		c.shards[i].m = make(map[string]string)
-	}
+	c := &termCache{seed: maphash.MakeSeed(), slots: slots}
+	c.table.Store(c.newTable())
 	return c
 }
 
-func (c *termCache) shard(b []byte) *cacheShard {
-	return &c.shards[maphash.Bytes(c.seed, b)%cacheShards]
+func (c *termCache) newTable() *cacheTable {
+	return &cacheTable{mask: uint64(c.slots - 1), limit: int64(c.slots / 2), slots: make([]atomic.Pointer[cacheEntry], c.slots)}
 }
 
-func (s *cacheShard) put(k, v string, limit int) {
-	s.mu.Lock()
-	if len(s.m) >= limit {
-		clear(s.m)
+func (c *termCache) get(h uint64, key []byte) (string, bool) {
+	t := c.table.Load()
+	for i, p := h&t.mask, 0; p < maxProbe; i, p = (i+1)&t.mask, p+1 {
+		e := t.slots[i].Load()
+		if e == nil {
+			return "", false
+		}
+		if e.hash == h && e.key == string(key) {
+			return e.term, true
+		}
 	}
-	s.m[k] = v
-	s.mu.Unlock()
+	return "", false
+}
+
+func (c *termCache) put(h uint64, key, term string) {
+	t := c.table.Load()
+	if t.used.Load() >= t.limit {
+		c.table.CompareAndSwap(t, c.newTable())
+		t = c.table.Load()
+	}
+	e := &cacheEntry{hash: h, key: key, term: term}
+	for i, p := h&t.mask, 0; p < maxProbe; i, p = (i+1)&t.mask, p+1 {
+		cur := t.slots[i].Load()
+		if cur == nil {
+			if t.slots[i].CompareAndSwap(nil, e) {
+				t.used.Add(1)
+				return
+			}
+			cur = t.slots[i].Load()
+		}
+		if cur.hash == h && cur.key == key {
+			return // another goroutine cached it
+		}
+	}
 }

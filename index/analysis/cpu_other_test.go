@@ -1,0 +1,8 @@
+//go:build !linux
+
+package analysis
+
+import "time"
+
+// processCPU is not measured on this platform.
+func processCPU() time.Duration { return 0 }
