@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -38,6 +39,9 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
 			return nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
+		}
+		if pebble.IsCorruptionError(err) {
+			return nil, &CorruptionError{Segment: m.first, Offset: -1, Err: err}
 		}
 		return nil, fmt.Errorf("lazymem: segment: read segment %d: %w", m.first, err)
 	}
@@ -247,4 +251,35 @@ func (l *Log) scanTail(from, to uint64, fn func(id uint64, payload []byte) error
 		next = id + 1
 	}
 	return next, it.Error()
+}
+
+// Verify reads and checks every sealed segment (checksum, decompression,
+// layout) without using or filling the cache, and returns every problem
+// found, joined; each is a *CorruptionError naming its segment.
+func (l *Log) Verify(ctx context.Context) error {
+	l.segMu.RLock()
+	segs := append([]segMeta(nil), l.segs...)
+	l.segMu.RUnlock()
+	var errs []error
+	for _, m := range segs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+		if err != nil {
+			if errors.Is(err, pebble.ErrNotFound) {
+				continue // dropped concurrently
+			}
+			errs = append(errs, &CorruptionError{Segment: m.first, Offset: -1, Err: err})
+			continue
+		}
+		d, err := l.comp.openSegment(m.first, v)
+		closer.Close()
+		if err != nil {
+			errs = append(errs, err)
+		} else if len(d.dead) != int(m.count) {
+			errs = append(errs, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)})
+		}
+	}
+	return errors.Join(errs...)
 }
