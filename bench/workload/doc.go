@@ -11,12 +11,14 @@
 // Text is made from sentence templates (greetings, questions, requests,
 // status updates, chit-chat, answers, plans, decisions, JSON-ish tool
 // output, log lines, SQL) whose slots are filled from a hand-written English
-// vocabulary drawn with Zipf laws (s = 1.1), a long tail of 20,000
-// generated identifiers (HikariCP-like product names, snake_case names,
-// config keys), fresh ids (sess_ab12, TKT-4821, v2.1.3), and each agent's
-// own recurring people, services and projects. About 3% of the user and
+// vocabulary drawn with Zipf-Mandelbrot laws (s = 1.1, q = 2.7), a long
+// tail of 20,000 generated identifiers (HikariCP-like product names,
+// snake_case names, config keys), fresh ids (sess_ab12, TKT-4821, v2.1.3),
+// and each agent's own recurring people, services and projects (each
+// session has a focus service and project). About 3% of the user and
 // assistant turns are in Chinese. Metadata: tags, entities, intent,
-// task_type.
+// task_type. docs/benchmarks/workload.md has the measured length
+// distribution, compression ratio and speed.
 //
 // Planted facts: a fraction of the records (FactRate, default 1%) states a
 // unique fact about one of the agent's entities ("Alice's badge number is

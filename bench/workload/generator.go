@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -50,6 +51,9 @@ type sessionPlan struct {
 	agent int32
 	task  uint8
 	tag   uint8
+	// The session's focus: half of the service and project mentions of a
+	// session name these, so sessions have topics.
+	focusS, focusJ uint8
 }
 
 // Generator yields the records of one Config. It is not safe for concurrent
@@ -70,10 +74,11 @@ type Generator struct {
 	n, si, turn, nextFact, echoFact int
 	prevRole                        string
 
-	buf  []byte
-	ents []string
-	cur  *agentInfo
-	fact *fact
+	buf            []byte
+	ents           []string
+	cur            *agentInfo
+	focusS, focusJ int
+	fact           *fact
 }
 
 // New returns a generator for cfg after EnsureDefaults. An invalid Config
@@ -198,6 +203,8 @@ func (g *Generator) planSessions() {
 		ord += int(turns[i])
 		sp.task = uint8(r.IntN(len(taskTypes)))
 		sp.tag = uint8(r.IntN(len(g.agents[a].tags)))
+		sp.focusS = uint8(r.IntN(servicesPerAgent))
+		sp.focusJ = uint8(r.IntN(projectsPerAgent))
 		// 15 s to 4 min between turns, squeezed so the session ends before
 		// the next one starts: timestamps stay non-decreasing.
 		gap := int64(15*time.Second) + r.Int64N(int64(225*time.Second))
@@ -330,6 +337,7 @@ func (g *Generator) Next(r *Record) bool {
 	}
 	sp := &g.sessions[g.si]
 	g.cur = &g.agents[sp.agent]
+	g.focusS, g.focusJ = int(sp.focusS), int(sp.focusJ)
 	g.buf = g.buf[:0]
 	g.ents = g.ents[:0]
 	g.fact = nil
@@ -519,11 +527,11 @@ func (g *Generator) render(t tmpl) {
 		case slotLit:
 			b = append(b, p.lit...)
 		case slotNoun:
-			b = append(b, vocab.nouns[g.zNoun.next()]...)
+			b = appendWord(b, vocab.nouns[g.zNoun.next()])
 		case slotNouns:
 			b = append(b, vocab.nounsPl[g.zNoun.next()]...)
 		case slotAdj:
-			b = append(b, vocab.adjs[g.zAdj.next()]...)
+			b = appendWord(b, vocab.adjs[g.zAdj.next()])
 		case slotGlue:
 			b = append(b, vocab.glue[g.zGlue.next()]...)
 		case slotVerb:
@@ -551,10 +559,16 @@ func (g *Generator) render(t tmpl) {
 			b = append(b, s...)
 		case slotService:
 			s := a.services[g.zService.next()]
+			if r.IntN(2) == 0 {
+				s = a.services[g.focusS]
+			}
 			g.addEntity(s)
 			b = append(b, s...)
 		case slotProject:
 			s := a.projects[g.zProject.next()]
+			if r.IntN(2) == 0 {
+				s = a.projects[g.focusJ]
+			}
 			g.addEntity(s)
 			b = append(b, s...)
 		case slotTech:
@@ -613,6 +627,16 @@ func (g *Generator) render(t tmpl) {
 		}
 	}
 	g.buf = b
+}
+
+// appendWord appends w, turning a preceding article "a" into "an" before a
+// vowel.
+func appendWord(b []byte, w string) []byte {
+	if n := len(b); n >= 2 && b[n-1] == ' ' && (b[n-2] == 'a' || b[n-2] == 'A') &&
+		(n == 2 || b[n-3] == ' ') && strings.IndexByte("aeiou", w[0]) >= 0 {
+		b = append(b[:n-1], 'n', ' ')
+	}
+	return append(b, w...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -749,6 +773,20 @@ func renderQuestion(b []byte, t tmpl, f *fact) []byte {
 		}
 	}
 	return b
+}
+
+// Records generates the whole corpus of cfg in memory.
+func Records(cfg Config) ([]Record, error) {
+	g := New(cfg)
+	if g.err != nil {
+		return nil, g.err
+	}
+	out := make([]Record, 0, g.cfg.Records)
+	var r Record
+	for g.Next(&r) {
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Facts returns the number of planted facts.

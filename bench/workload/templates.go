@@ -14,8 +14,8 @@ package workload
 //	{day} weekday   {date} "March 14"   {hour} "3pm"     {DB} database  {L} language
 
 var greetingTmpl = []string{
-	"Hi!", "Hey,", "Good morning!", "Morning,", "Hello again.", "Hey there!",
-	"Hi, quick one.", "Hey, hope your {day} is going well.", "Back again,",
+	"Hi!", "Hey!", "Good morning!", "Morning!", "Hello again.", "Hey there!",
+	"Hi, quick one.", "Hey, hope your {day} is going well.", "Back again.",
 	"Good afternoon.", "Hi, it's me again.", "Hey {P} asked me to ping you.",
 }
 

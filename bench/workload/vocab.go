@@ -59,9 +59,9 @@ schedule book cancel confirm approve reject suggest recommend prefer
 decide agree consider compare explain mention remember forget learn share
 send reply forward attach mark flag tag label filter sort search index
 cache store fetch stream batch retry throttle limit scale shard replicate
-backup restore migrate rename refactor document comment annotate verify
+restore migrate rename refactor document comment annotate verify
 validate parse render format compile benchmark optimize tune patch release
-rollback revert ship announce demo present discuss clarify answer
+revert ship announce demo present discuss clarify answer
 order pay bill refund deliver collect count rank score embed recall
 join leave visit travel cook bake walk jog play watch listen enjoy miss
 visit celebrate invite thank greet laugh smile worry relax rest stay
@@ -168,8 +168,13 @@ var zhAdjs = strings.Fields(`重要 紧急 稳定 缓慢 简单 复杂 新的 �
 // inflect builds the regular inflected forms of the verbs so the vocabulary
 // holds a few thousand surface forms with realistic morphology.
 func inflect(v string) (s, ed, ing string) {
+	if f, ok := irregular[v]; ok {
+		return f[0], f[1], f[2]
+	}
 	last := v[len(v)-1]
 	switch {
+	case doubled[v]:
+		s, ed, ing = v+"s", v+string(last)+"ed", v+string(last)+"ing"
 	case strings.HasSuffix(v, "e"):
 		s, ed, ing = v+"s", v+"d", v[:len(v)-1]+"ing"
 	case last == 'y' && !strings.ContainsRune("aeiou", rune(v[len(v)-2])):
@@ -180,6 +185,20 @@ func inflect(v string) (s, ed, ing string) {
 		s, ed, ing = v+"s", v+"ed", v+"ing"
 	}
 	return s, ed, ing
+}
+
+var irregular = map[string][3]string{
+	"forget": {"forgets", "forgot", "forgetting"},
+	"send":   {"sends", "sent", "sending"},
+	"pay":    {"pays", "paid", "paying"},
+	"leave":  {"leaves", "left", "leaving"},
+	"agree":  {"agrees", "agreed", "agreeing"},
+}
+
+// doubled holds the verbs whose final consonant doubles: plan, planned.
+var doubled = map[string]bool{
+	"plan": true, "ship": true, "tag": true, "flag": true, "jog": true,
+	"debug": true, "embed": true, "prefer": true, "format": true,
 }
 
 func plural(n string) string {

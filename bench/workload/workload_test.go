@@ -402,17 +402,17 @@ func TestEdgeSizes(t *testing.T) {
 // The alias sampler must follow the Zipf law it claims.
 func TestZipfAlias(t *testing.T) {
 	const n, draws = 50, 2_000_000
-	z := newZipf(rand.New(rand.NewPCG(1, 2)), 1.1, n)
+	z := newZipfQ(rand.New(rand.NewPCG(1, 2)), 1.1, 2.7, n)
 	counts := make([]int, n)
 	for range draws {
 		counts[z.next()]++
 	}
 	var sum float64
 	for k := range n {
-		sum += math.Pow(float64(k+1), -1.1)
+		sum += math.Pow(float64(k+1)+2.7, -1.1)
 	}
 	for k := range n {
-		want := draws * math.Pow(float64(k+1), -1.1) / sum
+		want := draws * math.Pow(float64(k+1)+2.7, -1.1) / sum
 		if d := math.Abs(float64(counts[k]) - want); d > 5*math.Sqrt(want)+1 {
 			t.Errorf("rank %d: %d draws, want %.0f", k, counts[k], want)
 		}
