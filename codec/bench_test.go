@@ -121,7 +121,7 @@ func BenchmarkFvecsReader(b *testing.B) {
 						b.Fatal(r.Err())
 					}
 					rd.Reset(file)
-					r = NewFvecsReader(rd, VecOptions{Dim: dim})
+					r.Reset(rd)
 					if !r.Next() {
 						b.Fatal(r.Err())
 					}

@@ -59,6 +59,13 @@ func uvarint(src []byte) (uint64, int, error) {
 	if len(src) > 0 && src[0] < 0x80 {
 		return uint64(src[0]), 1, nil
 	}
+	// Two bytes: lengths 128..16383, most posting deltas.
+	if len(src) > 1 && src[1] < 0x80 {
+		if src[1] == 0 {
+			return 0, 0, ErrCorrupt // non-minimal
+		}
+		return uint64(src[0]&0x7f) | uint64(src[1])<<7, 2, nil
+	}
 	v, n := binary.Uvarint(src)
 	switch {
 	case n == 0:

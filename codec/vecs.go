@@ -187,6 +187,17 @@ func (r *VecReader[T]) fail(what string, err error) bool {
 	return false
 }
 
+// Reset makes r read a new stream from its start, keeping its buffers and
+// options: reading many files allocates no more than reading the largest.
+// A reader created with invalid options stays failed.
+func (r *VecReader[T]) Reset(src io.Reader) {
+	if r.br == nil {
+		return
+	}
+	r.br.Reset(src)
+	r.vec, r.off, r.cur, r.n, r.err = r.vec[:0], 0, 0, 0, nil
+}
+
 // Next reads the next vector and reports whether there is one.
 func (r *VecReader[T]) Next() bool {
 	if r.err != nil {
@@ -246,7 +257,9 @@ func (r *VecReader[T]) Dim() int { return len(r.vec) }
 // Count is the number of vectors read so far.
 func (r *VecReader[T]) Count() int { return r.n }
 
-// Offset is the byte offset of the current vector's header in the stream.
+// Offset is the byte offset of the current vector's header in the stream;
+// after a clean end it is the stream's length, after an error the offset of
+// the bad vector's header.
 func (r *VecReader[T]) Offset() int64 { return r.cur }
 
 // Err is the error that stopped the iteration, or nil at a clean end.

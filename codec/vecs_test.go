@@ -129,6 +129,23 @@ func TestVecReaderReusesBuffers(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("Next allocated %.1f times per vector", allocs)
 	}
+	// Reset starts a new stream with the same buffers; errors and counts clear.
+	r.Reset(bytes.NewReader(hdr(-1)))
+	if r.Next() || !errors.Is(r.Err(), ErrDimension) {
+		t.Fatalf("after Reset: %v", r.Err())
+	}
+	r.Reset(bytes.NewReader(b[:2*(4+64*4)]))
+	allocs = testing.AllocsPerRun(5, func() {
+		r.Reset(bytes.NewReader(b))
+		for r.Next() {
+		}
+	})
+	if r.Err() != nil || r.Count() != 100 || r.Offset() != int64(len(b)) {
+		t.Fatalf("after Reset: err %v count %d offset %d", r.Err(), r.Count(), r.Offset())
+	}
+	if allocs > 1 { // the bytes.Reader
+		t.Fatalf("Reset+read allocated %.1f times", allocs)
+	}
 }
 
 // hdr is a raw vector header with any dimension, including invalid ones.
