@@ -5,9 +5,24 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"sort"
 	"testing"
 )
+
+// loop runs body under b.Loop on a locked OS thread and adds the metric
+// cpu-ns/op: thread CPU time per iteration (see threadCPU).
+func loop(b *testing.B, body func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, ok := threadCPU()
+	for b.Loop() {
+		body()
+	}
+	if c1, ok1 := threadCPU(); ok && ok1 && b.N > 0 {
+		b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+	}
+}
 
 // dotLoop is the plain Go loop the targets are stated against: one
 // accumulator, sequential order, exactly the loop in the stubs' doc comments.
@@ -33,9 +48,7 @@ func BenchmarkDot(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(8 * dim))
 				var s float32
-				for b.Loop() {
-					s += f(x, y)
-				}
+				loop(b, func() { s += f(x, y) })
 				sink = s
 			})
 		}
@@ -54,9 +67,7 @@ func BenchmarkSquaredL2(b *testing.B) {
 		b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, k.name), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(8 * dim)
-			for b.Loop() {
-				sink += k.squaredL2(x, y)
-			}
+			loop(b, func() { sink += k.squaredL2(x, y) })
 		})
 	}
 }
@@ -69,10 +80,10 @@ func BenchmarkCosine(b *testing.B) {
 		b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, k.name), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(8 * dim)
-			for b.Loop() {
+			loop(b, func() {
 				ab, aa, bb := k.cosineSums(x, y)
 				sink += ab + aa + bb
-			}
+			})
 		})
 	}
 }
@@ -91,19 +102,17 @@ func BenchmarkDotBatch(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d/dim=%d/impl=%s", c.n, c.dim, k.name), func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(4 * c.n * c.dim))
-				for b.Loop() {
-					dotBatch(k, q, flat, out)
-				}
+				loop(b, func() { dotBatch(k, q, flat, out) })
 			})
 		}
 		b.Run(fmt.Sprintf("n=%d/dim=%d/impl=rows", c.n, c.dim), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(4 * c.n * c.dim))
-			for b.Loop() {
+			loop(b, func() {
 				for i := range out {
 					out[i] = active.dot(q, flat[i*c.dim:(i+1)*c.dim])
 				}
-			}
+			})
 		})
 	}
 }
@@ -124,18 +133,16 @@ func BenchmarkMemBandwidth(b *testing.B) {
 	}
 	b.Run("size=1GiB/impl=indexbyte", func(b *testing.B) {
 		b.SetBytes(int64(len(buf)))
-		for b.Loop() {
+		loop(b, func() {
 			if bytes.IndexByte(buf, 0) >= 0 {
 				b.Fatal("found a zero")
 			}
-		}
+		})
 	})
 	b.Run("size=512MiB/impl=memmove", func(b *testing.B) {
 		half := len(buf) / 2
 		b.SetBytes(int64(2 * half))
-		for b.Loop() {
-			copy(buf[:half], buf[half:])
-		}
+		loop(b, func() { copy(buf[:half], buf[half:]) })
 	})
 }
 
@@ -146,14 +153,12 @@ func BenchmarkTopK(b *testing.B) {
 	b.Run(fmt.Sprintf("n=%d/k=%d/impl=topk", n, k), func(b *testing.B) {
 		b.ReportAllocs()
 		dst := make([]int, 0, k)
-		for b.Loop() {
-			dst = TopKInto(dst, scores, k)
-		}
+		loop(b, func() { dst = TopKInto(dst, scores, k) })
 	})
 	b.Run(fmt.Sprintf("n=%d/k=%d/impl=sort", n, k), func(b *testing.B) {
 		b.ReportAllocs()
 		idx := make([]int, n)
-		for b.Loop() {
+		loop(b, func() {
 			for i := range idx {
 				idx[i] = i
 			}
@@ -162,6 +167,6 @@ func BenchmarkTopK(b *testing.B) {
 				return sx > sy || (sx == sy && idx[x] < idx[y])
 			})
 			_ = idx[:k]
-		}
+		})
 	})
 }

@@ -12,7 +12,7 @@ import "golang.org/x/sys/cpu"
 //
 //	for i := range a { s += a[i] * b[i] }
 //
-// with 4 ZMM accumulators (64 floats per iteration) and a masked tail.
+// with 8 ZMM accumulators (128 floats per iteration) and a masked tail.
 //
 //go:noescape
 func dotAVX512(a, b []float32) float32
@@ -51,7 +51,8 @@ func scaleAVX512(a []float32, s float32)
 //go:noescape
 func dotBatch4AVX512(q, flat, out []float32)
 
-// dotAVX2 is dotAVX512 with 4 YMM accumulators and a scalar FMA tail.
+// dotAVX2 is dotAVX512 with 4 YMM accumulators (32 floats per iteration)
+// and a scalar FMA tail.
 //
 //go:noescape
 func dotAVX2(a, b []float32) float32

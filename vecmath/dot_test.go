@@ -97,7 +97,7 @@ func depth(n, lanes int) int {
 func width(name string) int {
 	switch name {
 	case "avx512":
-		return 64
+		return 128
 	case "avx2":
 		return 32
 	case "neon":

@@ -41,7 +41,7 @@ func (t tier) zero(v VecVirtual) {
 }
 
 var tiers = []tier{
-	{name: "AVX512", lanes: 16, unroll: 4, vec: ZMM, masked: true},
+	{name: "AVX512", lanes: 16, unroll: 8, vec: ZMM, masked: true},
 	{name: "AVX2", lanes: 8, unroll: 4, vec: YMM, masked: false},
 }
 
@@ -62,21 +62,25 @@ func main() {
 // accumulates into accs (one accumulator per output of the kernel).
 type op struct {
 	outputs int
+	// memB: vec may take b as a memory operand (it reads b once).
+	memB bool
 	// vector body; a and b are loaded registers; accs has one reg per output.
-	vec func(a, b VecVirtual, accs []VecVirtual)
+	vec func(a VecVirtual, b Op, accs []VecVirtual)
 	// scalar body for the AVX2 tail (xmm registers, low lane only).
 	scalar func(a, b VecVirtual, accs []VecVirtual)
 }
 
 var dotOp = op{
 	outputs: 1,
-	vec:     func(a, b VecVirtual, accs []VecVirtual) { VFMADD231PS(b, a, accs[0]) },
+	memB:    true,
+	vec:     func(a VecVirtual, b Op, accs []VecVirtual) { VFMADD231PS(b, a, accs[0]) },
 	scalar:  func(a, b VecVirtual, accs []VecVirtual) { VFMADD231SS(b, a, accs[0]) },
 }
 
 var l2Op = op{
 	outputs: 1,
-	vec: func(a, b VecVirtual, accs []VecVirtual) {
+	memB:    true,
+	vec: func(a VecVirtual, b Op, accs []VecVirtual) {
 		VSUBPS(b, a, a)
 		VFMADD231PS(a, a, accs[0])
 	},
@@ -88,7 +92,7 @@ var l2Op = op{
 
 var cosOp = op{
 	outputs: 3,
-	vec: func(a, b VecVirtual, accs []VecVirtual) {
+	vec: func(a VecVirtual, b Op, accs []VecVirtual) {
 		VFMADD231PS(b, a, accs[0])
 		VFMADD231PS(a, a, accs[1])
 		VFMADD231PS(b, b, accs[2])
@@ -156,8 +160,15 @@ func reduce2(t tier, o op) []VecVirtual {
 	// enough for the 16 YMM registers of AVX2 even in cosineSums (12
 	// accumulators); the out-of-order core reorders them anyway.
 	for u := 0; u < t.unroll; u++ {
-		xa, xb := t.vec(), t.vec()
+		xa := t.vec()
 		VMOVUPS(a.Offset(vb*u), xa)
+		if o.memB {
+			// b as the instruction's memory operand: load and arithmetic
+			// issue as one fused uop.
+			o.vec(xa, b.Offset(vb*u), accs[u])
+			continue
+		}
+		xb := t.vec()
 		VMOVUPS(b.Offset(vb*u), xb)
 		o.vec(xa, xb, accs[u])
 	}
