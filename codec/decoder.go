@@ -192,6 +192,8 @@ func (d *Decoder) UvarintBytes() []byte {
 }
 
 // String reads a uvarint length then that many bytes, copied into a new string.
+// (It consumes input: do not hand a *Decoder to fmt, which would call it as a
+// fmt.Stringer.)
 func (d *Decoder) String() string { return string(d.UvarintBytes()) }
 
 // stringReuse is String that returns old, without allocating, when the bytes

@@ -36,8 +36,6 @@ func recordEqual(a, b *Record) bool {
 	return true
 }
 
-func (r *Record) String() string { return fmt.Sprintf("%+v", *r) }
-
 // goldenRecords are the records of testdata/record_v1.golden. Never edit an
 // existing entry: the golden file pins the version-1 wire format. Add new
 // entries at the end and run `go test ./codec -run TestRecordGolden -update`.
