@@ -83,18 +83,27 @@ func (a *Analyzer) Signature() string {
 // Terms returns the terms of text, in order. It allocates the result; hot
 // paths use AppendTokens.
 func (a *Analyzer) Terms(text string) []string {
-	toks := a.AppendTokens(make([]Token, 0, 16), text)
-	out := make([]string, len(toks))
-	for i, t := range toks {
-		out[i] = t.Term
-	}
-	return out
+	return a.AppendTerms(nil, text)
 }
 
 // AppendTokens analyzes text and appends its tokens to dst. Positions start
 // at 0. In steady state (terms already in the cache, dst large enough) it
 // does not allocate.
 func (a *Analyzer) AppendTokens(dst []Token, text string) []Token {
+	e := emitter{dst: dst}
+	a.run(&e, text)
+	return e.dst
+}
+
+// AppendTerms is AppendTokens without positions: it appends the terms of
+// text to dst, for callers that only score bags of words.
+func (a *Analyzer) AppendTerms(dst []string, text string) []string {
+	e := emitter{terms: dst, termsOnly: true}
+	a.run(&e, text)
+	return e.terms
+}
+
+func (a *Analyzer) run(e *emitter, text string) {
 	if len(text) > maxText {
 		text = text[:maxText]
 	}
@@ -103,23 +112,23 @@ func (a *Analyzer) AppendTokens(dst []Token, text string) []Token {
 	if !isASCII(text) {
 		s = st.normalize(text)
 	}
-	e := emitter{a: a, st: st, dst: dst, max: a.opts.MaxTokenLen}
+	e.a, e.st, e.max = a, st, a.opts.MaxTokenLen
 	e.scan(s)
-	dst = e.dst
 	if cap(st.norm) > 1<<20 {
 		st.norm = nil // do not pin a huge buffer in the pool
 	}
 	a.pool.Put(st)
-	return dst
 }
 
-// normalize returns NFKC(text). Text made of NFKC-safe runes is returned as
-// is; fullwidth ASCII (U+FF01-FF5E) and the ideographic space, common in CJK
-// chat, are mapped by hand (their NFKC mappings) into st.norm; anything
-// else takes x/text's full normalizer.
+// normalize returns NFKC(text) with each invalid UTF-8 byte replaced by a
+// space (x/text leaves runes after an invalid byte unnormalized, and the
+// scanner treats invalid bytes as separators anyway). Text made of
+// NFKC-safe runes is returned as is; fullwidth ASCII (U+FF01-FF5E) and the
+// ideographic space, common in CJK chat, are mapped by hand (their NFKC
+// mappings); anything else takes x/text's full normalizer.
 func (st *scratch) normalize(text string) string {
 	out := st.norm[:0]
-	changed := false
+	changed, full := false, false
 	last := 0 // text[last:i] is not yet copied to out
 	for i := 0; i < len(text); {
 		if text[i] < utf8.RuneSelf {
@@ -127,33 +136,40 @@ func (st *scratch) normalize(text string) string {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
+		var repl byte
 		switch {
+		case r == utf8.RuneError && size == 1:
+			repl = ' '
 		case r < 0x10000 && bmpInfo(r)&nfkcSafe != 0:
 			i += size
 			continue
-		case r >= 0xFF01 && r <= 0xFF5E, r == 0x3000:
-			out = append(out, text[last:i]...)
-			if r == 0x3000 {
-				out = append(out, ' ')
-			} else {
-				out = append(out, byte(r-0xFEE0))
-			}
-			i += size
-			last = i
-			changed = true
-			continue
+		case r >= 0xFF01 && r <= 0xFF5E:
+			repl = byte(r - 0xFEE0)
+		case r == 0x3000:
+			repl = ' '
 		case r >= 0x10000 && safeRune(st.buf[:0], r):
 			i += size
 			continue
+		default: // a rune that may change or interact with its neighbours
+			full = true
+			i += size
+			continue
 		}
-		// A rune that may change or interact with its neighbours.
-		st.norm = norm.NFKC.AppendString(st.norm[:0], text)
-		return st.view()
+		out = append(out, text[last:i]...)
+		out = append(out, repl)
+		i += size
+		last = i
+		changed = true
 	}
-	if !changed {
+	if !changed && !full {
 		return text
 	}
-	st.norm = append(out, text[last:]...)
+	out = append(out, text[last:]...)
+	if full {
+		st.fold = append(st.fold[:0], out...)
+		out = norm.NFKC.Append(out[:0], st.fold...)
+	}
+	st.norm = out
 	return st.view()
 }
 
@@ -175,11 +191,13 @@ func isASCII(s string) bool {
 
 // emitter is the state of one AppendTokens call.
 type emitter struct {
-	a   *Analyzer
-	st  *scratch
-	dst []Token
-	pos int32
-	max int
+	a         *Analyzer
+	st        *scratch
+	dst       []Token
+	terms     []string
+	termsOnly bool
+	pos       int32
+	max       int
 }
 
 func (e *emitter) scan(s string) {
@@ -358,6 +376,10 @@ func (e *emitter) emit(b []byte, pos int32) {
 		return
 	}
 	if t, ok := e.a.term(b); ok {
-		e.dst = append(e.dst, Token{Term: t, Pos: pos})
+		if e.termsOnly {
+			e.terms = append(e.terms, t)
+		} else {
+			e.dst = append(e.dst, Token{Term: t, Pos: pos})
+		}
 	}
 }

@@ -265,7 +265,14 @@ func TestNoAllocSteadyState(t *testing.T) {
 			dst = a.AppendTokens(dst[:0], tt.text)
 		})
 		if allocs > tt.allocs {
-			t.Errorf("%q: %v allocations per call in steady state, want <= %v", tt.text, allocs, tt.allocs)
+			t.Errorf("AppendTokens(%q): %v allocations per call in steady state, want <= %v", tt.text, allocs, tt.allocs)
+		}
+		terms := a.AppendTerms(nil, tt.text)
+		allocs = testing.AllocsPerRun(100, func() {
+			terms = a.AppendTerms(terms[:0], tt.text)
+		})
+		if allocs > tt.allocs {
+			t.Errorf("AppendTerms(%q): %v allocations per call in steady state, want <= %v", tt.text, allocs, tt.allocs)
 		}
 	}
 }

@@ -32,8 +32,15 @@ func FuzzAnalyze(f *testing.F) {
 		if render(toks) != render(ref) {
 			t.Fatalf("cached and uncached differ:\n%s\n%s", render(toks), render(ref))
 		}
+		terms := cached.AppendTerms([]string{"keep"}, text)
+		if len(terms) != len(toks)+1 || terms[0] != "keep" {
+			t.Fatalf("AppendTerms returned %d terms for %d tokens", len(terms)-1, len(toks))
+		}
 		last := int32(0)
 		for i, tk := range toks {
+			if terms[i+1] != tk.Term {
+				t.Fatalf("AppendTerms[%d] = %q, token %q", i, terms[i+1], tk.Term)
+			}
 			if tk.Term == "" || len(tk.Term) > 16 {
 				t.Fatalf("token %d: bad length %q", i, tk.Term)
 			}
@@ -105,13 +112,27 @@ func FuzzNormalize(f *testing.F) {
 	f.Add("预算，够吗？ＡＢＣ\u3000x")
 	f.Add("Ａ\u0301 가\u11a8 か\u3099")
 	f.Fuzz(func(t *testing.T, text string) {
-		if !utf8.ValidString(text) {
-			return // x/text passes invalid bytes through; the scanner treats them as separators
-		}
 		st := &scratch{}
 		got := st.normalize(text)
-		if want := norm.NFKC.String(text); got != want {
+		// Invalid bytes become spaces, then NFKC.
+		want := norm.NFKC.String(spaceInvalid(text))
+		if got != want {
 			t.Fatalf("normalize(%+q) = %+q, want %+q", text, got, want)
 		}
 	})
+}
+
+// spaceInvalid replaces each invalid UTF-8 byte of s by a space.
+func spaceInvalid(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
