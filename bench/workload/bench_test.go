@@ -16,6 +16,7 @@ func BenchmarkGenerate(b *testing.B) {
 			}
 			b.ReportAllocs()
 			var bytes int64
+			cpu0 := cpuNanos()
 			for b.Loop() {
 				g := New(Config{Seed: 1, Records: n})
 				var r Record
@@ -24,8 +25,12 @@ func BenchmarkGenerate(b *testing.B) {
 					bytes += int64(len(r.Text))
 				}
 			}
+			cpu := cpuNanos() - cpu0
 			b.SetBytes(bytes)
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu)/float64(n*b.N), "cpu-ns/record")
+			}
 		})
 	}
 }
