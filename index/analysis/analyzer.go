@@ -242,7 +242,7 @@ func (e *emitter) word(s string, start int) int {
 			if isAlnum(c) {
 				// camelCase: aB, 3B, and the last capital of ABc.
 				if c == cUpper && i > partStart &&
-					(prev == cLower || prev == cDigit || (prev == cUpper && e.nextIs(s, i+size, cLower))) {
+					(prev == cLower || prev == cDigit || (prev == cUpper && e.wordFollows(s, i+size))) {
 					parts = append(parts, span{partStart, i})
 					partStart = i
 				}
@@ -289,12 +289,24 @@ func (e *emitter) word(s string, start int) int {
 	return i
 }
 
-func (e *emitter) nextIs(s string, i int, want class) bool {
-	if i >= len(s) {
+// wordFollows reports whether a lowercase word starts at s[j], after an
+// uppercase run: "HTTPServer" splits before "Server". A lone plural "s"
+// ("IDs", "PDFs", "URLs") is not a word.
+func (e *emitter) wordFollows(s string, j int) bool {
+	if j >= len(s) {
 		return false
 	}
-	c, _ := classAt(s, i)
-	return c == want
+	if c, _ := classAt(s, j); c != cLower {
+		return false
+	}
+	if s[j] == 's' {
+		if j+1 >= len(s) {
+			return false
+		}
+		c, _ := classAt(s, j+1)
+		return isLetter(c)
+	}
+	return true
 }
 
 // cjk consumes a run of CJK characters and emits overlapping bigrams, or

@@ -84,6 +84,7 @@ func TestAnalyze(t *testing.T) {
 		{"id/acronym", "HTTPServer", "0:httpserver 0:http 1:server"},
 		{"id/digit-upper", "OAuth2Client", "0:oauth2client 0:o 1:auth2 2:client"},
 		{"id/oneil", "O'Neil", "0:o'neil"},
+		{"id/plural-acronym", "IDs PDFs URLsafe", "0:id 1:pdfs 2:urlsaf 2:ur 3:lsafe"},
 		{"id/number", "42 3.14 1,000", "0:42 1:3.14 1:3 2:14 3:1 4:000"},
 		{"id/time", "12:30", "0:12:30 0:12 1:30"},
 		{"id/double-underscore", "__init__", "0:init"},
