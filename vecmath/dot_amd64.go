@@ -84,6 +84,7 @@ var avx512Kernels = kernels{
 	cosineSums: cosineSumsAVX512,
 	scale:      scaleAVX512,
 	dotBatch4:  dotBatch4AVX512,
+	dotF16:     dotF16AVX512,
 }
 
 var avx2Kernels = kernels{
@@ -93,19 +94,35 @@ var avx2Kernels = kernels{
 	cosineSums: cosineSumsAVX2,
 	scale:      scaleAVX2,
 	dotBatch4:  dotBatch4AVX2,
+	dotF16:     dotF16AVX2,
 }
 
 // platformKernels returns the tiers this CPU supports, best first. The
 // AVX-512 code uses only AVX-512F on ZMM (no VL/DQ: the generator keeps VEX
-// instructions on registers 0-15) plus BMI2's BZHI to build tail masks.
-// cpu.X86.HasAVX512F is only set when the OS saves the ZMM state.
+// instructions on registers 0-15) plus BMI2's BZHI to build tail masks;
+// cpu.X86.HasAVX512F is only set when the OS saves the ZMM state. The AVX2
+// tier also needs F16C (VCVTPH2PS) for dotF16; every AVX2 CPU has it.
 func platformKernels() []*kernels {
 	var ks []*kernels
 	if cpu.X86.HasAVX512F && cpu.X86.HasBMI2 {
 		ks = append(ks, &avx512Kernels)
 	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		ks = append(ks, &avx2Kernels)
 	}
 	return ks
 }
+
+// dotF16AVX512 computes
+//
+//	for i := range q { s += q[i] * float32(h[i]) } // h[i] binary16
+//
+// widening 16 halves at a time with VCVTPH2PS (masked in the tail).
+//
+//go:noescape
+func dotF16AVX512(q []float32, h []uint16) float32
+
+// dotF16AVX2 is dotF16AVX512 on YMM registers (F16C's VCVTPH2PS), scalar tail.
+//
+//go:noescape
+func dotF16AVX2(q []float32, h []uint16) float32

@@ -517,6 +517,85 @@ done:
 	VZEROUPPER
 	RET
 
+// func dotF16AVX512(q []float32, h []uint16) float32
+// Requires: AVX, AVX512F, BMI2, SSE
+TEXT ·dotF16AVX512(SB), NOSPLIT, $0-52
+	MOVQ   q_base+0(FP), AX
+	MOVQ   h_base+24(FP), CX
+	MOVQ   q_len+8(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+block:
+	CMPQ        DX, $0x00000080
+	JL          single
+	VCVTPH2PS   (CX), Z8
+	VFMADD231PS (AX), Z8, Z0
+	VCVTPH2PS   32(CX), Z8
+	VFMADD231PS 64(AX), Z8, Z1
+	VCVTPH2PS   64(CX), Z8
+	VFMADD231PS 128(AX), Z8, Z2
+	VCVTPH2PS   96(CX), Z8
+	VFMADD231PS 192(AX), Z8, Z3
+	VCVTPH2PS   128(CX), Z8
+	VFMADD231PS 256(AX), Z8, Z4
+	VCVTPH2PS   160(CX), Z8
+	VFMADD231PS 320(AX), Z8, Z5
+	VCVTPH2PS   192(CX), Z8
+	VFMADD231PS 384(AX), Z8, Z6
+	VCVTPH2PS   224(CX), Z8
+	VFMADD231PS 448(AX), Z8, Z7
+	ADDQ        $0x00000200, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000080, DX
+	JMP         block
+
+single:
+	CMPQ        DX, $0x00000010
+	JL          tail
+	VCVTPH2PS   (CX), Z8
+	VFMADD231PS (AX), Z8, Z0
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000010, DX
+	JMP         single
+
+tail:
+	VADDPS      Z1, Z0, Z0
+	VADDPS      Z3, Z2, Z2
+	VADDPS      Z5, Z4, Z4
+	VADDPS      Z7, Z6, Z6
+	VADDPS      Z2, Z0, Z0
+	VADDPS      Z6, Z4, Z4
+	VADDPS      Z4, Z0, Z0
+	TESTQ       DX, DX
+	JZ          reduce
+	MOVL        $0x0000ffff, BX
+	BZHIL       DX, BX, BX
+	KMOVW       BX, K1
+	VCVTPH2PS.Z (CX), K1, Z1
+	VMOVUPS.Z   (AX), K1, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func dotAVX2(a []float32, b []float32) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
@@ -949,5 +1028,72 @@ reduce:
 	JMP          rowloop
 
 done:
+	VZEROUPPER
+	RET
+
+// func dotF16AVX2(q []float32, h []uint16) float32
+// Requires: AVX, F16C, FMA3, SSE
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-52
+	MOVQ   q_base+0(FP), AX
+	MOVQ   h_base+24(FP), CX
+	MOVQ   q_len+8(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+block:
+	CMPQ        DX, $0x00000020
+	JL          single
+	VCVTPH2PS   (CX), Y4
+	VFMADD231PS (AX), Y4, Y0
+	VCVTPH2PS   16(CX), Y4
+	VFMADD231PS 32(AX), Y4, Y1
+	VCVTPH2PS   32(CX), Y4
+	VFMADD231PS 64(AX), Y4, Y2
+	VCVTPH2PS   48(CX), Y4
+	VFMADD231PS 96(AX), Y4, Y3
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, DX
+	JMP         block
+
+single:
+	CMPQ        DX, $0x00000008
+	JL          tail
+	VCVTPH2PS   (CX), Y4
+	VFMADD231PS (AX), Y4, Y0
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, DX
+	JMP         single
+
+tail:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VXORPS X1, X1, X1
+
+tailloop:
+	TESTQ       DX, DX
+	JZ          reduce
+	MOVWLZX     (CX), BX
+	VMOVD       BX, X2
+	VCVTPH2PS   X2, X2
+	VFMADD231SS (AX), X2, X1
+	ADDQ        $0x00000004, AX
+	ADDQ        $0x00000002, CX
+	DECQ        DX
+	JMP         tailloop
+
+reduce:
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDSS       X0, X2, X2
+	VADDSS       X1, X2, X2
+	MOVSS        X2, ret+48(FP)
 	VZEROUPPER
 	RET

@@ -47,6 +47,8 @@ var neonKernels = kernels{
 	// vector, not once per comparison.
 	scale:     scaleGeneric,
 	dotBatch4: dotBatch4NEON,
+	// No binary16 kernel for NEON yet: the generic loop widens in Go.
+	dotF16: dotF16Generic,
 }
 
 func platformKernels() []*kernels { return []*kernels{&neonKernels} }

@@ -245,10 +245,11 @@ func TestDotBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	dims := []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 383, 384, 385, 767, 768, 769}
 	forEachImpl(t, func(t *testing.T, k *kernels) {
-		// The batch kernels keep two vector accumulators per row.
-		h := width(k.name) / 2
-		if k.name == "generic" {
-			h = 4
+		// The four-row kernels keep two vector accumulators per row
+		// (doc.go: 32 AVX-512, 16 AVX2); NEON and generic batch with dot.
+		h := map[string]int{"avx512": 32, "avx2": 16}[k.name]
+		if h == 0 {
+			h = width(k.name)
 		}
 		for _, dim := range dims {
 			for rows := 0; rows <= 9; rows++ {

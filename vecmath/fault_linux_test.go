@@ -58,6 +58,11 @@ func TestNoAccessPastEnds(t *testing.T) {
 			k.cosineSums(b, a)
 			k.scale(a, 1)
 			k.scale(b, 1)
+			// Halves flush against either end (2 bytes each, so n halves
+			// end exactly at the page boundary too).
+			halves := unsafe.Slice((*uint16)(unsafe.Pointer(&mem[page])), page) // pages A and B
+			k.dotF16(a, halves[:n:n])
+			k.dotF16(b, halves[page-n:page:page])
 			// Batch: q and the rows flush against either end.
 			for _, dim := range []int{1, 7, 16, 17, 33, 65} {
 				rows := 8

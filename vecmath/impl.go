@@ -16,6 +16,8 @@ type kernels struct {
 	// dotBatch4 sets out[r] = dot(q, flat[r*len(q):]) for r < len(out);
 	// len(out) is a multiple of 4 and len(flat) >= len(out)*len(q).
 	dotBatch4 func(q, flat, out []float32)
+	// dotF16 returns sum(q[i]*float32(h[i])) for i < len(q); len(h) >= len(q).
+	dotF16 func(q []float32, h []uint16) float32
 }
 
 var genericKernels = kernels{
@@ -25,6 +27,7 @@ var genericKernels = kernels{
 	cosineSums: cosineSumsGeneric,
 	scale:      scaleGeneric,
 	dotBatch4:  dotBatch4Generic,
+	dotF16:     dotF16Generic,
 }
 
 // impls lists the implementations usable on this CPU, best first; the last

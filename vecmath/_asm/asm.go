@@ -53,6 +53,7 @@ func main() {
 		genCosineSums(t)
 		genScale(t)
 		genDotBatch4(t)
+		genDotF16(t)
 	}
 	Generate()
 }
@@ -459,6 +460,93 @@ func genDotBatch4(t tier) {
 	JMP(LabelRef("rowloop"))
 
 	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// genDotF16 emits dot(q, float32(h)) for h in IEEE binary16, widening with
+// VCVTPH2PS (F16C for YMM, AVX-512F for ZMM) as the halves are loaded.
+func genDotF16(t tier) {
+	TEXT("dotF16"+t.name, NOSPLIT, "func(q []float32, h []uint16) float32")
+	Doc(fmt.Sprintf("dotF16%s returns sum(q[i]*float32(h[i])) over len(q); len(h) >= len(q).", t.name))
+	q := Mem{Base: Load(Param("q").Base(), GP64())}
+	h := Mem{Base: Load(Param("h").Base(), GP64())}
+	n := GP64()
+	Load(Param("q").Len(), n)
+	vb := 4 * t.lanes // bytes of float32 per vector
+	hb := 2 * t.lanes // bytes of float16 per vector
+	acc := make([]VecVirtual, t.unroll)
+	for u := range acc {
+		acc[u] = t.vec()
+		t.zero(acc[u])
+	}
+	block := t.lanes * t.unroll
+	Label("block")
+	CMPQ(n, U32(block))
+	JL(LabelRef("single"))
+	for u := 0; u < t.unroll; u++ {
+		x := t.vec()
+		VCVTPH2PS(h.Offset(hb*u), x)
+		VFMADD231PS(q.Offset(vb*u), x, acc[u])
+	}
+	ADDQ(U32(vb*t.unroll), q.Base)
+	ADDQ(U32(hb*t.unroll), h.Base)
+	SUBQ(U32(block), n)
+	JMP(LabelRef("block"))
+
+	Label("single")
+	CMPQ(n, U32(t.lanes))
+	JL(LabelRef("tail"))
+	x := t.vec()
+	VCVTPH2PS(h, x)
+	VFMADD231PS(q, x, acc[0])
+	ADDQ(U32(vb), q.Base)
+	ADDQ(U32(hb), h.Base)
+	SUBQ(U32(t.lanes), n)
+	JMP(LabelRef("single"))
+
+	Label("tail")
+	for step := 1; step < t.unroll; step *= 2 {
+		for u := 0; u+step < t.unroll; u += 2 * step {
+			VADDPS(acc[u+step], acc[u], acc[u])
+		}
+	}
+	var tail VecVirtual
+	if t.masked {
+		TESTQ(n, n)
+		JZ(LabelRef("reduce"))
+		m := GP32()
+		MOVL(U32(0xffff), m)
+		BZHIL(n.As32(), m, m)
+		k := K()
+		KMOVW(m, k)
+		tx, tq := t.vec(), t.vec()
+		VCVTPH2PS_Z(h, k, tx)
+		VMOVUPS_Z(q, k, tq)
+		VFMADD231PS(tq, tx, acc[0])
+	} else {
+		tail = XMM()
+		VXORPS(tail, tail, tail)
+		Label("tailloop")
+		TESTQ(n, n)
+		JZ(LabelRef("reduce"))
+		w := GP32()
+		MOVWLZX(h, w)
+		tx := XMM()
+		VMOVD(w, tx)
+		VCVTPH2PS(tx, tx)
+		VFMADD231SS(q, tx, tail)
+		ADDQ(U32(4), q.Base)
+		ADDQ(U32(2), h.Base)
+		DECQ(n)
+		JMP(LabelRef("tailloop"))
+	}
+	Label("reduce")
+	r := hsum(t, acc[0])
+	if tail != nil {
+		VADDSS(tail, r, r)
+	}
+	Store(r, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
