@@ -116,7 +116,7 @@ func float32ToFloat16(f float32) uint16 {
 		}
 		return sign | uint16(h)
 	case exp >= 127-25: // subnormal half (or rounds up into the smallest one)
-		m := man | 0x800000 // implicit bit
+		m := man | 0x800000      // implicit bit
 		shift := uint(126 - exp) // value = m * 2^(exp-150) = h * 2^-24
 		h := m >> shift
 		rest := m & (1<<shift - 1)
