@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -172,4 +174,24 @@ func BenchmarkChecksum(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkReadAllFvecs reads a real LoCoMo embedding file (419 x 512-d,
+// 860 KB) from the page cache into memory, the way the bench loaders do.
+func BenchmarkReadAllFvecs(b *testing.B) {
+	path := filepath.Join(sharedDataDir(b), "26.turns.fvecs")
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Run("file=26.turns", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			vs, err := ReadAllFvecs(path)
+			if err != nil || len(vs) != 419 {
+				b.Fatal(err)
+			}
+		}
+	})
 }
