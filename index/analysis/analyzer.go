@@ -49,6 +49,7 @@ type span struct{ start, end int }
 type scratch struct {
 	norm   []byte
 	buf    []byte
+	low    []byte
 	fold   []byte
 	parts  []span
 	folder transform.Transformer // cases.Fold, created on first non-ASCII token
@@ -65,7 +66,7 @@ func New(opts Options) (*Analyzer, error) {
 		a.cache = newTermCache(opts.CacheSize)
 	}
 	a.pool.New = func() any {
-		return &scratch{buf: make([]byte, 0, 64), fold: make([]byte, 0, 64), parts: make([]span, 0, 8)}
+		return &scratch{buf: make([]byte, 0, 64), low: make([]byte, 0, 64), fold: make([]byte, 0, 64), parts: make([]span, 0, 8)}
 	}
 	return a, nil
 }
@@ -227,6 +228,11 @@ func (e *emitter) scan(s string) {
 // parts: the whole identifier, then each part.
 func (e *emitter) word(s string, start int) int {
 	parts := e.st.parts[:0]
+	// low collects the ASCII-lowercased word while scanning; it is valid
+	// while ascii holds, and then parts are slices of it (ASCII folding
+	// keeps byte offsets). Other words are folded by emitFolded.
+	low := e.st.low[:0]
+	ascii := true
 	partStart := start
 	prev := cSep
 	i := start
@@ -234,10 +240,12 @@ func (e *emitter) word(s string, start int) int {
 		for i < len(s) {
 			var c class
 			size := 1
-			if ch := s[i]; ch < utf8.RuneSelf {
+			ch := s[i]
+			if ch < utf8.RuneSelf {
 				c = asciiClass[ch] // fast path: chat is mostly ASCII
 			} else {
 				c, size = classAt(s, i)
+				ascii = false
 			}
 			if isAlnum(c) {
 				// camelCase: aB, 3B, and the last capital of ABc.
@@ -247,6 +255,7 @@ func (e *emitter) word(s string, start int) int {
 					partStart = i
 				}
 				prev = c
+				low = append(low, asciiLower[ch&0x7f])
 				i += size
 				continue
 			}
@@ -256,6 +265,7 @@ func (e *emitter) word(s string, start int) int {
 			}
 			if c == cApos && isLetter(prev) && i+size < len(s) {
 				if nc, _ := classAt(s, i+size); isLetter(nc) {
+					low = append(low, '\'')
 					i += size
 					prev = cSep // O'Neil is one part, not o' + neil
 					continue
@@ -268,6 +278,7 @@ func (e *emitter) word(s string, start int) int {
 			if (c == cJoin || c == cUnder) && i+size < len(s) {
 				if nc, _ := classAt(s, i+size); isAlnum(nc) {
 					parts = append(parts, span{partStart, i})
+					low = append(low, s[i]) // joiners are ASCII
 					i += size
 					partStart = i
 					prev = cSep
@@ -278,11 +289,20 @@ func (e *emitter) word(s string, start int) int {
 		parts = append(parts, span{partStart, i})
 		break
 	}
-	e.st.parts = parts
-	e.emitFolded(s[start:i], e.pos)
-	if len(parts) > 1 {
-		for k, p := range parts {
-			e.emitFolded(s[p.start:p.end], e.pos+int32(k))
+	e.st.parts, e.st.low = parts, low
+	if ascii {
+		e.emit(low, e.pos)
+		if len(parts) > 1 {
+			for k, p := range parts {
+				e.emit(low[p.start-start:p.end-start], e.pos+int32(k))
+			}
+		}
+	} else {
+		e.emitFolded(s[start:i], e.pos)
+		if len(parts) > 1 {
+			for k, p := range parts {
+				e.emitFolded(s[p.start:p.end], e.pos+int32(k))
+			}
 		}
 	}
 	e.pos += int32(len(parts))

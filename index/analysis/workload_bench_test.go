@@ -25,18 +25,25 @@ func BenchmarkAnalyzeWorkload(b *testing.B) {
 	if err := g.Err(); err != nil {
 		b.Fatal(err)
 	}
-	for _, cache := range []string{"on", "off"} {
+	for _, cache := range []string{"cold", "warm", "off"} {
 		b.Run(fmt.Sprintf("records=%d/cache=%s", records, cache), func(b *testing.B) {
 			o := DefaultOptions()
 			if cache == "off" {
 				o.CacheSize = -1
+			}
+			warm := mustNew(b, o)
+			for _, s := range texts {
+				warm.AppendTokens(nil, s)
 			}
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
 			tokens := 0
 			cpu0 := processCPU()
 			for b.Loop() {
-				a := mustNew(b, o)
+				a := warm
+				if cache != "warm" {
+					a = mustNew(b, o)
+				}
 				var dst []Token
 				for _, s := range texts {
 					dst = a.AppendTokens(dst[:0], s)
