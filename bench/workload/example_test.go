@@ -33,5 +33,5 @@ func Example() {
 	//   "The Onyx launch is scheduled for March 7."
 	// paraphrase agent-003 "On what day should we bring cake for Tariq?" -> [1173]
 	//   "Reminder: Tariq has a birthday on February 5."
-	// keyword agent-000 "data package" Jan 26..Feb 2
+	// keyword agent-000 "question guess" Jan 26..Feb 2
 }

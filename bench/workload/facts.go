@@ -136,13 +136,13 @@ var factKinds = []*factKind{
 		value:      func(r *rand.Rand, _ *agentInfo) string { return "$" + strconv.Itoa(5+5*r.IntN(200)) + "k" },
 	},
 	{
-		name: "language", subject: slotPerson, marker: "new services", intent: "inform",
+		name: "language", subject: slotPerson, marker: "language for new services", intent: "inform",
 		statements: []string{
-			"{SUBJ} prefers {VAL} for new services.",
-			"Remember that {SUBJ} wants new services written in {VAL}.",
+			"{SUBJ}'s preferred language for new services is {VAL}.",
+			"Remember that {SUBJ} picks {VAL} as the language for new services.",
 		},
-		echoes:     []string{"Good to know, {SUBJ} likes {VAL} for new services."},
-		questions:  []string{"Which language does {SUBJ} prefer for new services?", "What language does {SUBJ} want new services written in?"},
+		echoes:     []string{"Good to know, {SUBJ} likes {VAL} as the language for new services."},
+		questions:  []string{"Which language does {SUBJ} prefer for new services?", "What is {SUBJ}'s language for new services?"},
 		paraphrase: []string{"What does {SUBJ} like to code fresh backends in?", "If {SUBJ} starts a backend from scratch, what programming language will it be?"},
 		value:      func(r *rand.Rand, _ *agentInfo) string { return langNames[r.IntN(len(langNames))] },
 	},

@@ -633,10 +633,25 @@ func (g *Generator) render(t tmpl) {
 // vowel.
 func appendWord(b []byte, w string) []byte {
 	if n := len(b); n >= 2 && b[n-1] == ' ' && (b[n-2] == 'a' || b[n-2] == 'A') &&
-		(n == 2 || b[n-3] == ' ') && strings.IndexByte("aeiou", w[0]) >= 0 {
+		(n == 2 || b[n-3] == ' ') && vowelSound(w) {
 		b = append(b[:n-1], 'n', ' ')
 	}
 	return append(b, w...)
+}
+
+// vowelSound approximates "an" words: a vowel letter, except the "you"
+// sound of user, usage, unique; and the silent h of hour, honest.
+func vowelSound(w string) bool {
+	switch {
+	case strings.HasPrefix(w, "hour") || strings.HasPrefix(w, "honest"):
+		return true
+	case w[0] == 'u':
+		return strings.HasPrefix(w, "un") && !strings.HasPrefix(w, "uni") ||
+			strings.HasPrefix(w, "up") || strings.HasPrefix(w, "ug") || strings.HasPrefix(w, "ul") || strings.HasPrefix(w, "um")
+	case w[0] == 'e' && strings.HasPrefix(w, "eu"):
+		return false
+	}
+	return strings.IndexByte("aeio", w[0]) >= 0
 }
 
 const hexDigits = "0123456789abcdef"

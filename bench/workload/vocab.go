@@ -47,6 +47,46 @@ habit goal mood energy sleep stress health break focus priority blocker risk
 assumption constraint requirement estimate guess tradeoff decision approval
 owner reviewer author maintainer contributor intern manager director lead
 engineer designer analyst researcher support operator admin guest visitor
+
+approach architecture attachment audience backlog bandwidth banner bottleneck
+boundary bucket buffer bundle button calculation campaign candidate capacity
+category change checklist checkpoint chunk citation claim column committee
+compression concern conclusion condition conference consensus consumer
+contact content conversation copy counter coverage credential criteria
+cursor cycle database date deadline default definition delay delta demand
+deployment description detail device dialog difference dimension discussion
+domain download driver duration effort element encoding entry environment
+estimate evaluation evidence example exception expectation expense export
+extension factor failure fallback figure filter firmware flow folder footer
+fork fragment framework gap gateway generation goal grant graph guide handler
+hash header highlight history host hotfix identity impact implementation
+improvement input insight instance integration interval inventory issue item
+iteration journey kernel keyword layer layout leader lesson level license
+lifecycle link load location logic lookup loop machine mailbox maintenance
+mapping market measure mechanism mention merge message migration minimum
+mistake mode monitor motivation namespace negotiation notebook notice
+notification number objective offset onboarding opinion opportunity option
+outcome output overhead owner package parameter partition partner password
+pattern peak performance phase picture pilot placeholder platform portal
+position preference presentation preview principle procedure producer
+program progress prompt property proposal protocol prototype provider proxy
+purpose quality quarter question queue range rate ratio reader recipe
+recommendation reference regression relationship reminder replica replica
+repository request reservation resource response retention revenue revision
+rollout rotation rule runtime sandbox scenario scope screen section segment
+selection sequence setting setup shard shortcut signal signature skill slot
+solution source spec speed spike sponsor staging standard statement storage
+strategy structure subscription suggestion supplier survey switch symptom
+syntax target tax technique tenant terminal territory theme threshold
+timeline timestamp tool topic traffic training transaction transfer
+translation trend trial tutorial type upload usage user utility validation
+variant vendor version view visibility volume vote warning webinar widget
+wiki wizard workaround workflow workload workshop writer
+airport apartment backpack bakery beach breakfast cafe candle carpet
+concert cousin dentist dessert dinner festival fridge grandma haircut hobby
+jacket lake laundry mountain neighbor nephew niece painting parcel picnic
+pillow plant puzzle rain receipt restaurant river sandwich shoes snack snow
+sofa sunset tennis ticket traffic umbrella uncle village wallet wedding
 `)
 
 var verbList = strings.Fields(`
@@ -65,6 +105,22 @@ revert ship announce demo present discuss clarify answer
 order pay bill refund deliver collect count rank score embed recall
 join leave visit travel cook bake walk jog play watch listen enjoy miss
 visit celebrate invite thank greet laugh smile worry relax rest stay
+
+accept access adjust align analyze apply archive arrange automate avoid
+backfill balance bump capture chase clone combine complain complete compress
+connect contact convert copy correct crash decode decrypt delay deprecate
+describe detect download draft drain edit encode encrypt ensure estimate
+evaluate expect expire explore export extend extract fail follow force
+generate group guess highlight ignore implement import improve include
+inspect integrate investigate iterate kick label load lock log manage map
+match mention mock notice notify observe offer onboard own pair pause
+poll populate predict prepare prevent prioritize process promote propose
+protect provide publish purge queue reach read rebuild receive record
+reduce register reload remind repair repeat replace reproduce request
+require reset resize resolve respond rotate route sample sanitize scan
+select serve sign simplify skip snooze solve split squash stage stub submit
+summarize support suspend swap sync toggle transfer translate trigger trim
+unblock unlock upload vote wrap
 `)
 
 var adjList = strings.Fields(`
@@ -77,6 +133,23 @@ invalid empty stale fresh warm cold hot noisy quiet weird strange nice
 awesome terrible fine happy sad tired excited curious careful safe risky
 expensive cheap cheaper faster slower better worse cleaner simpler lazy
 eager manual automatic weekly daily monthly hourly quarterly annual
+
+accurate active aggressive available average basic brief broken bulk
+careful central clean clever closed common complete complex concurrent
+consistent constant correct crazy creative dangerous dedicated deep
+detailed different difficult dirty distributed duplicate dynamic easy
+efficient elastic empty encrypted endless entire exact excellent experimental
+extra fair familiar famous flexible fragile friendly funny generic gentle
+hidden huge idle immutable incremental initial interesting legacy light
+limited live long loose lucky massive messy missing modern mutable narrow
+native neat nervous normal obvious odd offline online open orphaned partial
+pending perfect persistent plain pleasant polite popular possible powerful
+precise pretty proper random rare raw readonly real reasonable reliable
+remote repeated responsive rough round scary secure serious sharp short
+silent similar smart smooth soft solid sparse special specific stable
+standard steady sticky strict strong stuck sudden sunny sweet synthetic
+temporary tight tricky typical unclear unknown unusual useful vague visible
+wide wild wise wrong young
 `)
 
 // Function words and chat fillers: drawn with their own Zipf so the glue
@@ -193,12 +266,16 @@ var irregular = map[string][3]string{
 	"pay":    {"pays", "paid", "paying"},
 	"leave":  {"leaves", "left", "leaving"},
 	"agree":  {"agrees", "agreed", "agreeing"},
+	"read":   {"reads", "read", "reading"},
 }
 
 // doubled holds the verbs whose final consonant doubles: plan, planned.
 var doubled = map[string]bool{
 	"plan": true, "ship": true, "tag": true, "flag": true, "jog": true,
 	"debug": true, "embed": true, "prefer": true, "format": true,
+	"swap": true, "skip": true, "log": true, "map": true, "drop": true,
+	"stop": true, "submit": true, "scan": true, "wrap": true, "stub": true,
+	"trim": true,
 }
 
 func plural(n string) string {

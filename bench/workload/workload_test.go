@@ -418,3 +418,17 @@ func TestZipfAlias(t *testing.T) {
 		}
 	}
 }
+
+func TestArticles(t *testing.T) {
+	for w, want := range map[string]bool{
+		"issue": true, "user": false, "usage": false, "unusual": true, "update": true,
+		"unique": false, "hour": true, "error": true, "outage": true, "time": false, "upload": true,
+	} {
+		if got := string(appendWord([]byte("a "), w)); got != map[bool]string{true: "an ", false: "a "}[want]+w {
+			t.Errorf("article before %q: %q", w, got)
+		}
+	}
+	if got := string(appendWord([]byte("data "), "issue")); got != "data issue" {
+		t.Errorf("a word ending in 'a' lost its space: %q", got)
+	}
+}
