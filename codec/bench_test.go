@@ -112,24 +112,30 @@ func BenchmarkFvecsReader(b *testing.B) {
 			}
 			file = AppendFvec(file, v)
 		}
-		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(file) / n)) // per vector
-			rd := bytes.NewReader(file)
-			r := NewFvecsReader(rd, VecOptions{Dim: dim})
-			for b.Loop() {
-				if !r.Next() {
-					if r.Err() != nil {
-						b.Fatal(r.Err())
-					}
-					rd.Reset(file)
-					r.Reset(rd)
+		for _, impl := range []string{"direct", "portable"} {
+			b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, impl), func(b *testing.B) {
+				// direct: little-endian read into the vector's memory;
+				// portable: staging buffer + conversion loop (big-endian path).
+				portableVecDecode = impl == "portable"
+				defer func() { portableVecDecode = false }()
+				b.ReportAllocs()
+				b.SetBytes(int64(len(file) / n)) // per vector
+				rd := bytes.NewReader(file)
+				r := NewFvecsReader(rd, VecOptions{Dim: dim})
+				for b.Loop() {
 					if !r.Next() {
-						b.Fatal(r.Err())
+						if r.Err() != nil {
+							b.Fatal(r.Err())
+						}
+						rd.Reset(file)
+						r.Reset(rd)
+						if !r.Next() {
+							b.Fatal(r.Err())
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

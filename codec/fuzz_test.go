@@ -119,6 +119,10 @@ func fuzzVecs[T Elem](t *testing.T, data []byte, dim uint8, sameDim, oneByte boo
 	newReader func(r interface{ Read([]byte) (int, error) }, o VecOptions) *VecReader[T],
 	appendVec func([]byte, []T) []byte) {
 	opts := VecOptions{Dim: int(dim) % 8, SameDim: sameDim, MaxDim: 4096, BufferSize: 16}
+	// The high bit of dim selects the portable decoding path (fuzz workers run
+	// one input at a time, so the package variable is safe to flip here).
+	portableVecDecode = dim&0x80 != 0
+	defer func() { portableVecDecode = false }()
 	var src interface{ Read([]byte) (int, error) } = bytes.NewReader(data)
 	if oneByte {
 		src = iotest.OneByteReader(src) // streaming must not depend on read sizes
@@ -160,6 +164,7 @@ func vecSeeds(f *testing.F, good ...[]byte) {
 	for _, g := range good {
 		f.Add(g, uint8(0), false, false)
 		f.Add(g, uint8(3), true, true)
+		f.Add(g, uint8(0x80), false, false)
 		f.Add(g[:len(g)-1], uint8(0), false, true)
 	}
 	f.Add([]byte{}, uint8(0), false, false)

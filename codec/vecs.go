@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"unsafe"
 )
 
 // Elem is an element type of a vector file: float32 (.fvecs), int32 (.ivecs)
@@ -65,6 +66,14 @@ func (o *VecOptions) Validate() error {
 	}
 	return nil
 }
+
+// nativeLittleEndian enables reading vector files straight into the
+// vector's memory. portableVecDecode forces the byte-by-byte path (which
+// big-endian machines use) so that tests cover it everywhere.
+var (
+	nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+	portableVecDecode  = false
+)
 
 // vecFormat describes one of the three formats.
 type vecFormat[T Elem] struct {
@@ -142,16 +151,17 @@ func AppendBvec(dst []byte, v []uint8) []byte { return appendVec(dst, &bvecsForm
 // naming the vector's index and the byte offset of its header. A stream that
 // ends exactly between two vectors ends cleanly, with Err nil.
 type VecReader[T Elem] struct {
-	br   *bufio.Reader
-	f    *vecFormat[T]
-	opts VecOptions
-	hdr  [4]byte
-	raw  []byte
-	vec  []T
-	off  int64 // bytes consumed
-	cur  int64 // offset of the current vector's header
-	n    int   // vectors read
-	err  error
+	br    *bufio.Reader
+	f     *vecFormat[T]
+	opts  VecOptions
+	hdr   [4]byte
+	raw   []byte
+	vec   []T
+	off   int64 // bytes consumed
+	cur   int64 // offset of the current vector's header
+	n     int   // vectors read
+	first int   // dimension of the first vector, for SameDim
+	err   error
 }
 
 // NewFvecsReader returns a reader of float32 vectors. Invalid options make
@@ -195,7 +205,7 @@ func (r *VecReader[T]) Reset(src io.Reader) {
 		return
 	}
 	r.br.Reset(src)
-	r.vec, r.off, r.cur, r.n, r.err = r.vec[:0], 0, 0, 0, nil
+	r.vec, r.off, r.cur, r.n, r.first, r.err = r.vec[:0], 0, 0, 0, 0, nil
 }
 
 // Next reads the next vector and reports whether there is one.
@@ -221,16 +231,29 @@ func (r *VecReader[T]) Next() bool {
 		return r.fail(fmt.Sprintf("dimension %d (want 1..%d)", dim, r.opts.MaxDim), ErrDimension)
 	case r.opts.Dim > 0 && int(dim) != r.opts.Dim:
 		return r.fail(fmt.Sprintf("dimension %d (want %d)", dim, r.opts.Dim), ErrDimension)
-	case r.opts.SameDim && r.n > 0 && int(dim) != len(r.vec):
-		return r.fail(fmt.Sprintf("dimension %d (first vector has %d)", dim, len(r.vec)), ErrDimension)
+	case r.opts.SameDim && r.n > 0 && int(dim) != r.first:
+		return r.fail(fmt.Sprintf("dimension %d (first vector has %d)", dim, r.first), ErrDimension)
 	}
 	d := int(dim)
 	size := d * r.f.elemSize
-	if cap(r.raw) < size {
-		r.raw = make([]byte, size)
+	if cap(r.vec) < d {
+		r.vec = make([]T, d)
 	}
-	r.raw = r.raw[:size]
-	k, err = io.ReadFull(r.br, r.raw)
+	r.vec = r.vec[:d]
+	// On little-endian machines the file's bytes are the vector's memory:
+	// read straight into it, no staging buffer, no conversion loop.
+	direct := nativeLittleEndian && !portableVecDecode
+	var dst []byte
+	if direct {
+		dst = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r.vec))), size)
+	} else {
+		if cap(r.raw) < size {
+			r.raw = make([]byte, size)
+		}
+		r.raw = r.raw[:size]
+		dst = r.raw
+	}
+	k, err = io.ReadFull(r.br, dst)
 	r.off += int64(k)
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -238,11 +261,12 @@ func (r *VecReader[T]) Next() bool {
 		}
 		return r.fail(fmt.Sprintf("values (dimension %d, %d of %d bytes present)", d, k, size), err)
 	}
-	if cap(r.vec) < d {
-		r.vec = make([]T, d)
+	if !direct {
+		r.f.decode(r.vec, r.raw)
 	}
-	r.vec = r.vec[:d]
-	r.f.decode(r.vec, r.raw)
+	if r.n == 0 {
+		r.first = d
+	}
 	r.n++
 	return true
 }

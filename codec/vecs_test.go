@@ -398,3 +398,17 @@ func TestLocomoFvecs(t *testing.T) {
 		t.Fatalf("26.turns.fvecs: %d vectors, %v", len(vs), err)
 	}
 }
+
+// TestVecsPortablePath runs the vector tests through the conversion loop that
+// big-endian machines use, so it is tested on every machine.
+func TestVecsPortablePath(t *testing.T) {
+	if !nativeLittleEndian {
+		t.Skip("the portable path is the only path on this machine")
+	}
+	portableVecDecode = true
+	defer func() { portableVecDecode = false }()
+	t.Run("roundtrip", TestVecsRoundTrip)
+	t.Run("malformed", TestVecReaderMalformed)
+	t.Run("reuse", TestVecReaderReusesBuffers)
+	t.Run("locomo", TestLocomoFvecs)
+}
