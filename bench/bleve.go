@@ -39,6 +39,15 @@ type BleveOptions struct {
 	// idle after ingest. Default 10 minutes.
 	SettleTimeout time.Duration
 
+	// Conjunction evaluates the agent and time restrictions as zero-boost
+	// clauses of a conjunction with the text query, which Bleve walks by
+	// leapfrogging (Advance) over the most selective clause, instead of as
+	// the non-scoring filter clause of a boolean query, which Bleve checks
+	// on every document the text query matches. Scores are the same either
+	// way (a zero boost zeroes a clause's weight and its share of the query
+	// norm); only the evaluation differs. Default false (filter clause).
+	Conjunction bool
+
 	// StoreText keeps the text as a stored field and with term vectors, as
 	// Bleve's default text mapping does. Default false: the comparison
 	// returns ids only, and lazymem keeps text in its log, not its index.
@@ -226,9 +235,19 @@ func bleveDoc(m map[string]any, d *Doc) map[string]any {
 	return m
 }
 
-// Settle waits until scorch's introducer, persister and merger have caught up
-// with the latest root (the index_bgthreads_active statistic turns false), so
-// that queries are not timed against a moving index.
+// settleQuiet is how long scorch's counters must stay still before Settle
+// believes the background work is over.
+const settleQuiet = 500 * time.Millisecond
+
+// Settle waits until scorch's persister and merger have nothing left to do,
+// so that queries are not timed against a moving index and ingest is timed
+// to the point where every record is on disk. Scorch's own
+// index_bgthreads_active flag is not enough: after a reopen the persister
+// has nothing to persist and never advances LastPersistedEpoch, so the flag
+// can stay true forever on an idle index. Settle therefore also accepts:
+// no in-memory segment at the root (all persisted), no file merge running,
+// and the root epoch, persister and merge-planner counters unchanged for
+// settleQuiet.
 func (b *Bleve) Settle() error {
 	if b.idx == nil {
 		return ErrClosed
@@ -241,13 +260,27 @@ func (b *Bleve) Settle() error {
 	if !ok {
 		return nil // not scorch: nothing runs in the background
 	}
+	u := func(m map[string]any, k string) uint64 { v, _ := m[k].(uint64); return v }
+	var last [4]uint64
+	var since time.Time
 	deadline := time.Now().Add(b.opts.SettleTimeout)
 	for {
-		active, ok := sc.StatsMap()["index_bgthreads_active"].(bool)
-		if !ok || !active {
+		m := sc.StatsMap()
+		if active, ok := m["index_bgthreads_active"].(bool); ok && !active {
 			return nil
 		}
-		if time.Now().After(deadline) {
+		now := time.Now()
+		idle := u(m, "TotMemorySegmentsAtRoot") == 0 &&
+			u(m, "TotFileMergeZapBeg") == u(m, "TotFileMergeZapEnd") &&
+			u(m, "TotFileMergePlanTasks") == u(m, "TotFileMergePlanTasksDone")+u(m, "TotFileMergePlanTasksErr")
+		cur := [4]uint64{u(m, "CurRootEpoch"), u(m, "TotPersistLoopBeg"), u(m, "TotFileMergePlan"), u(m, "TotFileMergeLoopBeg")}
+		switch {
+		case !idle || cur != last:
+			last, since = cur, now
+		case now.Sub(since) >= settleQuiet:
+			return nil
+		}
+		if now.After(deadline) {
 			return fmt.Errorf("%w after %v", ErrNotSteady, b.opts.SettleTimeout)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -257,20 +290,29 @@ func (b *Bleve) Settle() error {
 // Name implements Engine.
 func (b *Bleve) Name() string { return "bleve" }
 
+// SetConjunction switches the query formulation (see
+// BleveOptions.Conjunction) of an open index.
+func (b *Bleve) SetConjunction(on bool) { b.opts.Conjunction = on }
+
 // Path is the index directory.
 func (b *Bleve) Path() string { return b.path }
 
 // BleveQuery builds the Bleve query for q: a match query on the text (OR of
-// the analysed terms, scored) under a non-scoring filter clause holding the
-// agent term and the [Since, Until) datetime range. A filter clause keeps the
-// ranking pure text relevance, as lazymem's filter bitmap does.
-func BleveQuery(q *Query) query.Query {
+// the analysed terms, scored) restricted to the agent term and the
+// [Since, Until) datetime range. With conjunction false the restrictions are
+// the non-scoring filter clause of a boolean query; with it true they are
+// zero-boost clauses of a conjunction. Either way the ranking is pure text
+// relevance, as with lazymem's filter bitmap.
+func BleveQuery(q *Query, conjunction bool) query.Query {
 	mq := bleve.NewMatchQuery(q.Text)
 	mq.SetField(bleveText)
 	var filters []query.Query
 	if q.Agent != "" {
 		tq := bleve.NewTermQuery(q.Agent)
 		tq.SetField(bleveAgent)
+		if conjunction {
+			tq.SetBoost(0)
+		}
 		filters = append(filters, tq)
 	}
 	if q.Since != 0 || q.Until != 0 {
@@ -284,10 +326,16 @@ func BleveQuery(q *Query) query.Query {
 		incl, excl := true, false
 		rq := bleve.NewDateRangeInclusiveQuery(start, end, &incl, &excl)
 		rq.SetField(bleveTime)
+		if conjunction {
+			rq.SetBoost(0)
+		}
 		filters = append(filters, rq)
 	}
-	if len(filters) == 0 {
+	switch {
+	case len(filters) == 0:
 		return mq
+	case conjunction:
+		return bleve.NewConjunctionQuery(append([]query.Query{mq}, filters...)...)
 	}
 	bq := bleve.NewBooleanQuery()
 	bq.AddMust(mq)
@@ -308,7 +356,7 @@ func (b *Bleve) Search(q *Query, k int, dst []Hit) ([]Hit, error) {
 	if k <= 0 {
 		return dst, ErrBadK
 	}
-	req := bleve.NewSearchRequestOptions(BleveQuery(q), k, 0, false)
+	req := bleve.NewSearchRequestOptions(BleveQuery(q, b.opts.Conjunction), k, 0, false)
 	res, err := b.idx.SearchInContext(context.Background(), req)
 	if err != nil {
 		return dst, fmt.Errorf("lazymem: bench: bleve search: %w", err)

@@ -58,6 +58,7 @@ func TestBleveFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			b.SetConjunction(false)
 			h, err := b.Search(&c.q, 10, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -68,6 +69,26 @@ func TestBleveFilters(t *testing.T) {
 			for i := 1; i < len(h); i++ {
 				if h[i].Score > h[i-1].Score {
 					t.Fatalf("not score-descending: %+v", h)
+				}
+			}
+			// The conjunction formulation must match the same records with
+			// the same scores: its restriction clauses carry no weight.
+			b.SetConjunction(true)
+			hc, err := b.Search(&c.q, 10, nil)
+			b.SetConjunction(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(hc); !slices.Equal(got, c.want) {
+				t.Fatalf("conjunction: got %v want %v", got, c.want)
+			}
+			score := map[uint64]float64{}
+			for _, x := range h {
+				score[x.ID] = x.Score
+			}
+			for _, x := range hc {
+				if d := x.Score - score[x.ID]; d > 1e-9*x.Score || d < -1e-9*x.Score {
+					t.Fatalf("conjunction score of %d: %v, filter clause %v", x.ID, x.Score, score[x.ID])
 				}
 			}
 		})
