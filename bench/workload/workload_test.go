@@ -4,7 +4,10 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,8 +148,17 @@ func TestShape(t *testing.T) {
 // TestPlantedLabels checks the labels by construction: every relevant record
 // states the answer, and no other record of the agent states the fact (its
 // marker, subject and value together).
+//
+// LAZYMEM_WORKLOAD_N sets the corpus size (default 50000).
 func TestPlantedLabels(t *testing.T) {
 	cfg := Config{Seed: 9, Records: 50000, Agents: 20}
+	if v := os.Getenv("LAZYMEM_WORKLOAD_N"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1000 {
+			t.Fatalf("LAZYMEM_WORKLOAD_N=%q: want an integer >= 1000", v)
+		}
+		cfg = Config{Seed: 9, Records: n}
+	}
 	recs := generate(t, cfg)
 	g := New(cfg)
 	qs := g.Queries(3 * g.Facts())
@@ -185,31 +197,58 @@ func TestPlantedLabels(t *testing.T) {
 		}
 	}
 
-	// Completeness: scan the corpus for any record stating a fact.
-	byAgent := map[string][]int{}
-	for i, r := range recs {
-		byAgent[r.Agent] = append(byAgent[r.Agent], i)
-	}
-	seen := map[string]bool{}
+	found := checkComplete(t, g, recs)
 	for _, q := range qs {
-		key := q.Agent + "\x00" + q.Fact + "\x00" + q.Answer
-		if seen[key] {
-			continue
+		if got := found[q.Relevant[0]]; !slices.Equal(got, q.Relevant) {
+			t.Fatalf("query %q: Relevant %v, but the records stating its fact are %v", q.Text, q.Relevant, got)
 		}
-		seen[key] = true
-		fk := kindByName(q.Fact)
-		subj := subjectOf(t, recs[q.Relevant[0]].Text, q)
-		rel := map[int]bool{}
-		for _, o := range q.Relevant {
-			rel[o] = true
+	}
+}
+
+// checkComplete scans every record for any fact statement (marker, subject
+// and value of a planted fact of the record's agent) and fails if it is not
+// labelled. One pass over the corpus, so it scales to 1M records. It
+// returns, for each fact's ordinal, the ordinals of the records stating it.
+func checkComplete(t *testing.T, g *Generator, recs []Record) map[int][]int {
+	t.Helper()
+	type akey struct {
+		agent string
+		kind  *factKind
+	}
+	facts := map[akey][]*fact{}
+	labelled := map[int]bool{}
+	for i := range g.facts {
+		f := &g.facts[i]
+		k := akey{g.agents[f.agent].id, f.kind}
+		facts[k] = append(facts[k], f)
+		labelled[f.ordinal] = true
+		if f.echo >= 0 {
+			labelled[f.echo] = true
 		}
-		for _, o := range byAgent[q.Agent] {
-			txt := recs[o].Text
-			if !rel[o] && strings.Contains(txt, fk.marker) && strings.Contains(txt, q.Answer) && strings.Contains(txt, subj) {
-				t.Fatalf("record %d %q states the fact of %q but is not labelled", o, txt, q.Text)
+	}
+	statements := 0
+	found := map[int][]int{}
+	for o, r := range recs {
+		for _, k := range factKinds {
+			if !strings.Contains(r.Text, k.marker) {
+				continue
+			}
+			for _, f := range facts[akey{r.Agent, k}] {
+				if strings.Contains(r.Text, f.subject) && strings.Contains(r.Text, f.value) {
+					statements++
+					found[f.ordinal] = append(found[f.ordinal], o)
+					if o != f.ordinal && o != f.echo {
+						t.Fatalf("record %d %q states the %s fact of ordinal %d but is not labelled with it", o, r.Text, k.name, f.ordinal)
+					}
+				}
 			}
 		}
 	}
+	if statements < len(labelled) {
+		t.Fatalf("found %d fact statements, want at least the %d labelled records", statements, len(labelled))
+	}
+	t.Logf("%d records, %d facts, %d labelled records, %d statements found, all labelled", len(recs), len(g.facts), len(labelled), statements)
+	return found
 }
 
 func kindByName(name string) *factKind {
@@ -219,43 +258,6 @@ func kindByName(name string) *factKind {
 		}
 	}
 	return nil
-}
-
-// subjectOf recovers the subject from a direct question: the question text
-// minus the template's literals.
-func subjectOf(t *testing.T, _ string, q Query) string {
-	t.Helper()
-	g := kindByName(q.Fact)
-	for _, ts := range [][]tmpl{g.qs, g.ps} {
-		for _, tm := range ts {
-			if s, ok := matchSubject(tm, q.Text); ok {
-				return s
-			}
-		}
-	}
-	t.Fatalf("cannot find the subject of %q", q.Text)
-	return ""
-}
-
-func matchSubject(tm tmpl, text string) (string, bool) {
-	var pre, post string
-	i := 0
-	for ; i < len(tm) && tm[i].slot == slotLit; i++ {
-		pre += tm[i].lit
-	}
-	if i == len(tm) || tm[i].slot != slotSubj {
-		return "", false
-	}
-	for _, p := range tm[i+1:] {
-		if p.slot != slotLit {
-			return "", false
-		}
-		post += p.lit
-	}
-	if !strings.HasPrefix(text, pre) || !strings.HasSuffix(text, post) || len(text) < len(pre)+len(post) {
-		return "", false
-	}
-	return text[len(pre) : len(text)-len(post)], true
 }
 
 func TestTemplatesCompile(t *testing.T) {
