@@ -1,5 +1,3 @@
-//go:build lazymem_pending
-
 package bench
 
 import (
