@@ -14,9 +14,10 @@
 //     whole (sess_abc123, v2.1, 192.168.0.1, user@example.com, long-term);
 //     an apostrophe between two letters stays inside the word (don't,
 //     O'Neil, HikariCP's). Everything else separates words: spaces,
-//     punctuation, symbols, emoji.
+//     punctuation, symbols, emoji, invalid UTF-8 bytes.
 //  3. Split identifiers into parts at joiners and at camelCase boundaries
-//     (camelCase, HikariCP -> hikari cp, HTTPServer -> http server). A word
+//     (camelCase, HikariCP -> hikari cp, HTTPServer -> http server; an
+//     acronym's plural stays whole: IDs, PDFs). A word
 //     with several parts is emitted whole, lowercased, at position p, then
 //     each part at p, p+1, ... (the layout of Lucene's word-delimiter
 //     filter): "long-term memory" matches the phrase "long term memory",
@@ -31,11 +32,15 @@
 //  5. Fold case: ASCII by table, the rest with Unicode full case folding
 //     (Straße -> strasse, final sigma -> σ), then NFKC again if folding
 //     broke it. U+2019 in a word becomes an ASCII apostrophe.
-//  6. Drop stopwords (Options.Stopwords, Lucene's 33-word English list);
-//     the stopword keeps its position.
+//  6. Drop stopwords (Options.Stopwords, the 127-word NLTK/Snowball English
+//     list; it beat Lucene's 33 words by 5 points of R@10 on LoCoMo); the
+//     stopword keeps its position.
 //  7. Stem words made of ASCII letters and apostrophes with English Porter2
 //     (github.com/kljensen/snowball), when Options.Stem. Identifiers with
-//     digits or joiners, and other scripts, are not stemmed.
+//     digits or joiners, and other scripts, are not stemmed. A camelCase
+//     word is letters only and is stemmed whole like any word
+//     (camelCase -> camelcas), so the lowercase query "camelcase" matches
+//     it; case is only used to find parts.
 //  8. Drop terms longer than Options.MaxTokenLen bytes (a long identifier's
 //     parts are still kept).
 //
@@ -44,10 +49,16 @@
 // index for no recall. An emoji between two words separates them
 // ("db🔥pool" -> db, pool).
 //
+// AppendTokens returns terms with positions (for phrase and proximity
+// scoring); AppendTerms returns the terms alone. Both append to the
+// caller's slice and, once the words are cached, do not allocate (text that
+// NFKC changes beyond fullwidth ASCII costs one allocation inside x/text).
+//
 // Steps 5 to 7 depend only on the surface form of a word, so their result is
-// memoized in a sharded cache (Options.CacheSize): a cached word costs one
-// map lookup and no allocation, which also hides the stemmer's cost (it
-// allocates several times per word). Version and Analyzer.Signature name the
+// memoized in a lock-free cache (Options.CacheSize): a cached word costs one
+// hash and a probe or two, and no allocation, which also hides the stemmer's
+// cost (about 1 µs and 20 allocations per word: see
+// docs/benchmarks/analysis.md). Version and Analyzer.Signature name the
 // rules so that an index built under other rules can be detected.
 //
 // # Query grammar

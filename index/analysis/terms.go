@@ -8,16 +8,32 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// stopwords is Lucene's classic English stop set (EnglishAnalyzer,
-// ENGLISH_STOP_WORDS_SET): small on purpose. BM25's idf already discounts
-// frequent words; the list only removes the ones that carry no meaning at
-// all, so "what did Alice decide" keeps "what", "did" and "decide".
+// stopwords is the classic English stop list of NLTK and Snowball (127
+// words, the same as github.com/kljensen/snowball's english.IsStopWord).
+// Measured on LoCoMo (TestLoCoMoRecall, exhaustive BM25, evidence R@10 over
+// categories 1-4): this list 0.575, Lucene's 33-word list 0.523, none 0.522.
+// In short chat turns, "what", "did", "you" otherwise pull short irrelevant
+// turns to the top through length normalization.
 var stopwords = map[string]struct{}{
-	"a": {}, "an": {}, "and": {}, "are": {}, "as": {}, "at": {}, "be": {}, "but": {},
-	"by": {}, "for": {}, "if": {}, "in": {}, "into": {}, "is": {}, "it": {}, "no": {},
-	"not": {}, "of": {}, "on": {}, "or": {}, "such": {}, "that": {}, "the": {},
-	"their": {}, "then": {}, "there": {}, "these": {}, "they": {}, "this": {}, "to": {},
-	"was": {}, "will": {}, "with": {},
+	"a": {}, "about": {}, "above": {}, "after": {}, "again": {}, "against": {}, "all": {},
+	"am": {}, "an": {}, "and": {}, "any": {}, "are": {}, "as": {}, "at": {}, "be": {},
+	"because": {}, "been": {}, "before": {}, "being": {}, "below": {}, "between": {},
+	"both": {}, "but": {}, "by": {}, "can": {}, "did": {}, "do": {}, "does": {},
+	"doing": {}, "don": {}, "down": {}, "during": {}, "each": {}, "few": {}, "for": {},
+	"from": {}, "further": {}, "had": {}, "has": {}, "have": {}, "having": {}, "he": {},
+	"her": {}, "here": {}, "hers": {}, "herself": {}, "him": {}, "himself": {}, "his": {},
+	"how": {}, "i": {}, "if": {}, "in": {}, "into": {}, "is": {}, "it": {}, "its": {},
+	"itself": {}, "just": {}, "me": {}, "more": {}, "most": {}, "my": {}, "myself": {},
+	"no": {}, "nor": {}, "not": {}, "now": {}, "of": {}, "off": {}, "on": {}, "once": {},
+	"only": {}, "or": {}, "other": {}, "our": {}, "ours": {}, "ourselves": {}, "out": {},
+	"over": {}, "own": {}, "s": {}, "same": {}, "she": {}, "should": {}, "so": {},
+	"some": {}, "such": {}, "t": {}, "than": {}, "that": {}, "the": {}, "their": {},
+	"theirs": {}, "them": {}, "themselves": {}, "then": {}, "there": {}, "these": {},
+	"they": {}, "this": {}, "those": {}, "through": {}, "to": {}, "too": {}, "under": {},
+	"until": {}, "up": {}, "very": {}, "was": {}, "we": {}, "were": {}, "what": {},
+	"when": {}, "where": {}, "which": {}, "while": {}, "who": {}, "whom": {}, "why": {},
+	"will": {}, "with": {}, "you": {}, "your": {}, "yours": {}, "yourself": {},
+	"yourselves": {},
 }
 
 // StopWords returns a copy of the English stopword list, sorted.
