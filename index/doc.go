@@ -1,4 +1,68 @@
 // Package index holds lazymem's broad-retrieval structures: roaring bitmap
 // postings for metadata and time, and a BM25 inverted index with top-k
 // pruning that can be restricted to a filter bitmap.
+//
+// # Model
+//
+// Documents (records) carry a dense, increasing uint64 id assigned by the
+// log; the index stores ids as uint32, so an index holds at most 2^32-1
+// records (a documented limit; Add rejects larger ids with ErrIDRange).
+//
+// An Index is a list of immutable segments covering contiguous ascending id
+// ranges, plus one mutable segment for fresh documents. Flush seals the
+// mutable segment into an immutable file; a background goroutine merges runs
+// of MergeFactor neighbouring segments of the same size tier, dropping
+// deleted documents. Field postings (agent, session, role, every metadata
+// key/value), the time index and the live set are global in memory and
+// rebuilt from the segments on Open; the tail the segments lack is re-indexed
+// from the Source (the log). Open never claims an id above Source.LastID().
+//
+// # Search
+//
+// Search is BM25 (k1, b configurable; idf = ln(1 + (N-df+0.5)/(df+0.5)))
+// with N, avgdl and df computed over live documents across all segments.
+// Per segment it runs block-max MaxScore over the postings (Postings:
+// Next/Seek/At/TF/Err, a concrete reusable iterator: no interface call per
+// posting), or, when a filter bitmap holds few of the segment's documents
+// compared with the query's postings (Options.FilterDrivenRatio), scores the
+// filter's documents directly with block-max skipping. A document's score is
+// always summed in the same (sorted query term) order, so the pruned search
+// and SearchExhaustive return bit-identical scores.
+//
+// # On-disk layout
+//
+// MANIFEST (replaced atomically: temp + fsync + rename + fsync dir):
+//
+//	+----------+---------+---------+-------+----------------------------+---------+-----------+--------+
+//	| LZMMAN01 | ver u32 | nextNum | nSegs | nSegs x {num u64, lo, hi}  | tombLen | roaring   | crc32c |
+//	| 8 bytes  | = 1     | u64     | u32   | ascending disjoint ranges  | u32     | tombstones| u32    |
+//	+----------+---------+---------+-------+----------------------------+---------+-----------+--------+
+//
+// Segment file NNNNNN.lzi (read whole and used in place):
+//
+//	+--------------------------------------------------------------------+
+//	| header 32B: "LZMIDX01" | ver u32=1 | flags u32 | lo | hi | nDocs | 0 |
+//	| present   : roaring bitmap of the segment's ids                    |
+//	| lens      : (hi-lo+1) x u32 doc length (0 = absent)                |
+//	| times     : (hi-lo+1) x i64 unix nanos                             |
+//	| fields    : nKeys u32 {key, nVals u32 {val, bmLen u32, roaring}}   |
+//	| strings   : sorted term bytes                                      |
+//	| term table: nTerms x 28B {strOff, strLen, df, maxTF, minDL u32;    |
+//	|             postOff u64}                                           |
+//	| postings  : per term: ceil(df/128) x 16B block metas               |
+//	|             {last doc, data off, maxTF, minDL u32}, then per block |
+//	|             uvarint doc deltas x n, uvarint tfs x n                |
+//	| footer 72B: 7 section offsets u64 | sumLen u64 | crc32c | magic    |
+//	+--------------------------------------------------------------------+
+//
+// Wire constants (never change) are marked in segment.go, postings.go and
+// manifest.go; docs/format/index.md has the full drawing and the rules.
+//
+// # Time filters
+//
+// Ids are mostly time-ordered. The time index keeps per id the running
+// maximum of document times (non-decreasing, so [Since, Until) becomes an
+// id range by two binary searches) and the exact times of "late" documents
+// (time below the running maximum on arrival), which are removed from the
+// range and re-added when they match. No record is read.
 package index

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,19 +343,43 @@ func (x *Index) rebuildTail(src Source) error {
 func (x *Index) Add(docs []*Doc) error { return x.add(docs, true) }
 
 type analyzed struct {
+	off, n int // terms/tfs of the doc in batchTerms[off:off+n]
+	dl     uint32
+}
+
+// batchTerms holds the analysed terms of a batch, flat.
+type batchTerms struct {
 	terms []string
 	tfs   []uint32
-	dl    uint32
+	docs  []analyzed
 }
+
+func (x *Index) analyze(docs []*Doc, out *batchTerms) {
+	var scratch []string
+	counts := make(map[string]uint32)
+	out.docs = out.docs[:0]
+	for _, d := range docs {
+		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
+		clear(counts)
+		for _, t := range scratch {
+			counts[t]++
+		}
+		a := analyzed{off: len(out.terms), n: len(counts), dl: uint32(len(scratch))}
+		for t, c := range counts {
+			out.terms = append(out.terms, t)
+			out.tfs = append(out.tfs, c)
+		}
+		out.docs = append(out.docs, a)
+	}
+}
+
+// parallelMin is the batch size from which Add analyses on several cores.
+const parallelMin = 256
 
 func (x *Index) add(docs []*Doc, autoFlush bool) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	// Validate and analyse outside the lock.
-	an := make([]analyzed, len(docs))
-	var scratch []string
-	counts := make(map[string]uint32)
 	prev := uint64(0)
 	for i, d := range docs {
 		if d == nil {
@@ -372,18 +397,24 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 			}
 		}
 		prev = d.ID
-		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
-		clear(counts)
-		for _, t := range scratch {
-			counts[t]++
-		}
-		a := analyzed{dl: uint32(len(scratch)), terms: make([]string, 0, len(counts)), tfs: make([]uint32, 0, len(counts))}
-		for t, c := range counts {
-			a.terms = append(a.terms, t)
-			a.tfs = append(a.tfs, c)
-		}
-		an[i] = a
 	}
+	// Analyse outside the lock, on every core for large batches.
+	parts := 1
+	if len(docs) >= parallelMin {
+		parts = min(runtime.GOMAXPROCS(0), len(docs)/(parallelMin/2))
+	}
+	bts := make([]batchTerms, parts)
+	chunk := (len(docs) + parts - 1) / parts
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			x.analyze(docs[p*chunk:min((p+1)*chunk, len(docs))], &bts[p])
+		}(p)
+	}
+	x.analyze(docs[:min(chunk, len(docs))], &bts[0])
+	wg.Wait()
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
@@ -404,27 +435,29 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 			m.lens = append(m.lens, 0)
 			m.times = append(m.times, 0)
 		}
-		a := &an[i]
+		bt := &bts[i/chunk]
+		a := &bt.docs[i%chunk]
 		m.lens = append(m.lens, a.dl)
 		m.times = append(m.times, d.Time)
 		s.hi = id
 		s.nDocs++
 		s.sumLen += uint64(a.dl)
 		s.present.Add(id)
-		for j, t := range a.terms {
+		for j := a.off; j < a.off+a.n; j++ {
+			t := bt.terms[j]
 			mt := m.terms[t]
 			if mt == nil {
 				mt = &memTerm{}
 				m.terms[strings.Clone(t)] = mt
 			}
-			mt.add(id, a.tfs[j], a.dl)
+			mt.add(id, bt.tfs[j], a.dl)
 		}
-		x.addField(m.fields, keyAgent, d.Agent, id)
-		x.addField(m.fields, keySession, d.Session, id)
-		x.addField(m.fields, keyRole, d.Role, id)
+		x.addField(keyAgent, d.Agent, id)
+		x.addField(keySession, d.Session, id)
+		x.addField(keyRole, d.Role, id)
 		for _, f := range d.Meta {
 			for _, v := range f.Values {
-				x.addField(m.fields, f.Key, v, id)
+				x.addField(f.Key, v, id)
 			}
 		}
 		x.times.add(id, d.Time)
@@ -448,12 +481,37 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 	return nil
 }
 
-func (x *Index) addField(seg fieldSet, key, val string, id uint32) {
+func (x *Index) addField(key, val string, id uint32) {
 	if val == "" && strings.HasPrefix(key, "\x00") {
 		return
 	}
-	seg.add(key, val, id)
 	x.fields.add(key, val, id)
+}
+
+// fieldsIn extracts the field postings of ids [lo, hi] from the global
+// ones (a sealed segment stores its own part). Callers hold x.mu.
+func (x *Index) fieldsIn(lo, hi uint32) fieldSet {
+	r := roaring.New()
+	r.AddRange(uint64(lo), uint64(hi)+1)
+	out := make(fieldSet)
+	for k, m := range x.fields {
+		for v, bm := range m {
+			if bm.IsEmpty() || bm.Maximum() < lo || bm.Minimum() > hi {
+				continue
+			}
+			sub := roaring.And(bm, r)
+			if sub.IsEmpty() {
+				continue
+			}
+			om := out[k]
+			if om == nil {
+				om = make(map[string]*roaring.Bitmap)
+				out[k] = om
+			}
+			om[v] = sub
+		}
+	}
+	return out
 }
 
 // Delete tombstones documents: they disappear from Filter and Search at
@@ -544,6 +602,7 @@ func (x *Index) Flush() error {
 	}
 	x.segs = append(x.segs, s) // searchable while being encoded
 	x.mut = newMutable(s.hi + 1)
+	s.mut.fields = x.fieldsIn(s.lo, s.hi)
 	num := x.nextNum
 	x.nextNum++
 	x.mu.Unlock()
