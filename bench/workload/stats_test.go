@@ -88,10 +88,10 @@ func measure(t testing.TB, cfg Config) textStats {
 // a zstd ratio like real chat logs (0.25-0.4), not like random letters
 // (~0.6+) nor like a repeated template (<0.1).
 //
-// LAZYMEM_WORKLOAD_N sets the corpus size (default 100000; the write-up in
+// LAZYMEM_WORKLOAD_N sets the corpus size (default 50000; the write-up in
 // docs/benchmarks/workload.md uses 1000000).
 func TestTextStats(t *testing.T) {
-	n := 100000
+	n := 50000
 	if testing.Short() {
 		n = 20000
 	}

@@ -333,7 +333,7 @@ func TestKeywordQueries(t *testing.T) {
 // Keyword query terms must occur in a generated corpus, or the benchmark
 // measures empty posting lists.
 func TestKeywordTermsOccur(t *testing.T) {
-	cfg := Config{Seed: 5, Records: 100000}
+	cfg := Config{Seed: 5, Records: 50000}
 	if testing.Short() {
 		cfg.Records = 20000
 	}
