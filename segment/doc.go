@@ -1,2 +1,68 @@
-// Package segment is lazymem's durable append-only log.
+// Package segment is lazymem's durable append-only log of opaque records,
+// built on Pebble (github.com/cockroachdb/pebble/v2).
+//
+// Records get dense, monotonic uint64 ids starting at 1. An append returns
+// only once the record is in Pebble's WAL and the WAL is synced; concurrent
+// appenders are group-committed: the first waiter leads, writes every
+// pending batch in one Pebble batch with one sync, assigns ids in that
+// order and hands leadership to the next waiter. Because ids follow WAL
+// order, a crash can only lose a suffix of unacknowledged records: after
+// recovery ids are still dense.
+//
+// Fresh records live in the tail, one Pebble key each. A background sealer
+// packs the oldest tail records into a segment once the tail holds
+// Options.SegmentRecords records or Options.SegmentBytes bytes, compresses
+// it (zstd by default, s2 or none) and, in one atomic batch, writes the
+// segment and its summary and deletes the tail keys it replaces. Reads look
+// up the segment by binary search over the in-memory summaries and keep
+// decompressed segments in an LRU cache.
+//
+// # Keyspace
+//
+// Every key is one prefix byte and, for per-record and per-segment keys, a
+// big-endian uint64 so keys sort by id. The prefixes and layouts are stored
+// on disk: never change them.
+//
+//	key                     value
+//	'r' id:8                state:1 (0 live, 1 deleted) | payload        tail record
+//	's' first:8             segment value (below)                        sealed segment
+//	'x' first:8             count | raw | stored | dead   (uvarints)     segment summary
+//	'd' id:8                (empty)                                      tombstone of a sealed record
+//	"mnext"                 next id:8 BE                                 written with every append group
+//	"msealed"               sealed boundary:8 BE                         written with every seal
+//
+// # Segment value
+//
+//	+---------+--------+---------+----------+------------------------+----------+
+//	| version | algo   | count   | body_len | compressed body        | crc32c   |
+//	| 1 byte  | 1 byte | uvarint | uvarint  | (algo: 0 none, 1 zstd, | 4 bytes  |
+//	| = 1     |        |         |          |  2 s2)                 | LE       |
+//	+---------+--------+---------+----------+------------------------+----------+
+//	crc32c (Castagnoli) covers every byte before it.
+//
+//	body (body_len bytes once decompressed):
+//	+----------------------------------+-----------------------------------+
+//	| slot * count (uvarint)           | payloads, concatenated in id order |
+//	| 0 = deleted, else len(payload)+1 |                                   |
+//	+----------------------------------+-----------------------------------+
+//
+// Record first+i of the segment is slot i. A deleted record keeps its slot
+// so ids stay dense.
+//
+// # Deletion and retention
+//
+// Delete marks tail records deleted in place and writes a tombstone for
+// sealed ones; reads see the deletion at once. Compact rewrites the
+// affected segments without the deleted bytes and makes Pebble flush and
+// compact, so the bytes leave the files on disk. Pebble normally recycles
+// obsolete WAL files (old bytes inside); the log turns that off and purges
+// Pebble's archive of obsolete files itself. DropBefore removes whole
+// segments for retention.
+//
+// # Corruption
+//
+// A segment whose checksum, header or layout fails verification, or whose
+// Pebble block fails Pebble's checksum, is reported as a *CorruptionError
+// naming the segment's first id and the byte offset; it is never skipped
+// silently. Other segments stay readable. Verify checks every segment.
 package segment
