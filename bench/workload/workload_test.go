@@ -234,7 +234,7 @@ func checkComplete(t *testing.T, g *Generator, recs []Record) map[int][]int {
 				continue
 			}
 			for _, f := range facts[akey{r.Agent, k}] {
-				if strings.Contains(r.Text, f.subject) && strings.Contains(r.Text, f.value) {
+				if statesFact(r.Text, k.marker, f.subject, f.value) {
 					statements++
 					found[f.ordinal] = append(found[f.ordinal], o)
 					if o != f.ordinal && o != f.echo {
@@ -249,6 +249,27 @@ func checkComplete(t *testing.T, g *Generator, recs []Record) map[int][]int {
 	}
 	t.Logf("%d records, %d facts, %d labelled records, %d statements found, all labelled", len(recs), len(g.facts), len(labelled), statements)
 	return found
+}
+
+// statesFact reports whether one sentence of text holds the marker, the
+// subject and the value together. A fact is stated in one sentence; the
+// three spread over different sentences ("The Beacon launch is ... The
+// default for Umbra moved to May 16.") state nothing about Umbra's launch.
+func statesFact(text, marker, subject, value string) bool {
+	for len(text) > 0 {
+		end := len(text)
+		for _, sep := range []string{". ", "! ", "? ", "\n", "。", "！", "？"} {
+			if i := strings.Index(text, sep); i >= 0 && i+len(sep) < end {
+				end = i + len(sep)
+			}
+		}
+		s := text[:end]
+		if strings.Contains(s, marker) && strings.Contains(s, subject) && strings.Contains(s, value) {
+			return true
+		}
+		text = text[end:]
+	}
+	return false
 }
 
 func kindByName(name string) *factKind {
@@ -432,5 +453,21 @@ func TestArticles(t *testing.T) {
 	}
 	if got := string(appendWord([]byte("data "), "issue")); got != "data issue" {
 		t.Errorf("a word ending in 'a' lost its space: %q", got)
+	}
+}
+
+func TestStatesFact(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Thanks! The Beacon launch is scheduled for February 4. The default for Umbra moved to May 16.", false},
+		{"Thanks! The Umbra launch is scheduled for May 16. Bye.", true},
+		{"The Umbra launch is scheduled for May 16.", true},
+		{"Umbra? The launch moved. It is May 16 now.", false},
+	} {
+		if got := statesFact(c.text, "launch", "Umbra", "May 16"); got != c.want {
+			t.Errorf("statesFact(%q) = %v, want %v", c.text, got, c.want)
+		}
 	}
 }
