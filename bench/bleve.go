@@ -288,11 +288,32 @@ func (b *Bleve) Settle() error {
 }
 
 // Name implements Engine.
-func (b *Bleve) Name() string { return "bleve" }
+func (b *Bleve) Name() string { return b.name(b.opts.Conjunction) }
 
-// SetConjunction switches the query formulation (see
-// BleveOptions.Conjunction) of an open index.
-func (b *Bleve) SetConjunction(on bool) { b.opts.Conjunction = on }
+// Name implements Engine: "bleve" with the filter clause, "bleve-conj" with
+// the conjunction formulation.
+func (b *Bleve) name(conj bool) string {
+	if conj {
+		return "bleve-conj"
+	}
+	return "bleve"
+}
+
+// Formulation returns an Engine over the same index that builds its queries
+// with the filter clause (conj false) or the conjunction (conj true), so
+// both formulations can be timed side by side on one index.
+func (b *Bleve) Formulation(conj bool) Engine { return bleveView{b, conj} }
+
+type bleveView struct {
+	b    *Bleve
+	conj bool
+}
+
+func (v bleveView) Name() string { return v.b.name(v.conj) }
+
+func (v bleveView) Search(q *Query, k int, dst []Hit) ([]Hit, error) {
+	return v.b.search(q, k, v.conj, dst)
+}
 
 // Path is the index directory.
 func (b *Bleve) Path() string { return b.path }
@@ -348,15 +369,19 @@ func BleveQuery(q *Query, conjunction bool) query.Query {
 }
 
 // Search implements Engine: top k by Bleve's score (ties as Bleve orders
-// them), ids only.
+// them), ids only, in the formulation BleveOptions.Conjunction selects.
 func (b *Bleve) Search(q *Query, k int, dst []Hit) ([]Hit, error) {
+	return b.search(q, k, b.opts.Conjunction, dst)
+}
+
+func (b *Bleve) search(q *Query, k int, conj bool, dst []Hit) ([]Hit, error) {
 	if b.idx == nil {
 		return dst, ErrClosed
 	}
 	if k <= 0 {
 		return dst, ErrBadK
 	}
-	req := bleve.NewSearchRequestOptions(BleveQuery(q, b.opts.Conjunction), k, 0, false)
+	req := bleve.NewSearchRequestOptions(BleveQuery(q, conj), k, 0, false)
 	res, err := b.idx.SearchInContext(context.Background(), req)
 	if err != nil {
 		return dst, fmt.Errorf("lazymem: bench: bleve search: %w", err)

@@ -58,8 +58,7 @@ func TestBleveFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b.SetConjunction(false)
-			h, err := b.Search(&c.q, 10, nil)
+			h, err := b.Formulation(false).Search(&c.q, 10, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,9 +72,7 @@ func TestBleveFilters(t *testing.T) {
 			}
 			// The conjunction formulation must match the same records with
 			// the same scores: its restriction clauses carry no weight.
-			b.SetConjunction(true)
-			hc, err := b.Search(&c.q, 10, nil)
-			b.SetConjunction(false)
+			hc, err := b.Formulation(true).Search(&c.q, 10, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -141,8 +141,8 @@ type Report struct {
 	Queries   int
 	Rounds    int
 	Ingest    []IngestStats
-	Latency   []Latency   // per k: lazymem, bleve
-	Agreement []Agreement // per k: bleve vs lazymem, exhaustive vs lazymem
+	Latency   []Latency   // per k: lazymem, bleve, bleve-conj
+	Agreement []Agreement // per k: bleve, bleve-conj, lazymem-exhaustive vs lazymem
 	Date      time.Time
 }
 
@@ -157,7 +157,7 @@ func (s *SideBySide) Run(ks []int, rounds int) (*Report, error) {
 	qs := s.Corpus.Queries
 	r := &Report{Records: len(s.Corpus.Docs), TextBytes: s.Corpus.TextBytes(), Queries: len(qs),
 		Rounds: rounds, Ingest: s.Ingest, Date: time.Now().UTC()}
-	engines := []Engine{s.Lazymem, s.Bleve}
+	engines := []Engine{s.Lazymem, s.Bleve.Formulation(false), s.Bleve.Formulation(true)}
 	for _, k := range ks {
 		for _, e := range engines { // warm-up: page cache, mmaps, pools
 			if _, _, err := timeQueries(e, qs, k, nil); err != nil {
@@ -179,7 +179,7 @@ func (s *SideBySide) Run(ks []int, rounds int) (*Report, error) {
 		for i, e := range engines {
 			r.Latency = append(r.Latency, Summarize(e.Name(), k, d[i], hits[i]))
 		}
-		for _, peer := range []Engine{s.Bleve, s.Lazymem.Exhaustive()} {
+		for _, peer := range []Engine{engines[1], engines[2], s.Lazymem.Exhaustive()} {
 			g, err := Compare(peer, s.Lazymem, qs, k)
 			if err != nil {
 				return nil, err
@@ -200,10 +200,10 @@ func (r *Report) latency(engine string, k int) (Latency, bool) {
 	return Latency{}, false
 }
 
-// Speedup is Bleve's latency over lazymem's at k: (p50 ratio, p99 ratio).
-func (r *Report) Speedup(k int) (p50, p99 float64) {
+// Speedup is peer's latency over lazymem's at k: (p50 ratio, p99 ratio).
+func (r *Report) Speedup(peer string, k int) (p50, p99 float64) {
 	l, ok1 := r.latency("lazymem", k)
-	b, ok2 := r.latency("bleve", k)
+	b, ok2 := r.latency(peer, k)
 	if !ok1 || !ok2 || l.P50 == 0 || l.P99 == 0 {
 		return 0, 0
 	}
@@ -227,15 +227,13 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %v | %v | %.1f |\n", l.Engine, l.K,
 			rd(l.P50), rd(l.P99), rd(l.Mean), rd(l.Max), l.MeanHits)
 	}
-	sb.WriteString("\n| k | Bleve/lazymem p50 | Bleve/lazymem p99 |\n|---:|---:|---:|\n")
-	seen := map[int]bool{}
+	sb.WriteString("\n| peer / lazymem | k | p50 ratio | p99 ratio |\n|---|---:|---:|---:|\n")
 	for _, l := range r.Latency {
-		if seen[l.K] {
+		if l.Engine == "lazymem" {
 			continue
 		}
-		seen[l.K] = true
-		p50, p99 := r.Speedup(l.K)
-		fmt.Fprintf(&sb, "| %d | %.1fx | %.1fx |\n", l.K, p50, p99)
+		p50, p99 := r.Speedup(l.Engine, l.K)
+		fmt.Fprintf(&sb, "| %s | %d | %.1fx | %.1fx |\n", l.Engine, l.K, p50, p99)
 	}
 	sb.WriteString("\n| top-k agreement | k | mean overlap | min | identical sets | empty (A / B) |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, g := range r.Agreement {
