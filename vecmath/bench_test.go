@@ -91,10 +91,18 @@ func BenchmarkCosine(b *testing.B) {
 // BenchmarkDotBatch: one query against n stored vectors. Bytes are those of
 // the stored vectors (the query stays in L1), so MB/s is the rate the
 // vectors stream through the kernel. impl=rows calls the single-pair kernel
-// once a row, for comparison with the four-row kernel.
+// once a row, for comparison with the four-row kernel. Set
+// LAZYMEM_BENCH_MEM=0 to skip the 1 GB case.
 func BenchmarkDotBatch(b *testing.B) {
 	r := rand.New(rand.NewPCG(27, 28))
-	for _, c := range []struct{ n, dim int }{{500, 768}, {10000, 768}, {100000, 768}, {100000, 384}} {
+	cases := []struct{ n, dim int }{{500, 768}, {10000, 768}, {100000, 768}, {100000, 384}}
+	if os.Getenv("LAZYMEM_BENCH_MEM") != "0" {
+		// 1.07 GB of vectors: more than any cache, like the 1 GiB
+		// BenchmarkMemBandwidth buffer (the 307 MB of n=100000 may partly
+		// stay in this machine's large shared L3).
+		cases = append(cases, struct{ n, dim int }{350000, 768})
+	}
+	for _, c := range cases {
 		q := randVec(r, c.dim)
 		flat := randVec(r, c.n*c.dim)
 		out := make([]float32, c.n)
@@ -169,4 +177,40 @@ func BenchmarkTopK(b *testing.B) {
 			_ = idx[:k]
 		})
 	})
+}
+
+// BenchmarkDotFloat16: the binary16 kernels, L1-resident pair and batch.
+// SetBytes counts the bytes read (float32 query + binary16 vector).
+func BenchmarkDotFloat16(b *testing.B) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const dim = 768
+	q := randVec(r, dim)
+	h := AppendFloat16(nil, randVec(r, dim))
+	for _, k := range impls {
+		b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, k.name), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(6 * dim)
+			loop(b, func() { sink += k.dotF16(q, h) })
+		})
+	}
+}
+
+// BenchmarkDotBatchFloat16: as BenchmarkDotBatch with binary16 rows;
+// SetBytes counts the stored rows (2 bytes per element).
+func BenchmarkDotBatchFloat16(b *testing.B) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, c := range []struct{ n, dim int }{{500, 768}, {100000, 768}} {
+		q := randVec(r, c.dim)
+		flat := AppendFloat16(nil, randVec(r, c.n*c.dim))
+		out := make([]float32, c.n)
+		b.Run(fmt.Sprintf("n=%d/dim=%d/impl=%s", c.n, c.dim, active.name), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(2 * c.n * c.dim))
+			loop(b, func() {
+				if err := DotBatchFloat16(q, flat, c.dim, out); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
 }
