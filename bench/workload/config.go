@@ -17,6 +17,7 @@ const (
 	DefaultToolRate = 0.25
 	DefaultEchoRate = 0.3
 	DefaultZipfS    = 1.1
+	DefaultAskRate  = 0.005
 )
 
 // DefaultStart is the default Config.Start: 2026-01-01T00:00:00Z.
@@ -55,6 +56,11 @@ type Config struct {
 	// ToolRate is the probability that an assistant turn is followed by a
 	// tool turn (default 0.25; negative: never).
 	ToolRate float64
+	// AskRate is the probability that a user turn asks one of the planted-
+	// fact questions itself ("What is Alice's badge number?") without the
+	// answer: the hard negatives of real logs, where the question was asked
+	// before it was answered (default 0.005; negative: never).
+	AskRate float64
 	// ZipfS is the exponent of the Zipf distributions over the vocabulary
 	// (default 1.1; must be > 1).
 	ZipfS float64
@@ -86,6 +92,9 @@ func (c *Config) EnsureDefaults() {
 	if c.ToolRate == 0 {
 		c.ToolRate = DefaultToolRate
 	}
+	if c.AskRate == 0 {
+		c.AskRate = DefaultAskRate
+	}
 	if c.ZipfS == 0 {
 		c.ZipfS = DefaultZipfS
 	}
@@ -107,8 +116,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: Span %v <= 0", ErrInvalidConfig, c.Span)
 	case c.FactRate > 0.5:
 		return fmt.Errorf("%w: FactRate %v > 0.5", ErrInvalidConfig, c.FactRate)
-	case c.EchoRate > 1 || c.CJKRate > 1 || c.ToolRate > 1:
-		return fmt.Errorf("%w: a rate is > 1 (EchoRate %v, CJKRate %v, ToolRate %v)", ErrInvalidConfig, c.EchoRate, c.CJKRate, c.ToolRate)
+	case c.EchoRate > 1 || c.CJKRate > 1 || c.ToolRate > 1 || c.AskRate > 1:
+		return fmt.Errorf("%w: a rate is > 1 (EchoRate %v, CJKRate %v, ToolRate %v, AskRate %v)", ErrInvalidConfig, c.EchoRate, c.CJKRate, c.ToolRate, c.AskRate)
 	case !(c.ZipfS > 1):
 		return fmt.Errorf("%w: ZipfS %v must be > 1", ErrInvalidConfig, c.ZipfS)
 	}

@@ -450,6 +450,16 @@ func (g *Generator) renderFiller(role string) string {
 			g.pick(vocab.greeting)
 			intent = "greeting"
 		}
+		if g.cfg.AskRate > 0 && r.Float64() < g.cfg.AskRate {
+			// A fact question asked in chat, without its answer.
+			k := factKinds[r.IntN(len(factKinds))]
+			ask := fact{kind: k, subject: g.subjectFor(k, g.cur)}
+			g.sep()
+			g.fact = &ask
+			g.pick(k.qs)
+			g.fact = nil
+			intent = "question"
+		}
 		for k := g.count(2.3, 15); k > 0; k-- {
 			g.sep()
 			x := r.IntN(100)

@@ -197,6 +197,21 @@ func TestPlantedLabels(t *testing.T) {
 		}
 	}
 
+	// Hard negatives: fact questions asked in chat, without the answer.
+	asked := 0
+	for _, r := range recs {
+		for _, k := range factKinds {
+			for _, q := range k.questions {
+				pre, _, _ := strings.Cut(q, "{")
+				if len(pre) > 8 && strings.Contains(r.Text, pre) {
+					asked++
+				}
+			}
+		}
+	}
+	if asked < len(recs)/1000 {
+		t.Errorf("only %d records ask a fact question", asked)
+	}
 	found := checkComplete(t, g, recs)
 	for _, q := range qs {
 		if got := found[q.Relevant[0]]; !slices.Equal(got, q.Relevant) {
