@@ -1,0 +1,340 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// HashOptions configures the hash embedder. The zero value is valid.
+type HashOptions struct {
+	// Dim is the number of hash buckets, the vector length.
+	// Default 384. Must be in [8, 65536].
+	Dim int
+	// CharGram is the length in runes of the character n-grams taken from
+	// each word (with a start and an end marker around the word).
+	// Default 3. Negative disables character n-grams. At most 8.
+	CharGram int
+}
+
+// Default hash embedder settings.
+const (
+	DefaultHashDim      = 384
+	DefaultHashCharGram = 3
+)
+
+// Feature weights of hash-v1. They are part of the v1 definition: changing
+// one changes every vector, so it takes a new version in Name.
+const (
+	hashWeightWord   = 1.0
+	hashWeightBigram = 0.7
+	hashWeightChar   = 0.4
+)
+
+// Feature kinds, stored in the low two bits of a feature hash.
+const (
+	featWord   = 0
+	featBigram = 1
+	featChar   = 2
+)
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *HashOptions) EnsureDefaults() {
+	if o.Dim == 0 {
+		o.Dim = DefaultHashDim
+	}
+	if o.CharGram == 0 {
+		o.CharGram = DefaultHashCharGram
+	}
+}
+
+// Validate reports the first invalid field.
+func (o *HashOptions) Validate() error {
+	if o.Dim < 8 || o.Dim > 1<<16 {
+		return fmt.Errorf("%w: HashOptions.Dim = %d, want 8..65536", ErrOptions, o.Dim)
+	}
+	if o.CharGram > 8 {
+		return fmt.Errorf("%w: HashOptions.CharGram = %d, want at most 8 (negative disables)", ErrOptions, o.CharGram)
+	}
+	return nil
+}
+
+// Hash is the zero-dependency default embedder: signed feature hashing of
+// word unigrams, word bigrams and character n-grams, with CJK ideographs and
+// kana taken one character per word. See the package documentation.
+type Hash struct {
+	dim  int
+	gram int
+	name string
+	pool sync.Pool // *hashScratch
+	udim uint64
+}
+
+var _ Embedder = (*Hash)(nil)
+
+type hashScratch struct {
+	nfkc  []byte
+	runes []rune
+	words []int32 // end offsets into runes, one per word
+	feats []uint64
+}
+
+// NewHash returns a hash embedder. Zero option fields take their defaults.
+func NewHash(opts HashOptions) (*Hash, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	name := "hash-v1-d" + strconv.Itoa(opts.Dim)
+	if opts.CharGram != DefaultHashCharGram {
+		if opts.CharGram < 0 {
+			name += "-c0"
+		} else {
+			name += "-c" + strconv.Itoa(opts.CharGram)
+		}
+	}
+	h := &Hash{dim: opts.Dim, gram: opts.CharGram, name: name, udim: uint64(opts.Dim)}
+	h.pool.New = func() any { return new(hashScratch) }
+	return h, nil
+}
+
+// Name returns "hash-v1-d<Dim>", with "-c<CharGram>" appended when the
+// character n-gram length is not the default 3 ("-c0": disabled).
+func (h *Hash) Name() string { return h.name }
+
+// Dim returns the vector length.
+func (h *Hash) Dim() int { return h.dim }
+
+// Embed returns one L2-normalized vector per text. A text with no word
+// characters (empty, only spaces or punctuation) gets the zero vector: its
+// cosine with anything is 0, never NaN. The vectors share one backing array
+// and each has capacity Dim, so appending to one cannot overwrite another.
+func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	if len(texts) == 0 {
+		return out, nil
+	}
+	backing := make([]float32, len(texts)*h.dim)
+	s := h.pool.Get().(*hashScratch)
+	defer h.pool.Put(s)
+	for i, t := range texts {
+		if i&63 == 63 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		v := backing[i*h.dim : (i+1)*h.dim : (i+1)*h.dim]
+		h.embedOne(s, t, v)
+		out[i] = v
+	}
+	return out, ctx.Err()
+}
+
+// AppendVector appends the embedding of text to dst and returns the
+// extended slice. It allocates only when dst lacks capacity.
+func (h *Hash) AppendVector(dst []float32, text string) []float32 {
+	n := len(dst)
+	dst = slices.Grow(dst, h.dim)[:n+h.dim]
+	clear(dst[n:])
+	s := h.pool.Get().(*hashScratch)
+	h.embedOne(s, text, dst[n:])
+	h.pool.Put(s)
+	return dst
+}
+
+// 64-bit FNV-1a over runes (one rune per step) finished with the murmur3
+// finalizer, so that the low and high bits are both well mixed.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fmix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r)
+}
+
+// tokenize splits text into words: runs of letters, digits and marks, each
+// CJK ideograph or kana its own word. Text is NFKC-normalized (only when it
+// holds non-ASCII bytes: ASCII is NFKC-stable) and lowercased per rune.
+func (s *hashScratch) tokenize(text string) {
+	s.runes = s.runes[:0]
+	s.words = s.words[:0]
+	inWord := false
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			s.nfkc = norm.NFKC.AppendString(s.nfkc[:0], text)
+			// range over string(bytes) does not copy the bytes.
+			for _, r := range string(s.nfkc) {
+				inWord = s.add(r, inWord)
+			}
+			s.finish(inWord)
+			return
+		}
+	}
+	for _, r := range text {
+		inWord = s.add(r, inWord)
+	}
+	s.finish(inWord)
+}
+
+func (s *hashScratch) add(r rune, inWord bool) bool {
+	switch {
+	case r < utf8.RuneSelf:
+		if !isWordRune(r) {
+			break
+		}
+		if r >= 'A' && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		s.runes = append(s.runes, r)
+		return true
+	case isCJK(r):
+		s.finish(inWord)
+		s.runes = append(s.runes, r)
+		s.words = append(s.words, int32(len(s.runes)))
+		return false
+	case isWordRune(r):
+		s.runes = append(s.runes, unicode.ToLower(r))
+		return true
+	}
+	s.finish(inWord)
+	return false
+}
+
+// finish closes the current word, if any.
+func (s *hashScratch) finish(inWord bool) {
+	if inWord {
+		s.words = append(s.words, int32(len(s.runes)))
+	}
+}
+
+func (h *Hash) embedOne(s *hashScratch, text string, v []float32) {
+	s.tokenize(text)
+	s.feats = s.feats[:0]
+	start := int32(0)
+	var prev uint64
+	for wi, end := range s.words {
+		w := s.runes[start:end]
+		start = end
+		uh := uint64(fnvOffset) ^ featWord
+		for _, r := range w {
+			uh ^= uint64(r)
+			uh *= fnvPrime
+		}
+		uh = fmix64(uh)
+		s.feats = append(s.feats, uh&^3|featWord)
+		if wi > 0 {
+			bh := fmix64((prev*fnvPrime ^ uh) + 0x9e3779b97f4a7c15)
+			s.feats = append(s.feats, bh&^3|featBigram)
+		}
+		prev = uh
+		if h.gram > 0 && !(len(w) == 1 && isCJK(w[0])) {
+			s.feats = appendCharGrams(s.feats, w, h.gram)
+		}
+	}
+	if len(s.feats) == 0 {
+		clear(v)
+		return
+	}
+	slices.Sort(s.feats)
+	clear(v)
+	for i := 0; i < len(s.feats); {
+		f := s.feats[i]
+		j := i + 1
+		for j < len(s.feats) && s.feats[j] == f {
+			j++
+		}
+		tf := 1 + math.Log(float64(j-i))
+		i = j
+		var w float64
+		switch f & 3 {
+		case featWord:
+			w = hashWeightWord
+		case featBigram:
+			w = hashWeightBigram
+		default:
+			w = hashWeightChar
+		}
+		// Lemire's multiply-shift maps the high 32 bits onto [0, dim);
+		// bit 2 (above the kind bits) is the sign.
+		b := (f >> 32) * h.udim >> 32
+		x := float32(w * tf)
+		if f&4 != 0 {
+			x = -x
+		}
+		v[b] += x
+	}
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return // every feature cancelled out: leave the zero vector
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// appendCharGrams appends the n-grams of the word padded with a start and an
+// end marker: "cat" with n=3 gives "^ca", "cat", "at$". A word shorter than
+// n-2 runes gives the single padded gram.
+const (
+	gramStart = 0x02
+	gramEnd   = 0x03
+)
+
+func appendCharGrams(feats []uint64, w []rune, n int) []uint64 {
+	padded := len(w) + 2
+	at := func(i int) rune {
+		switch {
+		case i == 0:
+			return gramStart
+		case i == padded-1:
+			return gramEnd
+		default:
+			return w[i-1]
+		}
+	}
+	if padded <= n {
+		gh := uint64(fnvOffset) ^ featChar
+		for i := 0; i < padded; i++ {
+			gh ^= uint64(at(i))
+			gh *= fnvPrime
+		}
+		return append(feats, fmix64(gh)&^3|featChar)
+	}
+	for i := 0; i+n <= padded; i++ {
+		gh := uint64(fnvOffset) ^ featChar
+		for k := i; k < i+n; k++ {
+			gh ^= uint64(at(k))
+			gh *= fnvPrime
+		}
+		feats = append(feats, fmix64(gh)&^3|featChar)
+	}
+	return feats
+}
