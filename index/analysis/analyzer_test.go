@@ -125,7 +125,7 @@ func TestOptions(t *testing.T) {
 	if o.Stem || o.Stopwords || o.CacheSize != DefaultCacheSize {
 		t.Fatalf("EnsureDefaults changed explicit options: %+v", o)
 	}
-	for _, bad := range []Options{{MaxTokenLen: -1}, {MaxTokenLen: maxMaxTokenLen + 1}} {
+	for _, bad := range []Options{{MaxTokenLen: -1}, {MaxTokenLen: maxMaxTokenLen + 1}, {Stem: true, CacheSize: maxCacheSize + 1}} {
 		if _, err := New(bad); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("New(%+v) = %v, want ErrInvalidOptions", bad, err)
 		}

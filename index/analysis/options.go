@@ -9,6 +9,9 @@ const (
 	DefaultMaxTokenLen = 64
 	// DefaultCacheSize is the default Options.CacheSize, in entries.
 	DefaultCacheSize = 1 << 16
+	// maxCacheSize bounds Options.CacheSize (the table takes 16 bytes per
+	// entry before any is filled).
+	maxCacheSize = 1 << 24
 	// maxMaxTokenLen bounds Options.MaxTokenLen so that scratch buffers stay
 	// small and a term always fits comfortably in an index key.
 	maxMaxTokenLen = 1024
@@ -35,8 +38,10 @@ type Options struct {
 	MaxTokenLen int
 	// CacheSize bounds the term cache (surface form -> term), in entries.
 	// The cache makes steady-state analysis allocation-free for repeated
-	// words and hides the stemmer's cost. Default DefaultCacheSize (65536);
-	// a negative value disables the cache.
+	// words and hides the stemmer's cost. The table takes 16 bytes per entry
+	// up front (1 MiB by default) plus each cached term. Default
+	// DefaultCacheSize (65536); at most 1<<24; a negative value disables the
+	// cache.
 	CacheSize int
 }
 
@@ -66,6 +71,9 @@ func (o *Options) EnsureDefaults() *Options {
 func (o *Options) Validate() error {
 	if o.MaxTokenLen < 1 || o.MaxTokenLen > maxMaxTokenLen {
 		return fmt.Errorf("%w: MaxTokenLen %d not in [1, %d]", ErrInvalidOptions, o.MaxTokenLen, maxMaxTokenLen)
+	}
+	if o.CacheSize > maxCacheSize {
+		return fmt.Errorf("%w: CacheSize %d above %d", ErrInvalidOptions, o.CacheSize, maxCacheSize)
 	}
 	return nil
 }
