@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     := ./...
 # Packages whose code starts goroutines run under the race detector in `make test`.
-RACE_PKGS := ./segment/...
+RACE_PKGS := ./segment/... ./index/... ./engine/...
 BENCHTIME ?= 1s
 
 .PHONY: all build test test-short race vet fmt-check lint bench demo fuzz clean
@@ -39,9 +39,13 @@ demo:
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s). Not part of CI.
 FUZZTIME ?= 30s
+FUZZ_PKGS ?= $(shell $(GO) list ./... )
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./codec/ | grep ^Fuzz); do \
-		echo "== codec $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./codec/ || exit 1; done
+	@for p in $(FUZZ_PKGS); do \
+		for t in $$($(GO) test -list '^Fuzz' $$p 2>/dev/null | grep ^Fuzz); do \
+			echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+		done; \
+	done
 
 clean:
 	rm -rf bin

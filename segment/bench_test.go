@@ -321,3 +321,50 @@ func BenchmarkDiskFootprint(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpen measures reopening a log of n records (sealed segments plus
+// an unsealed tail of a few thousand records), the recovery path after a
+// crash: summaries are read from their own keys, the tail is counted.
+func BenchmarkOpen(b *testing.B) {
+	n := 1000000
+	if testing.Short() {
+		n = 100000
+	}
+	if s := os.Getenv("LAZYMEM_BENCH_N"); s != "" {
+		if v, err := strconv.Atoi(s); err == nil {
+			n = v
+		}
+	}
+	texts := chatTexts(20000, 200, 6)
+	dir := b.TempDir()
+	l, err := segment.Open(dir, segment.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for j := 0; j < n; j += 1000 {
+		off := j % (len(texts) - 1000)
+		if _, err := l.AppendBatch(bctx, texts[off:off+min(1000, n-j)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			l, err := segment.Open(dir, segment.Options{DisableBackgroundSeal: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got := l.Next(); got != uint64(n)+1 {
+				b.Fatalf("reopened with next %d, want %d", got, n+1)
+			}
+			b.StopTimer()
+			m := l.Metrics()
+			b.ReportMetric(float64(m.Segments), "segments")
+			b.ReportMetric(float64(m.TailRecords), "tail-records")
+			l.Close()
+			b.StartTimer()
+		}
+	})
+}

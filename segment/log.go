@@ -125,6 +125,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l.wg.Add(1)
 	go l.sealLoop()
+	if l.tailCount >= int64(opts.SegmentRecords) || l.tailBytes >= int64(opts.SegmentBytes) {
+		l.sealCh <- struct{}{} // a tail left full by a crash or Close
+	}
 	return l, nil
 }
 
