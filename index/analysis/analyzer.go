@@ -115,9 +115,7 @@ func (a *Analyzer) run(e *emitter, text string) {
 	}
 	e.a, e.st, e.max = a, st, a.opts.MaxTokenLen
 	e.scan(s)
-	if cap(st.norm) > 1<<20 {
-		st.norm = nil // do not pin a huge buffer in the pool
-	}
+	st.trim()
 	a.pool.Put(st)
 }
 
@@ -172,6 +170,27 @@ func (st *scratch) normalize(text string) string {
 	}
 	st.norm = out
 	return st.view()
+}
+
+// trim drops buffers that one huge input grew, so that the pool does not
+// pin them.
+func (st *scratch) trim() {
+	const maxBuf = 64 << 10
+	if cap(st.norm) > 1<<20 {
+		st.norm = nil
+	}
+	if cap(st.buf) > maxBuf {
+		st.buf = nil
+	}
+	if cap(st.low) > maxBuf {
+		st.low = nil
+	}
+	if cap(st.fold) > maxBuf {
+		st.fold = nil
+	}
+	if cap(st.parts) > maxBuf/16 {
+		st.parts = nil
+	}
 }
 
 // view returns st.norm as a string without copying. The scanner only reads

@@ -316,3 +316,26 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeInputs checks that pathological inputs stay linear and correct,
+// and that the pooled buffers they grow are dropped.
+func TestHugeInputs(t *testing.T) {
+	a := mustNew(t, DefaultOptions())
+	dotted := strings.Repeat("ab.", 100_000) + "ab"
+	toks := a.AppendTokens(nil, dotted)
+	if len(toks) != 100_001 || toks[0].Term != "ab" || toks[len(toks)-1].Pos != 100_000 {
+		t.Fatalf("dotted: %d tokens, first %+v, last %+v", len(toks), toks[0], toks[len(toks)-1])
+	}
+	han := strings.Repeat("数据", 50_000)
+	if toks := a.AppendTokens(nil, han); len(toks) != 99_999 {
+		t.Fatalf("han run: %d tokens", len(toks))
+	}
+	if toks := a.AppendTokens(nil, strings.Repeat("x", 1<<20)); len(toks) != 0 {
+		t.Fatalf("1 MiB word: %d tokens", len(toks))
+	}
+	st := &scratch{low: make([]byte, 0, 1<<20), parts: make([]span, 0, 1<<16), norm: make([]byte, 0, 2<<20)}
+	st.trim()
+	if st.low != nil || st.parts != nil || st.norm != nil {
+		t.Fatal("trim kept huge buffers")
+	}
+}
