@@ -32,7 +32,7 @@ func TestVecsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	t.Run("format=fvecs", func(t *testing.T) {
 		vs := randF32s(rng, 50, 17)
-		vs = append(vs, []float32{float32(math.NaN()), float32(math.Inf(-1)), -0.0, math.SmallestNonzeroFloat32})
+		vs = append(vs, []float32{float32(math.NaN()), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32})
 		var buf bytes.Buffer
 		w := NewFvecsWriter(&buf, VecOptions{BufferSize: 64}) // small buffer: exercise bufio
 		for _, v := range vs {
