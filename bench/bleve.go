@@ -406,6 +406,23 @@ func (b *Bleve) DiskBytes() uint64 {
 	return n
 }
 
+// Segments is the number of file segments at scorch's root.
+func (b *Bleve) Segments() uint64 {
+	if b.idx == nil {
+		return 0
+	}
+	adv, err := b.idx.Advanced()
+	if err != nil {
+		return 0
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return 0
+	}
+	n, _ := sc.StatsMap()["TotFileSegmentsAtRoot"].(uint64)
+	return n
+}
+
 // Close closes the index; the directory stays.
 func (b *Bleve) Close() error {
 	if b.idx == nil {

@@ -144,6 +144,7 @@ type Report struct {
 	Latency   []Latency   // per k: lazymem, bleve, bleve-conj
 	Agreement []Agreement // per k: bleve, bleve-conj, lazymem-exhaustive vs lazymem
 	Date      time.Time
+	State     string // both indexes as the queries found them
 }
 
 // Run times every query on both engines at each k, rounds times after one
@@ -158,6 +159,9 @@ func (s *SideBySide) Run(ks []int, rounds int) (*Report, error) {
 	r := &Report{Records: len(s.Corpus.Docs), TextBytes: s.Corpus.TextBytes(), Queries: len(qs),
 		Rounds: rounds, Ingest: s.Ingest, Date: time.Now().UTC()}
 	engines := []Engine{s.Lazymem, s.Bleve.Formulation(false), s.Bleve.Formulation(true)}
+	m := s.Lazymem.Index().Metrics()
+	r.State = fmt.Sprintf("lazymem: %d docs in %d sealed segments (%.1f MB) + %d in memory; bleve: %d file segments (%.1f MB on disk)",
+		m.Docs, m.Segments, float64(m.SegmentBytes)/1e6, m.MemDocs, s.Bleve.Segments(), float64(s.Bleve.DiskBytes())/1e6)
 	for _, k := range ks {
 		for _, e := range engines { // warm-up: page cache, mmaps, pools
 			if _, _, err := timeQueries(e, qs, k, nil); err != nil {
@@ -217,6 +221,9 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&sb, "Run %s on %s (%d CPUs, %s/%s, %s): %d records, %.1f MB of text, %d queries x %d rounds (after 1 warm-up round).\n\n",
 		r.Date.Format(time.RFC3339), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
 		r.Records, float64(r.TextBytes)/1e6, r.Queries, r.Rounds)
+	if r.State != "" {
+		fmt.Fprintf(&sb, "Index state at query time: %s.\n\n", r.State)
+	}
 	sb.WriteString("| ingest | records | applied | durable | records/s (durable) |\n|---|---:|---:|---:|---:|\n")
 	for _, s := range r.Ingest {
 		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %.0f |\n", s.Engine, s.Records,
