@@ -24,6 +24,9 @@ func TestDecoderSequence(t *testing.T) {
 		d.Float32() != -1.5 || d.Uvarint() != 300 || d.Varint() != -3 || d.String() != "hello" {
 		t.Fatalf("wrong values, err %v", d.Err())
 	}
+	if string(d.Rest()) != "\x02abcd" {
+		t.Fatalf("Rest = %q", d.Rest())
+	}
 	if n := d.Count(2); n != 2 || string(d.Bytes(2)) != "ab" {
 		t.Fatalf("count %d err %v", n, d.Err())
 	}

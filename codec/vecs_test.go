@@ -120,7 +120,9 @@ func TestVecReaderReusesBuffers(t *testing.T) {
 		b = AppendFvec(b, make([]float32, 64))
 	}
 	r := NewFvecsReader(bytes.NewReader(b), VecOptions{Dim: 64})
-	r.Next()
+	if !r.Next() || r.Dim() != 64 || r.Count() != 1 || r.Offset() != 0 {
+		t.Fatalf("first vector: dim %d count %d err %v", r.Dim(), r.Count(), r.Err())
+	}
 	allocs := testing.AllocsPerRun(50, func() {
 		if !r.Next() {
 			t.Fatal(r.Err())
