@@ -104,8 +104,8 @@ func (c *Config) EnsureDefaults() {
 // EnsureDefaults.
 func (c *Config) Validate() error {
 	switch {
-	case c.Records < 0:
-		return fmt.Errorf("%w: Records %d < 0", ErrInvalidConfig, c.Records)
+	case c.Records < 0 || c.Records > 1<<31-1:
+		return fmt.Errorf("%w: Records %d not in [0, 2^31)", ErrInvalidConfig, c.Records)
 	case c.Agents < 1:
 		return fmt.Errorf("%w: Agents %d < 1", ErrInvalidConfig, c.Agents)
 	case c.Sessions < 1:

@@ -62,6 +62,7 @@ type Generator struct {
 	cfg Config
 	err error
 	r   *rand.Rand
+	v   *vocabulary
 
 	zNoun, zVerb, zAdj, zGlue, zTech, zTail *zipf
 	zPerson, zService, zProject             *zipf
@@ -87,19 +88,19 @@ type Generator struct {
 // O(Agents*Sessions + facts)); the text itself is made lazily by Next.
 func New(cfg Config) *Generator {
 	cfg.EnsureDefaults()
-	g := &Generator{cfg: cfg, echoFact: -1}
+	g := &Generator{cfg: cfg, echoFact: -1, v: vocab()}
 	if err := cfg.Validate(); err != nil {
 		g.err = err
 		return g
 	}
 	g.r = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c617a796d656d))
 	s := cfg.ZipfS
-	g.zNoun = newZipf(g.r, s, len(vocab.nouns))
-	g.zVerb = newZipf(g.r, s, len(vocab.verbs))
-	g.zAdj = newZipf(g.r, s, len(vocab.adjs))
-	g.zGlue = newZipf(g.r, s, len(vocab.glue))
-	g.zTech = newZipf(g.r, s, len(vocab.tech))
-	g.zTail = newZipf(g.r, s, len(vocab.tail))
+	g.zNoun = newZipf(g.r, s, len(g.v.nouns))
+	g.zVerb = newZipf(g.r, s, len(g.v.verbs))
+	g.zAdj = newZipf(g.r, s, len(g.v.adjs))
+	g.zGlue = newZipf(g.r, s, len(g.v.glue))
+	g.zTech = newZipf(g.r, s, len(g.v.tech))
+	g.zTail = newZipf(g.r, s, len(g.v.tail))
 	g.zPerson = newZipf(g.r, s, personsPerAgent)
 	g.zService = newZipf(g.r, s, servicesPerAgent)
 	g.zProject = newZipf(g.r, s, projectsPerAgent)
@@ -320,12 +321,13 @@ func (g *Generator) subjectFor(k *factKind, a *agentInfo) string {
 	case slotProject:
 		return a.projects[g.r.IntN(len(a.projects))]
 	default:
-		return vocab.tech[g.r.IntN(len(vocab.tech))]
+		return g.v.tech[g.r.IntN(len(g.v.tech))]
 	}
 }
 
-// Next fills r with the next record and reports whether there was one. It
-// returns false after cfg.Records records.
+// Next overwrites r with the next record and reports whether there was one.
+// It returns false after cfg.Records records. The record's Text and Meta
+// are new each call, so r may be copied and kept.
 func (g *Generator) Next(r *Record) bool {
 	if g.err != nil || g.n >= g.cfg.Records {
 		return false
@@ -406,13 +408,13 @@ func (g *Generator) nextRole() string {
 // decision is buried in ordinary talk.
 func (g *Generator) renderFact(f *fact, t tmpl) {
 	if g.r.IntN(3) == 0 {
-		g.render(vocab.chitchat[g.r.IntN(len(vocab.chitchat))])
+		g.render(g.v.chitchat[g.r.IntN(len(g.v.chitchat))])
 		g.buf = append(g.buf, ' ')
 	}
 	g.render(t)
 	if g.r.IntN(3) == 0 {
 		g.buf = append(g.buf, ' ')
-		g.render(vocab.uInform[g.r.IntN(len(vocab.uInform))])
+		g.render(g.v.uInform[g.r.IntN(len(g.v.uInform))])
 	}
 }
 
@@ -434,20 +436,20 @@ func (g *Generator) renderFiller(role string) string {
 			if len(g.buf) > 0 {
 				g.buf = append(g.buf, '\n')
 			}
-			g.pick(vocab.tool)
+			g.pick(g.v.tool)
 		}
 		return "tool_result"
 	}
 	if g.cfg.CJKRate > 0 && r.Float64() < g.cfg.CJKRate {
 		for k := g.count(2, 8); k > 0; k-- {
-			g.pick(vocab.zh)
+			g.pick(g.v.zh)
 		}
 		return "inform"
 	}
 	intent := ""
 	if role == RoleUser {
 		if g.turn == 0 && r.IntN(5) < 4 {
-			g.pick(vocab.greeting)
+			g.pick(g.v.greeting)
 			intent = "greeting"
 		}
 		if g.cfg.AskRate > 0 && r.Float64() < g.cfg.AskRate {
@@ -466,16 +468,16 @@ func (g *Generator) renderFiller(role string) string {
 			var in string
 			switch {
 			case x < 35:
-				g.pick(vocab.uQuestion)
+				g.pick(g.v.uQuestion)
 				in = "question"
 			case x < 60:
-				g.pick(vocab.uRequest)
+				g.pick(g.v.uRequest)
 				in = "request"
 			case x < 80:
-				g.pick(vocab.uInform)
+				g.pick(g.v.uInform)
 				in = "inform"
 			default:
-				g.pick(vocab.chitchat)
+				g.pick(g.v.chitchat)
 				in = "chitchat"
 			}
 			if intent == "" || intent == "greeting" {
@@ -490,19 +492,19 @@ func (g *Generator) renderFiller(role string) string {
 		var in string
 		switch {
 		case x < 50:
-			g.pick(vocab.aAnswer)
+			g.pick(g.v.aAnswer)
 			in = "answer"
 		case x < 72:
-			g.pick(vocab.aPlan)
+			g.pick(g.v.aPlan)
 			in = "plan"
 		case x < 82:
-			g.pick(vocab.aDecision)
+			g.pick(g.v.aDecision)
 			in = "decision"
 		case x < 88:
-			g.pick(vocab.chitchat)
+			g.pick(g.v.chitchat)
 			in = "chitchat"
 		default:
-			g.pick(vocab.aFollowup)
+			g.pick(g.v.aFollowup)
 			in = "question"
 		}
 		if intent == "" {
@@ -537,31 +539,31 @@ func (g *Generator) render(t tmpl) {
 		case slotLit:
 			b = append(b, p.lit...)
 		case slotNoun:
-			b = appendWord(b, vocab.nouns[g.zNoun.next()])
+			b = appendWord(b, g.v.nouns[g.zNoun.next()])
 		case slotNouns:
-			b = append(b, vocab.nounsPl[g.zNoun.next()]...)
+			b = append(b, g.v.nounsPl[g.zNoun.next()]...)
 		case slotAdj:
-			b = appendWord(b, vocab.adjs[g.zAdj.next()])
+			b = appendWord(b, g.v.adjs[g.zAdj.next()])
 		case slotGlue:
-			b = append(b, vocab.glue[g.zGlue.next()]...)
+			b = append(b, g.v.glue[g.zGlue.next()]...)
 		case slotVerb:
-			b = append(b, vocab.verbs[g.zVerb.next()]...)
+			b = append(b, g.v.verbs[g.zVerb.next()]...)
 		case slotVerbS:
-			b = append(b, vocab.verbsS[g.zVerb.next()]...)
+			b = append(b, g.v.verbsS[g.zVerb.next()]...)
 		case slotVerbD:
-			b = append(b, vocab.verbsD[g.zVerb.next()]...)
+			b = append(b, g.v.verbsD[g.zVerb.next()]...)
 		case slotVerbG:
-			b = append(b, vocab.vIng[g.zVerb.next()]...)
+			b = append(b, g.v.vIng[g.zVerb.next()]...)
 		case slotWord:
 			switch x := r.IntN(20); {
 			case x == 0:
-				b = append(b, vocab.tail[g.zTail.next()]...)
+				b = append(b, g.v.tail[g.zTail.next()]...)
 			case x < 10:
-				b = append(b, vocab.nouns[g.zNoun.next()]...)
+				b = append(b, g.v.nouns[g.zNoun.next()]...)
 			case x < 16:
-				b = append(b, vocab.verbs[g.zVerb.next()]...)
+				b = append(b, g.v.verbs[g.zVerb.next()]...)
 			default:
-				b = append(b, vocab.adjs[g.zAdj.next()]...)
+				b = append(b, g.v.adjs[g.zAdj.next()]...)
 			}
 		case slotPerson:
 			s := a.persons[g.zPerson.next()]
@@ -582,9 +584,9 @@ func (g *Generator) render(t tmpl) {
 			g.addEntity(s)
 			b = append(b, s...)
 		case slotTech:
-			b = append(b, vocab.tech[g.zTech.next()]...)
+			b = append(b, g.v.tech[g.zTech.next()]...)
 		case slotTail:
-			b = append(b, vocab.tail[g.zTail.next()]...)
+			b = append(b, g.v.tail[g.zTail.next()]...)
 		case slotID:
 			b = appendID(b, r)
 		case slotNum:
@@ -613,11 +615,11 @@ func (g *Generator) render(t tmpl) {
 		case slotLang:
 			b = append(b, langNames[r.IntN(len(langNames))]...)
 		case slotZhNoun:
-			b = append(b, vocab.zhNouns[r.IntN(len(vocab.zhNouns))]...)
+			b = append(b, g.v.zhNouns[r.IntN(len(g.v.zhNouns))]...)
 		case slotZhVerb:
-			b = append(b, vocab.zhVerbs[r.IntN(len(vocab.zhVerbs))]...)
+			b = append(b, g.v.zhVerbs[r.IntN(len(g.v.zhVerbs))]...)
 		case slotZhAdj:
-			b = append(b, vocab.zhAdjs[r.IntN(len(vocab.zhAdjs))]...)
+			b = append(b, g.v.zhAdjs[r.IntN(len(g.v.zhAdjs))]...)
 		case slotZhDay:
 			b = append(b, "一二三四五"[3*r.IntN(5):][:3]...)
 		case slotSubj:

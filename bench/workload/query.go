@@ -31,38 +31,40 @@ type Query struct {
 // ranks past the 50 most frequent), and the optional third and fourth a
 // technology name or a long-tail identifier, so posting lists of very
 // different lengths are intersected. The result depends only on cfg's
-// defaults-filled Agents, Start and Span, n and seed. An invalid cfg yields
-// nil.
+// defaults-filled Agents, Start, Span and ZipfS, on n and on seed (not on
+// cfg.Seed or Records), so the same queries can be run against corpora of
+// every size. An invalid cfg yields nil.
 func KeywordQueries(cfg Config, n int, seed int64) []Query {
 	cfg.EnsureDefaults()
 	if cfg.Validate() != nil || n <= 0 {
 		return nil
 	}
+	v := vocab()
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6b6579776f7264))
-	zNoun := newZipf(r, cfg.ZipfS, len(vocab.nouns))
-	zTail := newZipf(r, cfg.ZipfS, len(vocab.tail))
-	zTech := newZipf(r, cfg.ZipfS, len(vocab.tech))
+	zNoun := newZipf(r, cfg.ZipfS, len(v.nouns))
+	zTail := newZipf(r, cfg.ZipfS, len(v.tail))
+	zTech := newZipf(r, cfg.ZipfS, len(v.tech))
 	week := 7 * 24 * time.Hour
 	out := make([]Query, 0, n)
 	var b []byte
 	for range n {
 		b = b[:0]
-		b = append(b, vocab.nouns[zNoun.next()]...)
+		b = append(b, v.nouns[zNoun.next()]...)
 		b = append(b, ' ')
 		switch r.IntN(3) {
 		case 0:
-			b = append(b, vocab.nouns[50+r.IntN(len(vocab.nouns)-50)]...)
+			b = append(b, v.nouns[50+r.IntN(len(v.nouns)-50)]...)
 		case 1:
-			b = append(b, vocab.verbs[50+r.IntN(len(vocab.verbs)-50)]...)
+			b = append(b, v.verbs[50+r.IntN(len(v.verbs)-50)]...)
 		default:
-			b = append(b, vocab.adjs[50+r.IntN(len(vocab.adjs)-50)]...)
+			b = append(b, v.adjs[50+r.IntN(len(v.adjs)-50)]...)
 		}
 		for k := r.IntN(3); k > 0; k-- {
 			b = append(b, ' ')
 			if r.IntN(2) == 0 {
-				b = append(b, vocab.tech[zTech.next()]...)
+				b = append(b, v.tech[zTech.next()]...)
 			} else {
-				b = append(b, vocab.tail[zTail.next()]...)
+				b = append(b, v.tail[zTail.next()]...)
 			}
 		}
 		q := Query{Text: string(b), Agent: AgentID(r.IntN(cfg.Agents), cfg.Agents), Kind: "keyword"}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 type slot uint8
@@ -113,7 +114,9 @@ type vocabulary struct {
 	aAnswer, aPlan, aDecision, aFollowup, tool, zh   []tmpl
 }
 
-var vocab = buildVocabulary()
+// vocab is built on first use (10-20 ms, mostly the long tail), not at
+// init, so packages that import workload only for its types pay nothing.
+var vocab = sync.OnceValue(buildVocabulary)
 
 func dedup(ss []string) []string {
 	seen := make(map[string]bool, len(ss))
