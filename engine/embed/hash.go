@@ -80,10 +80,12 @@ type Hash struct {
 var _ Embedder = (*Hash)(nil)
 
 type hashScratch struct {
-	nfkc  []byte
-	runes []rune
-	words []int32 // end offsets into runes, one per word
-	feats []uint64
+	it     norm.Iter
+	runes  []rune
+	words  []int32 // end offsets into runes, one per word
+	feats  []uint64
+	slots  []int32 // open-addressing table: index into feats, or -1
+	counts []int32
 }
 
 // NewHash returns a hash embedder. Zero option fields take their defaults.
@@ -185,10 +187,18 @@ func (s *hashScratch) tokenize(text string) {
 	inWord := false
 	for i := 0; i < len(text); i++ {
 		if text[i] >= utf8.RuneSelf {
-			s.nfkc = norm.NFKC.AppendString(s.nfkc[:0], text)
-			// range over string(bytes) does not copy the bytes.
-			for _, r := range string(s.nfkc) {
-				inWord = s.add(r, inWord)
+			if norm.NFKC.QuickSpanString(text) == len(text) {
+				break // already NFKC, the common case: no copy
+			}
+			// norm.Iter lives in the pooled scratch: AppendString would
+			// allocate its reorder buffer on every call.
+			s.it.InitString(norm.NFKC, text)
+			for !s.it.Done() {
+				for b := s.it.Next(); len(b) > 0; {
+					r, n := utf8.DecodeRune(b)
+					b = b[n:]
+					inWord = s.add(r, inWord)
+				}
 			}
 			s.finish(inWord)
 			return
@@ -259,16 +269,49 @@ func (h *Hash) embedOne(s *hashScratch, text string, v []float32) {
 		clear(v)
 		return
 	}
-	slices.Sort(s.feats)
-	clear(v)
-	for i := 0; i < len(s.feats); {
-		f := s.feats[i]
-		j := i + 1
-		for j < len(s.feats) && s.feats[j] == f {
-			j++
+	// Count equal features with a small open-addressing table (cheaper than
+	// sorting), then add each distinct feature once with weight
+	// kind * (1 + ln tf). The walk follows insertion order, so the float
+	// sums are bit-identical for equal texts.
+	size := 64
+	for size < 2*len(s.feats) {
+		size <<= 1
+	}
+	if cap(s.slots) < size {
+		s.slots = make([]int32, size)
+		s.counts = make([]int32, 0, size)
+	}
+	slots := s.slots[:size]
+	for i := range slots {
+		slots[i] = -1
+	}
+	mask := uint64(size - 1)
+	uniq := s.feats[:0] // compacted in place: write index never passes read index
+	counts := s.counts[:0]
+	for _, f := range s.feats {
+		p := (f >> 7) & mask
+		for {
+			k := slots[p]
+			if k < 0 {
+				slots[p] = int32(len(uniq))
+				uniq = append(uniq, f)
+				counts = append(counts, 1)
+				break
+			}
+			if uniq[k] == f {
+				counts[k]++
+				break
+			}
+			p = (p + 1) & mask
 		}
-		tf := 1 + math.Log(float64(j-i))
-		i = j
+	}
+	s.counts = counts
+	clear(v)
+	for i, f := range uniq {
+		tf := 1.0
+		if c := counts[i]; c > 1 {
+			tf = 1 + math.Log(float64(c))
+		}
 		var w float64
 		switch f & 3 {
 		case featWord:
