@@ -79,6 +79,20 @@ func (c *Conversation) TurnIndex() map[string]int {
 	return m
 }
 
+// EvidenceTurns returns the positions in Turns() of q's evidence, in the
+// order of q.Evidence. Every kept evidence id matches a turn, so the result
+// has len(q.Evidence) entries.
+func (c *Conversation) EvidenceTurns(q QA) []int {
+	idx := c.TurnIndex()
+	out := make([]int, 0, len(q.Evidence))
+	for _, e := range q.Evidence {
+		if i, ok := idx[e]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // dateLayout is LoCoMo's session date format: "1:56 pm on 8 May, 2023".
 const dateLayout = "3:04 pm on 2 January, 2006"
 

@@ -113,6 +113,19 @@ func TestRealCounts(t *testing.T) {
 	if !found {
 		t.Error(`26: evidence "D8:6; D9:17" not split into two ids`)
 	}
+	// Evidence positions point at the named turns.
+	turns := c.Turns()
+	for _, q := range c.QA {
+		pos := c.EvidenceTurns(q)
+		if len(pos) != len(q.Evidence) {
+			t.Fatalf("26: %q: %d positions for %d evidence ids", q.Question, len(pos), len(q.Evidence))
+		}
+		for i, p := range pos {
+			if turns[p].DiaID != q.Evidence[i] {
+				t.Fatalf("26: evidence %s at position %d is turn %s", q.Evidence[i], p, turns[p].DiaID)
+			}
+		}
+	}
 	// Numeric answers become text.
 	if q := c.QA[1]; q.Answer != "2022" {
 		t.Errorf("26 qa[1] answer %q, want 2022", q.Answer)
