@@ -297,7 +297,11 @@ func (e *emitter) word(s string, start int) int {
 			if (c == cJoin || c == cUnder) && i+size < len(s) {
 				if nc, _ := classAt(s, i+size); isAlnum(nc) {
 					parts = append(parts, span{partStart, i})
-					low = append(low, s[i]) // joiners are ASCII
+					if size == 1 {
+						low = append(low, s[i])
+					} else {
+						ascii = false // a Unicode connector such as U+203F
+					}
 					i += size
 					partStart = i
 					prev = cSep

@@ -89,6 +89,7 @@ func TestAnalyze(t *testing.T) {
 		{"id/number", "42 3.14 1,000", "0:42 1:3.14 1:3 2:14 3:1 4:000"},
 		{"id/time", "12:30", "0:12:30 0:12 1:30"},
 		{"id/double-underscore", "__init__", "0:init"},
+		{"id/unicode-connector", "q\u203fb x\ufe4dY", "0:q‿b 0:q 1:b 2:x_y 2:x 3:y"},
 		{"id/scope", "std::vector", "0:std 1:vector"},
 		{"id/path", "/usr/local/bin", "0:usr/local/bin 0:usr 1:local 2:bin"},
 		{"id/dotted-trailing", "v2.1.", "0:v2.1 0:v2 1:1"},

@@ -13,7 +13,7 @@ var fuzzSeeds = []string{
 	"", "The quick brown foxes were running", "数据库连接池", "東京に行きました", "데이터베이스 연결 풀",
 	"用HikariCP连接池", "sess_abc123 v2.1 192.168.0.1 user@example.com snake_case camelCase HTTPServer",
 	"🚀 launch 🎉 db🔥pool 👨‍👩‍👧", "https://github.com/lazymem/lazymem?x=1", "ＡＢＣ１２３ ﬁle Straße ΣΊΣΥΦΟΣ",
-	"O'Neil don’t rock'n'roll", "a\u0301\u0302b", "ab\xffcd\xc3", "İstanbul ǅ ŉ ΐ", "x.y.z.", "-_-", "ﾃﾞｰﾀ",
+	"O'Neil don’t rock'n'roll", "a\u0301\u0302b", "ab\xffcd\xc3", "İstanbul ǅ ŉ ΐ", "x.y.z.", "-_-", "ﾃﾞｰﾀ", "q\u203fb x\ufe4dY",
 }
 
 func FuzzAnalyze(f *testing.F) {
