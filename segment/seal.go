@@ -161,11 +161,6 @@ func (l *Log) sealOne(force bool) (int, error) {
 	if _, err := l.writeSegment(first, payloads, nil); err != nil {
 		return 0, err
 	}
-	l.segMu.Lock()
-	l.sealed = first + uint64(n)
-	l.tailCount -= int64(n)
-	l.tailBytes -= int64(raw)
-	l.segMu.Unlock()
 	return n, nil
 }
 
@@ -203,13 +198,15 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			return m, err
 		}
 	}
-	var sb [8]byte
-	l.segMu.RLock()
+	// The commit happens under segMu so that readers never see the tail
+	// keys gone before the segment is in l.segs (or the reverse).
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
 	sealed := l.sealed
-	l.segMu.RUnlock()
 	if e := first + uint64(n); e > sealed {
 		sealed = e
 	}
+	var sb [8]byte
 	binary.BigEndian.PutUint64(sb[:], sealed)
 	if err := b.Set([]byte(keySealed), sb[:], nil); err != nil {
 		return m, err
@@ -221,7 +218,6 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		return m, fmt.Errorf("lazymem: segment: seal %d: %w", first, err)
 	}
 	l.cache.invalidate(first)
-	l.segMu.Lock()
 	i := searchSegs(l.segs, first)
 	if i < len(l.segs) && l.segs[i].first == first {
 		l.segs[i] = m
@@ -233,7 +229,16 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	for _, id := range clearTombstones {
 		l.deleted.Remove(id)
 	}
-	l.segMu.Unlock()
+	if sealed > l.sealed {
+		// Tail counters move with the boundary, in the same critical section.
+		for _, p := range payloads {
+			if p != nil {
+				l.tailBytes -= int64(len(p))
+			}
+		}
+		l.tailCount -= int64(sealed - l.sealed)
+		l.sealed = sealed
+	}
 	return m, nil
 }
 
