@@ -194,6 +194,7 @@ func Overlap(a, b []Hit, k int) float64 {
 // Agreement summarises the top-k overlap of two engines over a query set.
 type Agreement struct {
 	A, B        string
+	Subset      string // which queries: "" = all
 	K           int
 	Queries     int
 	MeanOverlap float64 // mean of Overlap over the queries
@@ -243,6 +244,30 @@ func Compare(a, b Engine, qs []Query, k int) (Agreement, error) {
 	}
 	g.MeanOverlap = sum / float64(len(qs))
 	return g, nil
+}
+
+// PlainQueries keeps the queries whose words are all plain lowercase ASCII
+// letters. On those, lazymem's analyzer and Bleve's "en" analyzer produce
+// the same kind of terms (no camelCase, snake_case or dotted identifier
+// for lazymem to split into parts while Bleve keeps it whole), so the top-k
+// agreement on them isolates the scoring formulas.
+func PlainQueries(qs []Query) []Query {
+	var out []Query
+	for _, q := range qs {
+		if plain(q.Text) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != ' ' && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // sortMeta turns a metadata map into Fields sorted by key, so that every

@@ -105,3 +105,11 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("measure %+v %v", l, err)
 	}
 }
+
+func TestPlainQueries(t *testing.T) {
+	qs := []Query{{Text: "pool timeout"}, {Text: "pool HikariCP"}, {Text: "req_3630 pool"}, {Text: "v2.1"}, {Text: "déjà vu"}, {Text: "alpha beta gamma"}}
+	got := PlainQueries(qs)
+	if len(got) != 2 || got[0].Text != "pool timeout" || got[1].Text != "alpha beta gamma" {
+		t.Fatalf("PlainQueries = %+v", got)
+	}
+}

@@ -142,7 +142,7 @@ type Report struct {
 	Rounds    int
 	Ingest    []IngestStats
 	Latency   []Latency   // per k: lazymem, bleve, bleve-conj
-	Agreement []Agreement // per k: bleve, bleve-conj, lazymem-exhaustive vs lazymem
+	Agreement []Agreement // per k: bleve, bleve-conj, lazymem-exhaustive vs lazymem; bleve vs lazymem on PlainQueries
 	Date      time.Time
 	State     string // both indexes as the queries found them
 }
@@ -188,6 +188,14 @@ func (s *SideBySide) Run(ks []int, rounds int) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
+			r.Agreement = append(r.Agreement, g)
+		}
+		if pq := PlainQueries(qs); len(pq) > 0 {
+			g, err := Compare(engines[1], s.Lazymem, pq, k)
+			if err != nil {
+				return nil, err
+			}
+			g.Subset = "plain-word queries"
 			r.Agreement = append(r.Agreement, g)
 		}
 	}
@@ -242,9 +250,13 @@ func (r *Report) Markdown() string {
 		p50, p99 := r.Speedup(l.Engine, l.K)
 		fmt.Fprintf(&sb, "| %s | %d | %.1fx | %.1fx |\n", l.Engine, l.K, p50, p99)
 	}
-	sb.WriteString("\n| top-k agreement | k | mean overlap | min | identical sets | empty (A / B) |\n|---|---:|---:|---:|---:|---:|\n")
+	sb.WriteString("\n| top-k agreement | queries | k | mean overlap | min | identical sets | empty (A / B) |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, g := range r.Agreement {
-		fmt.Fprintf(&sb, "| %s vs %s | %d | %.4f | %.2f | %d/%d | %d / %d |\n", g.A, g.B, g.K,
+		sub := g.Subset
+		if sub == "" {
+			sub = "all"
+		}
+		fmt.Fprintf(&sb, "| %s vs %s | %s | %d | %.4f | %.2f | %d/%d | %d / %d |\n", g.A, g.B, sub, g.K,
 			g.MeanOverlap, g.MinOverlap, g.Identical, g.Queries, g.EmptyA, g.EmptyB)
 	}
 	return sb.String()
