@@ -266,3 +266,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseDateTime(f *testing.F) {
+	for _, s := range []string{"1:56 pm on 8 May, 2023", "12:48 am on 1 February, 2023", "", "25:00 pm on 40 Smarch, 0", "1:56 PM on 8 May, 2023"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tm, err := ParseDateTime(s)
+		if err != nil {
+			return
+		}
+		// A parsed time formats back to a string that parses to the same time.
+		again, err := ParseDateTime(tm.Format(dateLayout))
+		if err != nil || !again.Equal(tm) {
+			t.Fatalf("%q -> %v -> %q -> %v, %v", s, tm, tm.Format(dateLayout), again, err)
+		}
+	})
+}
