@@ -37,7 +37,10 @@ type Token struct {
 // Options) must analyze documents and queries. It is safe for concurrent
 // use.
 type Analyzer struct {
-	opts  Options
+	// reference disables the fast paths (ASCII lowercasing while scanning,
+	// the hand-made NFKC): tests compare both.
+	reference bool
+	opts      Options
 	cache *termCache // nil when disabled
 	pool  sync.Pool  // *scratch
 }
@@ -110,7 +113,9 @@ func (a *Analyzer) run(e *emitter, text string) {
 	}
 	st := a.pool.Get().(*scratch)
 	s := text
-	if !isASCII(text) {
+	if a.reference {
+		s = referenceNormalize(text)
+	} else if !isASCII(text) {
 		s = st.normalize(text)
 	}
 	e.a, e.st, e.max = a, st, a.opts.MaxTokenLen
@@ -191,6 +196,21 @@ func (st *scratch) trim() {
 	if cap(st.parts) > maxBuf/16 {
 		st.parts = nil
 	}
+}
+
+// referenceNormalize is what normalize computes, the slow way.
+func referenceNormalize(text string) string {
+	b := make([]byte, 0, len(text))
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, ' ')
+		} else {
+			b = append(b, text[i:i+size]...)
+		}
+		i += size
+	}
+	return string(norm.NFKC.Bytes(b))
 }
 
 // view returns st.norm as a string without copying. The scanner only reads
@@ -313,7 +333,7 @@ func (e *emitter) word(s string, start int) int {
 		break
 	}
 	e.st.parts, e.st.low = parts, low
-	if ascii {
+	if ascii && !e.a.reference {
 		e.emit(low, e.pos)
 		if len(parts) > 1 {
 			for k, p := range parts {

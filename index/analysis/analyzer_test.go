@@ -105,11 +105,16 @@ func TestAnalyze(t *testing.T) {
 		// Invalid UTF-8 separates words.
 		{"invalid-utf8", "ab\xffcd", "0:ab 1:cd"},
 	}
+	ref := mustNew(t, Options{Stem: true, Stopwords: true, CacheSize: -1})
+	ref.reference = true
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := render(a.AppendTokens(nil, tt.in))
 			if got != tt.want {
 				t.Errorf("AppendTokens(%q)\n got: %s\nwant: %s", tt.in, got, tt.want)
+			}
+			if slow := render(ref.AppendTokens(nil, tt.in)); slow != got {
+				t.Errorf("reference analysis of %q differs:\n fast: %s\n slow: %s", tt.in, got, slow)
 			}
 		})
 	}
