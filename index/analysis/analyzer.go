@@ -41,8 +41,8 @@ type Analyzer struct {
 	// the hand-made NFKC): tests compare both.
 	reference bool
 	opts      Options
-	cache *termCache // nil when disabled
-	pool  sync.Pool  // *scratch
+	cache     *termCache // nil when disabled
+	pool      sync.Pool  // *scratch
 }
 
 type span struct{ start, end int }
