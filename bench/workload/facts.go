@@ -132,7 +132,7 @@ var factKinds = []*factKind{
 		},
 		echoes:     []string{"Great, {VAL} budget for {SUBJ} it is."},
 		questions:  []string{"What budget was approved for {SUBJ}?", "How much is the {SUBJ} budget?"},
-		paraphrase: []string{"How much money did finance sign off on for {SUBJ}?", "What spending cap does {SUBJ} have this quarter?"},
+		paraphrase: []string{"How much money was set aside for {SUBJ}?", "What spending cap does {SUBJ} have?"},
 		value:      func(r *rand.Rand, _ *agentInfo) string { return "$" + strconv.Itoa(5+5*r.IntN(200)) + "k" },
 	},
 	{
@@ -143,7 +143,7 @@ var factKinds = []*factKind{
 		},
 		echoes:     []string{"Good to know, {SUBJ} likes {VAL} as the language for new services."},
 		questions:  []string{"Which language does {SUBJ} prefer for new services?", "What is {SUBJ}'s language for new services?"},
-		paraphrase: []string{"What does {SUBJ} like to code fresh backends in?", "If {SUBJ} starts a backend from scratch, what programming language will it be?"},
+		paraphrase: []string{"What does {SUBJ} like to code fresh backends in?", "If {SUBJ} starts a backend from scratch, what will it be written in?"},
 		value:      func(r *rand.Rand, _ *agentInfo) string { return langNames[r.IntN(len(langNames))] },
 	},
 	{
@@ -154,7 +154,7 @@ var factKinds = []*factKind{
 		},
 		echoes:     []string{"Applied: {SUBJ} request timeout is {VAL}."},
 		questions:  []string{"What request timeout did we set for {SUBJ}?", "What is the request timeout of {SUBJ}?"},
-		paraphrase: []string{"How long does {SUBJ} wait before giving up on a call?", "After how many seconds does {SUBJ} abandon a slow upstream?"},
+		paraphrase: []string{"How long does {SUBJ} wait before giving up on a call?", "After how long does {SUBJ} abandon a slow upstream?"},
 		value:      func(r *rand.Rand, _ *agentInfo) string { return strconv.Itoa(1+r.IntN(60)) + " seconds" },
 	},
 	{

@@ -486,3 +486,33 @@ func TestStatesFact(t *testing.T) {
 		}
 	}
 }
+
+// Paraphrases must not share a content word with the fact's statements and
+// echoes (only the subject and function words), and must not contain a word
+// of a possible value: their wording differs from the record by
+// construction, so a lexical match on them is luck, not the fact's words.
+func TestParaphraseWording(t *testing.T) {
+	function := map[string]bool{}
+	for _, w := range strings.Fields("a an the on we to for of in is was it at are until its all out about") {
+		function[w] = true
+	}
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(c rune) bool { return !unicode.IsLetter(c) && c != '{' && c != '}' })
+	}
+	for _, k := range factKinds {
+		st := map[string]bool{}
+		for _, s := range append(append([]string{}, k.statements...), k.echoes...) {
+			for _, w := range words(s) {
+				st[w] = true
+			}
+		}
+		for _, w := range words(strings.Join(k.paraphrase, " ")) {
+			if st[w] && !function[w] && w != "{subj}" {
+				t.Errorf("%s: a paraphrase shares %q with the statements", k.name, w)
+			}
+			if w == "seconds" || w == "version" {
+				t.Errorf("%s: a paraphrase contains value word %q", k.name, w)
+			}
+		}
+	}
+}
