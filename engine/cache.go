@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/vecmath"
+)
+
+// Embedding cache keys. On disk (Pebble, dir/cache):
+//
+//	key:   "v1/" | embedder name | 0x00 | first 16 bytes of SHA-256(text)
+//	value: Dim x float32, little-endian (unit length)
+//
+// The in-memory tier (ristretto) keys by the 16-byte digest alone: one
+// cache serves one embedder. 128 bits of SHA-256 make a collision between
+// two texts practically impossible at any corpus size, so the cache never
+// returns a vector computed for another text. The "v1/" prefix is a wire
+// constant: never change it; a new layout takes a new prefix.
+const (
+	cacheKeyPrefix = "v1/"
+	cacheHashLen   = 16
+)
+
+// CacheMetrics describes the embedding cache.
+type CacheMetrics struct {
+	Embedder   string // embedder name (part of every key)
+	MemHits    uint64 // lookups answered from memory
+	DiskHits   uint64 // lookups answered from Pebble
+	Computed   uint64 // texts embedded (misses of both tiers)
+	Shared     uint64 // misses answered by another recall's embedding in flight
+	EmbedCalls uint64 // batched calls to the embedder
+	MemBytes   int64  // cost of the entries in memory (ristretto)
+	MemEvicted uint64 // entries evicted from memory
+	MemDropped uint64 // sets ristretto dropped or rejected
+}
+
+type flight struct {
+	done chan struct{}
+	vec  []float32
+	err  error
+}
+
+type vecCache struct {
+	emb  embed.Embedder
+	name string
+	dim  int
+	pfx  []byte // disk key prefix: "v1/" name 0x00
+
+	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
+	disk *pebble.DB                          // nil: disk tier off
+
+	mu       sync.Mutex
+	inflight map[string]*flight
+
+	memHits, diskHits, computed, shared, calls atomic.Uint64
+}
+
+func newVecCache(dir string, emb embed.Embedder, memBytes int64) (*vecCache, error) {
+	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}}
+	c.pfx = append(append([]byte(cacheKeyPrefix), c.name...), 0)
+	if memBytes > 0 {
+		// About one entry per (4*dim + overhead) bytes; ristretto wants ~10
+		// counters per entry it may hold.
+		per := int64(4*c.dim + 64)
+		counters := max(10*memBytes/per, 1000)
+		m, err := ristretto.NewCache(&ristretto.Config[string, []float32]{
+			NumCounters: counters,
+			MaxCost:     memBytes,
+			BufferItems: 64,
+			Metrics:     true,
+		})
+		if err != nil {
+			return nil, err
+		}
+		c.mem = m
+	}
+	if dir != "" {
+		d, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		if err != nil {
+			if c.mem != nil {
+				c.mem.Close()
+			}
+			return nil, err
+		}
+		c.disk = d
+	}
+	return c, nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+
+// Fatalf: Pebble panics right after it; keep its message.
+func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }
+
+func (c *vecCache) close() error {
+	if c.mem != nil {
+		c.mem.Close()
+	}
+	if c.disk != nil {
+		return c.disk.Close()
+	}
+	return nil
+}
+
+func cacheKey(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return string(h[:cacheHashLen])
+}
+
+func (c *vecCache) diskKey(dst []byte, key string) []byte {
+	return append(append(dst, c.pfx...), key...)
+}
+
+// lookupStats counts where the vectors of one get came from.
+type lookupStats struct {
+	hits, diskHits, computed, shared int
+}
+
+// get returns the unit-length vectors of texts, in order, from memory, then
+// disk, then one batched Embed call for what is still missing. A text that
+// another caller is embedding right now is waited for, not embedded twice.
+// The returned vectors are shared with the cache: read only.
+func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookupStats, error) {
+	var st lookupStats
+	out := make([][]float32, len(texts))
+	keys := make([]string, len(texts))
+	var miss []int
+	for i, t := range texts {
+		keys[i] = cacheKey(t)
+		if c.mem != nil {
+			if v, ok := c.mem.Get(keys[i]); ok && len(v) == c.dim {
+				out[i] = v
+				st.hits++
+				continue
+			}
+		}
+		miss = append(miss, i)
+	}
+	if len(miss) > 0 && c.disk != nil {
+		var kb []byte
+		rest := miss[:0]
+		for _, i := range miss {
+			kb = c.diskKey(kb[:0], keys[i])
+			val, closer, err := c.disk.Get(kb)
+			if errors.Is(err, pebble.ErrNotFound) {
+				rest = append(rest, i)
+				continue
+			}
+			if err != nil {
+				return nil, st, fmt.Errorf("lazymem: engine: cache read: %w", err)
+			}
+			v, ok := decodeVec(val, c.dim)
+			_ = closer.Close()
+			if !ok { // wrong length: a damaged entry; recompute it
+				rest = append(rest, i)
+				continue
+			}
+			out[i] = v
+			st.diskHits++
+			if c.mem != nil {
+				c.mem.Set(keys[i], v, c.cost(keys[i]))
+			}
+		}
+		miss = rest
+	}
+	if len(miss) == 0 {
+		c.account(st)
+		return out, st, nil
+	}
+
+	// Claim the misses nobody is computing; wait for the others.
+	type wait struct {
+		i int
+		f *flight
+	}
+	var waits []wait
+	var own []*flight
+	var ownTexts []string
+	var ownKeys []string
+	mine := map[string]*flight{}
+	c.mu.Lock()
+	for _, i := range miss {
+		k := keys[i]
+		if f, ok := mine[k]; ok { // the same text twice in this call
+			waits = append(waits, wait{i, f})
+			continue
+		}
+		if f, ok := c.inflight[k]; ok {
+			waits = append(waits, wait{i, f})
+			st.shared++
+			continue
+		}
+		f := &flight{done: make(chan struct{})}
+		c.inflight[k] = f
+		mine[k] = f
+		own = append(own, f)
+		ownTexts = append(ownTexts, texts[i])
+		ownKeys = append(ownKeys, k)
+		waits = append(waits, wait{i, f})
+	}
+	c.mu.Unlock()
+
+	if len(own) > 0 {
+		err := c.compute(ctx, ownTexts, ownKeys, own)
+		c.mu.Lock()
+		for j, f := range own {
+			if err != nil {
+				f.err = err
+			}
+			delete(c.inflight, ownKeys[j])
+			close(f.done)
+		}
+		c.mu.Unlock()
+		st.computed += len(own)
+	}
+	for _, w := range waits {
+		select {
+		case <-w.f.done:
+		case <-ctx.Done():
+			return nil, st, ctx.Err()
+		}
+		if w.f.err != nil {
+			return nil, st, w.f.err
+		}
+		out[w.i] = w.f.vec
+	}
+	c.account(st)
+	return out, st, nil
+}
+
+// compute embeds texts in one call, normalizes the vectors, stores them in
+// both tiers and hands them to the flights.
+func (c *vecCache) compute(ctx context.Context, texts, keys []string, fs []*flight) error {
+	c.calls.Add(1)
+	vs, err := c.emb.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrEmbed, c.name, err)
+	}
+	if len(vs) != len(texts) {
+		return fmt.Errorf("%w: %s returned %d vectors for %d texts", ErrEmbed, c.name, len(vs), len(texts))
+	}
+	slab := make([]float32, len(texts)*c.dim)
+	var batch *pebble.Batch
+	if c.disk != nil {
+		batch = c.disk.NewBatch()
+		defer batch.Close()
+	}
+	var kb, vb []byte
+	for j, v := range vs {
+		if len(v) != c.dim {
+			return fmt.Errorf("%w: %s returned a %d-d vector, want %d", ErrEmbed, c.name, len(v), c.dim)
+		}
+		u := slab[j*c.dim : (j+1)*c.dim : (j+1)*c.dim]
+		copy(u, v)
+		vecmath.Normalize(u)
+		fs[j].vec = u
+		if batch != nil {
+			kb = c.diskKey(kb[:0], keys[j])
+			vb = encodeVec(vb[:0], u)
+			if err := batch.Set(kb, vb, nil); err != nil {
+				return fmt.Errorf("lazymem: engine: cache write: %w", err)
+			}
+		}
+	}
+	if batch != nil {
+		// The cache is derived data: losing its last writes in a crash only
+		// costs re-embedding, so it is not synced.
+		if err := batch.Commit(pebble.NoSync); err != nil {
+			return fmt.Errorf("lazymem: engine: cache write: %w", err)
+		}
+	}
+	if c.mem != nil {
+		for j := range fs {
+			c.mem.Set(keys[j], fs[j].vec, c.cost(keys[j]))
+		}
+		c.mem.Wait()
+	}
+	return nil
+}
+
+func (c *vecCache) cost(key string) int64 { return int64(4*c.dim + len(key) + 48) }
+
+func (c *vecCache) account(st lookupStats) {
+	c.memHits.Add(uint64(st.hits))
+	c.diskHits.Add(uint64(st.diskHits))
+	c.computed.Add(uint64(st.computed))
+	c.shared.Add(uint64(st.shared))
+}
+
+func (c *vecCache) metrics() CacheMetrics {
+	m := CacheMetrics{
+		Embedder:   c.name,
+		MemHits:    c.memHits.Load(),
+		DiskHits:   c.diskHits.Load(),
+		Computed:   c.computed.Load(),
+		Shared:     c.shared.Load(),
+		EmbedCalls: c.calls.Load(),
+	}
+	if c.mem != nil && c.mem.Metrics != nil {
+		rm := c.mem.Metrics
+		m.MemBytes = int64(rm.CostAdded()) - int64(rm.CostEvicted())
+		m.MemEvicted = rm.KeysEvicted()
+		m.MemDropped = rm.SetsDropped() + rm.SetsRejected()
+	}
+	return m
+}
+
+// clear empties both tiers (benchmarks of a cold cache).
+func (c *vecCache) clear() error {
+	if c.mem != nil {
+		c.mem.Clear()
+	}
+	if c.disk != nil {
+		end := append([]byte(nil), c.pfx...)
+		end[len(end)-1]++ // the 0x00 separator becomes 0x01: just past every key
+		return c.disk.DeleteRange(c.pfx, end, pebble.NoSync)
+	}
+	return nil
+}
+
+func encodeVec(dst []byte, v []float32) []byte {
+	for _, x := range v {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
+	}
+	return dst
+}
+
+func decodeVec(b []byte, dim int) ([]float32, bool) {
+	if len(b) != 4*dim {
+		return nil, false
+	}
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, true
+}

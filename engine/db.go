@@ -1,0 +1,271 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/segment"
+)
+
+// DB is a lazymem store: an append-only log (dir/log), the broad-retrieval
+// index (dir/index) and the embedding cache (dir/cache). All methods are
+// safe for concurrent use.
+type DB struct {
+	dir   string
+	opts  Options
+	log   *segment.Log
+	idx   *index.Index
+	cache *vecCache // nil when no embedder
+
+	// mu guards closed: every method holds it shared, Close exclusively,
+	// so Close waits for calls in progress.
+	mu     sync.RWMutex
+	closed bool
+	// appendMu orders appends: the index needs strictly increasing ids, so
+	// the log append and the index add of one batch happen under it.
+	appendMu sync.Mutex
+
+	appended    atomic.Uint64
+	recalls     atomic.Uint64
+	indexErrors atomic.Uint64
+}
+
+// Open opens or creates the store in dir. The log recovers every
+// acknowledged record; the index reloads its persisted segments and
+// re-indexes from the log whatever they lack; the embedding cache reopens
+// its Pebble store, so embeddings computed before a restart are reused.
+func Open(dir string, opts Options) (*DB, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	db := &DB{dir: dir, opts: opts}
+	var err error
+	db.log, err = segment.Open(filepath.Join(dir, "log"), opts.Log)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
+	}
+	db.idx, err = index.Open(filepath.Join(dir, "index"), opts.Index, logSource{db.log})
+	if err != nil {
+		_ = db.log.Close()
+		return nil, fmt.Errorf("lazymem: engine: open index: %w", err)
+	}
+	if opts.Embedder != nil {
+		cdir := ""
+		if !opts.DisableDiskCache {
+			cdir = filepath.Join(dir, "cache")
+		}
+		db.cache, err = newVecCache(cdir, opts.Embedder, opts.CacheBytes)
+		if err != nil {
+			_ = db.idx.Close()
+			_ = db.log.Close()
+			return nil, fmt.Errorf("lazymem: engine: open embedding cache: %w", err)
+		}
+	}
+	return db, nil
+}
+
+// logSource is the log as the index's Source: Open re-indexes the tail the
+// persisted index segments lack from it.
+type logSource struct{ log *segment.Log }
+
+func (s logSource) LastID() uint64 { return s.log.Next() - 1 }
+
+func (s logSource) Scan(from uint64, fn func(d *index.Doc) error) error {
+	var c codec.Record
+	return s.log.Scan(from, s.log.Next(), func(id uint64, payload []byte) error {
+		if _, err := codec.DecodeRecord(payload, &c); err != nil {
+			return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
+		}
+		d := new(index.Doc)
+		codecToDoc(id, &c, d)
+		return fn(d)
+	})
+}
+
+// Append validates r, appends it durably to the log and indexes it. It
+// returns the record's id.
+func (db *DB) Append(ctx context.Context, r Record) (uint64, error) {
+	ids, err := db.appendBatch(ctx, []Record{r}, "record")
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// AppendBatch appends recs in order with one durable write and returns
+// their ids (consecutive). Every record is validated first: if any is
+// invalid, nothing is written and the error names it ("records[3].agent").
+func (db *DB) AppendBatch(ctx context.Context, recs []Record) ([]uint64, error) {
+	if len(recs) == 0 {
+		return nil, fieldErr("records", ErrMissing, "empty batch")
+	}
+	return db.appendBatch(ctx, recs, "")
+}
+
+func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]uint64, error) {
+	lo := db.opts.Log
+	lo.EnsureDefaults()
+	maxRec := lo.MaxRecordBytes
+	now := db.opts.Clock()
+
+	payloads := make([][]byte, len(recs))
+	docs := make([]index.Doc, len(recs))
+	ptrs := make([]*index.Doc, len(recs))
+	var buf []byte
+	for i := range recs {
+		r := &recs[i]
+		where := single
+		if where == "" {
+			where = fmt.Sprintf("records[%d]", i)
+		}
+		if err := validateRecord(r, &db.opts, where); err != nil {
+			return nil, err
+		}
+		t := r.Time
+		if t.IsZero() {
+			t = now
+		}
+		c := codec.Record{
+			Time: t.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
+			Meta: metaFields(r.Meta),
+		}
+		if n := codec.RecordSize(&c); n > maxRec {
+			return nil, fieldErr(where, ErrTooLong, fmt.Sprintf("encoded %d bytes, log limit %d", n, maxRec))
+		}
+		start := len(buf)
+		buf = codec.AppendRecord(buf, &c)
+		payloads[i] = buf[start:len(buf):len(buf)]
+		docs[i] = index.Doc{Time: c.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
+			Meta: indexFields(r.Meta)}
+		ptrs[i] = &docs[i]
+	}
+	// buf may have moved while growing: re-slice the payloads from the final
+	// buffer.
+	off := 0
+	for i := range payloads {
+		n := len(payloads[i])
+		payloads[i] = buf[off : off+n : off+n]
+		off += n
+	}
+
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	db.appendMu.Lock()
+	defer db.appendMu.Unlock()
+	first, err := db.log.AppendBatch(ctx, payloads)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: append: %w", err)
+	}
+	ids := make([]uint64, len(recs))
+	for i := range ids {
+		ids[i] = first + uint64(i)
+		docs[i].ID = ids[i]
+	}
+	db.appended.Add(uint64(len(recs)))
+	if err := db.idx.Add(ptrs); err != nil {
+		// The records are durable; the index lacks them until the next Open
+		// re-indexes the log's tail.
+		db.indexErrors.Add(1)
+		return ids, fmt.Errorf("lazymem: engine: records %d..%d are stored but not indexed until reopen: %w",
+			first, ids[len(ids)-1], err)
+	}
+	return ids, nil
+}
+
+// Get returns the record with the given id.
+func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return Record{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	p, err := db.log.Get(id, nil)
+	switch {
+	case errors.Is(err, segment.ErrNotFound):
+		return Record{}, fmt.Errorf("%w: id %d", ErrNotFound, id)
+	case errors.Is(err, segment.ErrDeleted):
+		return Record{}, fmt.Errorf("%w: id %d", ErrDeleted, id)
+	case err != nil:
+		return Record{}, fmt.Errorf("lazymem: engine: get %d: %w", id, err)
+	}
+	var c codec.Record
+	if _, err := codec.DecodeRecord(p, &c); err != nil {
+		return Record{}, fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
+	}
+	return fromCodec(id, &c), nil
+}
+
+// Close flushes the index (so the next Open need not re-index), closes the
+// embedding cache, the index and the log. Calls in progress finish first.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	db.closed = true
+	var errs []error
+	if db.idx.Metrics().MemDocs > 0 {
+		if err := db.idx.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("lazymem: engine: flush index: %w", err))
+		}
+	}
+	if db.cache != nil {
+		if err := db.cache.close(); err != nil {
+			errs = append(errs, fmt.Errorf("lazymem: engine: close cache: %w", err))
+		}
+	}
+	if err := db.idx.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("lazymem: engine: close index: %w", err))
+	}
+	if err := db.log.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("lazymem: engine: close log: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Metrics is a point-in-time snapshot of a DB.
+type Metrics struct {
+	Appended    uint64 // records appended since Open
+	Recalls     uint64 // recalls answered since Open
+	IndexErrors uint64 // batches stored but not indexed (re-indexed on Open)
+	Log         segment.Metrics
+	Index       index.Metrics
+	Cache       CacheMetrics
+}
+
+// Metrics returns a snapshot.
+func (db *DB) Metrics() Metrics {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	m := Metrics{
+		Appended:    db.appended.Load(),
+		Recalls:     db.recalls.Load(),
+		IndexErrors: db.indexErrors.Load(),
+	}
+	if db.closed {
+		return m
+	}
+	m.Log = db.log.Metrics()
+	m.Index = db.idx.Metrics()
+	if db.cache != nil {
+		m.Cache = db.cache.metrics()
+	}
+	return m
+}

@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+)
+
+// Sentinel errors. Validation failures are *FieldError values that wrap
+// ErrInvalid and one of the reason sentinels below, so a caller can test
+// errors.Is(err, ErrInvalid) (bad input, nothing was written) or the precise
+// reason, and still print a message that names the field:
+//
+//	lazymem: records[3].agent: missing
+var (
+	// ErrInvalid is wrapped by every validation error.
+	ErrInvalid = errors.New("lazymem: invalid input")
+
+	// ErrMissing: a required field is empty.
+	ErrMissing = errors.New("lazymem: missing")
+	// ErrTooLong: a string is over its byte limit.
+	ErrTooLong = errors.New("lazymem: too long")
+	// ErrTooMany: a list or map has more entries than allowed.
+	ErrTooMany = errors.New("lazymem: too many")
+	// ErrEmpty: a metadata key or value, or a list element, is empty.
+	ErrEmpty = errors.New("lazymem: empty")
+	// ErrUTF8: a string is not valid UTF-8.
+	ErrUTF8 = errors.New("lazymem: invalid UTF-8")
+	// ErrRange: a number or a time range is out of range (since > until, K < 1).
+	ErrRange = errors.New("lazymem: out of range")
+	// ErrUnknown: an enumerated value (Mode, Fusion) is not one of the known ones.
+	ErrUnknown = errors.New("lazymem: unknown value")
+
+	// ErrOptions is wrapped by Options.Validate errors.
+	ErrOptions = errors.New("lazymem: engine: invalid options")
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("lazymem: engine: closed")
+	// ErrNotFound is returned by Get for an id that was never assigned.
+	ErrNotFound = errors.New("lazymem: engine: record not found")
+	// ErrDeleted is returned by Get for a record that was deleted.
+	ErrDeleted = errors.New("lazymem: engine: record deleted")
+	// ErrNoEmbedder is returned by a lazy or dense Recall on a DB opened
+	// without an embedder.
+	ErrNoEmbedder = errors.New("lazymem: engine: no embedder configured")
+	// ErrEmbed wraps a failure of the embedder or a vector of the wrong
+	// length.
+	ErrEmbed = errors.New("lazymem: engine: embedding failed")
+	// ErrCorrupt wraps a stored record that does not decode.
+	ErrCorrupt = errors.New("lazymem: engine: corrupt record")
+)
+
+// FieldError is a validation error: which field (a path such as
+// "record.meta[\"tags\"][2]" or "query.k") and why (one of the reason
+// sentinels).
+type FieldError struct {
+	Field  string
+	Reason error  // ErrMissing, ErrTooLong, ...
+	Detail string // optional: limits, offending value
+}
+
+// Error reads "lazymem: record.agent: missing" or, with a detail,
+// "lazymem: record.text: too long (70000 bytes, limit 65536)".
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	b.WriteString("lazymem: ")
+	b.WriteString(e.Field)
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(e.Reason.Error(), "lazymem: "))
+	if e.Detail != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Detail)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrInvalid and the reason.
+func (e *FieldError) Unwrap() []error { return []error{ErrInvalid, e.Reason} }
+
+func fieldErr(field string, reason error, detail string) error {
+	return &FieldError{Field: field, Reason: reason, Detail: detail}
+}

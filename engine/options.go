@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/segment"
+)
+
+// Defaults of Options and Query.
+const (
+	DefaultMaxTextBytes  = 64 << 10
+	DefaultMaxFieldBytes = 256
+	DefaultMaxMetaKeys   = 32
+	DefaultMaxMetaValues = 64
+	DefaultCacheBytes    = 64 << 20
+
+	DefaultK            = 10
+	DefaultCandidates   = 200
+	DefaultSessionTurns = 8
+	// MaxK and MaxCandidates bound a query's sizes: a recall is a hot-path
+	// call, not an export.
+	MaxK            = 1000
+	MaxCandidates   = 10000
+	MaxSessionTurns = 1000
+	// DefaultRRFK is the k of reciprocal-rank fusion, 1/(k+rank): the value
+	// of Cormack et al. (2009), robust across collections.
+	DefaultRRFK = 60
+)
+
+// Options configures a DB. The zero value is valid: EnsureDefaults fills
+// every unset field.
+type Options struct {
+	// Embedder computes the vectors of the selective stage. Default: the
+	// hash embedder (embed.NewHash with its defaults): deterministic,
+	// dependency-free, lexical.
+	Embedder embed.Embedder
+	// DisableEmbedder leaves Embedder nil: only Mode sparse recalls work.
+	// Default false.
+	DisableEmbedder bool
+
+	// Construct builds the text that is embedded for a record: the
+	// "constructed memory". Default: "Role: Text" ("Caroline: I went to
+	// ..."), or Text alone when Role is empty. It must be deterministic: its
+	// output is the cache key.
+	Construct func(r *Record) string
+
+	// MaxTextBytes bounds Record.Text. Default 64 KiB.
+	MaxTextBytes int
+	// MaxFieldBytes bounds Agent, Session, Role and every metadata key and
+	// value. Default 256.
+	MaxFieldBytes int
+	// MaxMetaKeys bounds the keys of Record.Meta. Default 32.
+	MaxMetaKeys int
+	// MaxMetaValues bounds the values of one metadata key. Default 64.
+	MaxMetaValues int
+
+	// CacheBytes is the capacity of the in-memory embedding cache
+	// (ristretto; the cost of an entry is its vector's bytes plus its key).
+	// Default 64 MiB. Negative disables the memory tier.
+	CacheBytes int64
+	// DisableDiskCache keeps embeddings in memory only: a restart
+	// re-embeds. Default false (persisted under dir/cache).
+	DisableDiskCache bool
+
+	// Clock is the time source for records without a Time and for
+	// queries without Now. Default time.Now.
+	Clock func() time.Time
+
+	// Log configures the append-only log under dir/log. Zero: its defaults.
+	Log segment.Options
+	// Index configures the index under dir/index. Zero: its defaults.
+	Index index.Options
+}
+
+// EnsureDefaults fills unset fields with their defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.Embedder == nil && !o.DisableEmbedder {
+		// The hash embedder's defaults are valid, so this cannot fail; if it
+		// ever did, Validate reports the missing embedder.
+		if h, err := embed.NewHash(embed.HashOptions{}); err == nil {
+			o.Embedder = h
+		}
+	}
+	if o.Construct == nil {
+		o.Construct = DefaultConstruct
+	}
+	if o.MaxTextBytes == 0 {
+		o.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if o.MaxFieldBytes == 0 {
+		o.MaxFieldBytes = DefaultMaxFieldBytes
+	}
+	if o.MaxMetaKeys == 0 {
+		o.MaxMetaKeys = DefaultMaxMetaKeys
+	}
+	if o.MaxMetaValues == 0 {
+		o.MaxMetaValues = DefaultMaxMetaValues
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+// Validate reports the first invalid field, by name. Call it after
+// EnsureDefaults.
+func (o *Options) Validate() error {
+	switch {
+	case o.MaxTextBytes < 1:
+		return fmt.Errorf("%w: MaxTextBytes = %d, want >= 1", ErrOptions, o.MaxTextBytes)
+	case o.MaxFieldBytes < 1:
+		return fmt.Errorf("%w: MaxFieldBytes = %d, want >= 1", ErrOptions, o.MaxFieldBytes)
+	case o.MaxMetaKeys < 1:
+		return fmt.Errorf("%w: MaxMetaKeys = %d, want >= 1", ErrOptions, o.MaxMetaKeys)
+	case o.MaxMetaValues < 1:
+		return fmt.Errorf("%w: MaxMetaValues = %d, want >= 1", ErrOptions, o.MaxMetaValues)
+	case o.Embedder == nil && !o.DisableEmbedder:
+		return fmt.Errorf("%w: Embedder is nil (set DisableEmbedder for sparse-only use)", ErrOptions)
+	case o.DisableEmbedder && o.Embedder != nil:
+		return fmt.Errorf("%w: DisableEmbedder is set but Embedder is not nil", ErrOptions)
+	case o.Embedder != nil && o.Embedder.Dim() < 1:
+		return fmt.Errorf("%w: Embedder %q has Dim %d", ErrOptions, o.Embedder.Name(), o.Embedder.Dim())
+	}
+	lo := o.Log
+	if err := lo.EnsureDefaults().Validate(); err != nil {
+		return fmt.Errorf("%w: Log: %w", ErrOptions, err)
+	}
+	if lo.MaxRecordBytes < o.MaxTextBytes+4*o.MaxFieldBytes {
+		return fmt.Errorf("%w: Log.MaxRecordBytes = %d is below MaxTextBytes + 4*MaxFieldBytes", ErrOptions, lo.MaxRecordBytes)
+	}
+	xo := o.Index
+	if err := xo.EnsureDefaults().Validate(); err != nil {
+		return fmt.Errorf("%w: Index: %w", ErrOptions, err)
+	}
+	return nil
+}
+
+// DefaultConstruct is the default Options.Construct: "Role: Text".
+func DefaultConstruct(r *Record) string {
+	if r.Role == "" {
+		return r.Text
+	}
+	return r.Role + ": " + r.Text
+}

@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Mode selects the recall pipeline.
+type Mode string
+
+// Modes.
+const (
+	// ModeLazy (the default): BM25 and the session chain select candidates;
+	// only they are embedded (through the cache), and sparse and dense
+	// evidence are fused.
+	ModeLazy Mode = "lazy"
+	// ModeSparse: BM25 and the session chain only; nothing is embedded.
+	ModeSparse Mode = "sparse"
+	// ModeDense: embed (through the cache) and score every record that
+	// passes the filters, ranking by cosine alone: the eager-RAG reference.
+	ModeDense Mode = "dense"
+)
+
+// Fusion selects how sparse and dense evidence combine in ModeLazy.
+type Fusion string
+
+// Fusions.
+const (
+	// FusionRRF (the default) is reciprocal-rank fusion:
+	// sum over lists of weight/(DefaultRRFK + rank). Rank-based, so the very
+	// different scales of BM25 and cosine do not matter.
+	FusionRRF Fusion = "rrf"
+	// FusionWeighted is (1-DenseWeight)*sparse/max(sparse) +
+	// DenseWeight*(dense-min)/(max-min) over the candidates.
+	FusionWeighted Fusion = "weighted"
+)
+
+// Query is one recall. Filters combine with AND; values within one filter
+// (Agents, Sessions, Roles, one Where key) with OR.
+type Query struct {
+	// Text is the question, natural language. It may be empty: the latest
+	// records passing the filters are then the candidates.
+	Text string
+
+	// Agent is the tenant searched; Agents adds more (a query never sees
+	// an agent it does not name). At least one is required.
+	Agent  string
+	Agents []string
+	// Sessions and Roles restrict to these sessions and speakers.
+	Sessions []string
+	Roles    []string
+	// Since and Until restrict to [Since, Until); zero is unbounded.
+	Since, Until time.Time
+	// Where keeps records having, for every key, one of the values; Not
+	// drops records having any of the given key/values.
+	Where, Not map[string][]string
+
+	// K is the number of memories returned. Default 10, at most MaxK.
+	K int
+	// Candidates is how many BM25 hits the broad stage hands to the
+	// selective stage. Default 200, at most MaxCandidates.
+	Candidates int
+	// CurrentSession adds that session's latest SessionTurns turns (that
+	// pass the filters) to the candidates: the thread the agent is in.
+	CurrentSession string
+	// SessionTurns: default 8; negative: none.
+	SessionTurns int
+
+	// Mode: ModeLazy (default), ModeSparse or ModeDense.
+	Mode Mode
+	// Fusion: FusionRRF (default) or FusionWeighted.
+	Fusion Fusion
+	// DenseWeight is the share of the dense evidence in the fusion, in
+	// [0, 1]. Default 0.5 (equal weights). Zero means the default; to fuse
+	// without dense evidence use ModeSparse.
+	DenseWeight float64
+
+	// RecencyHalfLife, when positive, multiplies each fused score by
+	// (1 - RecencyWeight) + RecencyWeight * 0.5^(age/RecencyHalfLife),
+	// age measured from Now. Default 0: no recency prior.
+	RecencyHalfLife time.Duration
+	// RecencyWeight in [0, 1]; default 0.3 when RecencyHalfLife is set.
+	RecencyWeight float64
+
+	// Now is the reference time for ParseTime and the recency prior.
+	// Default: the DB's clock.
+	Now time.Time
+	// ParseTime finds a relative time expression in Text ("yesterday",
+	// "last week", "最近三天"), removes it from the searched text and
+	// intersects its window with [Since, Until). Default false.
+	ParseTime bool
+	// Synonyms expands the query: when a key (a word or phrase, matched
+	// case-insensitively on word boundaries) occurs in Text, its values are
+	// added to the BM25 query. Dense scoring uses the unexpanded text.
+	Synonyms map[string][]string
+
+	// Explain fills Memory.Reasons.
+	Explain bool
+}
+
+// maxSynonyms bounds a query's synonym table.
+const maxSynonyms = 10000
+
+// prepare validates q and fills its defaults.
+func (q *Query) prepare(o *Options, hasEmbedder bool) error {
+	if q.Agent == "" && len(q.Agents) == 0 {
+		return fieldErr("query.agent", ErrMissing, "")
+	}
+	if err := checkString("query.agent", q.Agent, o.MaxFieldBytes); err != nil {
+		return err
+	}
+	if err := checkList("query.agents", q.Agents, o); err != nil {
+		return err
+	}
+	if err := checkList("query.sessions", q.Sessions, o); err != nil {
+		return err
+	}
+	if err := checkList("query.roles", q.Roles, o); err != nil {
+		return err
+	}
+	if err := checkString("query.text", q.Text, o.MaxTextBytes); err != nil {
+		return err
+	}
+	if err := checkString("query.current_session", q.CurrentSession, o.MaxFieldBytes); err != nil {
+		return err
+	}
+	if err := checkMeta("query.where", q.Where, o); err != nil {
+		return err
+	}
+	if err := checkMeta("query.not", q.Not, o); err != nil {
+		return err
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && q.Since.After(q.Until) {
+		return fieldErr("query.since", ErrRange, fmt.Sprintf("since %s is after until %s",
+			q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339)))
+	}
+	switch {
+	case q.K == 0:
+		q.K = DefaultK
+	case q.K < 0 || q.K > MaxK:
+		return fieldErr("query.k", ErrRange, fmt.Sprintf("%d, want 1..%d", q.K, MaxK))
+	}
+	switch {
+	case q.Candidates == 0:
+		q.Candidates = DefaultCandidates
+	case q.Candidates < 0 || q.Candidates > MaxCandidates:
+		return fieldErr("query.candidates", ErrRange, fmt.Sprintf("%d, want 1..%d", q.Candidates, MaxCandidates))
+	}
+	switch {
+	case q.SessionTurns == 0:
+		q.SessionTurns = DefaultSessionTurns
+	case q.SessionTurns < 0:
+		q.SessionTurns = 0
+	case q.SessionTurns > MaxSessionTurns:
+		return fieldErr("query.session_turns", ErrRange, fmt.Sprintf("%d, want at most %d", q.SessionTurns, MaxSessionTurns))
+	}
+	switch q.Mode {
+	case "":
+		q.Mode = ModeLazy
+	case ModeLazy, ModeSparse, ModeDense:
+	default:
+		return fieldErr("query.mode", ErrUnknown, fmt.Sprintf("%q, want lazy, sparse or dense", string(q.Mode)))
+	}
+	switch q.Fusion {
+	case "":
+		q.Fusion = FusionRRF
+	case FusionRRF, FusionWeighted:
+	default:
+		return fieldErr("query.fusion", ErrUnknown, fmt.Sprintf("%q, want rrf or weighted", string(q.Fusion)))
+	}
+	switch {
+	case q.DenseWeight == 0:
+		q.DenseWeight = 0.5
+	case q.DenseWeight < 0 || q.DenseWeight > 1 || q.DenseWeight != q.DenseWeight:
+		return fieldErr("query.dense_weight", ErrRange, fmt.Sprintf("%g, want [0, 1]", q.DenseWeight))
+	}
+	if q.RecencyHalfLife < 0 {
+		return fieldErr("query.recency_half_life", ErrRange, q.RecencyHalfLife.String())
+	}
+	switch {
+	case q.RecencyWeight == 0 && q.RecencyHalfLife > 0:
+		q.RecencyWeight = 0.3
+	case q.RecencyWeight < 0 || q.RecencyWeight > 1 || q.RecencyWeight != q.RecencyWeight:
+		return fieldErr("query.recency_weight", ErrRange, fmt.Sprintf("%g, want [0, 1]", q.RecencyWeight))
+	}
+	if len(q.Synonyms) > maxSynonyms {
+		return fieldErr("query.synonyms", ErrTooMany, fmt.Sprintf("%d keys, limit %d", len(q.Synonyms), maxSynonyms))
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.Synonyms)) {
+		kf := "query.synonyms[" + strconv.Quote(k) + "]"
+		if strings.TrimSpace(k) == "" {
+			return fieldErr("query.synonyms", ErrEmpty, "empty key")
+		}
+		if err := checkString(kf, k, o.MaxFieldBytes); err != nil {
+			return err
+		}
+		for i, v := range q.Synonyms[k] {
+			vf := kf + "[" + strconv.Itoa(i) + "]"
+			if strings.TrimSpace(v) == "" {
+				return fieldErr(vf, ErrEmpty, "")
+			}
+			if err := checkString(vf, v, o.MaxFieldBytes); err != nil {
+				return err
+			}
+		}
+	}
+	if q.Mode != ModeSparse && !hasEmbedder {
+		return fmt.Errorf("%w: mode %s needs one (use mode sparse)", ErrNoEmbedder, q.Mode)
+	}
+	return nil
+}
+
+func checkList(field string, list []string, o *Options) error {
+	for i, s := range list {
+		f := field + "[" + strconv.Itoa(i) + "]"
+		if s == "" {
+			return fieldErr(f, ErrEmpty, "")
+		}
+		if err := checkString(f, s, o.MaxFieldBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expandSynonyms appends to text the values of every synonym key found in
+// it (case-insensitive, on word boundaries), in sorted key order.
+func expandSynonyms(text string, syn map[string][]string) string {
+	if len(syn) == 0 || text == "" {
+		return text
+	}
+	lower := strings.ToLower(text)
+	var b strings.Builder
+	b.WriteString(text)
+	for _, k := range slices.Sorted(maps.Keys(syn)) {
+		if containsWord(lower, strings.ToLower(strings.TrimSpace(k))) {
+			for _, v := range syn[k] {
+				b.WriteByte(' ')
+				b.WriteString(v)
+			}
+		}
+	}
+	return b.String()
+}
+
+// containsWord reports whether w occurs in s with no letter or digit just
+// before or after it. CJK text has no spaces: a CJK key matches anywhere.
+func containsWord(s, w string) bool {
+	if w == "" {
+		return false
+	}
+	for off := 0; off <= len(s)-len(w); {
+		i := strings.Index(s[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(w):])
+		first, _ := utf8.DecodeRuneInString(w)
+		last, _ := utf8.DecodeLastRuneInString(w)
+		okB := i == 0 || !isWordRune(before) || isCJK(first)
+		okA := i+len(w) == len(s) || !isWordRune(after) || isCJK(last)
+		if okB && okA {
+			return true
+		}
+		_, sz := utf8.DecodeRuneInString(s[i:])
+		off = i + sz
+	}
+	return false
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/index"
+)
+
+// Record is one interaction of an agent: a user or assistant turn, a tool
+// call, a transcript line.
+type Record struct {
+	// ID is assigned by Append (dense, increasing from 1); ignored on input.
+	ID uint64
+	// Time of the interaction. Zero: the DB's clock at Append.
+	Time time.Time
+	// Agent is the tenant: required. A query sees only the agents it names.
+	Agent string
+	// Session groups the turns of one conversation. Optional.
+	Session string
+	// Role is the speaker: "user", "assistant", "tool", or a person's name.
+	// Optional.
+	Role string
+	// Text is the content: required, valid UTF-8, at most
+	// Options.MaxTextBytes.
+	Text string
+	// Meta holds metadata filters can select on (tags, entities, ...).
+	// Keys and values must be non-empty.
+	Meta map[string][]string
+}
+
+// validateRecord checks r against the limits of o; field names are prefixed
+// with where ("record" or "records[3]").
+func validateRecord(r *Record, o *Options, where string) error {
+	if r.Agent == "" {
+		return fieldErr(where+".agent", ErrMissing, "")
+	}
+	if err := checkString(where+".agent", r.Agent, o.MaxFieldBytes); err != nil {
+		return err
+	}
+	if err := checkString(where+".session", r.Session, o.MaxFieldBytes); err != nil {
+		return err
+	}
+	if err := checkString(where+".role", r.Role, o.MaxFieldBytes); err != nil {
+		return err
+	}
+	if strings.TrimSpace(r.Text) == "" {
+		return fieldErr(where+".text", ErrMissing, "")
+	}
+	if err := checkString(where+".text", r.Text, o.MaxTextBytes); err != nil {
+		return err
+	}
+	return checkMeta(where+".meta", r.Meta, o)
+}
+
+func checkString(field, s string, limit int) error {
+	if len(s) > limit {
+		return fieldErr(field, ErrTooLong, fmt.Sprintf("%d bytes, limit %d", len(s), limit))
+	}
+	if !utf8.ValidString(s) {
+		return fieldErr(field, ErrUTF8, "")
+	}
+	return nil
+}
+
+// checkMeta validates a metadata map (records' Meta, queries' Where/Not).
+func checkMeta(field string, m map[string][]string, o *Options) error {
+	if len(m) > o.MaxMetaKeys {
+		return fieldErr(field, ErrTooMany, fmt.Sprintf("%d keys, limit %d", len(m), o.MaxMetaKeys))
+	}
+	// Sorted order so that the first error reported is deterministic.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kf := field + "[" + strconv.Quote(k) + "]"
+		if k == "" {
+			return fieldErr(field, ErrEmpty, "empty key")
+		}
+		if err := checkString(kf, k, o.MaxFieldBytes); err != nil {
+			return err
+		}
+		vs := m[k]
+		if len(vs) == 0 {
+			return fieldErr(kf, ErrEmpty, "no values")
+		}
+		if len(vs) > o.MaxMetaValues {
+			return fieldErr(kf, ErrTooMany, fmt.Sprintf("%d values, limit %d", len(vs), o.MaxMetaValues))
+		}
+		for i, v := range vs {
+			vf := kf + "[" + strconv.Itoa(i) + "]"
+			if v == "" {
+				return fieldErr(vf, ErrEmpty, "")
+			}
+			if err := checkString(vf, v, o.MaxFieldBytes); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// metaFields turns a map into sorted fields (the codec's and the index's
+// shape). The value slices alias the map's.
+func metaFields(m map[string][]string) []codec.Field {
+	if len(m) == 0 {
+		return nil
+	}
+	fs := make([]codec.Field, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fs = append(fs, codec.Field{Key: k, Values: m[k]})
+	}
+	return fs
+}
+
+func indexFields(m map[string][]string) []index.Field {
+	if len(m) == 0 {
+		return nil
+	}
+	fs := make([]index.Field, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fs = append(fs, index.Field{Key: k, Values: m[k]})
+	}
+	return fs
+}
+
+func toCodec(r *Record) codec.Record {
+	return codec.Record{
+		Time:    r.Time.UnixNano(),
+		Agent:   r.Agent,
+		Session: r.Session,
+		Role:    r.Role,
+		Text:    r.Text,
+		Meta:    metaFields(r.Meta),
+	}
+}
+
+// fromCodec copies a decoded record (whose Meta slices may be reused by the
+// decoder) into a Record the caller owns.
+func fromCodec(id uint64, c *codec.Record) Record {
+	r := Record{
+		ID:      id,
+		Time:    time.Unix(0, c.Time).UTC(),
+		Agent:   c.Agent,
+		Session: c.Session,
+		Role:    c.Role,
+		Text:    c.Text,
+	}
+	if len(c.Meta) > 0 {
+		r.Meta = make(map[string][]string, len(c.Meta))
+		for _, f := range c.Meta {
+			r.Meta[f.Key] = slices.Clone(f.Values)
+		}
+	}
+	return r
+}
+
+func codecToDoc(id uint64, c *codec.Record, d *index.Doc) {
+	*d = index.Doc{ID: id, Time: c.Time, Agent: c.Agent, Session: c.Session, Role: c.Role, Text: c.Text}
+	if len(c.Meta) > 0 {
+		d.Meta = make([]index.Field, len(c.Meta))
+		for i, f := range c.Meta {
+			d.Meta[i] = index.Field{Key: f.Key, Values: slices.Clone(f.Values)}
+		}
+	}
+}
