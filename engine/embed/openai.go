@@ -1,0 +1,558 @@
+package embed
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// OpenAIOptions configures an embedder for any OpenAI-compatible
+// POST {BaseURL}/embeddings endpoint (OpenAI, Azure OpenAI behind a
+// compatible gateway, Ollama, vLLM, llama.cpp server, TEI, LocalAI).
+type OpenAIOptions struct {
+	// BaseURL is the API root; "/embeddings" is appended.
+	// Default "https://api.openai.com/v1".
+	BaseURL string
+	// Model is the model name sent in each request. Required.
+	Model string
+	// APIKey is sent as "Authorization: Bearer <key>" when not empty.
+	// Default: the value of the environment variable named by APIKeyEnv.
+	APIKey string
+	// APIKeyEnv names the environment variable read when APIKey is empty.
+	// Default "OPENAI_API_KEY". Local servers need no key: leave both unset.
+	APIKeyEnv string
+	// Header holds extra request headers (e.g. "api-key" for Azure, or an
+	// organization header). Default none.
+	Header http.Header
+	// Name overrides Name(). Default "openai:<Model>". Set it when two
+	// endpoints serve different weights under one model name, since Name is
+	// part of the embedding cache key.
+	Name string
+	// Dim is the expected vector length. Default 0: learned from the first
+	// response, then enforced on every later one.
+	Dim int
+	// BatchSize is the most texts sent in one request. Default 96.
+	BatchSize int
+	// Concurrency is the most requests in flight for one Embed call.
+	// Default 4.
+	Concurrency int
+	// Timeout bounds each HTTP attempt (connect, send, read the body).
+	// Default 30s.
+	Timeout time.Duration
+	// MaxRetries is how many times a failed attempt is retried: on 429, on
+	// 5xx, and on network errors (connection refused or reset, attempt
+	// timeout). Other 4xx are never retried. Default 5; negative means 0.
+	MaxRetries int
+	// BackoffBase is the delay before the first retry; it doubles with each
+	// retry up to BackoffMax, and a random jitter takes up to half of it
+	// off. A Retry-After (or retry-after-ms) header replaces the computed
+	// delay, capped at BackoffMax. Default 500ms.
+	BackoffBase time.Duration
+	// BackoffMax caps one retry delay. Default 30s.
+	BackoffMax time.Duration
+	// MaxResponseBytes bounds the body read from one response.
+	// Default 256 MiB.
+	MaxResponseBytes int64
+	// HTTPClient sends the requests. Default: a client with its own
+	// transport keeping Concurrency idle connections per host; Close
+	// releases them.
+	HTTPClient *http.Client
+	// Seed seeds the backoff jitter. Default 0 (a fixed seed: jitter
+	// decorrelates the goroutines of one process, not runs).
+	Seed uint64
+}
+
+// Default OpenAI embedder settings.
+const (
+	DefaultOpenAIBaseURL      = "https://api.openai.com/v1"
+	DefaultOpenAIAPIKeyEnv    = "OPENAI_API_KEY"
+	DefaultOpenAIBatchSize    = 96
+	DefaultOpenAIConcurrency  = 4
+	DefaultOpenAITimeout      = 30 * time.Second
+	DefaultOpenAIMaxRetries   = 5
+	DefaultOpenAIBackoffBase  = 500 * time.Millisecond
+	DefaultOpenAIBackoffMax   = 30 * time.Second
+	DefaultOpenAIMaxRespBytes = 256 << 20
+)
+
+// EnsureDefaults fills zero fields with their defaults, reading the API key
+// from the environment when APIKey is empty.
+func (o *OpenAIOptions) EnsureDefaults() {
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultOpenAIBaseURL
+	}
+	if o.APIKeyEnv == "" {
+		o.APIKeyEnv = DefaultOpenAIAPIKeyEnv
+	}
+	if o.APIKey == "" {
+		o.APIKey = os.Getenv(o.APIKeyEnv)
+	}
+	if o.Name == "" && o.Model != "" {
+		o.Name = "openai:" + o.Model
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = DefaultOpenAIBatchSize
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultOpenAIConcurrency
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultOpenAITimeout
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultOpenAIMaxRetries
+	} else if o.MaxRetries < 0 {
+		o.MaxRetries = -1 // Validate accepts it; retries() reports 0
+	}
+	if o.BackoffBase == 0 {
+		o.BackoffBase = DefaultOpenAIBackoffBase
+	}
+	if o.BackoffMax == 0 {
+		o.BackoffMax = DefaultOpenAIBackoffMax
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultOpenAIMaxRespBytes
+	}
+}
+
+// Validate reports the first invalid field.
+func (o *OpenAIOptions) Validate() error {
+	u, err := url.Parse(o.BaseURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%w: OpenAIOptions.BaseURL %q is not an http(s) URL", ErrOptions, o.BaseURL)
+	case o.Model == "":
+		return fmt.Errorf("%w: OpenAIOptions.Model is required", ErrOptions)
+	case o.Dim < 0:
+		return fmt.Errorf("%w: OpenAIOptions.Dim = %d, want >= 0", ErrOptions, o.Dim)
+	case o.BatchSize < 1:
+		return fmt.Errorf("%w: OpenAIOptions.BatchSize = %d, want >= 1", ErrOptions, o.BatchSize)
+	case o.Concurrency < 1:
+		return fmt.Errorf("%w: OpenAIOptions.Concurrency = %d, want >= 1", ErrOptions, o.Concurrency)
+	case o.Timeout < 0:
+		return fmt.Errorf("%w: OpenAIOptions.Timeout = %v, want > 0", ErrOptions, o.Timeout)
+	case o.BackoffBase < 0 || o.BackoffMax < o.BackoffBase:
+		return fmt.Errorf("%w: OpenAIOptions.BackoffBase = %v, BackoffMax = %v, want 0 <= base <= max", ErrOptions, o.BackoffBase, o.BackoffMax)
+	case o.MaxResponseBytes < 0:
+		return fmt.Errorf("%w: OpenAIOptions.MaxResponseBytes = %d, want > 0", ErrOptions, o.MaxResponseBytes)
+	}
+	return nil
+}
+
+// OpenAI embeds through an OpenAI-compatible HTTP endpoint. Safe for
+// concurrent use.
+type OpenAI struct {
+	opts      OpenAIOptions
+	url       string
+	client    *http.Client
+	ownClient bool
+	dim       atomic.Int64
+
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+var _ Embedder = (*OpenAI)(nil)
+
+// NewOpenAI returns an embedder for opts.BaseURL/embeddings. It makes no
+// request: an endpoint that is down is reported by the first Embed.
+func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	e := &OpenAI{
+		opts: opts,
+		url:  strings.TrimRight(opts.BaseURL, "/") + "/embeddings",
+		rng:  rand.New(rand.NewPCG(opts.Seed, 0x6c617a796d656d)),
+	}
+	e.dim.Store(int64(opts.Dim))
+	e.client = opts.HTTPClient
+	if e.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = opts.Concurrency
+		e.client = &http.Client{Transport: tr}
+		e.ownClient = true
+	}
+	return e, nil
+}
+
+// Name returns OpenAIOptions.Name, by default "openai:<Model>".
+func (e *OpenAI) Name() string { return e.opts.Name }
+
+// Dim returns the configured dimension, or the one learned from the first
+// response; 0 while neither is known.
+func (e *OpenAI) Dim() int { return int(e.dim.Load()) }
+
+// URL returns the endpoint requests are sent to.
+func (e *OpenAI) URL() string { return e.url }
+
+// Close releases idle connections of the default client. The embedder
+// remains usable.
+func (e *OpenAI) Close() error {
+	if e.ownClient {
+		e.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Embed splits texts into batches of BatchSize, sends them with at most
+// Concurrency requests in flight, and returns the vectors in input order.
+// The first failing batch cancels the others and its error is returned.
+func (e *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	if len(texts) == 0 {
+		return out, ctx.Err()
+	}
+	bs := e.opts.BatchSize
+	nb := (len(texts) + bs - 1) / bs
+	if nb == 1 {
+		vs, err := e.embedBatch(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		copy(out, vs)
+		return out, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+		sem      = make(chan struct{}, e.opts.Concurrency)
+	)
+	for b := 0; b < nb; b++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		lo, hi := b*bs, min((b+1)*bs, len(texts))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			vs, err := e.embedBatch(ctx, texts[lo:hi])
+			if err != nil {
+				once.Do(func() { firstErr = err; cancel() })
+				return
+			}
+			copy(out[lo:hi], vs)
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type openAIRequest struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	EncodingFormat string   `json:"encoding_format"`
+}
+
+// embedBatch sends one batch with retries.
+func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	body, err := json.Marshal(openAIRequest{Model: e.opts.Model, Input: texts, EncodingFormat: "float"})
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode request: %v", ErrResponse, err)
+	}
+	retries := max(e.opts.MaxRetries, 0)
+	for attempt := 0; ; attempt++ {
+		vs, retryAfter, err := e.attempt(ctx, body, len(texts))
+		if err == nil {
+			return vs, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("lazymem: embed: POST %s: %w", e.url, ctx.Err())
+		}
+		var re *retryable
+		if !errors.As(err, &re) {
+			return nil, err
+		}
+		if attempt >= retries {
+			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.err, attempt+1)
+		}
+		d := e.backoff(attempt)
+		if retryAfter >= 0 {
+			d = min(retryAfter, e.opts.BackoffMax)
+		}
+		if err := sleepCtx(ctx, d); err != nil {
+			return nil, fmt.Errorf("lazymem: embed: POST %s: %w (while waiting to retry after: %v)", e.url, err, re.err)
+		}
+	}
+}
+
+// retryable marks an attempt error worth retrying.
+type retryable struct{ err error }
+
+func (r *retryable) Error() string { return r.err.Error() }
+func (r *retryable) Unwrap() error { return r.err }
+
+func (e *OpenAI) backoff(attempt int) time.Duration {
+	d := e.opts.BackoffBase << min(attempt, 30)
+	if d > e.opts.BackoffMax || d <= 0 {
+		d = e.opts.BackoffMax
+	}
+	if d <= 1 {
+		return d
+	}
+	e.mu.Lock()
+	j := time.Duration(e.rng.Int64N(int64(d/2) + 1))
+	e.mu.Unlock()
+	return d - j
+}
+
+// attempt makes one HTTP request. retryAfter is the server's requested
+// delay, or -1 when it gave none.
+func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float32, retryAfter time.Duration, err error) {
+	retryAfter = -1
+	actx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, -1, fmt.Errorf("%w: POST %s: %v", ErrOptions, e.url, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	for k, v := range e.opts.Header {
+		req.Header[k] = v
+	}
+	if e.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.opts.APIKey)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, -1, ctx.Err()
+		}
+		return nil, -1, &retryable{e.transportError(err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, e.opts.MaxResponseBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, -1, ctx.Err()
+		}
+		return nil, -1, &retryable{e.transportError(err)}
+	}
+	if int64(len(data)) > e.opts.MaxResponseBytes {
+		return nil, -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, e.url, e.opts.MaxResponseBytes)
+	}
+	if resp.StatusCode/100 != 2 {
+		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, e.url, resp.Status, errorDetail(data))
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+			return nil, parseRetryAfter(resp.Header), &retryable{herr}
+		}
+		return nil, -1, herr
+	}
+	vs, err = decodeResponse(data, n, e.Dim())
+	if err != nil {
+		return nil, -1, fmt.Errorf("POST %s: %w", e.url, err)
+	}
+	if len(vs) > 0 {
+		got := int64(len(vs[0]))
+		if !e.dim.CompareAndSwap(0, got) && e.dim.Load() != got {
+			return nil, -1, fmt.Errorf("%w: POST %s: expected %d, got %d", ErrDim, e.url, e.dim.Load(), got)
+		}
+	}
+	return vs, -1, nil
+}
+
+// transportError names the URL and tells a refused connection or a timeout
+// apart from other failures.
+func (e *OpenAI) transportError(err error) error {
+	var nerr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w: POST %s: connection refused (is the server running?): %v", ErrUnavailable, e.url, err)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()):
+		return fmt.Errorf("%w: POST %s: no response within %v: %v", ErrUnavailable, e.url, e.opts.Timeout, err)
+	default:
+		return fmt.Errorf("%w: POST %s: %v", ErrUnavailable, e.url, err)
+	}
+}
+
+// parseRetryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or
+// an HTTP date). It returns -1 when neither is present and valid.
+func parseRetryAfter(h http.Header) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return -1
+}
+
+// apiError is the error body of OpenAI ({"error": {"message", "type",
+// "code"}}); Ollama and TEI send {"error": "message"} instead.
+type apiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// errorDetail renders the server's error message from a response body:
+// ": <message> (type T, code C)", or a quoted prefix of a non-JSON body.
+func errorDetail(data []byte) string {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &env); err == nil && len(env.Error) > 0 {
+		var s string
+		if json.Unmarshal(env.Error, &s) == nil {
+			return ": " + s
+		}
+		var ae apiError
+		if json.Unmarshal(env.Error, &ae) == nil {
+			var b strings.Builder
+			b.WriteString(": ")
+			b.WriteString(ae.Message)
+			var extra []string
+			if ae.Type != "" {
+				extra = append(extra, "type "+ae.Type)
+			}
+			if c := string(ae.Code); c != "" && c != "null" {
+				extra = append(extra, "code "+strings.Trim(c, `"`))
+			}
+			if len(extra) > 0 {
+				b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+			}
+			return b.String()
+		}
+	}
+	s := strings.TrimSpace(string(data))
+	if s == "" {
+		return ""
+	}
+	const limit = 200
+	if len(s) > limit {
+		s = s[:limit] + "..."
+	}
+	return ": " + strconv.Quote(s)
+}
+
+type openAIResponse struct {
+	Data []struct {
+		Index     *int            `json:"index"`
+		Embedding json.RawMessage `json:"embedding"`
+	} `json:"data"`
+	Error json.RawMessage `json:"error"`
+}
+
+// decodeResponse decodes an embeddings response for n inputs. Vectors are
+// placed by their "index" (entries without one keep their position); every
+// index in [0, n) must appear once. An embedding is a JSON array of numbers
+// or a base64 string of little-endian float32 (encoding_format "base64").
+// All vectors must have one length, equal to dim when dim > 0.
+func decodeResponse(data []byte, n, dim int) ([][]float32, error) {
+	var r openAIResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrResponse, err)
+	}
+	if r.Data == nil && len(r.Error) > 0 && string(r.Error) != "null" {
+		return nil, fmt.Errorf("%w: error in a success response%s", ErrHTTP, errorDetail(data))
+	}
+	if len(r.Data) != n {
+		return nil, fmt.Errorf("%w: %d embeddings for %d inputs", ErrResponse, len(r.Data), n)
+	}
+	out := make([][]float32, n)
+	for pos, d := range r.Data {
+		i := pos
+		if d.Index != nil {
+			i = *d.Index
+		}
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("%w: index %d out of range [0, %d)", ErrResponse, i, n)
+		}
+		if out[i] != nil {
+			return nil, fmt.Errorf("%w: index %d appears twice", ErrResponse, i)
+		}
+		v, err := decodeEmbedding(d.Embedding)
+		if err != nil {
+			return nil, fmt.Errorf("%w: embedding %d: %v", ErrResponse, i, err)
+		}
+		if len(v) == 0 {
+			return nil, fmt.Errorf("%w: embedding %d is empty", ErrResponse, i)
+		}
+		if dim == 0 {
+			dim = len(v)
+		}
+		if len(v) != dim {
+			return nil, fmt.Errorf("%w: embedding %d: expected %d, got %d", ErrDim, i, dim, len(v))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func decodeEmbedding(raw json.RawMessage) ([]float32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("base64: %v", err)
+		}
+		if len(b)%4 != 0 {
+			return nil, fmt.Errorf("base64 payload of %d bytes is not a float32 array", len(b))
+		}
+		v := make([]float32, len(b)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return v, checkFinite(v)
+	}
+	var v []float32
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, checkFinite(v)
+}
+
+func checkFinite(v []float32) error {
+	for j, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("value %d is %v", j, x)
+		}
+	}
+	return nil
+}
