@@ -18,6 +18,7 @@ const (
 	DefaultEchoRate = 0.3
 	DefaultZipfS    = 1.1
 	DefaultAskRate  = 0.005
+	DefaultTalkRate = 0.03
 )
 
 // DefaultStart is the default Config.Start: 2026-01-01T00:00:00Z.
@@ -61,6 +62,11 @@ type Config struct {
 	// answer: the hard negatives of real logs, where the question was asked
 	// before it was answered (default 0.005; negative: never).
 	AskRate float64
+	// TalkRate is the probability that a user or assistant turn talks about
+	// the topic of one of the agent's planted facts without stating it
+	// ("The connection pool of billing-api is saturated again."): facts are
+	// decided about things people discuss (default 0.03; negative: never).
+	TalkRate float64
 	// ZipfS is the exponent of the Zipf distributions over the vocabulary
 	// (default 1.1; must be > 1).
 	ZipfS float64
@@ -95,6 +101,9 @@ func (c *Config) EnsureDefaults() {
 	if c.AskRate == 0 {
 		c.AskRate = DefaultAskRate
 	}
+	if c.TalkRate == 0 {
+		c.TalkRate = DefaultTalkRate
+	}
 	if c.ZipfS == 0 {
 		c.ZipfS = DefaultZipfS
 	}
@@ -116,8 +125,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: Span %v <= 0", ErrInvalidConfig, c.Span)
 	case c.FactRate > 0.5:
 		return fmt.Errorf("%w: FactRate %v > 0.5", ErrInvalidConfig, c.FactRate)
-	case c.EchoRate > 1 || c.CJKRate > 1 || c.ToolRate > 1 || c.AskRate > 1:
-		return fmt.Errorf("%w: a rate is > 1 (EchoRate %v, CJKRate %v, ToolRate %v, AskRate %v)", ErrInvalidConfig, c.EchoRate, c.CJKRate, c.ToolRate, c.AskRate)
+	case c.EchoRate > 1 || c.CJKRate > 1 || c.ToolRate > 1 || c.AskRate > 1 || c.TalkRate > 1:
+		return fmt.Errorf("%w: a rate is > 1 (EchoRate %v, CJKRate %v, ToolRate %v, AskRate %v, TalkRate %v)",
+			ErrInvalidConfig, c.EchoRate, c.CJKRate, c.ToolRate, c.AskRate, c.TalkRate)
 	case !(c.ZipfS > 1):
 		return fmt.Errorf("%w: ZipfS %v must be > 1", ErrInvalidConfig, c.ZipfS)
 	}

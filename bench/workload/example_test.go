@@ -28,10 +28,10 @@ func Example() {
 	fmt.Printf("keyword %s %q %s..%s\n", kq.Agent, kq.Text, kq.Since.Format("Jan 2"), kq.Until.Format("Jan 2"))
 	// Output:
 	// planted agent-001 "What is the request timeout of session-api?" -> [50]
-	//   "Perfect. From now on session-api uses a request timeout of 31 seconds. The stage from pgbouncer looks good, around 271 ms p99."
+	//   "From now on session-api uses a request timeout of 31 seconds."
 	// temporal agent-002 "What is the launch date of Onyx?" -> [937]
-	//   "The Onyx launch is scheduled for March 7."
+	//   "Perfect. The Onyx launch is scheduled for March 7."
 	// paraphrase agent-003 "On what day should we bring cake for Tariq?" -> [1173]
-	//   "Reminder: Tariq has a birthday on February 5. We should revisit the pool size for the media-svc at some point."
+	//   "The job here is so big this week. Reminder: Tariq has a birthday on February 5. The release from Prometheus looks broken, around 88 ms p99."
 	// keyword agent-000 "question guess" Jan 26..Feb 2
 }

@@ -69,7 +69,8 @@ type Generator struct {
 
 	agents   []agentInfo
 	sessions []sessionPlan
-	facts    []fact // ordered by ordinal
+	facts    []fact  // ordered by ordinal
+	byAgent  [][]int // agent -> indices into facts
 
 	// cursor
 	n, si, turn, nextFact, echoFact int
@@ -310,6 +311,11 @@ func (g *Generator) planFacts() {
 		}
 		g.facts = append(g.facts, f)
 	}
+	g.byAgent = make([][]int, len(g.agents))
+	for i := range g.facts {
+		a := g.facts[i].agent
+		g.byAgent[a] = append(g.byAgent[a], i)
+	}
 }
 
 func (g *Generator) subjectFor(k *factKind, a *agentInfo) string {
@@ -367,7 +373,7 @@ func (g *Generator) Next(r *Record) bool {
 		g.echoFact = -1
 	default:
 		role = g.nextRole()
-		intent = g.renderFiller(role)
+		intent = g.renderFiller(sp, role)
 	}
 
 	r.Time = time.Unix(0, sp.turnTime(g.turn)).UTC()
@@ -429,7 +435,7 @@ func (g *Generator) sep() {
 }
 
 // renderFiller writes an ordinary turn and returns its intent.
-func (g *Generator) renderFiller(role string) string {
+func (g *Generator) renderFiller(sp *sessionPlan, role string) string {
 	r := g.r
 	if role == RoleTool {
 		for k := g.count(0.8, 4); k > 0; k-- {
@@ -447,6 +453,17 @@ func (g *Generator) renderFiller(role string) string {
 		return "inform"
 	}
 	intent := ""
+	if g.cfg.TalkRate > 0 && r.Float64() < g.cfg.TalkRate {
+		// Talk about the topic of one of the agent's facts, without its value.
+		if fs := g.byAgent[sp.agent]; len(fs) > 0 {
+			f := &g.facts[fs[r.IntN(len(fs))]]
+			talk := fact{kind: f.kind, subject: f.subject}
+			g.fact = &talk
+			g.pick(f.kind.tk)
+			g.fact = nil
+			intent = "inform"
+		}
+	}
 	if role == RoleUser {
 		if g.turn == 0 && r.IntN(5) < 4 {
 			g.pick(g.v.greeting)
