@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const goodJSONL = `{"time":"2026-05-01T10:00:00Z","agent":"a1","session":"s1","role":"user","text":"Let's set the connection pool size to 32 for billing-api","meta":{"tags":["db","infra"],"intent":"decision"}}
+{"time":"2026-05-01T10:01:00Z","agent":"a1","session":"s1","role":"assistant","text":"Done: HikariCP maximumPoolSize=32 on billing-api."}
+
+{"time":"2026-05-02T09:00:00Z","agent":"a1","session":"s2","role":"user","text":"lunch was great today","meta":{"tags":"chitchat"}}
+{"time":"2026-05-02T09:00:00Z","agent":"a2","session":"x","role":"user","text":"the connection pool of another agent"}
+`
+
+func TestIngestRecallStats(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mem")
+	code, out, errs := runCLI(t, goodJSONL, "ingest", "--db", db, "-")
+	if code != 0 {
+		t.Fatalf("ingest: code %d, stderr %s", code, errs)
+	}
+	if !strings.Contains(out, "ingested 4 records") {
+		t.Fatalf("ingest output: %s", out)
+	}
+	code, out, errs = runCLI(t, "", "recall", "--db", db, "--agent", "a1", "--json", "connection pool size")
+	if code != 0 {
+		t.Fatalf("recall: code %d, stderr %s", code, errs)
+	}
+	var res struct {
+		Memories []struct {
+			ID      uint64              `json:"id"`
+			Time    time.Time           `json:"time"`
+			Agent   string              `json:"agent"`
+			Session string              `json:"session"`
+			Role    string              `json:"role"`
+			Text    string              `json:"text"`
+			Meta    map[string][]string `json:"meta"`
+			Score   *float64            `json:"score"`
+			Sparse  *float64            `json:"sparse"`
+			Dense   *float64            `json:"dense"`
+		} `json:"memories"`
+		Stats map[string]any `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("recall --json is not the documented object: %v\n%s", err, out)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].ID != 1 || res.Memories[0].Agent != "a1" {
+		t.Fatalf("recall: want record 1 first, got %+v", res.Memories)
+	}
+	m := res.Memories[0]
+	if m.Score == nil || m.Sparse == nil || m.Dense == nil || m.Meta["intent"][0] != "decision" || m.Role != "user" {
+		t.Fatalf("recall: fields missing: %+v", m)
+	}
+	for _, mm := range res.Memories {
+		if mm.Agent != "a1" {
+			t.Fatalf("recall leaked agent %s", mm.Agent)
+		}
+	}
+	if _, ok := res.Stats["embedded"]; !ok {
+		t.Fatalf("stats lack embedded: %v", res.Stats)
+	}
+	// Filters and human output.
+	code, out, _ = runCLI(t, "", "recall", "--db", db, "--agent", "a1", "--where", "tags=chitchat", "lunch")
+	if code != 0 || !strings.Contains(out, "lunch was great") || strings.Contains(out, "HikariCP") {
+		t.Fatalf("recall --where: code %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "stats", "--db", db)
+	if code != 0 || !strings.Contains(out, "records       4") {
+		t.Fatalf("stats: code %d\n%s", code, out)
+	}
+}
+
+func TestIngestBadLines(t *testing.T) {
+	bad := goodJSONL + `{"agent":"a1","text":"no time is fine"}
+{"agent":"a1","text":"bad time","time":"yesterday"}
+{"text":"no agent"}
+not json at all
+{"agent":"a1","text":"meta of wrong type","meta":{"tags":[1,2]}}
+{"agent":"a1","text":"unknown field","colour":"red"}
+`
+	dir := t.TempDir()
+	f := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(f, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "mem")
+	// Reject (default): nothing written, every bad line named.
+	code, _, errs := runCLI(t, "", "ingest", "--db", db, f)
+	if code == 0 {
+		t.Fatal("ingest of a file with bad lines succeeded in reject mode")
+	}
+	for _, want := range []string{"in.jsonl:7:", "in.jsonl:8:", "in.jsonl:9:", "in.jsonl:10:", "in.jsonl:11:", `"time"`, "agent", "meta.tags", "colour", "nothing was written"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "in.jsonl:6:") {
+		t.Errorf("good line 6 reported as bad:\n%s", errs)
+	}
+	_, out, _ := runCLI(t, "", "stats", "--db", db)
+	if !strings.Contains(out, "records       0") {
+		t.Fatalf("reject mode wrote records:\n%s", out)
+	}
+	// Skip: the good lines are stored.
+	code, out, errs = runCLI(t, "", "ingest", "--db", db, "--bad", "skip", f)
+	if code != 0 || !strings.Contains(out, "ingested 5 records (5 bad lines skipped)") {
+		t.Fatalf("skip mode: code %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"ingest", "x.jsonl"},
+		{"ingest", "--db", "d"},
+		{"ingest", "--db", "d", "--bad", "maybe", "-"},
+		{"recall", "--db", "d", "q"},
+		{"recall", "--agent", "a", "q"},
+		{"recall", "--db", "d", "--agent", "a", "--since", "last tuesday", "q"},
+		{"recall", "--db", "d", "--agent", "a", "--where", "novalue", "q"},
+		{"stats"},
+		{"demo", "--records", "5"},
+	} {
+		code, _, errs := runCLI(t, "", args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2 (stderr %s)", args, code, errs)
+		}
+		if errs == "" {
+			t.Errorf("%q: no message", args)
+		}
+	}
+	if code, out, _ := runCLI(t, "", "help"); code != 0 || !strings.Contains(out, "Commands:") {
+		t.Errorf("help: %d %s", code, out)
+	}
+}
+
+func TestRecallBadQuery(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mem")
+	if code, _, errs := runCLI(t, goodJSONL, "ingest", "--db", db, "-"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs := runCLI(t, "", "recall", "--db", db, "--agent", "a1", "--mode", "psychic", "q")
+	if code != 1 || !strings.Contains(strings.ToLower(errs), "mode") {
+		t.Fatalf("bad mode: code %d, %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "recall", "--db", db, "--agent", "a1", "--since", "2026-06-01", "--until", "2026-05-01", "q")
+	if code != 1 || !strings.Contains(strings.ToLower(errs), "since") {
+		t.Fatalf("since > until: code %d, %s", code, errs)
+	}
+}
+
+func TestDemoSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo run skipped in -short")
+	}
+	code, out, errs := runCLI(t, "", "demo", "--records", "3000", "--agents", "3")
+	if code != 0 {
+		t.Fatalf("demo: code %d\n%s", code, errs)
+	}
+	for _, want := range []string{"1. write", "2. recall", "3. cache", "0 embedded", "embeddings ever computed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"":                     {},
+		"2026-05-01T00:00:00Z": time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC),
+		"7d":                   now.Add(-7 * 24 * time.Hour),
+		"36h":                  now.Add(-36 * time.Hour),
+		"2w":                   now.Add(-14 * 24 * time.Hour),
+	} {
+		got, err := parseWhen(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseWhen(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"soon", "-3d", "d", "1e400d"} {
+		if _, err := parseWhen(bad, now); err == nil {
+			t.Errorf("parseWhen(%q) accepted", bad)
+		}
+	}
+}
+
+// FuzzParseLine: any input gives a record or an error, never a panic, and
+// an accepted line's strings are valid UTF-8.
+func FuzzParseLine(f *testing.F) {
+	for _, l := range strings.Split(goodJSONL, "\n") {
+		f.Add([]byte(l))
+	}
+	f.Add([]byte(`{"agent":"a","text":"x","meta":{"k":["a",1]}}`))
+	f.Add([]byte(`{"agent":"a","text":"x","time":"2026-13-01T00:00:00Z"}`))
+	f.Add([]byte("{\"agent\":\"\xff\",\"text\":\"x\"}"))
+	now := time.Unix(0, 0)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := parseLine(line, now)
+		if err != nil {
+			return
+		}
+		for _, s := range []string{r.Agent, r.Session, r.Role, r.Text} {
+			if !utf8Valid(s) {
+				t.Fatalf("accepted invalid UTF-8 %q", s)
+			}
+		}
+	})
+}
