@@ -1,5 +1,74 @@
 // Package embed defines the Embedder interface of lazymem and its
-// implementations: hash (the zero-dependency default), openai (any
-// OpenAI-compatible /v1/embeddings endpoint) and replay (vectors read from
-// .fvecs files, for evaluation).
+// implementations. The engine embeds only the candidates a query touches,
+// through a cache keyed by Embedder.Name and a hash of the text, so Name
+// must change whenever the vectors for a text could change.
+//
+// # hash (the default)
+//
+// NewHash: a zero-dependency, deterministic, lexical embedder. A text is
+// NFKC-normalized (only when it is not already: ASCII and most text skip
+// this), lowercased per rune and split into words: runs of letters, digits
+// and combining marks; every Han ideograph, hiragana and katakana is a word
+// of its own, so Chinese and Japanese need no segmenter. Features:
+//
+//	word unigram        weight 1.0   "pool"
+//	word bigram         weight 0.7   "connection pool" (consecutive words,
+//	                                 so CJK character bigrams too)
+//	character n-gram    weight 0.4   "^po", "poo", "ool", "ol$" (n = 3, per
+//	                                 non-CJK word, with boundary markers)
+//
+// Each feature is hashed with 64-bit FNV-1a over its runes, seeded by its
+// kind and finished with the murmur3 fmix64 mixer; the high 32 bits pick one
+// of Dim buckets (multiply-shift) and bit 2 the sign, so colliding features
+// cancel in expectation instead of piling up. A feature seen tf times in
+// the text adds weight * (1 + ln tf) (sublinear tf). The vector is then
+// L2-normalized. A text without any word (empty, only spaces or
+// punctuation) is the zero vector: its cosine with anything is 0, never NaN.
+//
+// Name: "hash-v1-d<Dim>", plus "-c<n>" when the n-gram length is not 3
+// ("-c0": no character n-grams). v1 fixes the tokenization, hash function,
+// weights and tf formula above; changing any of them takes v2.
+//
+// Embed makes one allocation for the batch's vectors; AppendVector embeds
+// one text into a caller's buffer with no allocation.
+//
+// # openai
+//
+// NewOpenAI: any OpenAI-compatible POST {BaseURL}/embeddings endpoint
+// (OpenAI, Ollama, vLLM, llama.cpp server, TEI, LocalAI). Request body
+// {"model", "input": [...], "encoding_format": "float"}; response
+// {"data": [{"index", "embedding"}]}, placed by "index"; an embedding sent
+// as base64 little-endian float32 is accepted too. An Embed call is split
+// into batches of BatchSize run with at most Concurrency in flight; each
+// HTTP attempt has its own Timeout; 429, 5xx and network errors are retried
+// up to MaxRetries times with exponential backoff and jitter, or after the
+// server's Retry-After / retry-after-ms; other 4xx fail at once. Errors wrap
+// ErrUnavailable (the endpoint cannot be reached: names the URL), ErrHTTP
+// (status plus the server's {"error": {"message", "type", "code"}} or
+// {"error": "..."}), ErrResponse (malformed JSON, wrong count, bad index) or
+// ErrDim (names expected and got). The dimension is configured or learned
+// from the first response, then enforced. The API key comes from APIKey or
+// the environment variable APIKeyEnv (default OPENAI_API_KEY) and never
+// appears in an error.
+//
+// Name: "openai:<model>" unless OpenAIOptions.Name overrides it (do so when
+// two servers serve different weights under one model name).
+//
+// # replay
+//
+// NewReplay / LoadLoCoMoReplay: vectors computed elsewhere, served by exact
+// text, for evaluation (the USE-lite vectors beside the LoCoMo
+// conversations: N.turns.fvecs keyed by turn text, N.speaker_turns.fvecs by
+// "Speaker: text", N.questions.fvecs by question). An unknown text is an
+// ErrUnknownText naming it, or goes to an optional Fallback embedder.
+//
+// Name: "replay-<label>-<digest>-d<dim>[+<fallback name>]", digest = the
+// first 8 bytes of a SHA-256 over the source files (or the given pairs).
+//
+// # Wrappers
+//
+// Counting counts Embed calls and texts atomically (tests use it to prove
+// laziness). Latency adds a fixed delay per call (and optionally per text)
+// to model a remote API. Both keep the wrapped embedder's Name: they do not
+// change vectors.
 package embed
