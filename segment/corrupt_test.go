@@ -81,6 +81,25 @@ func TestCorruptSegment(t *testing.T) {
 				if !errors.As(verr, &ce) || ce.Segment != victim {
 					t.Fatalf("verify: %v", verr)
 				}
+				// Repair refuses a healthy segment, then replaces the damaged
+				// one: its records read as deleted, the rest are untouched.
+				if _, err := l.Repair(ctx, &CorruptionError{Segment: 1}); err == nil {
+					t.Fatal("repair of a clean segment accepted")
+				}
+				n, err := l.Repair(ctx, ce)
+				if err != nil || n != 10 {
+					t.Fatalf("repair: %d %v", n, err)
+				}
+				if err := l.Verify(ctx); err != nil {
+					t.Fatalf("verify after repair: %v", err)
+				}
+				if _, err := l.Get(victim, nil); !errors.Is(err, ErrDeleted) {
+					t.Fatalf("repaired record: %v", err)
+				}
+				var live int
+				if err := l.Scan(1, 100, func(uint64, []byte) error { live++; return nil }); err != nil || live != 35 {
+					t.Fatalf("scan after repair: %d %v", live, err)
+				}
 			})
 		}
 	}

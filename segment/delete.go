@@ -206,3 +206,52 @@ func (l *Log) Metrics() Metrics {
 	m.DiskBytes = l.db.Metrics().DiskSpaceUsage()
 	return m
 }
+
+// Repair makes a segment reported by a *CorruptionError usable again by
+// replacing it with a segment whose records are all deleted: the damaged
+// records are lost (they were already unreadable), the ids stay assigned
+// and every other record is untouched. It returns how many record slots
+// the segment held. Repair refuses an error that does not name a sealed
+// segment of this log.
+func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if ce == nil {
+		return 0, fmt.Errorf("lazymem: segment: repair: nil corruption error")
+	}
+	l.sealMu.Lock()
+	defer l.sealMu.Unlock()
+	l.segMu.RLock()
+	i := searchSegs(l.segs, ce.Segment)
+	var m segMeta
+	found := i < len(l.segs) && l.segs[i].first == ce.Segment
+	if found {
+		m = l.segs[i]
+	}
+	l.segMu.RUnlock()
+	if !found {
+		return 0, fmt.Errorf("lazymem: segment: repair: %d is not the first id of a sealed segment", ce.Segment)
+	}
+	// Only a segment that really fails verification may be replaced.
+	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+	if err == nil {
+		_, verr := l.comp.openSegment(m.first, v)
+		closer.Close()
+		if verr == nil {
+			return 0, fmt.Errorf("lazymem: segment: repair: segment %d verifies clean; nothing to repair", m.first)
+		}
+	}
+	var clear []uint64
+	l.segMu.RLock()
+	for id := m.first; id < m.end(); id++ {
+		if l.deleted.Contains(id) {
+			clear = append(clear, id)
+		}
+	}
+	l.segMu.RUnlock()
+	if _, err := l.writeSegment(m.first, make([][]byte, m.count), clear); err != nil {
+		return 0, err
+	}
+	return int(m.count), nil
+}
