@@ -6,8 +6,10 @@
 //
 // AppendTokens runs these steps:
 //
-//  1. Normalize: NFKC (skipped when the text is ASCII or already NFKC), so
-//     fullwidth "ＡＢＣ１２３" is "ABC123" and "ﬁle" is "file".
+//  1. Normalize: NFKC, so fullwidth "ＡＢＣ１２３" is "ABC123" and "ﬁle" is
+//     "file". ASCII text, and text whose runes NFKC cannot change, skip it;
+//     fullwidth ASCII (common in CJK chat) is mapped by hand; invalid UTF-8
+//     bytes become spaces first.
 //  2. Segment into words, a hand-rolled subset of UAX #29 tuned for chat and
 //     code: a word is a run of letters, digits and combining marks. Single
 //     joiners ". - @ : / & _" between two alphanumerics keep an identifier
@@ -17,12 +19,12 @@
 //     punctuation, symbols, emoji, invalid UTF-8 bytes.
 //  3. Split identifiers into parts at joiners and at camelCase boundaries
 //     (camelCase, HikariCP -> hikari cp, HTTPServer -> http server; an
-//     acronym's plural stays whole: IDs, PDFs). A word
-//     with several parts is emitted whole, lowercased, at position p, then
-//     each part at p, p+1, ... (the layout of Lucene's word-delimiter
-//     filter): "long-term memory" matches the phrase "long term memory",
-//     and "hikari" finds "HikariCP". Letters and digits are not split
-//     apart (abc123, utf8, ipv4 stay one part).
+//     acronym's plural stays whole: IDs, PDFs). A word with several parts
+//     is emitted whole, lowercased, at position p, then each part at p,
+//     p+1, ... (the layout of Lucene's word-delimiter filter): "long-term
+//     memory" matches the phrase "long term memory", and "hikari" finds
+//     "HikariCP". Letters and digits are not split apart (abc123, utf8,
+//     ipv4 stay one part).
 //  4. CJK (Han, Hiragana, Katakana, Hangul) runs become overlapping
 //     character bigrams at consecutive positions; a lone CJK character is a
 //     unigram. "数据库连接池" -> 数据 据库 库连 连接 接池, so the query

@@ -17,8 +17,7 @@ var (
 	ErrEmptyPhrase = errors.New("lazymem: query: empty phrase")
 	// ErrEmptyKey reports a filter with nothing before the ':' (":db").
 	ErrEmptyKey = errors.New("lazymem: query: empty filter key")
-	// ErrEmptyValue reports a filter whose quoted value is empty (`tag:""`)
-	// or an exclusion with nothing after the '-' before a quote or key.
+	// ErrEmptyValue reports a filter whose quoted value is empty (`tag:""`).
 	ErrEmptyValue = errors.New("lazymem: query: empty filter value")
 	// ErrInvalidUTF8 reports a query string that is not valid UTF-8.
 	ErrInvalidUTF8 = errors.New("lazymem: query: invalid UTF-8")
