@@ -81,7 +81,7 @@ func (a *Analyzer) Options() Options { return a.opts }
 // option that changes terms. Store it with an index; a different signature
 // on open means the index must be rebuilt.
 func (a *Analyzer) Signature() string {
-	return fmt.Sprintf("analysis/v%d stem=%t stop=%t maxlen=%d", Version, a.opts.Stem, a.opts.Stopwords, a.opts.MaxTokenLen)
+	return fmt.Sprintf("analysis/v%d stem=%t stop=%t cjkuni=%t maxlen=%d", Version, a.opts.Stem, a.opts.Stopwords, a.opts.CJKUnigrams, a.opts.MaxTokenLen)
 }
 
 // Terms returns the terms of text, in order. It allocates the result; hot
@@ -373,10 +373,12 @@ func (e *emitter) wordFollows(s string, j int) bool {
 }
 
 // cjk consumes a run of CJK characters and emits overlapping bigrams, or
-// the lone character when the run has one.
+// the lone character when the run has one. With Options.CJKUnigrams, each
+// character is also emitted alone, at the position of the bigram it starts.
 func (e *emitter) cjk(s string, start int) int {
+	uni := e.a.opts.CJKUnigrams
 	_, size := classAt(s, start)
-	prev := start
+	prev := start // start of the previous character
 	i := start + size
 	n := 1
 	for i < len(s) {
@@ -384,14 +386,17 @@ func (e *emitter) cjk(s string, start int) int {
 		if c != cCJK {
 			break
 		}
+		if uni {
+			e.emitRaw(s[prev:i], e.pos)
+		}
 		e.emitRaw(s[prev:i+sz], e.pos)
 		e.pos++
 		prev = i
 		i += sz
 		n++
 	}
-	if n == 1 {
-		e.emitRaw(s[start:i], e.pos)
+	if n == 1 || uni {
+		e.emitRaw(s[prev:i], e.pos)
 		e.pos++
 	}
 	return i

@@ -181,6 +181,31 @@ func TestOptionsEffect(t *testing.T) {
 	}
 }
 
+func TestCJKUnigrams(t *testing.T) {
+	a := mustNew(t, Options{Stem: true, Stopwords: true, CJKUnigrams: true})
+	tests := []struct{ in, want string }{
+		{"我的猫很可爱", "0:我 0:我的 1:的 1:的猫 2:猫 2:猫很 3:很 3:很可 4:可 4:可爱 5:爱"},
+		{"猫", "0:猫"},
+		{"猫 dog 预算", "0:猫 1:dog 2:预 2:预算 3:算"},
+	}
+	for _, tt := range tests {
+		if got := render(a.AppendTokens(nil, tt.in)); got != tt.want {
+			t.Errorf("AppendTokens(%q)\n got: %s\nwant: %s", tt.in, got, tt.want)
+		}
+	}
+	// The point: a one-character query finds a longer run.
+	doc := map[string]bool{}
+	for _, term := range a.Terms("我的猫很可爱") {
+		doc[term] = true
+	}
+	if q := a.Terms("猫"); len(q) != 1 || !doc[q[0]] {
+		t.Errorf("query 猫 -> %q not in document terms", q)
+	}
+	if DefaultOptions().CJKUnigrams {
+		t.Error("CJKUnigrams on by default")
+	}
+}
+
 func TestMaxTokenLen(t *testing.T) {
 	a := mustNew(t, DefaultOptions())
 	long := strings.Repeat("x", DefaultMaxTokenLen+1)

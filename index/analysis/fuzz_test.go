@@ -22,6 +22,7 @@ func FuzzAnalyze(f *testing.F) {
 	}
 	cached := mustNew(f, Options{Stem: true, Stopwords: true, MaxTokenLen: 16, CacheSize: 64})
 	plain := mustNew(f, Options{Stem: true, Stopwords: true, MaxTokenLen: 16, CacheSize: -1})
+	uni := mustNew(f, Options{Stem: true, Stopwords: true, CJKUnigrams: true, MaxTokenLen: 16})
 	plain.reference = true // no fast paths either
 	f.Fuzz(func(t *testing.T, text string) {
 		toks := cached.AppendTokens(nil, text)
@@ -36,6 +37,16 @@ func FuzzAnalyze(f *testing.F) {
 		terms := cached.AppendTerms([]string{"keep"}, text)
 		if len(terms) != len(toks)+1 || terms[0] != "keep" {
 			t.Fatalf("AppendTerms returned %d terms for %d tokens", len(terms)-1, len(toks))
+		}
+		// Unigrams only add terms, and positions stay ordered.
+		withUni := uni.AppendTokens(nil, text)
+		if len(withUni) < len(toks) {
+			t.Fatalf("CJKUnigrams lost terms: %d < %d", len(withUni), len(toks))
+		}
+		for i := 1; i < len(withUni); i++ {
+			if withUni[i].Pos < withUni[i-1].Pos {
+				t.Fatalf("CJKUnigrams: position %d after %d", withUni[i].Pos, withUni[i-1].Pos)
+			}
 		}
 		last := int32(0)
 		for i, tk := range toks {

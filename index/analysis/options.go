@@ -32,6 +32,13 @@ type Options struct {
 	// still takes its position, so phrase distances are kept.
 	// Default (DefaultOptions): true.
 	Stopwords bool
+	// CJKUnigrams also emits each CJK character as a unigram, at the
+	// position of the bigram it starts, so that a one-character query
+	// ("猫") finds it inside longer runs ("我的猫很可爱"). It roughly doubles
+	// the postings of CJK text and adds weak unigram matches to multi-
+	// character queries (BM25 still ranks the bigram matches first).
+	// Default (DefaultOptions): false: bigrams only, as issue 3 specifies.
+	CJKUnigrams bool
 	// MaxTokenLen is the longest term kept, in bytes after folding. Longer
 	// terms are dropped (an identifier's parts are still emitted when the
 	// whole is too long). Default DefaultMaxTokenLen (64); at most 1024.
