@@ -25,22 +25,50 @@ func SquaredL2(a, b []float32) float32 {
 }
 
 // Norm returns the Euclidean length of a. The sum of squares is taken in
-// float32 by the kernel; the square root in float64.
+// float32 by the kernel and the square root in float64; when the float32 sum
+// underflows to zero or overflows to Inf (elements beyond about 1e-23 or
+// 1e19 in magnitude) it is recomputed in float64, so Norm is +Inf only when
+// the length itself exceeds float32's range (or an element is Inf).
 func Norm(a []float32) float32 {
-	return float32(math.Sqrt(float64(active.dot(a, a))))
+	return float32(norm64(a))
+}
+
+// norm64 is the length of a in float64: the fast float32 kernel, with a
+// float64 pass for sums that left float32's range. A NaN element gives NaN.
+func norm64(a []float32) float64 {
+	ss := active.dot(a, a)
+	if ss != 0 && !math.IsInf(float64(ss), 1) {
+		return math.Sqrt(float64(ss))
+	}
+	// Squares of float32 values neither overflow nor underflow float64.
+	var s float64
+	for _, x := range a {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
 }
 
 // Normalize scales a in place to unit Euclidean length and returns its
-// length before scaling. A zero vector (or one whose squared length
-// underflows float32 to zero) is left unchanged and 0 is returned; a vector
-// holding Inf or NaN becomes NaN, as the arithmetic says.
+// length before scaling. A zero vector is left unchanged and 0 is returned.
+// Vectors too short or too long for float32 arithmetic (see Norm) are
+// still normalized correctly. If an element is NaN every element becomes
+// NaN; if one is ±Inf (and none NaN) the infinite elements become NaN and
+// the finite ones zero, and +Inf is returned.
 func Normalize(a []float32) float32 {
-	ss := active.dot(a, a)
-	if ss == 0 {
+	n := norm64(a)
+	if n == 0 {
 		return 0
 	}
-	n := math.Sqrt(float64(ss))
-	active.scale(a, float32(1/n))
+	inv := 1 / n
+	if f := float32(inv); f != 0 && !math.IsInf(float64(f), 0) {
+		active.scale(a, f)
+	} else {
+		// 1/n itself leaves float32's range (n < 2^-128 or so, or n
+		// beyond 2^126): scale in float64.
+		for i, x := range a {
+			a[i] = float32(float64(x) * inv)
+		}
+	}
 	return float32(n)
 }
 

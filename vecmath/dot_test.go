@@ -398,6 +398,55 @@ func TestNaNPropagates(t *testing.T) {
 	})
 }
 
+// TestNormRange: vectors whose float32 sum of squares underflows or
+// overflows still get their true length and a unit result.
+func TestNormRange(t *testing.T) {
+	for _, scale := range []float64{1e-30, 1e-40, 1, 1e20, 1e30, 3e38} {
+		a := []float32{float32(3 * scale / 5), float32(4 * scale / 5), 0}
+		if scale == 3e38 {
+			a = []float32{3e38, 3e38} // length 4.2e38 > MaxFloat32
+		}
+		want := 0.0
+		for _, x := range a {
+			want += float64(x) * float64(x)
+		}
+		want = math.Sqrt(want)
+		got := Norm(a)
+		if want > math.MaxFloat32 {
+			if !math.IsInf(float64(got), 1) {
+				t.Errorf("Norm at %g: %v, want +Inf", scale, got)
+			}
+			continue
+		}
+		// 2e-45: one float32 subnormal ulp, for the 1e-40 case.
+		tol := 1e-6*want + 2e-45
+		if math.Abs(float64(got)-want) > tol {
+			t.Errorf("Norm at %g: %v want %v", scale, got, want)
+		}
+		if n := Normalize(a); math.Abs(float64(n)-want) > tol {
+			t.Errorf("Normalize at %g returned %v want %v", scale, n, want)
+		}
+		var l float64
+		for _, x := range a {
+			l += float64(x) * float64(x)
+		}
+		if math.Abs(math.Sqrt(l)-1) > 1e-6 {
+			t.Errorf("Normalize at %g: result length %v (%v)", scale, math.Sqrt(l), a)
+		}
+	}
+	nan := []float32{1, float32(math.NaN()), 2}
+	Normalize(nan)
+	for _, x := range nan {
+		if !math.IsNaN(float64(x)) {
+			t.Fatalf("Normalize with a NaN element: %v", nan)
+		}
+	}
+	inf := []float32{1, float32(math.Inf(-1)), 2}
+	if n := Normalize(inf); !math.IsInf(float64(n), 1) || inf[0] != 0 || inf[2] != 0 || !math.IsNaN(float64(inf[1])) {
+		t.Fatalf("Normalize with an Inf element: returned %v, vector %v", n, inf)
+	}
+}
+
 func ExampleDotBatch() {
 	q := []float32{1, 0, 1}
 	flat := []float32{

@@ -130,24 +130,21 @@ func float32ToFloat16(f float32) uint16 {
 	}
 }
 
-// float16ToFloat32 is exact.
+// float16ToFloat32 is exact. It rebiases the exponent in place and fixes
+// up the two rare classes with a branch each (F. Giesen's half_to_float):
+// Inf/NaN get the float32 all-ones exponent, and zero/subnormal halves are
+// normalized by one float subtraction, which is exact.
 func float16ToFloat32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp != 0:
-		return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
-	case man == 0:
-		return math.Float32frombits(sign)
-	default: // subnormal: normalize
-		e := uint32(127 - 15 + 1)
-		for man&0x400 == 0 {
-			man <<= 1
-			e--
-		}
-		return math.Float32frombits(sign | e<<23 | (man&0x3ff)<<13)
+	const shiftedExp = 0x7c00 << 13 // half exponent field, in float32 position
+	o := uint32(h&0x7fff) << 13
+	exp := o & shiftedExp
+	o += (127 - 15) << 23
+	switch exp {
+	case shiftedExp: // Inf or NaN
+		o += (128 - 16) << 23
+	case 0: // zero or subnormal
+		o += 1 << 23
+		o = math.Float32bits(math.Float32frombits(o) - math.Float32frombits(113<<23))
 	}
+	return math.Float32frombits(o | uint32(h&0x8000)<<16)
 }
