@@ -72,6 +72,38 @@ func reportCPU(b *testing.B, cpu time.Duration, bytesPerOp, tokens float64) {
 	}
 }
 
+// BenchmarkAnalyzeCJKUnigrams measures Options.CJKUnigrams on Chinese.
+func BenchmarkAnalyzeCJKUnigrams(b *testing.B) {
+	msgs := benchMessages("zh")
+	size := 0
+	for _, m := range msgs {
+		size += len(m)
+	}
+	for _, uni := range []bool{false, true} {
+		b.Run(fmt.Sprintf("lang=zh/unigrams=%t", uni), func(b *testing.B) {
+			o := DefaultOptions()
+			o.CJKUnigrams = uni
+			a := mustNew(b, o)
+			var dst []Token
+			for _, m := range msgs {
+				dst = a.AppendTokens(dst[:0], m)
+			}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			tokens := 0
+			cpu0 := processCPU()
+			for b.Loop() {
+				for _, m := range msgs {
+					dst = a.AppendTokens(dst[:0], m)
+					tokens += len(dst)
+				}
+			}
+			reportCPU(b, processCPU()-cpu0, float64(size), float64(tokens))
+			b.ReportMetric(float64(tokens)/float64(b.N*len(msgs)), "tokens/msg")
+		})
+	}
+}
+
 // BenchmarkAnalyzeParallel measures the shared cache under contention.
 func BenchmarkAnalyzeParallel(b *testing.B) {
 	msgs := benchMessages("en")

@@ -28,9 +28,11 @@
 //  4. CJK (Han, Hiragana, Katakana, Hangul) runs become overlapping
 //     character bigrams at consecutive positions; a lone CJK character is a
 //     unigram. "数据库连接池" -> 数据 据库 库连 连接 接池, so the query
-//     "连接池" (连接 接池) finds it. A single-character query matches only
-//     single-character runs: unigrams for every character would double the
-//     CJK postings; not done.
+//     "连接池" (连接 接池) finds it. A single-character query then matches
+//     only single-character runs; Options.CJKUnigrams (off by default) also
+//     emits every character, at the position of the bigram it starts, so
+//     that "猫" finds "我的猫很可爱", at the cost of about twice the CJK
+//     postings.
 //  5. Fold case: ASCII by table, the rest with Unicode full case folding
 //     (Straße -> strasse, final sigma -> σ), then NFKC again if folding
 //     broke it. U+2019 in a word becomes an ASCII apostrophe.
