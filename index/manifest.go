@@ -86,8 +86,8 @@ func decodeManifest(b []byte) (*manifest, error) {
 	if tl > len(b)-4-pos {
 		return bad(pos, "tombstones truncated")
 	}
-	m.tomb = roaring.New()
-	if err := m.tomb.UnmarshalBinary(b[pos : pos+tl]); err != nil {
+	var err error
+	if m.tomb, err = readBitmap(b[pos : pos+tl]); err != nil {
 		return nil, &CorruptionError{File: manifestName, Offset: int64(pos), Err: err}
 	}
 	return m, nil

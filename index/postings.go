@@ -53,8 +53,9 @@ type termInfo struct {
 	df    uint32
 	maxTF uint32 // over the whole term: the term-level upper bound
 	minDL uint32
-	mem   *memTerm // mutable segment
-	data  []byte   // sealed segment: block metas followed by block data
+	mem    *memTerm // mutable segment
+	data   []byte   // sealed segment: block metas followed by block data
+	lo, hi uint32   // sealed segment id range: decoded ids are checked against it
 }
 
 // Postings iterates over one term's postings in one segment, in increasing
@@ -68,6 +69,7 @@ type Postings struct {
 	data    []byte
 	nBlocks int
 	df      int
+	lo, hi  uint32
 
 	bi      int // current block
 	decoded int // block whose docs/tfs are loaded, -1 none
@@ -82,7 +84,7 @@ type Postings struct {
 }
 
 func (p *Postings) reset(ti *termInfo) {
-	p.mem, p.data, p.df = ti.mem, ti.data, int(ti.df)
+	p.mem, p.data, p.df, p.lo, p.hi = ti.mem, ti.data, int(ti.df), ti.lo, ti.hi
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
 	if p.df == 0 {
@@ -137,6 +139,10 @@ func (p *Postings) load(bi int) {
 		prev = p.blockLast(bi - 1)
 	}
 	off := p.nBlocks*blockMetaSize + int(binary.LittleEndian.Uint32(p.data[bi*blockMetaSize+4:]))
+	if off > len(p.data) {
+		p.fail()
+		return
+	}
 	buf := p.data[off:]
 	docs, tfs := p.docBuf[:n], p.tfBuf[:n]
 	pos := 0
@@ -147,8 +153,20 @@ func (p *Postings) load(bi int) {
 			return
 		}
 		pos += k
+		if (j > 0 || bi > 0) && v == 0 {
+			p.fail() // ids must increase
+			return
+		}
 		prev += v
+		if prev < p.lo || prev > p.hi {
+			p.fail()
+			return
+		}
 		docs[j] = prev
+	}
+	if docs[n-1] != p.blockLast(bi) {
+		p.fail()
+		return
 	}
 	for j := range tfs {
 		v, k := uvarint32(buf[pos:])

@@ -56,6 +56,7 @@ type searcher struct {
 	tmp     []float64
 	heap    hitHeap
 	ti      termInfo
+	skipped int // block ranges skipped (for tests)
 }
 
 // analyzeQuery fills s.terms with the distinct query terms, sorted (the
@@ -243,6 +244,28 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 		}
 		if doc == endDoc {
 			break
+		}
+		if h.full() {
+			// Block-max skip: each term has at most one block overlapping
+			// [doc, upto]; if their bounds cannot beat theta, no document of
+			// the range can, and the essential lists jump past it.
+			upto := uint32(endDoc - 1)
+			bub := 0.0
+			for i := 0; i < m; i++ {
+				if bm, ok := s.iters[i].shallow(doc); ok {
+					bub += sc.score(s.terms[order[i].q].w, bm.maxTF, bm.minDL) * ubSlack
+					upto = min(upto, bm.last)
+				}
+			}
+			if bub <= theta {
+				s.skipped++
+				for i := fe; i < m; i++ {
+					if s.iters[i].At() <= upto {
+						s.iters[i].Seek(upto + 1)
+					}
+				}
+				continue
+			}
 		}
 		if filter != nil && !filter.Contains(doc) {
 			for i := fe; i < m; i++ {

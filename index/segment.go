@@ -137,6 +137,7 @@ func (s *segment) entry(i int, ti *termInfo) {
 	}
 	off := binary.LittleEndian.Uint64(e[20:])
 	ti.data = s.posts[off:]
+	ti.lo, ti.hi = s.lo, s.hi
 }
 
 // deletedDF returns how many postings of term t in s belong to deleted
@@ -354,12 +355,26 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if offs[2]-offs[1] != 4*n || offs[3]-offs[2] != 8*n {
 		return bad(int(offs[1]), errors.New("column size mismatch"))
 	}
-	s.present = roaring.New()
-	if _, err := s.present.FromBuffer(buf[offs[0]:offs[1]]); err != nil {
+	var err error
+	if s.present, err = readBitmap(buf[offs[0]:offs[1]]); err != nil {
 		return bad(int(offs[0]), err)
 	}
-	s.present = s.present.Clone() // do not alias the file buffer in a mutable bitmap
-	if uint64(s.present.GetCardinality()) != uint64(s.nDocs) {
+	// Check every id: a damaged bitmap must not send a reader outside the
+	// columns.
+	var nIDs uint64
+	var last int64 = -1
+	it := s.present.ManyIterator()
+	var ids [256]uint32
+	for k := it.NextMany(ids[:]); k > 0; k = it.NextMany(ids[:]) {
+		for _, id := range ids[:k] {
+			if id < s.lo || id > s.hi || int64(id) <= last {
+				return bad(int(offs[0]), errors.New("ids outside the segment range"))
+			}
+			last = int64(id)
+		}
+		nIDs += uint64(k)
+	}
+	if nIDs != uint64(s.nDocs) {
 		return bad(int(offs[0]), errors.New("doc count mismatch"))
 	}
 	s.lens = buf[offs[1]:offs[2]]
@@ -446,8 +461,8 @@ func (s *segment) forEachField(fn func(key, val string, bm *roaring.Bitmap) erro
 			if !ok || pos+int(n) > len(b) {
 				return corrupt()
 			}
-			bm := roaring.New()
-			if _, err := bm.FromBuffer(b[pos : pos+int(n)]); err != nil {
+			bm, err := readBitmap(b[pos : pos+int(n)])
+			if err != nil {
 				return &CorruptionError{File: segName(s.num), Offset: int64(pos), Err: err}
 			}
 			pos += int(n)
@@ -460,3 +475,25 @@ func (s *segment) forEachField(fn func(key, val string, bm *roaring.Bitmap) erro
 }
 
 func segName(num uint64) string { return fmt.Sprintf("%06d.lzi", num) }
+
+// readBitmap decodes a roaring bitmap into memory it owns. The roaring
+// decoder trusts its input and may panic on damaged bytes; a checksummed
+// file only reaches it when damaged in memory or crafted, so the panic is
+// turned into an error rather than crashing the process.
+func readBitmap(b []byte) (bm *roaring.Bitmap, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			bm, err = nil, fmt.Errorf("bad bitmap: %v", r)
+		}
+	}()
+	bm = roaring.New()
+	if err := bm.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	// Touch every container so damage shows up here, not in a reader.
+	_ = bm.GetCardinality()
+	if !bm.IsEmpty() {
+		_, _ = bm.Minimum(), bm.Maximum()
+	}
+	return bm, nil
+}
