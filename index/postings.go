@@ -50,9 +50,9 @@ func (t *memTerm) add(doc, tf, dl uint32) {
 
 // termInfo is what a segment knows about one term without decoding it.
 type termInfo struct {
-	df    uint32
-	maxTF uint32 // over the whole term: the term-level upper bound
-	minDL uint32
+	df     uint32
+	maxTF  uint32 // over the whole term: the term-level upper bound
+	minDL  uint32
 	mem    *memTerm // mutable segment
 	data   []byte   // sealed segment: block metas followed by block data
 	lo, hi uint32   // sealed segment id range: decoded ids are checked against it
