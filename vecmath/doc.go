@@ -50,10 +50,14 @@
 // (gamma(h) + gamma(n)) * sum |a[i]*b[i]|. For n = 768 on AVX-512, h = 16:
 // the kernel's bound is 9.5e-7 of sum |a[i]*b[i]|, the sequential loop's
 // 4.6e-5; blocked summation is the more accurate of the two. Cosine divides
-// float32 sums (each within the bound above) in float64, so for unit-scale
-// inputs its absolute error is at most about gamma(h+2); it can exceed 1 in
-// magnitude by that much. Norm takes the float32 sum of squares and a
-// float64 square root: relative error at most gamma(h)/2 + u. Inputs whose
+// float32 sums (each within the bound above) in float64: since
+// sum |a[i]*b[i]| <= |a||b|, the dot product contributes at most gamma(h) of
+// absolute error, the two norms about gamma(h) more, and the float32 result
+// one rounding, so |Cosine(a, b) - cos| <= 2*gamma(h) + u whatever the
+// scale of the inputs; it can exceed 1 in magnitude by that much. Norm takes
+// the float32 sum of squares and a float64 square root: relative error at
+// most gamma(h)/2 + u (Norm recomputes in float64 when the float32 sum
+// leaves float32's range). Inputs whose
 // products or sums overflow float32 give Inf, as the sequential loop would.
 // The tests hold every implementation to these bounds against a float64
 // oracle and, on small-integer inputs where every order is exact, to the

@@ -343,7 +343,8 @@ func TestPublicAPI(t *testing.T) {
 		if active.name == "generic" {
 			hc = 2
 		}
-		if got := Cosine(a, b); math.Abs(float64(got)-wantCos) > gamma(depth(n, hc)+4) {
+		// doc.go: |Cosine - cos| <= 2*gamma(h) + u.
+		if got := Cosine(a, b); math.Abs(float64(got)-wantCos) > 2*gamma(depth(n, hc))+1.0/(1<<24) {
 			t.Errorf("Cosine n=%d: %v want %v", n, got, wantCos)
 		}
 		c := append([]float32(nil), a...)
