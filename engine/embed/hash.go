@@ -35,15 +35,32 @@ const (
 const (
 	hashWeightWord   = 1.0
 	hashWeightBigram = 0.7
-	hashWeightChar   = 0.4
+	hashWeightChar   = 0.6
+	// Stopwords carry little meaning but dominate short chat turns and
+	// questions ("what did you ..."); without IDF, a fixed low weight.
+	hashWeightStopWord   = 0.1
+	hashWeightStopBigram = 0.2
 )
 
-// Feature kinds, stored in the low two bits of a feature hash.
+// Feature kinds, stored in the low three bits of a feature hash.
 const (
-	featWord   = 0
-	featBigram = 1
-	featChar   = 2
+	featWord       = 0 // a word that is not a stopword
+	featBigram     = 1 // two consecutive words, neither a stopword
+	featChar       = 2 // a character n-gram of a non-stopword
+	featStopWord   = 3 // a stopword
+	featStopBigram = 4 // two consecutive words, one or both stopwords
+	featKindMask   = 7
+	featSignBit    = 8
 )
+
+// hashV1Weights are the feature weights of hash-v1, by kind.
+var hashV1Weights = [8]float64{
+	featWord:       hashWeightWord,
+	featBigram:     hashWeightBigram,
+	featChar:       hashWeightChar,
+	featStopWord:   hashWeightStopWord,
+	featStopBigram: hashWeightStopBigram,
+}
 
 // EnsureDefaults fills zero fields with their defaults.
 func (o *HashOptions) EnsureDefaults() {
@@ -70,11 +87,12 @@ func (o *HashOptions) Validate() error {
 // word unigrams, word bigrams and character n-grams, with CJK ideographs and
 // kana taken one character per word. See the package documentation.
 type Hash struct {
-	dim  int
-	gram int
-	name string
-	pool sync.Pool // *hashScratch
-	udim uint64
+	dim     int
+	gram    int
+	name    string
+	pool    sync.Pool // *hashScratch
+	udim    uint64
+	weights [8]float64 // by feature kind
 }
 
 var _ Embedder = (*Hash)(nil)
@@ -102,7 +120,7 @@ func NewHash(opts HashOptions) (*Hash, error) {
 			name += "-c" + strconv.Itoa(opts.CharGram)
 		}
 	}
-	h := &Hash{dim: opts.Dim, gram: opts.CharGram, name: name, udim: uint64(opts.Dim)}
+	h := &Hash{dim: opts.Dim, gram: opts.CharGram, name: name, udim: uint64(opts.Dim), weights: hashV1Weights}
 	h.pool.New = func() any { return new(hashScratch) }
 	return h, nil
 }
@@ -165,6 +183,16 @@ func fmix64(h uint64) uint64 {
 	h *= 0xc4ceb9fe1a85ec53
 	h ^= h >> 33
 	return h
+}
+
+// wordHash is the feature hash of a word (kind bits not yet set).
+func wordHash(w []rune) uint64 {
+	h := uint64(fnvOffset) ^ featWord
+	for _, r := range w {
+		h ^= uint64(r)
+		h *= fnvPrime
+	}
+	return fmix64(h)
 }
 
 func isCJK(r rune) bool {
@@ -246,22 +274,27 @@ func (h *Hash) embedOne(s *hashScratch, text string, v []float32) {
 	s.feats = s.feats[:0]
 	start := int32(0)
 	var prev uint64
+	prevStop := false
 	for wi, end := range s.words {
 		w := s.runes[start:end]
 		start = end
-		uh := uint64(fnvOffset) ^ featWord
-		for _, r := range w {
-			uh ^= uint64(r)
-			uh *= fnvPrime
+		uh := wordHash(w)
+		_, stop := hashStopSet[uh]
+		kind := uint64(featWord)
+		if stop {
+			kind = featStopWord
 		}
-		uh = fmix64(uh)
-		s.feats = append(s.feats, uh&^3|featWord)
+		s.feats = append(s.feats, uh&^featKindMask|kind)
 		if wi > 0 {
 			bh := fmix64((prev*fnvPrime ^ uh) + 0x9e3779b97f4a7c15)
-			s.feats = append(s.feats, bh&^3|featBigram)
+			kind := uint64(featBigram)
+			if stop || prevStop {
+				kind = featStopBigram
+			}
+			s.feats = append(s.feats, bh&^featKindMask|kind)
 		}
-		prev = uh
-		if h.gram > 0 && !(len(w) == 1 && isCJK(w[0])) {
+		prev, prevStop = uh, stop
+		if h.gram > 0 && !stop && !(len(w) == 1 && isCJK(w[0])) {
 			s.feats = appendCharGrams(s.feats, w, h.gram)
 		}
 	}
@@ -312,20 +345,12 @@ func (h *Hash) embedOne(s *hashScratch, text string, v []float32) {
 		if c := counts[i]; c > 1 {
 			tf = 1 + math.Log(float64(c))
 		}
-		var w float64
-		switch f & 3 {
-		case featWord:
-			w = hashWeightWord
-		case featBigram:
-			w = hashWeightBigram
-		default:
-			w = hashWeightChar
-		}
+		w := h.weights[f&featKindMask]
 		// Lemire's multiply-shift maps the high 32 bits onto [0, dim);
-		// bit 2 (above the kind bits) is the sign.
+		// the bit above the kind bits is the sign.
 		b := (f >> 32) * h.udim >> 32
 		x := float32(w * tf)
-		if f&4 != 0 {
+		if f&featSignBit != 0 {
 			x = -x
 		}
 		v[b] += x
@@ -369,7 +394,7 @@ func appendCharGrams(feats []uint64, w []rune, n int) []uint64 {
 			gh ^= uint64(at(i))
 			gh *= fnvPrime
 		}
-		return append(feats, fmix64(gh)&^3|featChar)
+		return append(feats, fmix64(gh)&^featKindMask|featChar)
 	}
 	for i := 0; i+n <= padded; i++ {
 		gh := uint64(fnvOffset) ^ featChar
@@ -377,7 +402,7 @@ func appendCharGrams(feats []uint64, w []rune, n int) []uint64 {
 			gh ^= uint64(at(k))
 			gh *= fnvPrime
 		}
-		feats = append(feats, fmix64(gh)&^3|featChar)
+		feats = append(feats, fmix64(gh)&^featKindMask|featChar)
 	}
 	return feats
 }

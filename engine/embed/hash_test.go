@@ -297,3 +297,21 @@ func BenchmarkHash(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "texts/s")
 	})
 }
+
+func TestHashStopwords(t *testing.T) {
+	h := newHash(t, HashOptions{})
+	// A text of stopwords only is still a unit vector, not zero.
+	if n := norm2(embedOne(t, h, "what did you do")); math.Abs(n-1) > 1e-5 {
+		t.Fatalf("stopword-only text: norm %v", n)
+	}
+	// Shared stopwords barely count; a shared content word does.
+	q := embedOne(t, h, "what did you think about the concert")
+	stop := cos(q, embedOne(t, h, "what did you say to them about it"))
+	content := cos(q, embedOne(t, h, "concert tickets sold out"))
+	if content <= stop {
+		t.Fatalf("content-word overlap cos %.3f <= stopword overlap cos %.3f", content, stop)
+	}
+	if len(hashStopSet) != 127 {
+		t.Fatalf("%d stopwords, want 127", len(hashStopSet))
+	}
+}
