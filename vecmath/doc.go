@@ -57,8 +57,9 @@
 // scale of the inputs; it can exceed 1 in magnitude by that much. Norm takes
 // the float32 sum of squares and a float64 square root: relative error at
 // most gamma(h)/2 + u (Norm recomputes in float64 when the float32 sum
-// leaves float32's range). Inputs whose products or sums overflow float32
-// give Inf from Dot, SquaredL2 and Cosine, as the sequential loop would.
+// leaves float32's range; Cosine likewise). Inputs whose products or sums
+// overflow float32 give Inf from Dot and SquaredL2, as the sequential loop
+// would.
 // The tests hold every implementation to these bounds against a float64
 // oracle and, on small-integer inputs where every order is exact, to the
 // exact result.

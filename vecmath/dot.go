@@ -74,18 +74,36 @@ func Normalize(a []float32) float32 {
 
 // Cosine returns the cosine similarity of a and b over their first
 // min(len(a), len(b)) elements, in one pass over both. It is 0 when either
-// vector is zero. The result can exceed 1 in magnitude by a few ulps because
-// of rounding; callers that need [-1, 1] clamp.
+// vector is zero and NaN when an element is NaN or infinite. The result can
+// exceed 1 in magnitude by a few ulps because of rounding; callers that need
+// [-1, 1] clamp. Vectors whose float32 sums would underflow or overflow are
+// handled by a float64 pass.
 func Cosine(a, b []float32) float32 {
 	if len(b) < len(a) {
 		a = a[:len(b)]
 	}
 	ab, aa, bb := active.cosineSums(a, b)
-	if aa == 0 || bb == 0 {
+	if inRange(aa) && inRange(bb) && !math.IsInf(float64(ab), 0) {
+		return float32(float64(ab) / math.Sqrt(float64(aa)*float64(bb)))
+	}
+	// Zero vectors, NaN/Inf elements, or sums outside float32's range:
+	// float64 holds every product of two float32 values.
+	var ab64, aa64, bb64 float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		ab64 += x * y
+		aa64 += x * x
+		bb64 += y * y
+	}
+	if aa64 == 0 || bb64 == 0 {
 		return 0
 	}
-	return float32(float64(ab) / math.Sqrt(float64(aa)*float64(bb)))
+	return float32(ab64 / math.Sqrt(aa64) / math.Sqrt(bb64))
 }
+
+// inRange reports whether a float32 sum of squares is usable: non-zero (no
+// total underflow) and finite. NaN fails too.
+func inRange(s float32) bool { return s > 0 && s <= math.MaxFloat32 }
 
 // DotBatch scores one query against many vectors stored row after row in
 // flat: out[r] = Dot(q, flat[r*dim:(r+1)*dim]) for every row. dim must equal

@@ -435,6 +435,16 @@ func TestNormRange(t *testing.T) {
 			t.Errorf("Normalize at %g: result length %v (%v)", scale, math.Sqrt(l), a)
 		}
 	}
+	for _, scale := range []float32{1e-30, 1e-40, 1e20, 3e38} {
+		x := []float32{scale, 0}
+		y := []float32{scale, scale}
+		if got := Cosine(x, y); math.Abs(float64(got)-math.Sqrt2/2) > 1e-6 {
+			t.Errorf("Cosine at %g: %v want %v", scale, got, math.Sqrt2/2)
+		}
+	}
+	if got := Cosine([]float32{1, float32(math.NaN())}, []float32{1, 1}); !math.IsNaN(float64(got)) {
+		t.Errorf("Cosine with a NaN element: %v", got)
+	}
 	nan := []float32{1, float32(math.NaN()), 2}
 	Normalize(nan)
 	for _, x := range nan {
