@@ -157,7 +157,9 @@ func TestRecallFilters(t *testing.T) {
 		{"sessions", engine.Query{Text: "pool", Agent: "a1", Sessions: []string{"s3"}}, func(m engine.Memory) bool { return m.Session == "s3" }, 2},
 		{"roles", engine.Query{Text: "pool", Agent: "a1", Roles: []string{"assistant"}}, func(m engine.Memory) bool { return m.Role == "assistant" }, 2},
 		{"since-until", engine.Query{Text: "pool", Agent: "a1", Since: t0.AddDate(0, 0, -3), Until: t0.AddDate(0, 0, -1)},
-			func(m engine.Memory) bool { return !m.Time.Before(t0.AddDate(0, 0, -3)) && m.Time.Before(t0.AddDate(0, 0, -1)) }, 2},
+			func(m engine.Memory) bool {
+				return !m.Time.Before(t0.AddDate(0, 0, -3)) && m.Time.Before(t0.AddDate(0, 0, -1))
+			}, 2},
 		{"where", engine.Query{Text: "pool", Agent: "a1", Where: map[string][]string{"tags": {"decision", "config"}}},
 			func(m engine.Memory) bool {
 				return slices.Contains(m.Meta["tags"], "decision") || slices.Contains(m.Meta["tags"], "config")

@@ -61,12 +61,12 @@ type RecallStats struct {
 
 // StageDurations is the wall time of each stage of one recall.
 type StageDurations struct {
-	Filter  time.Duration // time parsing, filter bitmaps
-	Broad   time.Duration // BM25 top-Candidates and the session chain
-	Fetch   time.Duration // reading candidate records from the log
-	Embed   time.Duration // cache lookups and the embedder call
-	Score   time.Duration // dense scoring, fusion, top K
-	Total   time.Duration
+	Filter time.Duration // time parsing, filter bitmaps
+	Broad  time.Duration // BM25 top-Candidates and the session chain
+	Fetch  time.Duration // reading candidate records from the log
+	Embed  time.Duration // cache lookups and the embedder call
+	Score  time.Duration // dense scoring, fusion, top K
+	Total  time.Duration
 }
 
 // cand is one candidate of the selective stage.

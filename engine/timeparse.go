@@ -77,7 +77,7 @@ type timeRule struct {
 }
 
 const (
-	enNum = `(\d{1,6}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few)`
+	enNum  = `(\d{1,6}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few)`
 	enUnit = `(hour|day|week|month|year)s?`
 	zhNum  = `([0-9]{1,6}|[零一二两三四五六七八九十百]{1,4}|几)`
 	zhUnit = `(小时|钟头|天|日|周|星期|礼拜|月|年)`
