@@ -99,9 +99,15 @@ func writeFileSync(fs vfs.FS, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	// vfs.File.Write may modify its argument (pebble mangles it in
+	// invariant builds): write copies, in chunks, so data stays intact.
+	chunk := make([]byte, min(len(data), 1<<20))
+	for off := 0; off < len(data); off += len(chunk) {
+		n := copy(chunk, data[off:])
+		if _, err := f.Write(chunk[:n]); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()

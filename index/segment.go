@@ -320,7 +320,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 		return nil, &CorruptionError{File: name, Offset: int64(off), Err: err}
 	}
 	if len(buf) < segHeaderSize+segFooterSize || string(buf[:8]) != segMagic {
-		return bad(0, errors.New("bad magic or size"))
+		return bad(0, fmt.Errorf("bad magic or size (%d bytes, %q)", len(buf), buf[:min(8, len(buf))]))
 	}
 	if v := binary.LittleEndian.Uint32(buf[8:]); v != segVersion {
 		return bad(8, fmt.Errorf("unknown version %d", v))
