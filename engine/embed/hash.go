@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,6 +23,10 @@ type HashOptions struct {
 	// each word (with a start and an end marker around the word).
 	// Default 3. Negative disables character n-grams. At most 8.
 	CharGram int
+	// Workers is the most goroutines one Embed call uses; a batch gets one
+	// per 128 texts up to this bound. It does not change vectors, so it is
+	// not part of Name. Default runtime.GOMAXPROCS(0); 1 means sequential.
+	Workers int
 }
 
 // Default hash embedder settings.
@@ -70,12 +75,18 @@ func (o *HashOptions) EnsureDefaults() {
 	if o.CharGram == 0 {
 		o.CharGram = DefaultHashCharGram
 	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
 }
 
 // Validate reports the first invalid field.
 func (o *HashOptions) Validate() error {
 	if o.Dim < 8 || o.Dim > 1<<16 {
 		return fmt.Errorf("%w: HashOptions.Dim = %d, want 8..65536", ErrOptions, o.Dim)
+	}
+	if o.Workers < 1 {
+		return fmt.Errorf("%w: HashOptions.Workers = %d, want >= 1", ErrOptions, o.Workers)
 	}
 	if o.CharGram > 8 {
 		return fmt.Errorf("%w: HashOptions.CharGram = %d, want at most 8 (negative disables)", ErrOptions, o.CharGram)
@@ -93,6 +104,7 @@ type Hash struct {
 	pool    sync.Pool // *hashScratch
 	udim    uint64
 	weights [8]float64 // by feature kind
+	workers int
 }
 
 var _ Embedder = (*Hash)(nil)
@@ -120,7 +132,7 @@ func NewHash(opts HashOptions) (*Hash, error) {
 			name += "-c" + strconv.Itoa(opts.CharGram)
 		}
 	}
-	h := &Hash{dim: opts.Dim, gram: opts.CharGram, name: name, udim: uint64(opts.Dim), weights: hashV1Weights}
+	h := &Hash{dim: opts.Dim, gram: opts.CharGram, name: name, udim: uint64(opts.Dim), workers: opts.Workers, weights: hashV1Weights}
 	h.pool.New = func() any { return new(hashScratch) }
 	return h, nil
 }
@@ -139,22 +151,57 @@ func (h *Hash) Dim() int { return h.dim }
 func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
-		return out, nil
+		return out, ctx.Err()
 	}
 	backing := make([]float32, len(texts)*h.dim)
+	workers := min(h.workers, len(texts)/hashParallelMin)
+	if workers <= 1 {
+		if err := h.embedRange(ctx, texts, out, backing, 0, len(texts)); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	// Large batches (the dense mode, an eager baseline) are split into
+	// contiguous ranges, one goroutine each; every vector is computed
+	// exactly as in the sequential path, so results do not depend on it.
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	per := (len(texts) + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*per, min((w+1)*per, len(texts))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = h.embedRange(ctx, texts, out, backing, lo, hi)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// hashParallelMin is the fewest texts per goroutine worth starting one for
+// (about 1 ms of work for chat-sized texts).
+const hashParallelMin = 128
+
+func (h *Hash) embedRange(ctx context.Context, texts []string, out [][]float32, backing []float32, lo, hi int) error {
 	s := h.pool.Get().(*hashScratch)
 	defer h.pool.Put(s)
-	for i, t := range texts {
-		if i&63 == 63 {
+	for i := lo; i < hi; i++ {
+		if (i-lo)&63 == 63 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		v := backing[i*h.dim : (i+1)*h.dim : (i+1)*h.dim]
-		h.embedOne(s, t, v)
+		h.embedOne(s, texts[i], v)
 		out[i] = v
 	}
-	return out, ctx.Err()
+	return ctx.Err()
 }
 
 // AppendVector appends the embedding of text to dst and returns the

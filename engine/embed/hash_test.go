@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -269,22 +270,24 @@ func BenchmarkHash(b *testing.B) {
 			})
 		}
 	}
-	b.Run("dim=384/bytes=200/batch=64", func(b *testing.B) {
-		h := newHash(b, HashOptions{})
-		rng := rand.New(rand.NewPCG(42, 200))
-		texts := make([]string, 64)
-		for i := range texts {
-			texts[i] = benchText(rng, 200)
-		}
-		b.SetBytes(64 * 200)
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := h.Embed(context.Background(), texts); err != nil {
-				b.Fatal(err)
+	for _, bc := range []struct{ batch, workers int }{{64, 1}, {1024, 1}, {1024, 2}} {
+		b.Run(fmt.Sprintf("dim=384/bytes=200/batch=%d/workers=%d", bc.batch, bc.workers), func(b *testing.B) {
+			h := newHash(b, HashOptions{Workers: bc.workers})
+			rng := rand.New(rand.NewPCG(42, 200))
+			texts := make([]string, bc.batch)
+			for i := range texts {
+				texts[i] = benchText(rng, 200)
 			}
-		}
-		b.ReportMetric(float64(b.N)*64/b.Elapsed().Seconds(), "texts/s")
-	})
+			b.SetBytes(int64(bc.batch) * 200)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := h.Embed(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*float64(bc.batch)/b.Elapsed().Seconds(), "texts/s")
+		})
+	}
 	b.Run("dim=384/bytes=200/lang=zh", func(b *testing.B) {
 		h := newHash(b, HashOptions{})
 		text := strings.Repeat("昨天我们讨论了连接池的大小，", 5)[:198]
@@ -313,5 +316,37 @@ func TestHashStopwords(t *testing.T) {
 	}
 	if len(hashStopSet) != 127 {
 		t.Fatalf("%d stopwords, want 127", len(hashStopSet))
+	}
+}
+
+func TestHashParallelEqualsSequential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	in := make([]string, 1000)
+	for i := range in {
+		in[i] = benchText(rng, 20+rng.IntN(300))
+	}
+	in[500] = "昨天我们讨论了连接池的大小，"
+	seq, err := newHash(t, HashOptions{Workers: 1}).Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par, err := newHash(t, HashOptions{Workers: 4}).Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range seq {
+		for j := range seq[i] {
+			if seq[i][j] != par[i][j] {
+				t.Fatalf("text %d component %d: sequential %v parallel %v", i, j, seq[i][j], par[i][j])
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := newHash(t, HashOptions{Workers: 4}).Embed(ctx, in); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if _, err := NewHash(HashOptions{Workers: -1}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("Workers -1: %v", err)
 	}
 }
