@@ -83,8 +83,10 @@ type Index struct {
 	sumLive uint64
 	times   timeIndex
 
-	flushMu sync.Mutex // one flush at a time; flushes go in id order
-	mergeMu sync.Mutex // one merge at a time
+	addMu     sync.Mutex // one Add at a time: chunks of a batch go in order
+	batchPool sync.Pool  // *batchTerms
+	flushMu   sync.Mutex // one flush at a time; flushes go in id order
+	mergeMu   sync.Mutex // one merge at a time
 
 	mergeKick chan struct{}
 	stop      chan struct{}
@@ -398,32 +400,94 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 		}
 		prev = d.ID
 	}
-	// Analyse outside the lock, on every core for large batches.
-	parts := 1
-	if len(docs) >= parallelMin {
-		parts = min(runtime.GOMAXPROCS(0), len(docs)/(parallelMin/2))
-	}
-	bts := make([]batchTerms, parts)
-	chunk := (len(docs) + parts - 1) / parts
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Add(1)
-		go func(p int) {
-			defer wg.Done()
-			x.analyze(docs[p*chunk:min((p+1)*chunk, len(docs))], &bts[p])
-		}(p)
-	}
-	x.analyze(docs[:min(chunk, len(docs))], &bts[0])
-	wg.Wait()
-	x.mu.Lock()
-	if x.closed {
-		x.mu.Unlock()
+	x.addMu.Lock()
+	defer x.addMu.Unlock()
+	x.mu.RLock()
+	closed, bad := x.closed, x.hasDocs && docs[0].ID <= uint64(x.lastID)
+	last := x.lastID
+	x.mu.RUnlock()
+	if closed {
 		return ErrClosed
 	}
-	if x.hasDocs && docs[0].ID <= uint64(x.lastID) {
-		x.mu.Unlock()
-		return fmt.Errorf("%w: %d after %d", ErrIDOrder, docs[0].ID, x.lastID)
+	if bad {
+		return fmt.Errorf("%w: %d after %d", ErrIDOrder, docs[0].ID, last)
 	}
+	// Analysis runs outside the lock. Large batches are cut into chunks that
+	// worker goroutines analyse while this goroutine inserts the chunks
+	// already analysed, in order, taking the write lock once per chunk.
+	nChunks := (len(docs) + addChunk - 1) / addChunk
+	bts := make([]*batchTerms, nChunks)
+	for i := range bts {
+		bts[i] = x.getBatch()
+	}
+	if nChunks == 1 || len(docs) < parallelMin {
+		for c := range nChunks {
+			x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
+		}
+		for c := range nChunks {
+			x.insert(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
+		}
+	} else {
+		done := make([]chan struct{}, nChunks)
+		for i := range done {
+			done[i] = make(chan struct{})
+		}
+		var next atomic.Int64
+		workers := min(runtime.GOMAXPROCS(0), nChunks)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					c := int(next.Add(1)) - 1
+					if c >= nChunks {
+						return
+					}
+					x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
+					close(done[c])
+				}
+			}()
+		}
+		for c := range nChunks {
+			<-done[c]
+			x.insert(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
+		}
+		wg.Wait()
+	}
+	for _, bt := range bts {
+		x.putBatch(bt)
+	}
+	x.mu.RLock()
+	need := autoFlush && x.opts.FlushDocs > 0 && int(x.mut.nDocs) >= x.opts.FlushDocs
+	x.mu.RUnlock()
+	if need {
+		return x.Flush()
+	}
+	return nil
+}
+
+// addChunk is the number of documents analysed and inserted as one unit.
+const addChunk = 128
+
+func (x *Index) getBatch() *batchTerms {
+	if bt, ok := x.batchPool.Get().(*batchTerms); ok {
+		bt.terms, bt.tfs, bt.docs = bt.terms[:0], bt.tfs[:0], bt.docs[:0]
+		return bt
+	}
+	return &batchTerms{}
+}
+
+func (x *Index) putBatch(bt *batchTerms) {
+	clear(bt.terms) // do not pin document text
+	x.batchPool.Put(bt)
+}
+
+// insert adds analysed documents to the mutable segment and the global
+// structures. Callers hold x.addMu.
+func (x *Index) insert(docs []*Doc, bt *batchTerms) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	s := x.mut
 	m := s.mut
 	for i, d := range docs {
@@ -435,8 +499,7 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 			m.lens = append(m.lens, 0)
 			m.times = append(m.times, 0)
 		}
-		bt := &bts[i/chunk]
-		a := &bt.docs[i%chunk]
+		a := &bt.docs[i]
 		m.lens = append(m.lens, a.dl)
 		m.times = append(m.times, d.Time)
 		s.hi = id
@@ -473,12 +536,6 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 		}
 		x.lastID, x.hasDocs = id, true
 	}
-	need := autoFlush && x.opts.FlushDocs > 0 && int(s.nDocs) >= x.opts.FlushDocs
-	x.mu.Unlock()
-	if need {
-		return x.Flush()
-	}
-	return nil
 }
 
 func (x *Index) addField(key, val string, id uint32) {
