@@ -46,7 +46,10 @@
 // (OpenAI, Ollama, vLLM, llama.cpp server, TEI, LocalAI). Request body
 // {"model", "input": [...], "encoding_format": "float"}; response
 // {"data": [{"index", "embedding"}]}, placed by "index"; an embedding sent
-// as base64 little-endian float32 is accepted too. An Embed call is split
+// as base64 little-endian float32 is accepted too, and asked for with
+// EncodingFormat "base64" (4x smaller responses). Number arrays are parsed
+// by a small dedicated parser, about 4x faster than encoding/json (see
+// BenchmarkDecodeResponse), fuzzed against encoding/json. An Embed call is split
 // into batches of BatchSize run with at most Concurrency in flight; each
 // HTTP attempt has its own Timeout; 429, 5xx and network errors are retried
 // up to MaxRetries times with exponential backoff and jitter, or after the

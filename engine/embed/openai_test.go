@@ -584,3 +584,71 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseFloatArray(t *testing.T) {
+	good := map[string][]float32{
+		" [ 1 , -2.5e-3 ,0.125]\n": {1, -2.5e-3, 0.125},
+		"[3]":                      {3},
+		"[]":                       {},
+		"[1E2,-0]":                 {100, 0},
+	}
+	for in, want := range good {
+		got, err := parseFloatArray([]byte(in))
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("%q: %v %v", in, got, err)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%q: %v, want %v", in, got, want)
+			}
+		}
+	}
+	for _, in := range []string{"", "1", "[", "[1,]", "[,1]", "[NaN]", "[Inf]", "[1e39]", "[1 2]", "[1]x", `["1"]`, "[1,,2]", "[--1]", "{}"} {
+		if v, err := parseFloatArray([]byte(in)); err == nil {
+			t.Errorf("%q: accepted as %v", in, v)
+		}
+	}
+}
+
+// FuzzParseFloatArray checks the fast parser against encoding/json: when
+// both accept, they agree.
+func FuzzParseFloatArray(f *testing.F) {
+	for _, s := range []string{"[1,2.5,-3e-2]", "[]", "[ 0.1 ]", "[1e39]", "[01]", "[.5]", "[+1]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parseFloatArray(data)
+		var want []float32
+		werr := json.Unmarshal(data, &want)
+		if err != nil || werr != nil || want == nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %v vs encoding/json %v", data, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: %v vs encoding/json %v", data, got, want)
+			}
+		}
+	})
+}
+
+func TestOpenAIEncodingFormatBase64(t *testing.T) {
+	f := newFakeServer(t)
+	var format atomic.Value
+	f.hook = func(w http.ResponseWriter, r *http.Request, _ int64, req openAIRequest) bool {
+		format.Store(req.EncodingFormat)
+		return false
+	}
+	e := f.embedder(t, OpenAIOptions{EncodingFormat: "base64"})
+	if _, err := e.Embed(context.Background(), texts(2)); err != nil {
+		t.Fatal(err)
+	}
+	if format.Load() != "base64" {
+		t.Fatalf("encoding_format %v", format.Load())
+	}
+	if _, err := NewOpenAI(OpenAIOptions{Model: "m", EncodingFormat: "int8"}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("int8: %v", err)
+	}
+}
