@@ -27,9 +27,12 @@ type DB struct {
 	// so Close waits for calls in progress.
 	mu     sync.RWMutex
 	closed bool
-	// appendMu orders appends: the index needs strictly increasing ids, so
-	// the log append and the index add of one batch happen under it.
+	// appendMu orders log appends and idxMu index adds. An appender takes
+	// idxMu before it releases appendMu (hand over hand), so batches reach
+	// the index in id order (it needs strictly increasing ids) while the
+	// next batch's durable write overlaps this batch's indexing.
 	appendMu sync.Mutex
+	idxMu    sync.Mutex
 
 	appended    atomic.Uint64
 	recalls     atomic.Uint64
@@ -164,11 +167,14 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 		return nil, err
 	}
 	db.appendMu.Lock()
-	defer db.appendMu.Unlock()
 	first, err := db.log.AppendBatch(ctx, payloads)
 	if err != nil {
+		db.appendMu.Unlock()
 		return nil, fmt.Errorf("lazymem: engine: append: %w", err)
 	}
+	db.idxMu.Lock()
+	db.appendMu.Unlock()
+	defer db.idxMu.Unlock()
 	ids := make([]uint64, len(recs))
 	for i := range ids {
 		ids[i] = first + uint64(i)

@@ -11,20 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/engine/embed"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// ristretto's and Pebble's process-wide helpers.
-		goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
-		goleak.IgnoreTopFunction("github.com/golang/glog.(*loggingT).flushDaemon"),
-		goleak.IgnoreAnyFunction("github.com/cockroachdb/pebble/v2/internal/invariants.init.func1"),
-	)
-}
 
 // counting wraps an embedder and counts calls and texts.
 type counting struct {

@@ -70,7 +70,31 @@ func checkString(field, s string, limit int) error {
 }
 
 // checkMeta validates a metadata map (records' Meta, queries' Where/Not).
+// The common case, a valid map, is checked without allocating; an invalid
+// one is walked again in sorted key order so that the error reported is
+// always the same.
 func checkMeta(field string, m map[string][]string, o *Options) error {
+	if len(m) <= o.MaxMetaKeys && metaOK(m, o) {
+		return nil
+	}
+	return metaError(field, m, o)
+}
+
+func metaOK(m map[string][]string, o *Options) bool {
+	for k, vs := range m {
+		if k == "" || len(k) > o.MaxFieldBytes || !utf8.ValidString(k) || len(vs) == 0 || len(vs) > o.MaxMetaValues {
+			return false
+		}
+		for _, v := range vs {
+			if v == "" || len(v) > o.MaxFieldBytes || !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func metaError(field string, m map[string][]string, o *Options) error {
 	if len(m) > o.MaxMetaKeys {
 		return fieldErr(field, ErrTooMany, fmt.Sprintf("%d keys, limit %d", len(m), o.MaxMetaKeys))
 	}

@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/bench/workload"
+)
+
+// benchStore is a DB loaded with a workload corpus, shared by the
+// benchmarks of one process (building 1M records takes minutes).
+type benchStore struct {
+	db  *DB
+	dir string
+	cfg workload.Config
+}
+
+var (
+	benchMu     sync.Mutex
+	benchStores = map[int]*benchStore{}
+)
+
+func closeBenchStores() {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	for n, s := range benchStores {
+		_ = s.db.Close()
+		_ = os.RemoveAll(s.dir)
+		delete(benchStores, n)
+	}
+}
+
+// benchN is the corpus size: LAZYMEM_BENCH_N (workload.ParseScale syntax:
+// 100k, 1m), default 100k.
+func benchN(b *testing.B) int {
+	s := os.Getenv("LAZYMEM_BENCH_N")
+	if s == "" {
+		return 100_000
+	}
+	n, err := workload.ParseScale(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+func getBenchStore(b *testing.B, n int) *benchStore {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if s, ok := benchStores[n]; ok {
+		return s
+	}
+	dir, err := os.MkdirTemp("", "lazymem-bench-*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := workload.Config{Seed: 1, Records: n}
+	g := workload.New(cfg)
+	var r workload.Record
+	batch := make([]Record, 0, 1000)
+	t0 := time.Now()
+	ctx := context.Background()
+	flush := func() {
+		if _, err := db.AppendBatch(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	for g.Next(&r) {
+		batch = append(batch, Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta})
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
+	if err := g.Err(); err != nil {
+		b.Fatal(err)
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+	if err := db.idx.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("loaded %d records in %v (%.0f records/s, generation included)", n, time.Since(t0), float64(n)/time.Since(t0).Seconds())
+	s := &benchStore{db: db, dir: dir, cfg: g.Config()}
+	benchStores[n] = s
+	return s
+}
+
+// BenchmarkRecall is a full lazy Recall (filter + BM25 top-200 + fetch +
+// embed the misses + dense scoring + RRF + top 10) with the hash embedder
+// over a workload corpus, for the keyword queries of bench/workload (2-4
+// terms, one agent, a 7-day window). cache=cold empties both cache tiers
+// before every recall (outside the timer): every candidate is embedded.
+// cache=warm runs every query once first: nothing is embedded.
+func BenchmarkRecall(b *testing.B) {
+	n := benchN(b)
+	for _, cache := range []string{"cold", "warm"} {
+		b.Run(fmt.Sprintf("n=%d/cache=%s", n, cache), func(b *testing.B) {
+			s := getBenchStore(b, n)
+			qs := workload.KeywordQueries(s.cfg, 1000, 42)
+			ctx := context.Background()
+			query := func(i int) Query {
+				kq := qs[i%len(qs)]
+				return Query{Text: kq.Text, Agent: kq.Agent, Since: kq.Since, Until: kq.Until}
+			}
+			if cache == "warm" {
+				for i := range qs {
+					if _, err := s.db.Recall(ctx, query(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			var embedded, cands, filtered int
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if cache == "cold" {
+					b.StopTimer()
+					if err := s.db.cache.clear(); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				t := time.Now()
+				res, err := s.db.Recall(ctx, query(i))
+				lat = append(lat, time.Since(t))
+				if err != nil {
+					b.Fatal(err)
+				}
+				embedded += res.Stats.Embedded
+				cands += res.Stats.Candidates
+				filtered += res.Stats.Filtered
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(embedded)/float64(b.N), "embedded/op")
+			b.ReportMetric(float64(cands)/float64(b.N), "candidates/op")
+			b.ReportMetric(float64(filtered)/float64(b.N), "filtered/op")
+		})
+	}
+}
+
+// BenchmarkAppendBatch is durable ingest through the engine (validation,
+// encoding, log group commit, indexing) in batches of 1000 workload
+// records.
+func BenchmarkAppendBatch(b *testing.B) {
+	recs, err := workload.Records(workload.Config{Seed: 3, Records: 20_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]Record, len(recs))
+	var bytes int64
+	for i, r := range recs {
+		batch[i] = Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
+		bytes += int64(len(r.Text))
+	}
+	b.Run("batch=1000", func(b *testing.B) {
+		db, err := Open(b.TempDir(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		b.SetBytes(bytes / int64(len(batch)) * 1000)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			lo := (i * 1000) % len(batch)
+			if _, err := db.AppendBatch(ctx, batch[lo:lo+1000]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("batch=1", func(b *testing.B) {
+		db, err := Open(b.TempDir(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		lat := make([]time.Duration, 0, b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			t := time.Now()
+			if _, err := db.Append(ctx, batch[i%len(batch)]); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t))
+		}
+		b.StopTimer()
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	})
+}
