@@ -171,6 +171,7 @@ func (o *OpenAIOptions) Validate() error {
 type OpenAI struct {
 	opts      OpenAIOptions
 	url       string
+	shown     string // url with any password redacted, for messages
 	client    *http.Client
 	ownClient bool
 	dim       atomic.Int64
@@ -192,6 +193,10 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		opts: opts,
 		url:  strings.TrimRight(opts.BaseURL, "/") + "/embeddings",
 		rng:  rand.New(rand.NewPCG(opts.Seed, 0x6c617a796d656d)),
+	}
+	e.shown = e.url
+	if u, err := url.Parse(e.url); err == nil {
+		e.shown = u.Redacted()
 	}
 	e.dim.Store(int64(opts.Dim))
 	e.client = opts.HTTPClient
@@ -299,7 +304,7 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			return vs, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("lazymem: embed: POST %s: %w", e.url, ctx.Err())
+			return nil, fmt.Errorf("lazymem: embed: POST %s: %w", e.shown, ctx.Err())
 		}
 		var re *retryable
 		if !errors.As(err, &re) {
@@ -313,7 +318,7 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			d = min(retryAfter, e.opts.BackoffMax)
 		}
 		if err := sleepCtx(ctx, d); err != nil {
-			return nil, fmt.Errorf("lazymem: embed: POST %s: %w (while waiting to retry after: %v)", e.url, err, re.err)
+			return nil, fmt.Errorf("lazymem: embed: POST %s: %w (while waiting to retry after: %v)", e.shown, err, re.err)
 		}
 	}
 }
@@ -346,7 +351,7 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, -1, fmt.Errorf("%w: POST %s: %v", ErrOptions, e.url, err)
+		return nil, -1, fmt.Errorf("%w: POST %s: %v", ErrOptions, e.shown, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -372,10 +377,10 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 		return nil, -1, &retryable{e.transportError(err)}
 	}
 	if int64(len(data)) > e.opts.MaxResponseBytes {
-		return nil, -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, e.url, e.opts.MaxResponseBytes)
+		return nil, -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, e.shown, e.opts.MaxResponseBytes)
 	}
 	if resp.StatusCode/100 != 2 {
-		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, e.url, resp.Status, errorDetail(data))
+		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, e.shown, resp.Status, errorDetail(data))
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			return nil, parseRetryAfter(resp.Header), &retryable{herr}
 		}
@@ -383,12 +388,12 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 	}
 	vs, err = decodeResponse(data, n, e.Dim())
 	if err != nil {
-		return nil, -1, fmt.Errorf("POST %s: %w", e.url, err)
+		return nil, -1, fmt.Errorf("POST %s: %w", e.shown, err)
 	}
 	if len(vs) > 0 {
 		got := int64(len(vs[0]))
 		if !e.dim.CompareAndSwap(0, got) && e.dim.Load() != got {
-			return nil, -1, fmt.Errorf("%w: POST %s: expected %d, got %d", ErrDim, e.url, e.dim.Load(), got)
+			return nil, -1, fmt.Errorf("%w: POST %s: expected %d, got %d", ErrDim, e.shown, e.dim.Load(), got)
 		}
 	}
 	return vs, -1, nil
@@ -400,11 +405,11 @@ func (e *OpenAI) transportError(err error) error {
 	var nerr net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("%w: POST %s: connection refused (is the server running?): %v", ErrUnavailable, e.url, err)
+		return fmt.Errorf("%w: POST %s: connection refused (is the server running?): %v", ErrUnavailable, e.shown, err)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()):
-		return fmt.Errorf("%w: POST %s: no response within %v: %v", ErrUnavailable, e.url, e.opts.Timeout, err)
+		return fmt.Errorf("%w: POST %s: no response within %v: %v", ErrUnavailable, e.shown, e.opts.Timeout, err)
 	default:
-		return fmt.Errorf("%w: POST %s: %v", ErrUnavailable, e.url, err)
+		return fmt.Errorf("%w: POST %s: %v", ErrUnavailable, e.shown, err)
 	}
 }
 

@@ -652,3 +652,18 @@ func TestOpenAIEncodingFormatBase64(t *testing.T) {
 		t.Fatalf("int8: %v", err)
 	}
 }
+
+func TestOpenAIRedactsURLPassword(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)
+	srv.Close()
+	e, err := NewOpenAI(OpenAIOptions{BaseURL: u, Model: "m", MaxRetries: -1, APIKey: "sk-hidden"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	_, err = e.Embed(context.Background(), []string{"x"})
+	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "sk-hidden") {
+		t.Fatalf("err %v", err)
+	}
+}
