@@ -1,7 +1,46 @@
 // Package engine is lazymem's public surface: it joins the append-only log
-// (package segment), the broad-retrieval indexes (package index) and the
-// vector kernels (package vecmath) into one agent-memory store that retrieves
-// broadly and constructs selectively.
+// (package segment), the broad-retrieval index (package index) and the
+// vector kernels (package vecmath) into one agent-memory store that
+// retrieves broadly and constructs selectively.
 //
-// The pipeline lands in stages; see the issues and docs/ARCHITECTURE.md.
+//	db, err := engine.Open(dir, engine.Options{})          // hash embedder by default
+//	id, err := db.Append(ctx, engine.Record{Agent: "a1", Session: "s1", Role: "user", Text: "..."})
+//	res, err := db.Recall(ctx, engine.Query{Agent: "a1", Text: "what did we decide about the pool?"})
+//	prompt := engine.FormatContext(res.Memories, 4000)
+//
+// # Store layout
+//
+//	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
+//	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
+//	dir/cache   Pebble: embedding cache, derived, keyed by embedder name + SHA-256/128 of the text
+//
+// # Write path
+//
+// Append validates every field (errors name it: "lazymem: records[3].agent:
+// missing"), encodes the record, appends it durably to the log, then adds it
+// to the index. A batch is validated whole before anything is written. Nothing
+// is embedded at write time.
+//
+// # Recall
+//
+//  1. Filter: agents, sessions, roles, metadata Where/Not and the time window
+//     (optionally parsed from the query text: ParseTime) become one roaring
+//     bitmap (index.Filter).
+//  2. Broad: BM25 top Candidates (default 200) over the bitmap, plus the
+//     CurrentSession's latest SessionTurns (default 8) turns that pass the
+//     filters; optional synonym expansion of the BM25 query.
+//  3. Selective: the candidates are read from the log in one GetMany; each
+//     becomes a constructed memory text (Options.Construct, default
+//     "Role: Text"); vectors come from the cache (ristretto in memory, Pebble
+//     on disk) and the misses, with the query, are embedded in one batched
+//     call. Concurrent recalls missing the same text compute it once.
+//     Dense scores are one vecmath.DotBatch of the unit-length query against
+//     the unit-length candidates (cosine).
+//  4. Fusion: reciprocal-rank fusion of the BM25 and the dense rankings
+//     (k = 60), or a weighted sum of normalized scores; an optional recency
+//     prior; top K by vecmath.TopK.
+//
+// ModeSparse stops after step 2 (nothing embedded); ModeDense skips BM25
+// and embeds and scores every filtered record: the eager-RAG reference the
+// lazy mode is measured against.
 package engine
