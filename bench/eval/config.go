@@ -1,0 +1,161 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/engine/embed"
+)
+
+// Defaults of Config.
+var (
+	// DefaultKs are the cut-offs recall is reported at.
+	DefaultKs = []int{1, 5, 10, 25}
+	// DefaultModes are the pipelines evaluated, each on its own store.
+	DefaultModes = []engine.Mode{engine.ModeSparse, engine.ModeDense, engine.ModeLazy}
+	// DefaultCategories are the LoCoMo question categories evaluated:
+	// 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop (5, adversarial,
+	// has no evidence to recall).
+	DefaultCategories = []int{1, 2, 3, 4}
+)
+
+// DefaultEmbedder is the embedder spec used when Config.Embedder is empty.
+const DefaultEmbedder = "hash"
+
+// Config configures Run. The zero value with DataDir set is valid.
+type Config struct {
+	// DataDir is a directory of LoCoMo-format *.json files. Required.
+	DataDir string
+	// Embedder names the embedder:
+	//   "hash"        the engine's default hash embedder (embed.NewHash);
+	//   "replay:DIR"  the vectors of DIR/N.speaker_turns.fvecs,
+	//                 N.turns.fvecs and N.questions.fvecs beside DIR/N.json
+	//                 (USE-lite for ../shared/data/locomo), keyed by text; a
+	//                 text without a vector is an error;
+	//   "use"         USE-lite in process: not available yet (ErrEmbedder).
+	// Default "hash".
+	Embedder string
+	// Embed, when set, is used instead of the embedder Embedder names
+	// (tests, experiments); Embedder is then only a label.
+	Embed embed.Embedder
+	// Modes are the recall pipelines evaluated, one run (and one fresh
+	// store) each. Default sparse, dense, lazy.
+	Modes []engine.Mode
+	// Ks are the cut-offs recall is reported at; each recall asks for
+	// max(Ks). Default 1, 5, 10, 25.
+	Ks []int
+	// Categories are the question categories evaluated. Default 1-4.
+	Categories []int
+	// Progress receives one line per conversation and per run. Default nil:
+	// silent.
+	Progress io.Writer
+
+	// Query knobs passed to every recall; zero leaves the engine default
+	// (Candidates 200, RRF fusion, DenseWeight 0.5).
+	Candidates  int
+	Fusion      engine.Fusion
+	DenseWeight float64
+	// Construct overrides the engine's constructed memory text
+	// (default "Role: Text").
+	Construct func(r *engine.Record) string
+	// Rewrite, when set, turns a question into the query sent to the
+	// engine (experiments with query-side processing). Default: the
+	// question as written.
+	Rewrite func(conv Conversation, question string) engine.Query
+}
+
+// Conversation is what a Rewrite hook knows about the conversation a
+// question is asked against.
+type Conversation struct {
+	ID       string
+	Speakers []string
+}
+
+// EnsureDefaults fills unset fields with their defaults and returns c.
+func (c *Config) EnsureDefaults() *Config {
+	if c.Embedder == "" {
+		c.Embedder = DefaultEmbedder
+	}
+	if len(c.Modes) == 0 {
+		c.Modes = slices.Clone(DefaultModes)
+	}
+	if len(c.Ks) == 0 {
+		c.Ks = slices.Clone(DefaultKs)
+	}
+	if len(c.Categories) == 0 {
+		c.Categories = slices.Clone(DefaultCategories)
+	}
+	return c
+}
+
+// Validate reports the first invalid field. Call it after EnsureDefaults.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return fmt.Errorf("%w: DataDir: missing", ErrConfig)
+	}
+	if c.Embed == nil {
+		if _, _, err := parseEmbedder(c.Embedder); err != nil {
+			return err
+		}
+	}
+	seen := map[engine.Mode]bool{}
+	for i, m := range c.Modes {
+		switch m {
+		case engine.ModeLazy, engine.ModeSparse, engine.ModeDense:
+		default:
+			return fmt.Errorf("%w: Modes[%d]: unknown mode %q (want lazy, sparse or dense)", ErrConfig, i, m)
+		}
+		if seen[m] {
+			return fmt.Errorf("%w: Modes[%d]: %q given twice", ErrConfig, i, m)
+		}
+		seen[m] = true
+	}
+	for i, k := range c.Ks {
+		if k < 1 || k > engine.MaxK {
+			return fmt.Errorf("%w: Ks[%d]: %d out of range [1, %d]", ErrConfig, i, k, engine.MaxK)
+		}
+		if slices.Index(c.Ks, k) != i {
+			return fmt.Errorf("%w: Ks[%d]: %d given twice", ErrConfig, i, k)
+		}
+	}
+	for i, cat := range c.Categories {
+		if cat < 1 || cat > 5 {
+			return fmt.Errorf("%w: Categories[%d]: %d out of range [1, 5]", ErrConfig, i, cat)
+		}
+	}
+	if c.Candidates < 0 || c.Candidates > engine.MaxCandidates {
+		return fmt.Errorf("%w: Candidates: %d out of range [0, %d]", ErrConfig, c.Candidates, engine.MaxCandidates)
+	}
+	if c.DenseWeight < 0 || c.DenseWeight > 1 {
+		return fmt.Errorf("%w: DenseWeight: %g out of range [0, 1]", ErrConfig, c.DenseWeight)
+	}
+	switch c.Fusion {
+	case "", engine.FusionRRF, engine.FusionWeighted:
+	default:
+		return fmt.Errorf("%w: Fusion: unknown %q (want rrf or weighted)", ErrConfig, c.Fusion)
+	}
+	return nil
+}
+
+// parseEmbedder splits an embedder spec into its kind and argument.
+func parseEmbedder(spec string) (kind, arg string, err error) {
+	kind, arg, _ = strings.Cut(spec, ":")
+	switch kind {
+	case "hash":
+		if arg != "" {
+			return "", "", fmt.Errorf("%w: Embedder: %q: hash takes no argument", ErrConfig, spec)
+		}
+	case "replay":
+		if arg == "" {
+			return "", "", fmt.Errorf("%w: Embedder: %q: want replay:DIR", ErrConfig, spec)
+		}
+	case "use":
+		return "", "", fmt.Errorf("%w: %q: the in-process USE-lite embedder is not built yet; use replay:DIR with the precomputed USE-lite vectors", ErrEmbedder, spec)
+	default:
+		return "", "", fmt.Errorf("%w: Embedder: unknown %q (want hash, replay:DIR or use)", ErrConfig, spec)
+	}
+	return kind, arg, nil
+}
