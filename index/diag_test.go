@@ -33,11 +33,13 @@ func TestDiagSlowQueries(t *testing.T) {
 		t.Skip("set LAZYMEM_DIAG_DIR")
 	}
 	n := benchN()
+	t0 := time.Now()
 	x, err := Open(dir, Options{DisableBackgroundMerge: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Close()
+	t.Logf("Open: %v", time.Since(t0))
 	if x.Metrics().Docs == 0 {
 		docs := benchCorpus(t, n)
 		p := ptrs(docs)

@@ -268,6 +268,26 @@ func (p *Postings) shallow(d uint32) (blockMeta, bool) {
 	return p.meta(bi), true
 }
 
+// shallowBlock is shallow without reading the metadata: it returns the
+// index of the block that may contain d, or -1 past the last block.
+func (p *Postings) shallowBlock(d uint32) int {
+	if p.i >= 0 && p.decoded == p.bi && p.bi < p.nBlocks && p.cur >= d && p.cur != endDoc {
+		return p.bi
+	}
+	bi := p.bi
+	for bi < p.nBlocks && p.blockLast(bi) < d {
+		bi++
+	}
+	if bi >= p.nBlocks {
+		return -1
+	}
+	if bi != p.bi {
+		p.bi = bi
+		p.i = -1
+	}
+	return bi
+}
+
 // At returns the current doc id (endDoc when exhausted).
 func (p *Postings) At() uint32 { return p.cur }
 

@@ -57,6 +57,39 @@ type searcher struct {
 	heap    hitHeap
 	ti      termInfo
 	skipped int // block ranges skipped (for tests)
+
+	// per iterator: the block whose bound is cached, the bound, its last doc
+	cBlk  []int
+	cUB   []float64
+	cLast []uint32
+}
+
+// blockBound returns iterator i's block-max bound around doc and the last
+// doc of that block; ok is false when the iterator has no block left.
+// Bounds are cached per block, so a score is computed once per block.
+func (s *searcher) blockBound(sc *scorer, i int, doc uint32) (float64, uint32, bool) {
+	it := &s.iters[i]
+	bi := it.shallowBlock(doc)
+	if bi < 0 {
+		return 0, 0, false
+	}
+	if bi != s.cBlk[i] {
+		md := it.meta(bi)
+		s.cBlk[i] = bi
+		s.cUB[i] = sc.score(s.terms[s.segT[i].q].w, md.maxTF, md.minDL) * ubSlack
+		s.cLast[i] = md.last
+	}
+	return s.cUB[i], s.cLast[i], true
+}
+
+func (s *searcher) resetBounds(m int) {
+	if cap(s.cBlk) < m {
+		s.cBlk, s.cUB, s.cLast = make([]int, m), make([]float64, m), make([]uint32, m)
+	}
+	s.cBlk, s.cUB, s.cLast = s.cBlk[:m], s.cUB[:m], s.cLast[:m]
+	for i := range s.cBlk {
+		s.cBlk[i] = -1
+	}
 }
 
 // analyzeQuery fills s.terms with the distinct query terms, sorted (the
@@ -169,7 +202,11 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 				continue
 			}
 			s.iters[len(s.segT)].reset(&s.ti)
-			s.segT = append(s.segT, segTerm{q: q, ub: sc.score(s.terms[q].w, s.ti.maxTF, s.ti.minDL) * ubSlack})
+			ub := 0.0
+			for _, pr := range seg.frontier(s.terms[q].text, &s.ti, &s.iters[len(s.segT)]) {
+				ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
+			}
+			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack})
 			sumDF += float64(s.ti.df)
 		}
 		if len(s.segT) == 0 {
@@ -218,6 +255,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
 		}
 	}
+	s.resetBounds(m)
 	if cap(s.prefix) < m {
 		s.prefix = make([]float64, m)
 	}
@@ -252,9 +290,9 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 			upto := uint32(endDoc - 1)
 			bub := 0.0
 			for i := 0; i < m; i++ {
-				if bm, ok := s.iters[i].shallow(doc); ok {
-					bub += sc.score(s.terms[order[i].q].w, bm.maxTF, bm.minDL) * ubSlack
-					upto = min(upto, bm.last)
+				if ub, last, ok := s.blockBound(sc, i, doc); ok {
+					bub += ub
+					upto = min(upto, last)
 				}
 			}
 			if bub <= theta {
@@ -294,8 +332,8 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 			} else {
 				bsum := sum
 				for i := 0; i < fe; i++ {
-					if bm, ok := s.iters[i].shallow(doc); ok {
-						bsum += sc.score(s.terms[order[i].q].w, bm.maxTF, bm.minDL) * ubSlack
+					if ub, _, ok := s.blockBound(sc, i, doc); ok {
+						bsum += ub
 					}
 				}
 				pruned = bsum <= theta
@@ -330,6 +368,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 // skipping those whose block-max bound cannot beat the threshold.
 func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
+	s.resetBounds(m)
 	h := &s.heap
 	tmp := s.tmp
 	it := filter.Iterator()
@@ -343,8 +382,8 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 		if h.full() {
 			bsum := 0.0
 			for i := 0; i < m; i++ {
-				if bm, ok := s.iters[i].shallow(doc); ok {
-					bsum += sc.score(s.terms[s.segT[i].q].w, bm.maxTF, bm.minDL) * ubSlack
+				if ub, _, ok := s.blockBound(sc, i, doc); ok {
+					bsum += ub
 				}
 			}
 			if bsum <= theta {

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -69,6 +70,56 @@ type segment struct {
 	delLen   uint64
 	delMu    sync.Mutex
 	delDF    map[string]uint32 // per term: postings of deleted docs (lazy)
+
+	boundMu sync.Mutex
+	bounds  map[string][]tfdl // sealed: per term, Pareto frontier of block (maxTF, minDL)
+	scratch []tfdl
+}
+
+type tfdl struct{ tf, dl uint32 }
+
+// frontier returns the blocks' (maxTF, minDL) pairs that no other block
+// dominates (higher or equal tf with lower or equal length). The term's
+// upper bound is the best BM25 score over them: as tight as the max of the
+// block bounds, at the cost of a handful of evaluations. Cached per term
+// for sealed segments; computed afresh for the mutable one. p is scratch.
+func (s *segment) frontier(t string, ti *termInfo, p *Postings) []tfdl {
+	if s.mut == nil {
+		s.boundMu.Lock()
+		defer s.boundMu.Unlock()
+		if f, ok := s.bounds[t]; ok {
+			return f
+		}
+	}
+	p.reset(ti)
+	var pairs []tfdl
+	if s.mut == nil {
+		pairs = s.scratch[:0] // guarded by boundMu
+	}
+	for bi := 0; bi < p.nBlocks; bi++ {
+		m := p.meta(bi)
+		pairs = append(pairs, tfdl{m.maxTF, m.minDL})
+	}
+	slices.SortFunc(pairs, func(a, b tfdl) int {
+		if a.tf != b.tf {
+			return int(b.tf) - int(a.tf)
+		}
+		return int(a.dl) - int(b.dl)
+	})
+	var out []tfdl
+	for _, pr := range pairs {
+		if len(out) == 0 || pr.dl < out[len(out)-1].dl {
+			out = append(out, pr)
+		}
+	}
+	if s.mut == nil {
+		s.scratch = pairs[:0]
+		if s.bounds == nil {
+			s.bounds = make(map[string][]tfdl)
+		}
+		s.bounds[strings.Clone(t)] = out
+	}
+	return out
 }
 
 type memSeg struct {
