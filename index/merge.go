@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -54,7 +53,6 @@ func (x *Index) tier(s *segment) int {
 		n /= uint64(f)
 		t++
 	}
-	_ = bits.Len
 	return t
 }
 
@@ -156,10 +154,9 @@ func (x *Index) mergeOnce(all bool) (bool, error) {
 }
 
 // buildMerged concatenates the inputs (ascending, contiguous ranges) into
-// one segment, dropping documents in tomb. It returns nil when nothing
-// survives... which cannot keep the id range contiguous, so an all-deleted
-// merge still produces a segment with no documents only if needed; here it
-// returns a segment with nDocs 0 encoded like any other.
+// one segment over their whole id range, dropping documents in tomb. When
+// every document was deleted the result holds no documents but keeps the id
+// range, so segment ranges stay contiguous.
 func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*segment, error) {
 	lo, hi := in[0].lo, in[len(in)-1].hi
 	n := int(hi - lo + 1)

@@ -320,7 +320,6 @@ func (b *segBuilder) finish() ([]byte, error) {
 	for _, o := range offs {
 		out = binary.LittleEndian.AppendUint64(out, o)
 	}
-	_ = b.nTerm // derived from the table size
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
 	out = binary.LittleEndian.AppendUint32(out, segFooterMagic)
 	return out, nil

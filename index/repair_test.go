@@ -1,0 +1,99 @@
+package index
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestCorruptSegment: a damaged segment file is a CorruptionError without a
+// Source; with one, Open drops it (and the segments after it) and
+// re-indexes their ids from the log.
+func TestCorruptSegment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	docs := genCorpus(rng, 600, 1, 50)
+	fs := vfs.NewMem()
+	opts := Options{Analyzer: SimpleAnalyzer{}, FS: fs, FlushDocs: 200, DisableBackgroundMerge: true}
+	x, err := Open("idx", opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 600; i += 100 {
+		if err := x.Add(docs[i : i+100]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.Close()
+	// flip one byte in the middle of the second segment
+	name := "idx/" + segName(2)
+	b, err := readFile(fs, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := writeFileSync(fs, name, b); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open("idx", opts, nil)
+	var ce *CorruptionError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("want CorruptionError, got %v", err)
+	}
+	src := &memSource{docs: docs}
+	y, err := Open("idx", opts, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if m := y.Metrics(); m.Dropped != 2 || m.Rebuilt != 400 {
+		t.Fatalf("metrics %+v: want 2 segments dropped, 400 docs rebuilt", m)
+	}
+	if err := sameIndex(y, src, nil, []string{"w1 w2", "w3 w9"}, []*Filter{{Agents: []string{"a2"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMergePolicy(t *testing.T) {
+	x := &Index{opts: Options{MergeFactor: 3, MergeMinDocs: 100}}
+	mk := func(sizes ...uint32) {
+		x.segs = x.segs[:0]
+		for _, n := range sizes {
+			x.segs = append(x.segs, &segment{nDocs: n})
+		}
+	}
+	for _, tc := range []struct {
+		sizes []uint32
+		want  int // index of the first merged segment, -1 none
+	}{
+		{[]uint32{50, 60}, -1},
+		{[]uint32{50, 60, 70}, 0},
+		{[]uint32{5000, 50, 60, 70}, 1},
+		{[]uint32{5000, 300, 310, 50, 60}, -1},
+		{[]uint32{400, 350, 320, 50}, 0},
+		{[]uint32{10000, 900, 80, 70, 60}, 2},
+	} {
+		mk(tc.sizes...)
+		got := x.pickMerge(false)
+		idx := -1
+		if got != nil {
+			idx = indexOf(x.segs, got[0])
+			if len(got) != 3 {
+				t.Fatalf("%v: merged %d segments", tc.sizes, len(got))
+			}
+		}
+		if idx != tc.want {
+			t.Errorf("sizes %v: merge at %d, want %d", tc.sizes, idx, tc.want)
+		}
+	}
+}
+
+func indexOf(segs []*segment, s *segment) int {
+	for i := range segs {
+		if segs[i] == s {
+			return i
+		}
+	}
+	return -1
+}
