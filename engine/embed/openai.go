@@ -369,7 +369,14 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 		return nil, -1, &retryable{e.transportError(err)}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, e.opts.MaxResponseBytes+1))
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 64<<20 { // do not pin a huge buffer
+			bodyPool.Put(buf)
+		}
+	}()
+	data, err := readBody(buf, resp, e.opts.MaxResponseBytes)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, -1, ctx.Err()
@@ -398,6 +405,21 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 	}
 	return vs, -1, nil
 }
+
+// readBody reads at most limit+1 bytes of the body, in one buffer sized
+// from Content-Length when the server sent it (a 96 x 1536-d float
+// response is ~2 MB: growing a buffer by doubling would copy it ~20 times).
+func readBody(buf *bytes.Buffer, resp *http.Response, limit int64) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	return buf.Bytes(), err
+}
+
+// bodyPool recycles response buffers: nothing decoded from a body keeps a
+// reference to it (vectors are parsed into new slices, messages copied).
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // transportError names the URL and tells a refused connection or a timeout
 // apart from other failures.
@@ -484,10 +506,25 @@ func errorDetail(data []byte) string {
 
 type openAIResponse struct {
 	Data []struct {
-		Index     *int            `json:"index"`
-		Embedding json.RawMessage `json:"embedding"`
+		Index     *int           `json:"index"`
+		Embedding embeddingValue `json:"embedding"`
 	} `json:"data"`
 	Error json.RawMessage `json:"error"`
+}
+
+// embeddingValue decodes an embedding in place while encoding/json scans
+// the response, so the raw text is never copied (json.RawMessage would copy
+// every vector's ~20 kB of text once more).
+type embeddingValue struct {
+	v   []float32
+	err error
+	set bool
+}
+
+func (e *embeddingValue) UnmarshalJSON(raw []byte) error {
+	e.v, e.err = decodeEmbedding(raw)
+	e.set = true
+	return nil // reported with the entry's index by decodeResponse
 }
 
 // decodeResponse decodes an embeddings response for n inputs. Vectors are
@@ -518,7 +555,10 @@ func decodeResponse(data []byte, n, dim int) ([][]float32, error) {
 		if out[i] != nil {
 			return nil, fmt.Errorf("%w: index %d appears twice", ErrResponse, i)
 		}
-		v, err := decodeEmbedding(d.Embedding)
+		if !d.Embedding.set {
+			return nil, fmt.Errorf("%w: entry %d has no embedding", ErrResponse, i)
+		}
+		v, err := d.Embedding.v, d.Embedding.err
 		if err != nil {
 			return nil, fmt.Errorf("%w: embedding %d: %v", ErrResponse, i, err)
 		}
@@ -536,7 +576,7 @@ func decodeResponse(data []byte, n, dim int) ([][]float32, error) {
 	return out, nil
 }
 
-func decodeEmbedding(raw json.RawMessage) ([]float32, error) {
+func decodeEmbedding(raw []byte) ([]float32, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
