@@ -643,7 +643,8 @@ func (x *Index) writeManifestLocked() error {
 
 // Flush seals the mutable segment into an immutable one (persisted as a
 // file when the index has a directory) and records it in the manifest.
-// Searches and Adds proceed during the encoding.
+// Searches and Adds proceed during the encoding. A segment whose sealing
+// failed stays searchable in memory and is retried by the next Flush.
 func (x *Index) Flush() error {
 	x.flushMu.Lock()
 	defer x.flushMu.Unlock()
@@ -652,25 +653,37 @@ func (x *Index) Flush() error {
 		x.mu.Unlock()
 		return ErrClosed
 	}
-	s := x.mut
-	if s.empty() {
-		x.mu.Unlock()
-		return nil
+	if s := x.mut; !s.empty() {
+		x.segs = append(x.segs, s) // searchable while being encoded
+		x.mut = newMutable(s.hi + 1)
+		s.mut.fields = x.fieldsIn(s.lo, s.hi)
 	}
-	x.segs = append(x.segs, s) // searchable while being encoded
-	x.mut = newMutable(s.hi + 1)
-	s.mut.fields = x.fieldsIn(s.lo, s.hi)
+	var pending []*segment
+	for _, s := range x.segs {
+		if s.mut != nil {
+			pending = append(pending, s)
+		}
+	}
+	x.mu.Unlock()
+	for _, s := range pending {
+		if err := x.sealOne(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *Index) sealOne(s *segment) error {
+	x.mu.Lock()
 	num := x.nextNum
 	x.nextNum++
 	x.mu.Unlock()
-
 	sealed, err := x.seal(s, num)
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	if err != nil {
-		// Keep the frozen segment searchable; a later Flush retries it.
 		return err
 	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	i := slices.Index(x.segs, s)
 	x.segs[i] = sealed
 	x.recountSeg(sealed)

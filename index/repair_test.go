@@ -97,3 +97,64 @@ func indexOf(segs []*segment, s *segment) int {
 	}
 	return -1
 }
+
+// failFS fails Create while fail is set.
+type failFS struct {
+	vfs.FS
+	fail bool
+}
+
+var errInjected = errors.New("injected")
+
+func (f *failFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if f.fail {
+		return nil, errInjected
+	}
+	return f.FS.Create(name, c)
+}
+
+// TestFlushErrorRetried: a failed flush keeps its documents searchable and
+// the next Flush persists them.
+func TestFlushErrorRetried(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	docs := genCorpus(rng, 400, 1, 40)
+	ffs := &failFS{FS: vfs.NewMem()}
+	opts := Options{Analyzer: SimpleAnalyzer{}, FS: ffs, FlushDocs: -1, DisableBackgroundMerge: true}
+	x, err := Open("idx", opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Add(docs[:200]); err != nil {
+		t.Fatal(err)
+	}
+	ffs.fail = true
+	if err := x.Flush(); !errors.Is(err, errInjected) {
+		t.Fatalf("flush error %v", err)
+	}
+	if err := x.Add(docs[200:]); err != nil {
+		t.Fatal(err)
+	}
+	src := &memSource{docs: docs}
+	if err := sameIndex(x, src, nil, []string{"w1 w2", "w3"}, []*Filter{{Agents: []string{"a0"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ffs.fail = false
+	if err := x.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m := x.Metrics(); m.Segments != 2 || m.MemDocs != 0 {
+		t.Fatalf("metrics %+v", m)
+	}
+	x.Close()
+	y, err := Open("idx", opts, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if m := y.Metrics(); m.Rebuilt != 0 {
+		t.Fatalf("rebuilt %d docs: flushed segments not persisted", m.Rebuilt)
+	}
+	if err := sameIndex(y, src, nil, []string{"w1 w2", "w3"}, []*Filter{{Agents: []string{"a0"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
