@@ -86,6 +86,11 @@ func locomoDenseRecall(t testing.TB, e Embedder, convs []*locomo.Conversation, k
 // and guards it against regressions with a floor well under the measured
 // value (R@10 0.43 at d=384 on 2026-11-30).
 func TestHashLoCoMoDense(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		// Single-goroutine arithmetic: nothing for the race detector,
+		// which makes it ~20x slower.
+		t.Skip("quality measurement: skipped under -race and -short")
+	}
 	dir := locomoDir(t)
 	convs, err := locomo.Load(dir)
 	if err != nil {
