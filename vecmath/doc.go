@@ -15,7 +15,7 @@
 //
 // The best tier the CPU supports is chosen once, at init, from
 // golang.org/x/sys/cpu (AVX-512 needs AVX512F and BMI2 with OS support for
-// the ZMM state; AVX2 needs AVX2 and FMA). The purego build tag compiles the
+// the ZMM state; AVX2 needs AVX2, FMA and F16C). The purego build tag compiles the
 // assembly out and uses the Go code everywhere. Implementation reports which
 // one is in use. No kernel reads or writes outside the slices it is given:
 // the tests place slices against inaccessible pages to prove it.

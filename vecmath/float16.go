@@ -13,7 +13,7 @@ import (
 // retrieval (top-10 agreement with float32 on the LoCoMo embeddings).
 
 // AppendFloat16 appends v converted to binary16 (round to nearest, ties to
-// even; magnitudes above 65504 become Inf, below 2^-24 become signed zero,
+// even; magnitudes from 65520 up become Inf, those up to 2^-25 signed zero,
 // NaN stays NaN) to dst and returns the extended slice.
 func AppendFloat16(dst []uint16, v []float32) []uint16 {
 	dst = grow16(dst, len(v))
