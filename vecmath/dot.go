@@ -106,12 +106,12 @@ func Cosine(a, b []float32) float32 {
 func inRange(s float32) bool { return s > 0 && s <= math.MaxFloat32 }
 
 // DotBatch scores one query against many vectors stored row after row in
-// flat: out[r] = Dot(q, flat[r*dim:(r+1)*dim]) for every row, up to the last
-// bits (the four-row kernel sums in its own order; doc.go bounds both). dim must equal
-// len(q) and divide len(flat), and out must hold at least len(flat)/dim
-// values; otherwise an error wrapping ErrDimension is returned and out is
-// not touched. Rows are scored four at a time so that each piece of q is
-// loaded once per four rows.
+// flat: out[r] = Dot(q, flat[r*dim:(r+1)*dim]) for every row, up to the
+// last bits (the four-row kernel sums in its own order; doc.go bounds
+// both). dim must equal len(q) and divide len(flat), and out must hold at
+// least len(flat)/dim values; otherwise an error wrapping ErrDimension is
+// returned and out is not touched. Rows are scored four at a time so that
+// each piece of q is loaded once per four rows.
 func DotBatch(q, flat []float32, dim int, out []float32) error {
 	if err := checkBatch(q, flat, dim, out); err != nil {
 		return err
