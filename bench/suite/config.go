@@ -1,0 +1,133 @@
+package suite
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/lazymem/lazymem/bench/eager"
+)
+
+// Defaults of Config.
+const (
+	DefaultRecords        = 10_000
+	DefaultQueries        = 300
+	DefaultKeywordQueries = 100
+	DefaultK              = 10
+	DefaultBatch          = 1000
+	// DefaultLatencyPerCall is the modelled latency of one request to a
+	// remote embedding API (up to 96 texts), used with Embedder
+	// "hash+latency": the order of a hosted embedding endpoint's round trip.
+	DefaultLatencyPerCall = 150 * time.Millisecond
+)
+
+// Embedder names.
+const (
+	EmbedderHash        = "hash"
+	EmbedderHashLatency = "hash+latency"
+)
+
+// SystemLazymem is lazymem's name in reports.
+const SystemLazymem = "lazymem"
+
+// Systems are the systems Run compares by default, lazymem first.
+var Systems = append([]string{SystemLazymem}, eager.Systems...)
+
+// Config is one comparison run.
+type Config struct {
+	// Records is the corpus size. Default 10,000 (the suite reports 10k,
+	// 100k and 1M).
+	Records int `json:"records"`
+	// Queries is the number of labelled questions (planted, paraphrase,
+	// temporal, rotating) asked of every system. Default 300. Fewer are
+	// asked when the corpus has too few planted facts.
+	Queries int `json:"queries"`
+	// KeywordQueries is the number of 2-4 term queries (agent + 7-day window,
+	// no labels) added for latency. Default 100; negative: none.
+	KeywordQueries int `json:"keyword_queries"`
+	// Seed seeds the workload (records, questions, keyword queries) and
+	// HNSW. Used as given.
+	Seed int64 `json:"seed"`
+	// Embedder is "hash" (default: the near-free hash embedder, timed as
+	// it is) or "hash+latency" (the same vectors; the report adds the
+	// remote-API latency model, LatencyPerCall per request).
+	Embedder string `json:"embedder"`
+	// LatencyPerCall is the modelled latency of one API request. Default 0
+	// for "hash", DefaultLatencyPerCall (150 ms) for "hash+latency".
+	// When positive the report gives modelled figures beside the measured
+	// ones.
+	LatencyPerCall time.Duration `json:"latency_per_call"`
+	// APIBatch is the most texts per modelled request. Default 96.
+	APIBatch int `json:"api_batch"`
+	// K is the number of results per query. Default 10.
+	K int `json:"k"`
+	// Batch is the number of records per write call. Default 1000.
+	Batch int `json:"batch"`
+	// Systems are the systems compared, by name: "lazymem", "chromem",
+	// "hnsw", "flat". Default all of them.
+	Systems []string `json:"systems"`
+	// Dir is where lazymem's temporary store is created (and removed).
+	// Default os.TempDir().
+	Dir string `json:"-"`
+	// Progress, when not nil, receives one line per phase and per tenth
+	// of the records written.
+	Progress io.Writer `json:"-"`
+}
+
+// EnsureDefaults fills unset fields and returns c.
+func (c *Config) EnsureDefaults() *Config {
+	if c.Records == 0 {
+		c.Records = DefaultRecords
+	}
+	if c.Queries == 0 {
+		c.Queries = DefaultQueries
+	}
+	if c.KeywordQueries == 0 {
+		c.KeywordQueries = DefaultKeywordQueries
+	}
+	if c.KeywordQueries < 0 {
+		c.KeywordQueries = -1
+	}
+	if c.Embedder == "" {
+		c.Embedder = EmbedderHash
+	}
+	if c.LatencyPerCall == 0 && c.Embedder == EmbedderHashLatency {
+		c.LatencyPerCall = DefaultLatencyPerCall
+	}
+	if c.APIBatch <= 0 {
+		c.APIBatch = eager.DefaultAPIBatch
+	}
+	if c.K <= 0 {
+		c.K = DefaultK
+	}
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	if len(c.Systems) == 0 {
+		c.Systems = slices.Clone(Systems)
+	}
+	return c
+}
+
+// Validate reports the first invalid field. Call it after EnsureDefaults.
+func (c *Config) Validate() error {
+	switch {
+	case c.Records < 1:
+		return fmt.Errorf("%w: records = %d, want >= 1", ErrConfig, c.Records)
+	case c.Queries < 1:
+		return fmt.Errorf("%w: queries = %d, want >= 1", ErrConfig, c.Queries)
+	case c.Embedder != EmbedderHash && c.Embedder != EmbedderHashLatency:
+		return fmt.Errorf("%w: embedder %q, want %q or %q", ErrConfig, c.Embedder, EmbedderHash, EmbedderHashLatency)
+	case c.LatencyPerCall < 0:
+		return fmt.Errorf("%w: latency per call %v < 0", ErrConfig, c.LatencyPerCall)
+	case c.K > 1000:
+		return fmt.Errorf("%w: k = %d, want <= 1000", ErrConfig, c.K)
+	}
+	for _, s := range c.Systems {
+		if !slices.Contains(Systems, s) {
+			return fmt.Errorf("%w: unknown system %q (want one of %v)", ErrConfig, s, Systems)
+		}
+	}
+	return nil
+}
