@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -65,6 +66,23 @@ type Config struct {
 	// engine (experiments with query-side processing). Default: the
 	// question as written.
 	Rewrite func(conv Conversation, question string) engine.Query
+
+	// Experiment hooks (package tests only; see experiment_test.go).
+	x experiment
+}
+
+// experiment holds the hooks the experiments in experiment_test.go use to
+// simulate engine-side changes without editing the engine.
+type experiment struct {
+	// perConversation opens one store per conversation, so BM25's document
+	// frequencies and average length are the conversation's own.
+	perConversation bool
+	// options edits the engine options of every store.
+	options func(o *engine.Options)
+	// record edits each record before ingest.
+	record func(r *engine.Record)
+	// recall replaces db.Recall.
+	recall func(ctx context.Context, db *engine.DB, conv Conversation, q engine.Query) (*engine.Result, error)
 }
 
 // Conversation is what a Rewrite hook knows about the conversation a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,14 +144,24 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 	}
 	defer os.RemoveAll(dir)
 	opts := engine.Options{Embedder: emb, Construct: cfg.Construct}
-	db, err := engine.Open(dir, opts)
-	if err != nil {
-		return nil, err
+	if cfg.x.options != nil {
+		cfg.x.options(&opts)
 	}
-	defer db.Close()
+	// One store for every conversation (each its own agent), or, in the
+	// per-conversation experiment, one store each.
+	dbs := make([]*engine.DB, len(convs))
+	defer closeAll(dbs)
 	run := &RunReport{Mode: mode, Embedder: cfg.Embedder, Model: emb.Name(), ByCategory: map[string]*CategoryReport{}}
 	t0 := time.Now()
-	for _, c := range convs {
+	for i, c := range convs {
+		switch {
+		case i == 0 || cfg.x.perConversation:
+			if dbs[i], err = engine.Open(filepath.Join(dir, strconv.Itoa(i)), opts); err != nil {
+				return nil, err
+			}
+		default:
+			dbs[i] = dbs[0]
+		}
 		turns := c.Turns()
 		recs := make([]engine.Record, 0, len(turns))
 		for _, tr := range turns {
@@ -162,8 +173,11 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 				Text:    tr.Text,
 				Meta:    map[string][]string{"dia_id": {tr.DiaID}},
 			})
+			if cfg.x.record != nil {
+				cfg.x.record(&recs[len(recs)-1])
+			}
 		}
-		if _, err := db.AppendBatch(ctx, recs); err != nil {
+		if _, err := dbs[i].AppendBatch(ctx, recs); err != nil {
 			return nil, fmt.Errorf("ingest %s: %w", c.ID, err)
 		}
 		run.Turns += len(recs)
@@ -205,7 +219,12 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		if eq.DenseWeight == 0 {
 			eq.DenseWeight = cfg.DenseWeight
 		}
-		res, err := db.Recall(ctx, eq)
+		var res *engine.Result
+		if cfg.x.recall != nil {
+			res, err = cfg.x.recall(ctx, dbs[q.conv], infos[q.conv], eq)
+		} else {
+			res, err = dbs[q.conv].Recall(ctx, eq)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("conversation %s: question %q: %w", convs[q.conv].ID, q.text, err)
 		}
@@ -241,10 +260,7 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		run.Recall[k] /= float64(run.Questions)
 	}
 	progress(cfg.Progress, "%s %s: %d questions in %v, R@%d %.3f, %d embedded\n", cfg.Embedder, mode, run.Questions, run.Query.Round(time.Millisecond), ks[len(ks)/2], run.Recall[ks[len(ks)/2]], run.Embedded)
-	if err := db.Close(); err != nil {
-		return nil, err
-	}
-	return run, nil
+	return run, closeAll(dbs)
 }
 
 // recallAt is the fraction of the evidence dia_ids among the first k
@@ -265,4 +281,19 @@ func progress(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format, args...)
 	}
+}
+
+// closeAll closes each distinct store of dbs once and clears dbs, so a
+// second call does nothing. It returns the first error.
+func closeAll(dbs []*engine.DB) error {
+	var first error
+	for i, db := range dbs {
+		if db != nil && !slices.Contains(dbs[:i], db) {
+			if err := db.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	clear(dbs)
+	return first
 }
