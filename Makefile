@@ -5,7 +5,7 @@ PKGS     := ./...
 RACE_PKGS := ./segment/... ./index/... ./engine/...
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-short race vet fmt-check lint bench demo fuzz clean
+.PHONY: all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 clean
 
 all: build
 
@@ -16,6 +16,8 @@ build:
 test: fmt-check vet
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -tags purego ./vecmath/
+	GOARCH=arm64 $(GO) vet ./vecmath/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -46,6 +48,14 @@ fuzz:
 			echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 		done; \
 	done
+
+## generate: regenerate the vecmath assembly with avo (vecmath/_asm).
+generate:
+	$(GO) generate ./vecmath/
+
+## test-arm64: the vecmath tests on arm64 under qemu (apt-get install qemu-user-static).
+test-arm64:
+	GOARCH=arm64 $(GO) test -short -exec qemu-aarch64-static ./vecmath/
 
 clean:
 	rm -rf bin

@@ -26,6 +26,8 @@ Commands:
   ingest    append records from a JSONL file (or - for standard input)
   recall    find the memories that answer a query
   stats     show what a store holds
+  bench     compare lazymem with eager-RAG baselines on a generated history
+  eval      evaluate recall on a dataset (eval locomo --data DIR)
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -34,6 +36,8 @@ Examples:
   lazymem ingest --db ./mem history.jsonl
   lazymem recall --db ./mem --agent a1 "what did we decide about the connection pool yesterday?"
   lazymem stats --db ./mem
+  lazymem bench --scale 100k
+  lazymem eval locomo --data ../shared/data/locomo --json
 `
 
 func main() {
@@ -62,6 +66,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdRecall(ctx, rest, stdout, stderr)
 	case "stats":
 		err = cmdStats(ctx, rest, stdout, stderr)
+	case "bench":
+		err = cmdBench(ctx, rest, stdout, stderr)
+	case "eval":
+		err = cmdEval(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lazymem: unknown command %q\n\n%s", cmd, usage)
 		return 2

@@ -133,6 +133,11 @@ func TestUsageErrors(t *testing.T) {
 		{"recall", "--db", "d", "--agent", "a", "--where", "novalue", "q"},
 		{"stats"},
 		{"demo", "--records", "5"},
+		{"bench", "--scale", "lots"},
+		{"eval"},
+		{"eval", "squad"},
+		{"eval", "locomo"},
+		{"eval", "locomo", "--data", "x", "--k", "ten"},
 	} {
 		code, _, errs := runCLI(t, "", args...)
 		if code != 2 {
@@ -219,4 +224,36 @@ func FuzzParseLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestEvalLocomo(t *testing.T) {
+	data := filepath.Join("..", "..", "..", "shared", "data", "locomo")
+	if _, err := os.Stat(data); err != nil {
+		t.Skipf("LoCoMo data not found at %s (it lives in ../shared beside the repository): %v", data, err)
+	}
+	if testing.Short() {
+		t.Skip("full LoCoMo run skipped in -short")
+	}
+	code, out, errs := runCLI(t, "", "eval", "locomo", "--data", data, "--mode", "sparse", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("eval: code %d: %s", code, errs)
+	}
+	var rep struct {
+		Questions int                `json:"questions"`
+		Recall    map[string]float64 `json:"recall"`
+		ByCat     map[string]any     `json:"by_category"`
+		Embedded  *int               `json:"embedded"`
+		Turns     int                `json:"turns"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	if rep.Questions < 800 || rep.Turns < 3000 || len(rep.Recall) != 4 || len(rep.ByCat) != 4 || rep.Embedded == nil || *rep.Embedded != 0 {
+		t.Fatalf("unexpected report: %+v", rep)
+	}
+	for k, r := range rep.Recall {
+		if r <= 0 || r > 1 {
+			t.Fatalf("recall@%s = %v", k, r)
+		}
+	}
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lazymem/lazymem/bench/eval"
+	"github.com/lazymem/lazymem/bench/suite"
+	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/engine"
+)
+
+const benchSynopsis = `bench [--scale 10k|100k|1m] [--queries N] [--embedder hash|hash+latency] [--latency D] [--systems list] [--json]
+
+Writes the same seeded agent history into lazymem and into eager-RAG
+baselines that embed every record at write time (chromem-go, HNSW, flat
+search with lazymem's kernels), asks all of them the same questions (facts
+planted in the history, with known answers), and prints one table: ingest
+time, embedding calls, bytes, recall latency p50/p99, recall@k, memory, and
+the end-to-end time of the writes followed by the queries. Progress goes to
+standard error.`
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", benchSynopsis, stderr)
+	scale := fs.String("scale", "10k", "records in the history: 10k, 100k, 1m, or any count")
+	queries := fs.Int("queries", 300, "labelled questions asked of every system")
+	keyword := fs.Int("keyword-queries", 100, "extra 2-4 term queries for latency")
+	emb := fs.String("embedder", "hash", "hash (near-free, timed as it is) or hash+latency (adds the remote-API latency model)")
+	latency := fs.Duration("latency", 0, "modelled latency of one embedding API request (default 150ms with hash+latency)")
+	systems := stringList{}
+	fs.Var(&systems, "systems", "systems to compare (comma-separated): "+strings.Join(suite.Systems, ", ")+" (default all)")
+	seed := fs.Int64("seed", 1, "workload seed")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("bench: unexpected argument %q", pos[0])
+	}
+	n, err := workload.ParseScale(*scale)
+	if err != nil {
+		return usagef("bench: --scale: %v", err)
+	}
+	cfg := suite.Config{
+		Records: n, Queries: *queries, KeywordQueries: *keyword, Seed: *seed,
+		Embedder: *emb, LatencyPerCall: *latency, Systems: systems, Progress: stderr,
+	}
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	rep, err := suite.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	_, err = io.WriteString(stdout, rep.Table())
+	return err
+}
+
+const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
+
+Ingests every LoCoMo-format conversation file (*.json) of DIR into its own
+agent scope, asks each question of categories 1-4 against its own
+conversation, and reports evidence recall@k (the fraction of a question's
+evidence turns found in the top k, averaged over questions), overall and per
+category, with the embeddings computed and the turns stored. --mode may list
+several modes (comma-separated); --json prints one JSON object per mode.`
+
+func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "locomo" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintf(stderr, "Usage: lazymem %s\n", evalSynopsis)
+			return nil
+		}
+		return usagef("eval: the only dataset is locomo: lazymem %s", strings.SplitN(evalSynopsis, "\n", 2)[0])
+	}
+	fs := newFlags("eval locomo", evalSynopsis, stderr)
+	data := fs.String("data", "", "directory of LoCoMo-format conversation files (required)")
+	emb := fs.String("embedder", eval.DefaultEmbedder, "hash, replay:DIR (vectors from .fvecs beside the conversations), or use")
+	modes := stringList{}
+	fs.Var(&modes, "mode", "lazy, sparse or dense; comma-separated for several (default lazy)")
+	ks := fs.String("k", "1,5,10,25", "cut-offs to report recall at")
+	asJSON := fs.Bool("json", false, "print one JSON object per mode")
+	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("eval locomo: unexpected argument %q", pos[0])
+	case *data == "":
+		return usagef("eval locomo: --data is required")
+	}
+	cfg := eval.Config{DataDir: *data, Embedder: *emb}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	if len(modes) == 0 {
+		modes = stringList{string(engine.ModeLazy)}
+	}
+	for _, m := range modes {
+		cfg.Modes = append(cfg.Modes, engine.Mode(m))
+	}
+	for _, s := range splitComma(*ks) {
+		var k int
+		if _, err := fmt.Sscan(s, &k); err != nil {
+			return usagef("eval locomo: --k: %q is not a number", s)
+		}
+		cfg.Ks = append(cfg.Ks, k)
+	}
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	start := time.Now()
+	rep, err := eval.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	if err := rep.WriteTable(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%d conversations, %v\n", rep.Conversations, time.Since(start).Round(time.Millisecond))
+	return nil
+}
