@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,9 +16,10 @@ import (
 // benchStore is a DB loaded with a workload corpus, shared by the
 // benchmarks of one process (building 1M records takes minutes).
 type benchStore struct {
-	db  *DB
-	dir string
-	cfg workload.Config
+	db   *DB
+	dir  string
+	keep bool // LAZYMEM_BENCH_DIR: reused by later runs, not removed
+	cfg  workload.Config
 }
 
 var (
@@ -30,7 +32,9 @@ func closeBenchStores() {
 	defer benchMu.Unlock()
 	for n, s := range benchStores {
 		_ = s.db.Close()
-		_ = os.RemoveAll(s.dir)
+		if !s.keep {
+			_ = os.RemoveAll(s.dir)
+		}
 		delete(benchStores, n)
 	}
 }
@@ -55,9 +59,18 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 	if s, ok := benchStores[n]; ok {
 		return s
 	}
-	dir, err := os.MkdirTemp("", "lazymem-bench-*")
-	if err != nil {
-		b.Fatal(err)
+	// LAZYMEM_BENCH_DIR keeps the loaded store between runs (a 1M-record
+	// load takes minutes on a shared machine): DIR/n=N is reused when it
+	// holds exactly N records.
+	var dir string
+	keep := os.Getenv("LAZYMEM_BENCH_DIR") != ""
+	if keep {
+		dir = filepath.Join(os.Getenv("LAZYMEM_BENCH_DIR"), fmt.Sprintf("n=%d", n))
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "lazymem-bench-*"); err != nil {
+			b.Fatal(err)
+		}
 	}
 	db, err := Open(dir, Options{})
 	if err != nil {
@@ -65,6 +78,15 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 	}
 	cfg := workload.Config{Seed: 1, Records: n}
 	g := workload.New(cfg)
+	if next := db.log.Next(); next > 1 {
+		if next-1 != uint64(n) {
+			_ = db.Close()
+			b.Fatalf("%s holds %d records, want %d: remove it", dir, next-1, n)
+		}
+		s := &benchStore{db: db, dir: dir, keep: keep, cfg: g.Config()}
+		benchStores[n] = s
+		return s
+	}
 	var r workload.Record
 	batch := make([]Record, 0, 1000)
 	t0 := time.Now()
@@ -91,7 +113,7 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 		b.Fatal(err)
 	}
 	b.Logf("loaded %d records in %v (%.0f records/s, generation included)", n, time.Since(t0), float64(n)/time.Since(t0).Seconds())
-	s := &benchStore{db: db, dir: dir, cfg: g.Config()}
+	s := &benchStore{db: db, dir: dir, keep: keep, cfg: g.Config()}
 	benchStores[n] = s
 	return s
 }

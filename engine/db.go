@@ -64,7 +64,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		if !opts.DisableDiskCache {
 			cdir = filepath.Join(dir, "cache")
 		}
-		db.cache, err = newVecCache(cdir, opts.Embedder, opts.CacheBytes)
+		db.cache, err = newVecCache(cdir, opts.Embedder, opts.CacheBytes, opts.DiskCacheBlockBytes)
 		if err != nil {
 			_ = db.idx.Close()
 			_ = db.log.Close()
@@ -275,3 +275,6 @@ func (db *DB) Metrics() Metrics {
 	}
 	return m
 }
+
+// Stats is Metrics under the name of the design sketch (DESIGN §4).
+func (db *DB) Stats() Metrics { return db.Metrics() }

@@ -16,6 +16,8 @@ const (
 	DefaultMaxMetaKeys   = 32
 	DefaultMaxMetaValues = 64
 	DefaultCacheBytes    = 64 << 20
+	// DefaultDiskCacheBlockBytes is the default Options.DiskCacheBlockBytes.
+	DefaultDiskCacheBlockBytes = 32 << 20
 
 	DefaultK            = 10
 	DefaultCandidates   = 200
@@ -61,6 +63,9 @@ type Options struct {
 	// (ristretto; the cost of an entry is its vector's bytes plus its key).
 	// Default 64 MiB. Negative disables the memory tier.
 	CacheBytes int64
+	// DiskCacheBlockBytes is the block cache of the on-disk embedding
+	// cache (Pebble). Default 32 MiB.
+	DiskCacheBlockBytes int64
 	// DisableDiskCache keeps embeddings in memory only: a restart
 	// re-embeds. Default false (persisted under dir/cache).
 	DisableDiskCache bool
@@ -102,6 +107,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.CacheBytes == 0 {
 		o.CacheBytes = DefaultCacheBytes
 	}
+	if o.DiskCacheBlockBytes == 0 {
+		o.DiskCacheBlockBytes = DefaultDiskCacheBlockBytes
+	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
@@ -120,6 +128,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMetaKeys = %d, want >= 1", ErrOptions, o.MaxMetaKeys)
 	case o.MaxMetaValues < 1:
 		return fmt.Errorf("%w: MaxMetaValues = %d, want >= 1", ErrOptions, o.MaxMetaValues)
+	case o.DiskCacheBlockBytes < 0:
+		return fmt.Errorf("%w: DiskCacheBlockBytes = %d, want >= 0", ErrOptions, o.DiskCacheBlockBytes)
 	case o.Embedder == nil && !o.DisableEmbedder:
 		return fmt.Errorf("%w: Embedder is nil (set DisableEmbedder for sparse-only use)", ErrOptions)
 	case o.DisableEmbedder && o.Embedder != nil:
