@@ -415,14 +415,16 @@ func (h *Hash) embedOne(s *hashScratch, text string, v []float32) {
 	}
 }
 
-// appendCharGrams appends the n-grams of the word padded with a start and an
-// end marker: "cat" with n=3 gives "^ca", "cat", "at$". A word shorter than
-// n-2 runes gives the single padded gram.
+// Boundary markers of character n-grams (control characters, which never
+// occur inside a word).
 const (
 	gramStart = 0x02
 	gramEnd   = 0x03
 )
 
+// appendCharGrams appends the n-grams of the word padded with a start and an
+// end marker: "cat" with n=3 gives "^ca", "cat", "at$". A word of at most
+// n-2 runes gives the single padded gram ("^a$").
 func appendCharGrams(feats []uint64, w []rune, n int) []uint64 {
 	padded := len(w) + 2
 	at := func(i int) rune {

@@ -213,8 +213,19 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 func (e *OpenAI) Name() string { return e.opts.Name }
 
 // Dim returns the configured dimension, or the one learned from the first
-// response; 0 while neither is known.
+// response; 0 while neither is known (see Probe).
 func (e *OpenAI) Dim() int { return int(e.dim.Load()) }
+
+// Probe embeds one short text to learn the dimension when it is not
+// configured, and returns it. It also checks that the endpoint answers.
+// Call it before handing the embedder to a consumer that needs Dim() up
+// front (engine.Open does).
+func (e *OpenAI) Probe(ctx context.Context) (int, error) {
+	if _, err := e.embedBatch(ctx, []string{"lazymem dimension probe"}); err != nil {
+		return 0, err
+	}
+	return e.Dim(), nil
+}
 
 // URL returns the endpoint requests are sent to.
 func (e *OpenAI) URL() string { return e.url }

@@ -174,6 +174,11 @@ func TestOpenAISuccess(t *testing.T) {
 	if vs, err := e.Embed(context.Background(), nil); err != nil || len(vs) != 0 || f.requests.Load() != 1 {
 		t.Fatalf("empty input: %v %v, %d requests", vs, err, f.requests.Load())
 	}
+	// Probe learns the dimension of a fresh embedder with one request.
+	e = f.embedder(t, OpenAIOptions{})
+	if d, err := e.Probe(context.Background()); err != nil || d != 8 || e.Dim() != 8 || f.requests.Load() != 2 {
+		t.Fatalf("probe: %d %v, dim %d, %d requests", d, err, e.Dim(), f.requests.Load())
+	}
 }
 
 func TestOpenAIKeyFromEnv(t *testing.T) {
