@@ -409,8 +409,12 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if s.present, err = readBitmap(buf[offs[0]:offs[1]]); err != nil {
 		return bad(int(offs[0]), err)
 	}
-	// Check every id: a damaged bitmap must not send a reader outside the
-	// columns.
+	// Check the count first (cheap: container headers), then every id: a
+	// damaged bitmap must not send a reader outside the columns, nor make
+	// this loop run over billions of ids.
+	if s.present.GetCardinality() != uint64(s.nDocs) {
+		return bad(int(offs[0]), errors.New("doc count mismatch"))
+	}
 	var nIDs uint64
 	var last int64 = -1
 	it := s.present.ManyIterator()
@@ -516,6 +520,9 @@ func (s *segment) forEachField(fn func(key, val string, bm *roaring.Bitmap) erro
 				return &CorruptionError{File: segName(s.num), Offset: int64(pos), Err: err}
 			}
 			pos += int(n)
+			if bm.AndCardinality(s.present) != bm.GetCardinality() {
+				return &CorruptionError{File: segName(s.num), Offset: int64(pos), Err: errors.New("field ids outside the segment")}
+			}
 			if err := fn(k, v, bm); err != nil {
 				return err
 			}
@@ -536,10 +543,17 @@ func readBitmap(b []byte) (bm *roaring.Bitmap, err error) {
 			bm, err = nil, fmt.Errorf("bad bitmap: %v", r)
 		}
 	}()
-	bm = roaring.New()
-	if err := bm.UnmarshalBinary(b); err != nil {
+	// FromBuffer does not allocate per container (containers view b), so a
+	// damaged header cannot make it allocate gigabytes; the size check
+	// rejects trailing or missing bytes; Clone then copies into owned memory.
+	view := roaring.New()
+	if _, err := view.FromBuffer(b); err != nil {
 		return nil, err
 	}
+	if view.GetSerializedSizeInBytes() != uint64(len(b)) {
+		return nil, errors.New("bitmap size mismatch")
+	}
+	bm = view.Clone()
 	// Touch every container so damage shows up here, not in a reader.
 	_ = bm.GetCardinality()
 	if !bm.IsEmpty() {
