@@ -57,8 +57,9 @@
 // ErrUnavailable (the endpoint cannot be reached: names the URL), ErrHTTP
 // (status plus the server's {"error": {"message", "type", "code"}} or
 // {"error": "..."}), ErrResponse (malformed JSON, wrong count, bad index) or
-// ErrDim (names expected and got). The dimension is configured or learned
-// from the first response, then enforced. The API key comes from APIKey or
+// ErrDim (names expected and got). The dimension is configured (Dim) or
+// learned from the first response (Probe makes one on purpose), then
+// enforced. The API key comes from APIKey or
 // the environment variable APIKeyEnv (default OPENAI_API_KEY) and never
 // appears in an error.
 //

@@ -21,7 +21,7 @@ type HashOptions struct {
 	Dim int
 	// CharGram is the length in runes of the character n-grams taken from
 	// each word (with a start and an end marker around the word).
-	// Default 3. Negative disables character n-grams. At most 8.
+	// Default 3. Negative disables character n-grams. Else 2..8.
 	CharGram int
 	// Workers is the most goroutines one Embed call uses; a batch gets one
 	// per 128 texts up to this bound. It does not change vectors, so it is
@@ -88,15 +88,16 @@ func (o *HashOptions) Validate() error {
 	if o.Workers < 1 {
 		return fmt.Errorf("%w: HashOptions.Workers = %d, want >= 1", ErrOptions, o.Workers)
 	}
-	if o.CharGram > 8 {
-		return fmt.Errorf("%w: HashOptions.CharGram = %d, want at most 8 (negative disables)", ErrOptions, o.CharGram)
+	if o.CharGram == 1 || o.CharGram > 8 {
+		return fmt.Errorf("%w: HashOptions.CharGram = %d, want 2..8 (negative disables)", ErrOptions, o.CharGram)
 	}
 	return nil
 }
 
 // Hash is the zero-dependency default embedder: signed feature hashing of
-// word unigrams, word bigrams and character n-grams, with CJK ideographs and
-// kana taken one character per word. See the package documentation.
+// word unigrams, word bigrams and character n-grams, English stopwords
+// down-weighted, CJK ideographs and kana taken one character per word. See
+// the package documentation.
 type Hash struct {
 	dim     int
 	gram    int

@@ -61,7 +61,7 @@ func TestHashOptions(t *testing.T) {
 	if n := newHash(t, HashOptions{Dim: 64, CharGram: -1}).Name(); n != "hash-v1-d64-c0" {
 		t.Fatalf("name %q", n)
 	}
-	for _, o := range []HashOptions{{Dim: 4}, {Dim: 1 << 17}, {Dim: -1}, {CharGram: 9}} {
+	for _, o := range []HashOptions{{Dim: 4}, {Dim: 1 << 17}, {Dim: -1}, {CharGram: 9}, {CharGram: 1}} {
 		if _, err := NewHash(o); !errors.Is(err, ErrOptions) {
 			t.Errorf("%+v: err %v, want ErrOptions", o, err)
 		}
