@@ -67,7 +67,7 @@ func (o *BleveOptions) EnsureDefaults() {
 // Validate reports a configuration that cannot work.
 func (o *BleveOptions) Validate() error {
 	if o.BatchSize <= 0 {
-		return fmt.Errorf("lazymem: bench: bleve BatchSize %d must be positive", o.BatchSize)
+		return fmt.Errorf("%w: bleve BatchSize %d must be positive", ErrOptions, o.BatchSize)
 	}
 	return nil
 }
@@ -290,8 +290,8 @@ func (b *Bleve) Settle() error {
 // Name implements Engine.
 func (b *Bleve) Name() string { return b.name(b.opts.Conjunction) }
 
-// Name implements Engine: "bleve" with the filter clause, "bleve-conj" with
-// the conjunction formulation.
+// name is the engine name of a formulation: "bleve" with the filter
+// clause, "bleve-conj" with the conjunction.
 func (b *Bleve) name(conj bool) string {
 	if conj {
 		return "bleve-conj"

@@ -20,6 +20,9 @@ var (
 	// did not settle within BleveOptions.SettleTimeout.
 	ErrNotSteady = errors.New("lazymem: bench: bleve did not reach a steady state")
 
+	// ErrOptions is returned by Validate for an unusable configuration.
+	ErrOptions = errors.New("lazymem: bench: invalid options")
+
 	// ErrClosed is returned by an engine used after Close.
 	ErrClosed = errors.New("lazymem: bench: engine closed")
 )

@@ -113,3 +113,18 @@ func TestPlainQueries(t *testing.T) {
 		t.Fatalf("PlainQueries = %+v", got)
 	}
 }
+
+func TestOptionsValidate(t *testing.T) {
+	o := BleveOptions{BatchSize: -1}
+	if err := o.Validate(); !errors.Is(err, ErrOptions) {
+		t.Fatalf("BatchSize -1: %v", err)
+	}
+	o.BatchSize = 0
+	o.EnsureDefaults()
+	if o.BatchSize != 1000 || o.SettleTimeout <= 0 || o.Validate() != nil {
+		t.Fatalf("defaults %+v", o)
+	}
+	if _, err := BuildSideBySide(SideBySideOptions{}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("no Dir: %v", err)
+	}
+}

@@ -52,10 +52,10 @@ func (o *SideBySideOptions) EnsureDefaults() {
 // Validate reports an unusable configuration.
 func (o *SideBySideOptions) Validate() error {
 	if o.Dir == "" {
-		return fmt.Errorf("lazymem: bench: SideBySideOptions.Dir is required")
+		return fmt.Errorf("%w: SideBySideOptions.Dir is required", ErrOptions)
 	}
 	if err := o.Workload.Validate(); err != nil {
-		return fmt.Errorf("lazymem: bench: %w", err)
+		return fmt.Errorf("%w: workload: %w", ErrOptions, err)
 	}
 	return o.Bleve.Validate()
 }
