@@ -150,9 +150,12 @@ func (h *Hash) Dim() int { return h.dim }
 // cosine with anything is 0, never NaN. The vectors share one backing array
 // and each has capacity Dim, so appending to one cannot overwrite another.
 func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
-		return out, ctx.Err()
+		return out, nil
 	}
 	backing := make([]float32, len(texts)*h.dim)
 	workers := min(h.workers, len(texts)/hashParallelMin)

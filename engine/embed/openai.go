@@ -243,9 +243,12 @@ func (e *OpenAI) Close() error {
 // Concurrency requests in flight, and returns the vectors in input order.
 // The first failing batch cancels the others and its error is returned.
 func (e *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
-		return out, ctx.Err()
+		return out, nil
 	}
 	bs := e.opts.BatchSize
 	nb := (len(texts) + bs - 1) / bs
