@@ -243,3 +243,39 @@ func BenchmarkAppendBatch(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	})
 }
+
+// BenchmarkEmbedShare runs the 1000 workload keyword queries against an empty
+// embedding cache and reports the distinct texts the lazy pipeline embedded
+// as a share of the corpus: eager RAG embeds every record (share 1) at write
+// time. One op is the whole 1000-query run.
+func BenchmarkEmbedShare(b *testing.B) {
+	n := benchN(b)
+	for _, filter := range []string{"agent+week", "agent"} {
+		b.Run(fmt.Sprintf("n=%d/filter=%s/queries=1000", n, filter), func(b *testing.B) {
+			s := getBenchStore(b, n)
+			qs := workload.KeywordQueries(s.cfg, 1000, 42)
+			ctx := context.Background()
+			var computed uint64
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				if err := s.db.cache.clear(); err != nil {
+					b.Fatal(err)
+				}
+				before := s.db.cache.metrics().Computed
+				b.StartTimer()
+				for _, kq := range qs {
+					q := Query{Text: kq.Text, Agent: kq.Agent}
+					if filter == "agent+week" {
+						q.Since, q.Until = kq.Since, kq.Until
+					}
+					if _, err := s.db.Recall(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+				computed = s.db.cache.metrics().Computed - before
+			}
+			b.ReportMetric(float64(computed), "embedded")
+			b.ReportMetric(100*float64(computed)/float64(n), "embedded-%-of-corpus")
+		})
+	}
+}

@@ -682,3 +682,56 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 }
+
+func TestErrorMessages(t *testing.T) {
+	db := openT(t, t.TempDir(), newCounting(t))
+	defer db.Close()
+	ctx := context.Background()
+	_, err := db.Append(ctx, engine.Record{Text: "x"})
+	if got, want := fmt.Sprint(err), "lazymem: record.agent: missing"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	_, err = db.AppendBatch(ctx, []engine.Record{{Agent: "a", Text: "ok"}, {Agent: "a", Text: strings.Repeat("x", 70000)}})
+	if got, want := fmt.Sprint(err), "lazymem: records[1].text: too long (70000 bytes, limit 65536)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	_, err = db.Recall(ctx, engine.Query{Agent: "a", Mode: "eager"})
+	if got, want := fmt.Sprint(err), `lazymem: query.mode: unknown value ("eager", want lazy, sparse or dense)`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var fe *engine.FieldError
+	if !errors.As(err, &fe) || fe.Field != "query.mode" {
+		t.Errorf("errors.As FieldError: %#v", err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	db := openT(t, t.TempDir(), newCounting(t))
+	load(t, db)
+	if m := db.Metrics(); m.Appended != uint64(len(corpus())) || m.Index.Docs != uint64(len(corpus())) {
+		t.Errorf("metrics %+v", m)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := db.Append(ctx, engine.Record{Agent: "a", Text: "x"}); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Append after Close: %v", err)
+	}
+	if _, err := db.Get(ctx, 1); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Get after Close: %v", err)
+	}
+	if err := db.Close(); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestEmptyQueryTextReturnsLatest(t *testing.T) {
+	db := openT(t, t.TempDir(), newCounting(t))
+	defer db.Close()
+	load(t, db)
+	res := recall(t, db, engine.Query{Agent: "a1", Sessions: []string{"s5"}, Mode: engine.ModeSparse, K: 2})
+	if got := ids(res.Memories); fmt.Sprint(got) != "[11 10]" {
+		t.Errorf("latest of s5 = %v, want [11 10]", got)
+	}
+}
