@@ -81,9 +81,15 @@ type experiment struct {
 	options func(o *engine.Options)
 	// record edits each record before ingest.
 	record func(r *engine.Record)
-	// recall replaces db.Recall.
-	recall func(ctx context.Context, db *engine.DB, conv Conversation, q engine.Query) (*engine.Result, error)
+	// records edits a conversation's records before ingest (after record).
+	records func(recs []engine.Record)
+	// recall replaces db.Recall; question is the question as written
+	// (q.Text may be rewritten).
+	recall recallFunc
 }
+
+// recallFunc is the signature of the experiments' recall hook.
+type recallFunc func(ctx context.Context, db *engine.DB, conv Conversation, question string, q engine.Query) (*engine.Result, error)
 
 // Conversation is what a Rewrite hook knows about the conversation a
 // question is asked against.

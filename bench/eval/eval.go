@@ -177,6 +177,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 				cfg.x.record(&recs[len(recs)-1])
 			}
 		}
+		if cfg.x.records != nil {
+			cfg.x.records(recs)
+		}
 		if _, err := dbs[i].AppendBatch(ctx, recs); err != nil {
 			return nil, fmt.Errorf("ingest %s: %w", c.ID, err)
 		}
@@ -221,7 +224,7 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		}
 		var res *engine.Result
 		if cfg.x.recall != nil {
-			res, err = cfg.x.recall(ctx, dbs[q.conv], infos[q.conv], eq)
+			res, err = cfg.x.recall(ctx, dbs[q.conv], infos[q.conv], q.text, eq)
 		} else {
 			res, err = dbs[q.conv].Recall(ctx, eq)
 		}

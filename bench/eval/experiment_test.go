@@ -77,6 +77,98 @@ func TestExperiments(t *testing.T) {
 		}, false})
 	}
 
+	for _, a := range []float64{0.1, 0.25, 0.5} {
+		variants = append(variants, variant{fmt.Sprintf("neighbors=%.2f", a), sparseLazy, func(c *Config) {
+			c.x.recall = neighbors(a, c.x.recall)
+		}, false})
+		variants = append(variants, variant{fmt.Sprintf("speaker-boost=2+neighbors=%.2f", a), sparseLazy, func(c *Config) {
+			c.x.recall = neighbors(a, speakerBoost(2, 0))
+		}, false})
+	}
+	variants = append(variants,
+		variant{"strip-speaker-names+speaker-boost=2", all, func(c *Config) { c.Rewrite = stripNames; c.x.recall = speakerBoost(2, 0) }, true},
+	)
+	for _, a := range []float64{0.25, 0.5} {
+		variants = append(variants,
+			variant{fmt.Sprintf("strip-speaker-names+speaker-boost=2+neighbors=%.2f", a), all, func(c *Config) {
+				c.Rewrite = stripNames
+				c.x.recall = neighbors(a, speakerBoost(2, 0))
+			}, true},
+			variant{fmt.Sprintf("combo:per-conv+k1=0.9-b=0.4+boost=2+neighbors=%.2f+weighted=0.2", a), sparseLazy, func(c *Config) {
+				c.x.perConversation = true
+				c.x.options = func(o *engine.Options) { o.Index.K1, o.Index.B = 0.9, 0.4 }
+				c.x.recall = neighbors(a, speakerBoost(2, 0))
+				c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+			}, false},
+			variant{fmt.Sprintf("combo:speaker-in-text+per-conv+k1=0.9-b=0.4+neighbors=%.2f+weighted=0.2", a), sparseLazy, func(c *Config) {
+				speakerInText(c)
+				c.x.perConversation = true
+				c.x.options = func(o *engine.Options) { o.Index.K1, o.Index.B = 0.9, 0.4 }
+				c.x.recall = neighbors(a, nil)
+				c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+			}, false},
+		)
+	}
+	for _, a := range []float64{0.25, 0.5} {
+		variants = append(variants, variant{fmt.Sprintf("combo:strip-speaker-names+per-conv+k1=0.9-b=0.4+boost=2+neighbors=%.2f+weighted=0.2", a), all, func(c *Config) {
+			c.Rewrite = stripNames
+			c.x.perConversation = true
+			c.x.options = func(o *engine.Options) { o.Index.K1, o.Index.B = 0.9, 0.4 }
+			c.x.recall = neighbors(a, speakerBoost(2, 0))
+			c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+		}, true})
+	}
+	for _, a := range []float64{0, 0.25} {
+		for _, span := range []int{1, 2} {
+			variants = append(variants, variant{fmt.Sprintf("combo:expand-docs=%d+per-conv+k1=0.9-b=0.4+boost=2+neighbors=%.2f+weighted=0.2", span, a), sparseLazy, func(c *Config) {
+				expandDocs(c, span)
+				c.x.perConversation = true
+				c.x.options = func(o *engine.Options) { o.Index.K1, o.Index.B = 0.9, 0.4; o.MaxFieldBytes = 1 << 16 }
+				c.x.recall = neighbors(a, speakerBoost(2, 0))
+				c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+			}, false})
+		}
+	}
+	// Ablations of the expansion combo: one ingredient at a time on top of
+	// document expansion (span 1).
+	kb := func(o *engine.Options) { o.Index.K1, o.Index.B = 0.9, 0.4; o.MaxFieldBytes = 1 << 16 }
+	big := func(o *engine.Options) { o.MaxFieldBytes = 1 << 16 }
+	variants = append(variants,
+		variant{"expand-docs=1", all, func(c *Config) { expandDocs(c, 1); c.x.options = big }, false},
+		variant{"expand-docs=1+per-conv", sparseLazy, func(c *Config) { expandDocs(c, 1); c.x.options = big; c.x.perConversation = true }, false},
+		variant{"expand-docs=1+k1=0.9-b=0.4", sparseLazy, func(c *Config) { expandDocs(c, 1); c.x.options = kb }, false},
+		variant{"expand-docs=1+boost=2", sparseLazy, func(c *Config) { expandDocs(c, 1); c.x.options = big; c.x.recall = speakerBoost(2, 0) }, false},
+		variant{"expand-docs=1+weighted=0.2", lazy, func(c *Config) {
+			expandDocs(c, 1)
+			c.x.options = big
+			c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+		}, false},
+		variant{"expand-docs=1+boost=2+weighted=0.2", sparseLazy, func(c *Config) {
+			expandDocs(c, 1)
+			c.x.options = big
+			c.x.recall = speakerBoost(2, 0)
+			c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+		}, false},
+		variant{"expand-docs=1+k1=0.9-b=0.4+boost=2+weighted=0.2", sparseLazy, func(c *Config) {
+			expandDocs(c, 1)
+			c.x.options = kb
+			c.x.recall = speakerBoost(2, 0)
+			c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
+		}, false},
+	)
+	for _, w := range []float64{0.1, 0.15, 0.2, 0.25} {
+		variants = append(variants, variant{fmt.Sprintf("weighted-dense-weight=%.2f", w), lazy, func(c *Config) {
+			c.Fusion, c.DenseWeight = engine.FusionWeighted, w
+		}, false})
+		variants = append(variants, variant{fmt.Sprintf("rrf-dense-weight=%.2f", w), lazy, func(c *Config) { c.DenseWeight = w }, false})
+		variants = append(variants, variant{fmt.Sprintf("combo:per-conv+k1=0.9-b=0.4+boost=2+weighted=%.2f", w), sparseLazy, func(c *Config) {
+			c.x.perConversation = true
+			c.x.options = func(o *engine.Options) { o.Index.K1, o.Index.B = 0.9, 0.4 }
+			c.x.recall = speakerBoost(2, 0)
+			c.Fusion, c.DenseWeight = engine.FusionWeighted, w
+		}, false})
+	}
+
 	var out strings.Builder
 	fmt.Fprintf(&out, "| variant | embedder | mode | R@1 | R@5 | R@10 | R@25 | embedded |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, v := range variants {
@@ -144,8 +236,8 @@ func stripNames(conv Conversation, question string) engine.Query {
 // question names get their score multiplied by boost. The recall asks for
 // depth memories (0: the engine's candidate count) so the boost can lift
 // records from below the cut.
-func speakerBoost(boost float64, depth int) func(ctx context.Context, db *engine.DB, conv Conversation, q engine.Query) (*engine.Result, error) {
-	return func(ctx context.Context, db *engine.DB, conv Conversation, q engine.Query) (*engine.Result, error) {
+func speakerBoost(boost float64, depth int) recallFunc {
+	return func(ctx context.Context, db *engine.DB, conv Conversation, question string, q engine.Query) (*engine.Result, error) {
 		k := q.K
 		if depth == 0 {
 			depth = max(q.Candidates, engine.DefaultCandidates)
@@ -155,7 +247,7 @@ func speakerBoost(boost float64, depth int) func(ctx context.Context, db *engine
 		if err != nil {
 			return nil, err
 		}
-		named := namedSpeakers(conv, q.Text)
+		named := namedSpeakers(conv, question)
 		if len(named) == 0 {
 			res.Memories = res.Memories[:min(k, len(res.Memories))]
 			return res, nil
@@ -177,4 +269,81 @@ func speakerBoost(boost float64, depth int) func(ctx context.Context, db *engine
 		res.Memories = res.Memories[:min(k, len(res.Memories))]
 		return res, nil
 	}
+}
+
+// neighbors re-ranks a recall by its conversational context: a turn's score
+// gains alpha times the scores of the turns just before and after it in its
+// session (dia_ids Ds:t-1 and Ds:t+1), and a neighbor of a recalled turn
+// that was not recalled enters with alpha times that turn's score. It
+// simulates an engine stage that fetches each candidate's session
+// neighbors.
+func neighbors(alpha float64, inner recallFunc) recallFunc {
+	return func(ctx context.Context, db *engine.DB, conv Conversation, question string, q engine.Query) (*engine.Result, error) {
+		k := q.K
+		q.K = max(k, q.Candidates, engine.DefaultCandidates)
+		var res *engine.Result
+		var err error
+		if inner != nil {
+			res, err = inner(ctx, db, conv, question, q)
+		} else {
+			res, err = db.Recall(ctx, q)
+		}
+		if err != nil {
+			return nil, err
+		}
+		score := map[string]float64{}
+		for _, m := range res.Memories {
+			score[m.Meta["dia_id"][0]] = m.Score
+		}
+		next := map[string]float64{}
+		for id, s := range score {
+			next[id] += s
+			var sess, turn int
+			if _, err := fmt.Sscanf(id, "D%d:%d", &sess, &turn); err != nil {
+				continue
+			}
+			for _, d := range []int{-1, 1} {
+				next[fmt.Sprintf("D%d:%d", sess, turn+d)] += alpha * s
+			}
+		}
+		ids := make([]string, 0, len(next))
+		for id := range next {
+			ids = append(ids, id)
+		}
+		slices.SortFunc(ids, func(a, b string) int {
+			switch {
+			case next[a] > next[b]:
+				return -1
+			case next[a] < next[b]:
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		ms := make([]engine.Memory, 0, k)
+		for _, id := range ids[:min(k, len(ids))] {
+			ms = append(ms, engine.Memory{Record: engine.Record{Meta: map[string][]string{"dia_id": {id}}}, Score: next[id]})
+		}
+		res.Memories = ms
+		return res, nil
+	}
+}
+
+// expandDocs simulates document expansion: the indexed text of a turn is its
+// own text followed by the texts of the span turns before it in its session
+// (where a question and its answer often sit), while the constructed text
+// stays "Speaker: own text" (kept in meta "orig").
+func expandDocs(c *Config, span int) {
+	c.x.records = func(recs []engine.Record) {
+		orig := make([]string, len(recs))
+		for i := range recs {
+			orig[i] = recs[i].Text
+		}
+		for i := range recs {
+			recs[i].Meta["orig"] = []string{orig[i]}
+			for j := i - 1; j >= 0 && j >= i-span && recs[j].Session == recs[i].Session; j-- {
+				recs[i].Text += " " + orig[j]
+			}
+		}
+	}
+	c.Construct = func(r *engine.Record) string { return r.Role + ": " + r.Meta["orig"][0] }
 }
