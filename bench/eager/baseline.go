@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/lazymem/lazymem/bench/workload"
 )
@@ -54,15 +55,18 @@ func New(name string, opts Options) (Baseline, error) {
 // embedder, each record's time (by ordinal) and its constructed text (what
 // a RAG system hands back to the model).
 type common struct {
-	opts   Options
-	meter  *Meter
-	times  []int64 // unix nanoseconds, by ordinal
-	texts  []string
-	closed bool
+	opts  Options
+	meter *Meter
+	times []int64 // unix nanoseconds, by ordinal
+	texts []string
+	// agentTimes holds each agent's record times in ingest order, to
+	// estimate how selective a time window is before post-filtering.
+	agentTimes map[string][]int64
+	closed     bool
 }
 
 func newCommon(opts Options) common {
-	return common{opts: opts, meter: NewMeter(opts.Embedder, opts.APIBatch)}
+	return common{opts: opts, meter: NewMeter(opts.Embedder, opts.APIBatch), agentTimes: map[string][]int64{}}
 }
 
 func (c *common) Usage() Usage { return c.meter.Usage() }
@@ -96,7 +100,9 @@ func (c *common) embedAll(ctx context.Context, recs []workload.Record, add func(
 		}
 		first := len(c.times)
 		for i := range batch {
-			c.times = append(c.times, batch[i].Time.UnixNano())
+			t := batch[i].Time.UnixNano()
+			c.times = append(c.times, t)
+			c.agentTimes[batch[i].Agent] = append(c.agentTimes[batch[i].Agent], t)
 		}
 		c.texts = append(c.texts, texts...)
 		if err := add(first, batch, texts, vecs); err != nil {
@@ -144,6 +150,34 @@ const (
 	minInt64 = -1 << 63
 	maxInt64 = 1<<63 - 1
 )
+
+// firstAsk is how many neighbours a post-filtering baseline first asks for,
+// k results wanted in window w of the agent's records: k*Oversample, or more
+// when the window holds a small share of the agent's records (the share is
+// counted exactly from the record times, so one search usually suffices).
+func (c *common) firstAsk(agent string, w window, k int) int {
+	if !w.set {
+		return k
+	}
+	ts := c.agentTimes[agent]
+	in := 0
+	if slices.IsSorted(ts) {
+		lo, _ := slices.BinarySearch(ts, w.lo)
+		hi, _ := slices.BinarySearch(ts, w.hi)
+		in = hi - lo
+	} else {
+		for _, t := range ts {
+			if w.has(t) {
+				in++
+			}
+		}
+	}
+	ask := k * c.opts.Oversample
+	if in > 0 {
+		ask = max(ask, int(float64(k)*float64(len(ts))/float64(in)*2))
+	}
+	return ask
+}
 
 // textBytes is the stored text plus one string header per record.
 func (c *common) textBytes() int64 {

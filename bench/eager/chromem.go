@@ -65,10 +65,7 @@ func (c *chromemBase) Query(ctx context.Context, q workload.Query, k int) ([]int
 		return nil, nil
 	}
 	w := windowOf(q)
-	want := k
-	if w.set {
-		want = k * c.opts.Oversample
-	}
+	want := c.firstAsk(q.Agent, w, k)
 	where := map[string]string{"agent": q.Agent}
 	var out []int
 	for {

@@ -19,8 +19,9 @@
 // are in time order, so the window is a row range found by binary search).
 // chromem's metadata filter only tests equality, and HNSW cannot filter while
 // it walks the graph, so both post-filter: they ask for k*Oversample
-// neighbours, drop those outside the window, and double the request until k
-// survive or the agent's records are exhausted. For chromem (exhaustive) this
+// neighbours, or 2k/s when the window holds a share s of the agent's records
+// (counted from the record times), drop those outside the window, and double
+// the request until k survive or the agent's records are exhausted. For chromem (exhaustive) this
 // converges to the exact answer; for HNSW it is as exact as the graph search.
 //
 // Embedding cost is counted by Meter, which wraps any embed.Embedder and counts

@@ -87,10 +87,7 @@ func (h *hnswBase) Query(ctx context.Context, q workload.Query, k int) (out []in
 	// coder/hnsw stops expanding as soon as one step brings no closer
 	// node once it holds the number asked for, so asking for only k gives
 	// poor recall: ask for at least EfSearch and keep the best k.
-	want := max(k, h.opts.HNSWEfSearch)
-	if w.set {
-		want = max(want, k*h.opts.Oversample)
-	}
+	want := max(h.firstAsk(q.Agent, w, k), h.opts.HNSWEfSearch)
 	total := g.Len()
 	type hit struct {
 		ord  int

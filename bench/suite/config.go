@@ -62,11 +62,22 @@ type Config struct {
 	APIBatch int `json:"api_batch"`
 	// K is the number of results per query. Default 10.
 	K int `json:"k"`
+	// Candidates is lazymem's Query.Candidates: the BM25 hits its
+	// selective stage embeds (through the cache). Default 0: the engine's
+	// default (engine.DefaultCandidates, 200).
+	Candidates int `json:"candidates,omitempty"`
 	// Batch is the number of records per write call. Default 1000.
 	Batch int `json:"batch"`
 	// Systems are the systems compared, by name: "lazymem", "chromem",
 	// "hnsw", "flat". Default all of them.
 	Systems []string `json:"systems"`
+	// QueryLimit caps, per system name, the queries that system is asked:
+	// it then answers every (total/limit)-th query (so the kinds stay mixed),
+	// its recall is over those, and its end-to-end time extrapolates its
+	// mean query time to all the queries (marked in the table). For systems
+	// too slow to answer every query at 1M records within the run's budget
+	// (chromem-go scans every document per query). Default none.
+	QueryLimit map[string]int `json:"query_limit,omitempty"`
 	// Dir is where lazymem's temporary store is created (and removed).
 	// Default os.TempDir().
 	Dir string `json:"-"`
@@ -121,6 +132,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: embedder %q, want %q or %q", ErrConfig, c.Embedder, EmbedderHash, EmbedderHashLatency)
 	case c.LatencyPerCall < 0:
 		return fmt.Errorf("%w: latency per call %v < 0", ErrConfig, c.LatencyPerCall)
+	case c.Candidates < 0 || c.Candidates > 10000:
+		return fmt.Errorf("%w: candidates = %d, want [0, 10000]", ErrConfig, c.Candidates)
 	case c.K > 1000:
 		return fmt.Errorf("%w: k = %d, want <= 1000", ErrConfig, c.K)
 	}

@@ -22,10 +22,11 @@ type lazySystem struct {
 	meter  *eager.Meter
 	buf    []engine.Record
 	bytes  int64
+	cands  int
 	closed bool
 }
 
-func newLazy(parent string, e embed.Embedder, apiBatch int) (*lazySystem, error) {
+func newLazy(parent string, e embed.Embedder, apiBatch, candidates int) (*lazySystem, error) {
 	dir, err := os.MkdirTemp(parent, "lazymem-suite-")
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func newLazy(parent string, e embed.Embedder, apiBatch int) (*lazySystem, error)
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	return &lazySystem{db: db, dir: dir, meter: m}, nil
+	return &lazySystem{db: db, dir: dir, meter: m, cands: candidates}, nil
 }
 
 func (l *lazySystem) Name() string { return SystemLazymem }
@@ -52,7 +53,7 @@ func (l *lazySystem) Ingest(ctx context.Context, recs []workload.Record) error {
 }
 
 func (l *lazySystem) Query(ctx context.Context, q workload.Query, k int) ([]int, error) {
-	res, err := l.db.Recall(ctx, engine.Query{Text: q.Text, Agent: q.Agent, Since: q.Since, Until: q.Until, K: k})
+	res, err := l.db.Recall(ctx, engine.Query{Text: q.Text, Agent: q.Agent, Since: q.Since, Until: q.Until, K: k, Candidates: l.cands})
 	if err != nil {
 		return nil, err
 	}

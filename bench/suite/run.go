@@ -52,7 +52,7 @@ func NewEmbedder() (embed.Embedder, error) { return embed.NewHash(embed.HashOpti
 // temporary directory goes ("" = os.TempDir()).
 func Open(name string, cfg Config, e embed.Embedder, parent string) (System, error) {
 	if name == SystemLazymem {
-		return newLazy(parent, e, cfg.APIBatch)
+		return newLazy(parent, e, cfg.APIBatch, cfg.Candidates)
 	}
 	return eager.New(name, eager.Options{Embedder: e, APIBatch: cfg.APIBatch, Seed: cfg.Seed})
 }
@@ -152,8 +152,16 @@ func runSystem(ctx context.Context, name string, cfg Config, w *Workload, e embe
 	sr.IngestEmbed = sys.Usage()
 	sr.HeapBytes = heapInUse() - heap0
 
-	p.printf("%s: %d labelled + %d keyword queries", name, len(w.Labelled), len(w.Keyword))
 	all := append(slices.Clone(w.Labelled), w.Keyword...)
+	total := len(all)
+	if lim := cfg.QueryLimit[name]; lim > 0 && lim < total {
+		sub := make([]workload.Query, 0, lim)
+		for i := 0; i < lim; i++ {
+			sub = append(sub, all[i*total/lim])
+		}
+		all = sub
+	}
+	p.printf("%s: %d of %d queries (%d labelled + %d keyword)", name, len(all), total, len(w.Labelled), len(w.Keyword))
 	lat := make([]float64, 0, len(all))
 	latModel := make([]float64, 0, len(all))
 	qual := map[string]*quality{}
@@ -192,8 +200,13 @@ func runSystem(ctx context.Context, name string, cfg Config, w *Workload, e embe
 	}
 	sr.QueryEmbed = sys.Usage().Sub(sr.IngestEmbed)
 	sr.Embed = sys.Usage()
-	sr.Queries = len(all)
+	sr.Queries = total
+	sr.QueriesAsked = len(all)
 	sr.QuerySeconds = querySeconds
+	// Extrapolate to every query when only some were asked.
+	scale := float64(total) / float64(len(all))
+	sr.Extrapolated = len(all) < total
+	sr.QuerySeconds *= scale
 	sr.P50Millis, sr.P99Millis = percentile(lat, 0.50)*1e3, percentile(lat, 0.99)*1e3
 	sr.Recall = map[string]Quality{}
 	for kind, qq := range qual {
@@ -216,7 +229,7 @@ func runSystem(ctx context.Context, name string, cfg Config, w *Workload, e embe
 	if l := cfg.LatencyPerCall.Seconds(); l > 0 {
 		sr.Model = &Modelled{
 			IngestSeconds:   sr.IngestSeconds + float64(sr.IngestEmbed.APICalls)*l,
-			EndToEndSeconds: sr.EndToEndSeconds + float64(sr.Embed.APICalls)*l,
+			EndToEndSeconds: sr.EndToEndSeconds + (float64(sr.IngestEmbed.APICalls)+float64(sr.QueryEmbed.APICalls)*scale)*l,
 			P50Millis:       percentile(latModel, 0.50) * 1e3,
 			P99Millis:       percentile(latModel, 0.99) * 1e3,
 		}

@@ -18,7 +18,8 @@ const testSeed = 7
 
 func TestRun(t *testing.T) {
 	var prog bytes.Buffer
-	cfg := Config{Records: 3000, Queries: 60, KeywordQueries: 10, Seed: testSeed, Embedder: EmbedderHashLatency, Dir: t.TempDir(), Progress: &prog}
+	cfg := Config{Records: 3000, Queries: 60, KeywordQueries: 10, Seed: testSeed, Embedder: EmbedderHashLatency, Dir: t.TempDir(), Progress: &prog,
+		QueryLimit: map[string]int{"chromem": 35}}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,15 @@ func TestRun(t *testing.T) {
 	for _, s := range rep.Systems {
 		if s.Queries != int(nq) {
 			t.Errorf("%s: %d queries, want %d", s.Name, s.Queries, nq)
+		}
+		asked := nq
+		if s.Name == "chromem" {
+			asked = 35
+			if !s.Extrapolated || s.QueriesAsked != 35 {
+				t.Errorf("chromem: asked %d, extrapolated %v", s.QueriesAsked, s.Extrapolated)
+			}
+		} else if s.Extrapolated || s.QueriesAsked != int(nq) {
+			t.Errorf("%s: asked %d, extrapolated %v", s.Name, s.QueriesAsked, s.Extrapolated)
 		}
 		if s.Bytes <= 0 {
 			t.Errorf("%s: bytes %d", s.Name, s.Bytes)
@@ -53,8 +63,8 @@ func TestRun(t *testing.T) {
 			if s.IngestEmbed.Texts != int64(cfg.Records) {
 				t.Errorf("%s: ingest embedded %d texts, want %d", s.Name, s.IngestEmbed.Texts, cfg.Records)
 			}
-			if s.QueryEmbed != (s.QueryEmbed) || s.QueryEmbed.Texts != nq || s.QueryEmbed.Calls != nq {
-				t.Errorf("%s: query embed %+v, want %d texts and calls", s.Name, s.QueryEmbed, nq)
+			if s.QueryEmbed.Texts != asked || s.QueryEmbed.Calls != asked {
+				t.Errorf("%s: query embed %+v, want %d texts and calls", s.Name, s.QueryEmbed, asked)
 			}
 			if got, want := s.Model.IngestSeconds-s.IngestSeconds, float64(s.IngestEmbed.APICalls)*0.150; abs(got-want) > 1e-6 {
 				t.Errorf("%s: modelled ingest adds %.3fs, want %.3fs", s.Name, got, want)
