@@ -56,7 +56,8 @@ type searcher struct {
 	tmp     []float64
 	heap    hitHeap
 	ti      termInfo
-	skipped int // block ranges skipped (for tests)
+	skipped int        // block ranges skipped (for tests)
+	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
 	// per iterator: the block whose bound is cached, the bound, its last doc
 	cBlk  []int
@@ -121,7 +122,8 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 	if len(s.iters) < 1 {
 		s.iters = make([]Postings, 1)
 	}
-	segs := x.allSegs()
+	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
+	segs := s.segs
 	kept := s.terms[:0]
 	for _, t := range s.terms {
 		var df uint64
@@ -180,7 +182,7 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	}
 	s.heap.reset(k)
 	var err error
-	for _, seg := range x.allSegs() {
+	for _, seg := range s.segs {
 		if seg.empty() {
 			continue
 		}
