@@ -99,3 +99,23 @@ func TestDiagSlowQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagMerge times a full merge of the index in LAZYMEM_DIAG_MERGE_DIR
+// (it rewrites that directory).
+func TestDiagMerge(t *testing.T) {
+	dir := os.Getenv("LAZYMEM_DIAG_MERGE_DIR")
+	if dir == "" {
+		t.Skip("set LAZYMEM_DIAG_MERGE_DIR")
+	}
+	x, err := Open(dir, Options{DisableBackgroundMerge: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	m0 := x.Metrics()
+	t0, c0 := time.Now(), processCPU()
+	if err := x.Merge(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("merge of %d segments, %d docs: wall %v, cpu %v", m0.Segments, m0.Docs, time.Since(t0), processCPU()-c0)
+}
