@@ -56,6 +56,7 @@ type Metrics struct {
 	Flushes      int64
 	Merges       int64
 	MergeErrors  int64
+	FlushErrors  int64  // background flushes that failed (retried by the next Flush)
 	Rebuilt      uint64 // documents re-indexed from the Source by Open
 	Dropped      int    // segments dropped by Open (beyond the log, or corrupt)
 	LateDocs     int    // documents whose time is below an earlier id's time
@@ -89,12 +90,13 @@ type Index struct {
 	mergeMu   sync.Mutex // one merge at a time
 
 	mergeKick chan struct{}
+	flushKick chan struct{}
 	stop      chan struct{}
 	wg        sync.WaitGroup
 
-	flushes, merges, mergeErrs atomic.Int64
-	rebuilt                    uint64
-	dropped                    int
+	flushes, merges, mergeErrs, flushErrs atomic.Int64
+	rebuilt                               uint64
+	dropped                               int
 
 	pool sync.Pool // *searcher
 }
@@ -111,7 +113,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 	x := &Index{
 		opts: opts, fs: opts.FS, dir: dir, nextNum: 1,
 		live: roaring.New(), tomb: roaring.New(), fields: make(fieldSet),
-		mergeKick: make(chan struct{}, 1), stop: make(chan struct{}),
+		mergeKick: make(chan struct{}, 1), flushKick: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	x.times.init()
 	dirty := false
@@ -136,8 +138,9 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 		}
 	}
 	if !opts.DisableBackgroundMerge {
-		x.wg.Add(1)
+		x.wg.Add(2)
 		go x.mergeLoop()
+		go x.flushLoop()
 		x.kickMerge()
 	}
 	return x, nil
@@ -461,10 +464,54 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 	x.mu.RLock()
 	need := autoFlush && x.opts.FlushDocs > 0 && int(x.mut.nDocs) >= x.opts.FlushDocs
 	x.mu.RUnlock()
-	if need {
+	if !need {
+		return nil
+	}
+	// Freeze the full mutable segment (it stays searchable) and let the
+	// flusher goroutine encode and persist it while Adds continue. If the
+	// flusher falls behind by two segments, this Add flushes synchronously
+	// (back-pressure bounds the unpersisted, uncompacted memory).
+	if x.freeze() >= 2 || x.opts.DisableBackgroundMerge {
 		return x.Flush()
 	}
+	select {
+	case x.flushKick <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+// freeze moves a non-empty mutable segment to the segment list (to be
+// sealed by a flush) and returns the number of segments awaiting sealing.
+func (x *Index) freeze() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if s := x.mut; !s.empty() && !x.closed {
+		x.segs = append(x.segs, s)
+		x.mut = newMutable(s.hi + 1)
+		s.mut.fields = x.fieldsIn(s.lo, s.hi)
+	}
+	n := 0
+	for _, s := range x.segs {
+		if s.mut != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (x *Index) flushLoop() {
+	defer x.wg.Done()
+	for {
+		select {
+		case <-x.stop:
+			return
+		case <-x.flushKick:
+		}
+		if err := x.flushPending(); err != nil && !errors.Is(err, ErrClosed) {
+			x.flushErrs.Add(1)
+		}
+	}
 }
 
 // addChunk is the number of documents analysed and inserted as one unit.
@@ -642,29 +689,33 @@ func (x *Index) writeManifestLocked() error {
 }
 
 // Flush seals the mutable segment into an immutable one (persisted as a
-// file when the index has a directory) and records it in the manifest.
-// Searches and Adds proceed during the encoding. A segment whose sealing
-// failed stays searchable in memory and is retried by the next Flush.
+// file when the index has a directory) and records it in the manifest,
+// together with any segment frozen by Add and not yet sealed. Searches and
+// Adds proceed during the encoding. A segment whose sealing failed stays
+// searchable in memory and is retried by the next Flush.
 func (x *Index) Flush() error {
-	x.flushMu.Lock()
-	defer x.flushMu.Unlock()
-	x.mu.Lock()
-	if x.closed {
-		x.mu.Unlock()
+	x.mu.RLock()
+	closed := x.closed
+	x.mu.RUnlock()
+	if closed {
 		return ErrClosed
 	}
-	if s := x.mut; !s.empty() {
-		x.segs = append(x.segs, s) // searchable while being encoded
-		x.mut = newMutable(s.hi + 1)
-		s.mut.fields = x.fieldsIn(s.lo, s.hi)
-	}
+	x.freeze()
+	return x.flushPending()
+}
+
+// flushPending seals, in id order, every frozen segment.
+func (x *Index) flushPending() error {
+	x.flushMu.Lock()
+	defer x.flushMu.Unlock()
+	x.mu.RLock()
 	var pending []*segment
 	for _, s := range x.segs {
 		if s.mut != nil {
 			pending = append(pending, s)
 		}
 	}
-	x.mu.Unlock()
+	x.mu.RUnlock()
 	for _, s := range pending {
 		if err := x.sealOne(s); err != nil {
 			return err
@@ -750,7 +801,7 @@ func (x *Index) Metrics() Metrics {
 	defer x.mu.RUnlock()
 	m := Metrics{
 		Docs: x.nLive, Deleted: x.tomb.GetCardinality(), MemDocs: uint64(x.mut.nDocs),
-		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(),
+		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(), FlushErrors: x.flushErrs.Load(),
 		Rebuilt: x.rebuilt, Dropped: x.dropped, LateDocs: len(x.times.lateIDs), Terms: len(x.mut.mut.terms),
 	}
 	for _, s := range x.segs {

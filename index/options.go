@@ -20,8 +20,10 @@ type Options struct {
 	// FS is the filesystem seam. Default vfs.Default.
 	FS vfs.FS
 	// FlushDocs seals the mutable segment automatically once it holds this
-	// many documents (Add does the flush). Default 131072. Negative disables
-	// automatic flushes.
+	// many documents: Add freezes it and a background goroutine encodes and
+	// persists it (synchronously inside Add when background work is
+	// disabled or two frozen segments are already waiting). Default 131072.
+	// Negative disables automatic flushes.
 	FlushDocs int
 	// MergeFactor is the tiered merge fan-in: that many consecutive segments
 	// of the same size tier are merged into one. Default 8. Must be >= 2.
@@ -29,8 +31,9 @@ type Options struct {
 	// MergeMinDocs is the size of the smallest tier: segments below it all
 	// count as tier 0. Default 4096.
 	MergeMinDocs int
-	// DisableBackgroundMerge turns off the merge goroutine; Merge can still
-	// be called explicitly. Default false (merging on).
+	// DisableBackgroundMerge turns off the background goroutines (merging
+	// and automatic flushing); Merge and Flush can still be called
+	// explicitly. Default false (background work on).
 	DisableBackgroundMerge bool
 	// FilterDrivenRatio chooses the evaluation strategy of a filtered search
 	// per segment: when the filter holds fewer documents of the segment than
