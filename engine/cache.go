@@ -123,6 +123,41 @@ func (c *vecCache) close() error {
 	return nil
 }
 
+// idKey is the memory-tier key of a record's vector: 0xff then the id,
+// 9 bytes, so it never equals a 16-byte text key. A record's constructed
+// text never changes (records are immutable and ids never reused), so the
+// vector found by id is the one its text would find; the id entry spares a
+// warm recall reading the record from the log just to hash its text.
+func idKey(id uint64) string {
+	var b [9]byte
+	b[0] = 0xff
+	binary.LittleEndian.PutUint64(b[1:], id)
+	return string(b[:])
+}
+
+// getID returns the vector of record id from the memory tier.
+func (c *vecCache) getID(id uint64) ([]float32, bool) {
+	if c.mem == nil {
+		return nil, false
+	}
+	v, ok := c.mem.Get(idKey(id))
+	if ok && len(v) == c.dim {
+		return v, true
+	}
+	return nil, false
+}
+
+// setIDs records the vectors of records by id in the memory tier.
+func (c *vecCache) setIDs(ids []uint64, vs [][]float32) {
+	if c.mem == nil {
+		return
+	}
+	for i, id := range ids {
+		k := idKey(id)
+		c.mem.Set(k, vs[i], c.cost(k))
+	}
+}
+
 func cacheKey(text string) string {
 	h := sha256.Sum256([]byte(text))
 	return string(h[:cacheHashLen])

@@ -480,7 +480,17 @@ func TestEmbedCounts(t *testing.T) {
 			t.Errorf("%d embedder calls, want one batch", emb.calls.Load())
 		}
 		emb.reset()
+		first := res
 		res = recall(t, db, q)
+		if len(res.Memories) != len(first.Memories) {
+			t.Fatalf("second recall: %d memories, first %d", len(res.Memories), len(first.Memories))
+		}
+		for i, m := range res.Memories {
+			f := first.Memories[i]
+			if m.ID != f.ID || m.Score != f.Score || m.Dense != f.Dense || m.Text != f.Text || !m.Time.Equal(f.Time) {
+				t.Errorf("second recall #%d = %d %v %q, first %d %v %q", i, m.ID, m.Score, m.Text, f.ID, f.Score, f.Text)
+			}
+		}
 		if emb.texts.Load() != 0 || res.Stats.Embedded != 0 || emb.calls.Load() != 0 {
 			t.Errorf("candidates=%d: second identical recall embedded %d texts", cands, emb.texts.Load())
 		}

@@ -214,49 +214,82 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 	t2 := time.Now()
 	st.Durations.Broad = t2.Sub(t1)
 
-	// Selective stage: fetch, construct, embed, score.
-	needAll := q.Mode == ModeLazy || q.RecencyHalfLife > 0
-	if needAll {
-		if err := db.fetch(cands, nil); err != nil {
+	// Selective stage: vectors by record id from memory; fetch, construct
+	// and look up (or embed) the rest; score.
+	recency := q.RecencyHalfLife > 0
+	if recency || q.Mode == ModeLazy {
+		var sel []int // nil: every candidate
+		var vecs [][]float32
+		if q.Mode == ModeLazy {
+			vecs = make([][]float32, len(cands))
+			sel = make([]int, 0, len(cands))
+			for i := range cands {
+				if v, ok := db.cache.getID(cands[i].id); ok {
+					vecs[i] = v
+					st.CacheHits++
+				} else {
+					sel = append(sel, i)
+				}
+			}
+		}
+		if recency {
+			sel = nil // the prior needs every candidate's time
+		}
+		if err := db.fetch(cands, sel); err != nil {
 			return nil, err
+		}
+		t3 := time.Now()
+		st.Durations.Fetch = t3.Sub(t2)
+		if q.Mode == ModeLazy {
+			texts := make([]string, 1, len(cands)+1)
+			texts[0] = denseText
+			var missIDs []uint64
+			var missAt []int
+			for i := range cands {
+				if vecs[i] == nil {
+					texts = append(texts, db.opts.Construct(&cands[i].rec))
+					missIDs = append(missIDs, cands[i].id)
+					missAt = append(missAt, i)
+				}
+			}
+			got, ls, err := db.cache.get(ctx, texts)
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range missAt {
+				vecs[i] = got[j+1]
+			}
+			db.cache.setIDs(missIDs, got[1:])
+			st.Embedded, st.DiskHits, st.Shared = ls.computed, ls.diskHits, ls.shared
+			st.CacheHits += ls.hits + ls.diskHits
+			t4 := time.Now()
+			st.Durations.Embed = t4.Sub(t3)
+			dim := db.cache.dim
+			flat := make([]float32, len(cands)*dim)
+			for i := range cands {
+				copy(flat[i*dim:], vecs[i])
+			}
+			scores := make([]float32, len(cands))
+			if err := vecmath.DotBatch(got[0], flat, dim, scores); err != nil {
+				return nil, fmt.Errorf("lazymem: engine: dense scoring: %w", err)
+			}
+			for r, i := range vecmath.TopK(scores, len(scores)) {
+				cands[i].dense = scores[i]
+				cands[i].denseRank = r + 1
+			}
 		}
 	}
 	t3 := time.Now()
-	st.Durations.Fetch = t3.Sub(t2)
-	if q.Mode == ModeLazy && len(cands) > 0 {
-		texts := make([]string, 0, len(cands)+1)
-		texts = append(texts, denseText)
-		for i := range cands {
-			texts = append(texts, db.opts.Construct(&cands[i].rec))
-		}
-		vecs, ls, err := db.cache.get(ctx, texts)
-		if err != nil {
-			return nil, err
-		}
-		st.Embedded, st.CacheHits, st.DiskHits, st.Shared = ls.computed, ls.hits+ls.diskHits, ls.diskHits, ls.shared
-		t4 := time.Now()
-		st.Durations.Embed = t4.Sub(t3)
-		dim := db.cache.dim
-		flat := make([]float32, len(cands)*dim)
-		for i := range cands {
-			copy(flat[i*dim:], vecs[i+1])
-		}
-		scores := make([]float32, len(cands))
-		if err := vecmath.DotBatch(vecs[0], flat, dim, scores); err != nil {
-			return nil, fmt.Errorf("lazymem: engine: dense scoring: %w", err)
-		}
-		for r, i := range vecmath.TopK(scores, len(scores)) {
-			cands[i].dense = scores[i]
-			cands[i].denseRank = r + 1
-		}
-		t3 = t4
-	}
 	fused := fuse(cands, &q, now)
 	top := vecmath.TopK(fused, q.K)
-	if !needAll {
-		sel := make([]int, len(top))
-		copy(sel, top)
-		if err := db.fetch(cands, sel); err != nil {
+	var rest []int
+	for _, i := range top {
+		if !cands[i].fetched {
+			rest = append(rest, i)
+		}
+	}
+	if len(rest) > 0 {
+		if err := db.fetch(cands, rest); err != nil {
 			return nil, err
 		}
 	}
@@ -295,6 +328,9 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 		for _, i := range sel {
 			add(i)
 		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	slices.Sort(ids)
 	var c codec.Record
