@@ -752,10 +752,16 @@ func (x *Index) seal(s *segment, num uint64) (*segment, error) {
 	b := &segBuilder{lo: s.lo, hi: s.hi, lens: m.lens, times: m.times, present: s.present.Clone(),
 		nDocs: s.nDocs, sumLen: s.sumLen, fields: m.fields}
 	terms := make([]string, 0, len(m.terms))
-	for t := range m.terms {
+	total, strLen := 0, 0
+	for t, mt := range m.terms {
 		terms = append(terms, t)
+		total += len(mt.docs)
+		strLen += len(t)
 	}
 	slices.Sort(terms)
+	b.posts = make([]byte, 0, 3*total+blockMetaSize*(total/blockSize+len(terms)))
+	b.table = make([]byte, 0, termEntrySize*len(terms))
+	b.strs = make([]byte, 0, strLen)
 	for _, t := range terms {
 		mt := m.terms[t]
 		b.addTerm(t, mt.docs, mt.tfs)

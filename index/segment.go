@@ -241,7 +241,10 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 	start := len(b.posts)
 	nb := (len(docs) + blockSize - 1) / blockSize
 	metaStart := start
-	b.posts = append(b.posts, make([]byte, nb*blockMetaSize)...)
+	// metas are all written below; reserve room for them and ~3 bytes a
+	// posting without a temporary slice
+	b.posts = slices.Grow(b.posts, nb*blockMetaSize+3*len(docs))
+	b.posts = b.posts[:start+nb*blockMetaSize]
 	dataStart := len(b.posts)
 	var prev uint32
 	maxTF, minDL := uint32(0), ^uint32(0)
