@@ -9,10 +9,12 @@
 // records (a documented limit; Add rejects larger ids with ErrIDRange).
 //
 // An Index is a list of immutable segments covering contiguous ascending id
-// ranges, plus one mutable segment for fresh documents. Flush seals the
-// mutable segment into an immutable file; a background goroutine merges runs
+// ranges, plus one mutable segment for fresh documents. Flush (or, every
+// Options.FlushDocs documents, a background goroutine) seals the mutable
+// segment into an immutable file; another background goroutine merges runs
 // of MergeFactor neighbouring segments of the same size tier, dropping
-// deleted documents. Field postings (agent, session, role, every metadata
+// deleted documents. Close stops both without flushing: the next Open
+// re-indexes the unflushed tail from the log. Field postings (agent, session, role, every metadata
 // key/value), the time index and the live set are global in memory and
 // rebuilt from the segments on Open; the tail the segments lack is re-indexed
 // from the Source (the log). Open never claims an id above Source.LastID().
