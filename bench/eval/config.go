@@ -166,10 +166,10 @@ func (c *Config) Validate() error {
 
 // parseEmbedder splits an embedder spec into its kind and argument.
 func parseEmbedder(spec string) (kind, arg string, err error) {
-	kind, arg, _ = strings.Cut(spec, ":")
+	kind, arg, hasArg := strings.Cut(spec, ":")
 	switch kind {
 	case "hash":
-		if arg != "" {
+		if hasArg {
 			return "", "", fmt.Errorf("%w: Embedder: %q: hash takes no argument", ErrConfig, spec)
 		}
 	case "replay":
