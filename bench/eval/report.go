@@ -101,38 +101,42 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// WriteTable writes a human table: one row per run, overall then per
-// category.
+// WriteTable writes two human tables (Markdown): one row per run with the
+// overall recall, then one row per run and category.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	head := func() {
+	head := func(extra string) {
 		b.WriteString("| embedder | mode | category | questions |")
 		for _, k := range r.Ks {
 			fmt.Fprintf(&b, " R@%d |", k)
 		}
-		b.WriteString(" embedded | turns |\n|---|---|---|---:|")
+		b.WriteString(extra + "\n|---|---|---|---:|")
 		for range r.Ks {
 			b.WriteString("---:|")
 		}
-		b.WriteString("---:|---:|\n")
+		if extra != "" {
+			b.WriteString("---:|---:|")
+		}
+		b.WriteString("\n")
 	}
-	row := func(run *RunReport, cat string, n int, rec Recall, emb string) {
+	row := func(run *RunReport, cat string, n int, rec Recall) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d |", run.Embedder, run.Mode, cat, n)
 		for _, k := range r.Ks {
 			fmt.Fprintf(&b, " %.3f |", rec[k])
 		}
-		fmt.Fprintf(&b, " %s | %d |\n", emb, run.Turns)
 	}
-	head()
+	head(" embedded | turns |")
 	for _, run := range r.Runs {
-		row(run, "all", run.Questions, run.Recall, strconv.Itoa(run.Embedded))
+		row(run, "all", run.Questions, run.Recall)
+		fmt.Fprintf(&b, " %d | %d |\n", run.Embedded, run.Turns)
 	}
 	b.WriteString("\n")
-	head()
+	head("")
 	for _, run := range r.Runs {
 		for _, cat := range sortedCats(run.ByCategory) {
 			c := run.ByCategory[cat]
-			row(run, cat+" "+c.Name, c.Questions, c.Recall, "")
+			row(run, cat+" "+c.Name, c.Questions, c.Recall)
+			b.WriteString("\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
