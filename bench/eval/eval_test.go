@@ -244,6 +244,14 @@ func TestRealData(t *testing.T) {
 				t.Errorf("%s dense embedded %d, want every turn and question once (%d)", spec, run.Embedded, 3435+883)
 			}
 			checkRange(t, run)
+			// Regression floors, about 0.03 below what was measured on
+			// 2026-11-30 (docs/benchmarks/locomo.md: R@10 sparse 0.535,
+			// lazy 0.535 hash / 0.550 replay, dense 0.433 hash / 0.403
+			// replay): a broken stage drops far below them.
+			floor := map[engine.Mode]float64{engine.ModeSparse: 0.50, engine.ModeLazy: 0.50, engine.ModeDense: 0.37}[run.Mode]
+			if run.Recall[10] < floor {
+				t.Errorf("%s %s: R@10 %.3f below the regression floor %.2f", spec, run.Mode, run.Recall[10], floor)
+			}
 			other := b.Runs[i]
 			if !reflect.DeepEqual(run.Recall, other.Recall) || !reflect.DeepEqual(run.ByCategory, other.ByCategory) || run.Embedded != other.Embedded {
 				t.Errorf("%s %s: two runs differ: %v vs %v", spec, run.Mode, run.Recall, other.Recall)
