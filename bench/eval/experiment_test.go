@@ -156,6 +156,24 @@ func TestExperiments(t *testing.T) {
 			c.Fusion, c.DenseWeight = engine.FusionWeighted, 0.2
 		}, false},
 	)
+	// Names stripped from the BM25 text only (the dense side keeps the
+	// question as written, so the replay embedder can serve it).
+	variants = append(variants,
+		variant{"strip-bm25-only+boost=2+weighted=0.2", lazy, func(c *Config) {
+			c.x.recall = stripBM25(0.2, 2)
+		}, false},
+		variant{"expand-docs=1+strip-bm25-only+boost=2+weighted=0.2", lazy, func(c *Config) {
+			expandDocs(c, 1)
+			c.x.options = big
+			c.x.recall = stripBM25(0.2, 2)
+		}, false},
+		variant{"combo:expand-docs=1+per-conv+k1=0.9-b=0.4+strip-bm25-only+boost=2+weighted=0.2", lazy, func(c *Config) {
+			expandDocs(c, 1)
+			c.x.perConversation = true
+			c.x.options = kb
+			c.x.recall = stripBM25(0.2, 2)
+		}, false},
+	)
 	for _, w := range []float64{0.1, 0.15, 0.2, 0.25} {
 		variants = append(variants, variant{fmt.Sprintf("weighted-dense-weight=%.2f", w), lazy, func(c *Config) {
 			c.Fusion, c.DenseWeight = engine.FusionWeighted, w
@@ -346,4 +364,70 @@ func expandDocs(c *Config, span int) {
 		}
 	}
 	c.Construct = func(r *engine.Record) string { return r.Role + ": " + r.Meta["orig"][0] }
+}
+
+// stripBM25 simulates a lazy recall whose BM25 text has the speakers' names
+// removed while the dense side embeds the question as written: a sparse
+// recall of the stripped text gives the candidates and their BM25 scores, a
+// lazy recall of the full question the dense scores (candidates it did not
+// reach get the lowest dense score); both are fused as FusionWeighted does,
+// then the named speakers' records are boosted.
+func stripBM25(w, boost float64) recallFunc {
+	return func(ctx context.Context, db *engine.DB, conv Conversation, question string, q engine.Query) (*engine.Result, error) {
+		k := q.K
+		depth := max(q.Candidates, engine.DefaultCandidates)
+		sq := q
+		sq.Text, sq.Mode, sq.K = stripNames(conv, question).Text, engine.ModeSparse, depth
+		sparse, err := db.Recall(ctx, sq)
+		if err != nil {
+			return nil, err
+		}
+		lq := q
+		lq.Text, lq.Mode, lq.K = question, engine.ModeLazy, depth
+		full, err := db.Recall(ctx, lq)
+		if err != nil {
+			return nil, err
+		}
+		dense := map[uint64]float64{}
+		minD, maxD := 1.0, -1.0
+		for _, m := range full.Memories {
+			dense[m.ID] = m.Dense
+			minD, maxD = min(minD, m.Dense), max(maxD, m.Dense)
+		}
+		var maxS float64
+		for _, m := range sparse.Memories {
+			maxS = max(maxS, m.Sparse)
+		}
+		named := namedSpeakers(conv, question)
+		ms := sparse.Memories
+		for i := range ms {
+			d, ok := dense[ms[i].ID]
+			if !ok {
+				d = minD
+			}
+			var sn, dn float64
+			if maxS > 0 {
+				sn = ms[i].Sparse / maxS
+			}
+			if maxD > minD {
+				dn = (d - minD) / (maxD - minD)
+			}
+			ms[i].Score = (1-w)*sn + w*dn
+			if slices.Contains(named, ms[i].Role) {
+				ms[i].Score *= boost
+			}
+		}
+		slices.SortStableFunc(ms, func(a, b engine.Memory) int {
+			switch {
+			case a.Score > b.Score:
+				return -1
+			case a.Score < b.Score:
+				return 1
+			}
+			return 0
+		})
+		sparse.Memories = ms[:min(k, len(ms))]
+		sparse.Stats.Embedded = full.Stats.Embedded
+		return sparse, nil
+	}
 }
