@@ -24,6 +24,9 @@ func NewProjectAnalyzer(opts analysis.Options) (*ProjectAnalyzer, error) {
 	return &ProjectAnalyzer{A: a}, nil
 }
 
+// Signature is the project analyzer's signature (rules version and options).
+func (p *ProjectAnalyzer) Signature() string { return p.A.Signature() }
+
 // Terms implements Analyzer.
 func (p *ProjectAnalyzer) Terms(dst []string, text string) []string {
 	bp, _ := p.pool.Get().(*[]analysis.Token)

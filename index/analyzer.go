@@ -55,6 +55,19 @@ func appendTerm(dst []string, w string, lower bool) []string {
 	return append(dst, w)
 }
 
+// Signature names the analysis rules; see analyzerSignature.
+func (SimpleAnalyzer) Signature() string { return "simple/v1" }
+
+// analyzerSignature returns a's Signature() when it has one. The manifest
+// records it: segments built with other analysis rules would answer queries
+// with mismatched terms, so Open rebuilds them from the log.
+func analyzerSignature(a Analyzer) string {
+	if s, ok := a.(interface{ Signature() string }); ok {
+		return s.Signature()
+	}
+	return ""
+}
+
 // defaultAnalyzer is replaced by the project analyzer adapter when
 // index/analysis is available (see analysis_adapter.go).
 var defaultAnalyzer = func() Analyzer { return SimpleAnalyzer{} }

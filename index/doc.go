@@ -35,10 +35,10 @@
 //
 // MANIFEST (replaced atomically: temp + fsync + rename + fsync dir):
 //
-//	+----------+---------+---------+-------+----------------------------+---------+-----------+--------+
-//	| LZMMAN01 | ver u32 | nextNum | nSegs | nSegs x {num u64, lo, hi}  | tombLen | roaring   | crc32c |
-//	| 8 bytes  | = 1     | u64     | u32   | ascending disjoint ranges  | u32     | tombstones| u32    |
-//	+----------+---------+---------+-------+----------------------------+---------+-----------+--------+
+//	+----------+---------+---------+-------+---------------------------+---------+------------+--------+----------+--------+
+//	| LZMMAN01 | ver u32 | nextNum | nSegs | nSegs x {num u64, lo, hi} | tombLen | roaring    | sigLen | analyzer | crc32c |
+//	| 8 bytes  | = 1     | u64     | u32   | ascending disjoint ranges | u32     | tombstones | u32    | signature| u32    |
+//	+----------+---------+---------+-------+---------------------------+---------+------------+--------+----------+--------+
 //
 // Segment file NNNNNN.lzi (read whole and used in place):
 //

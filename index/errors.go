@@ -20,6 +20,9 @@ var (
 	ErrNilDoc = errors.New("lazymem: index: nil document")
 	// ErrOptions is returned by Options.Validate.
 	ErrOptions = errors.New("lazymem: index: invalid options")
+	// ErrAnalyzerChanged is returned by Open when the persisted segments were
+	// built with other analysis rules and there is no Source to rebuild from.
+	ErrAnalyzerChanged = errors.New("lazymem: index: analyzer changed")
 	// ErrCorrupt is the sentinel inside every CorruptionError.
 	ErrCorrupt = errors.New("lazymem: index: corrupt file")
 )

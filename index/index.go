@@ -182,6 +182,15 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 	if src != nil {
 		limit = src.LastID()
 	}
+	if sig := analyzerSignature(x.opts.Analyzer); len(m.segs) > 0 && m.sig != sig {
+		if src == nil {
+			return false, fmt.Errorf("%w: index built with analyzer %q, options say %q, and no Source to rebuild from",
+				ErrAnalyzerChanged, m.sig, sig)
+		}
+		x.dropped += len(m.segs)
+		m.segs = nil // re-index everything from the log with the new rules
+		dirty = true
+	}
 	keep := map[string]bool{}
 	for i, ms := range m.segs {
 		if uint64(ms.hi) > limit {
@@ -675,7 +684,7 @@ func (x *Index) writeManifestLocked() error {
 	if x.dir == "" {
 		return nil
 	}
-	m := &manifest{nextNum: x.nextNum, tomb: x.tomb}
+	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, sig: analyzerSignature(x.opts.Analyzer)}
 	for _, s := range x.segs {
 		if s.mut != nil {
 			break // being flushed: not persisted yet

@@ -27,6 +27,7 @@ type manifest struct {
 	nextNum uint64
 	segs    []manifestSeg
 	tomb    *roaring.Bitmap
+	sig     string // analyzer signature the segments were built with
 }
 
 func appendManifest(dst []byte, m *manifest) ([]byte, error) {
@@ -45,6 +46,8 @@ func appendManifest(dst []byte, m *manifest) ([]byte, error) {
 	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(tb)))
 	dst = append(dst, tb...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(m.sig)))
+	dst = append(dst, m.sig...)
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst, castagnoli)), nil
 }
 
@@ -90,6 +93,16 @@ func decodeManifest(b []byte) (*manifest, error) {
 	if m.tomb, err = readBitmap(b[pos : pos+tl]); err != nil {
 		return nil, &CorruptionError{File: manifestName, Offset: int64(pos), Err: err}
 	}
+	pos += tl
+	if pos+4 > len(b)-4 {
+		return bad(pos, "signature truncated")
+	}
+	sl := int(binary.LittleEndian.Uint32(b[pos:]))
+	pos += 4
+	if sl != len(b)-4-pos {
+		return bad(pos, "signature length")
+	}
+	m.sig = string(b[pos : pos+sl])
 	return m, nil
 }
 

@@ -158,3 +158,36 @@ func TestFlushErrorRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAnalyzerChanged: segments built with other analysis rules are
+// rebuilt from the log, or refused without one.
+func TestAnalyzerChanged(t *testing.T) {
+	fs := vfs.NewMem()
+	docs := []*Doc{{ID: 1, Text: "the connections were pooled"}, {ID: 2, Text: "lunch"}}
+	x, err := Open("idx", Options{Analyzer: SimpleAnalyzer{}, FS: fs}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Add(docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if _, err := Open("idx", Options{FS: fs}, nil); !errors.Is(err, ErrAnalyzerChanged) {
+		t.Fatalf("want ErrAnalyzerChanged, got %v", err)
+	}
+	y, err := Open("idx", Options{FS: fs}, &memSource{docs: docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if m := y.Metrics(); m.Dropped != 1 || m.Rebuilt != 2 {
+		t.Fatalf("metrics %+v", m)
+	}
+	// stemmed by the project analyzer: "connection" matches "connections"
+	if hits, _ := y.Search("connection pool", nil, 5, nil); len(hits) != 1 || hits[0].ID != 1 {
+		t.Fatalf("hits %v", hits)
+	}
+}
