@@ -61,7 +61,8 @@ func (o *SideBySideOptions) Validate() error {
 }
 
 // SideBySide holds both engines built over the same corpus, reopened from
-// disk after the build so queries run against the persisted state.
+// disk after the build so queries run against the persisted state, with no
+// background merging on either side.
 type SideBySide struct {
 	Opts    SideBySideOptions
 	Corpus  *Corpus
@@ -107,7 +108,13 @@ func BuildSideBySide(o SideBySideOptions) (*SideBySide, error) {
 		return nil, err
 	}
 	runtime.GC()
-	if s.Lazymem, err = OpenLazymem(ldir, c.Docs, o.Index); err != nil {
+	// No background work while queries are timed, on either side: Bleve is
+	// settled (Settle), and lazymem's merge loop is off for the query phase,
+	// so its segments stay as ingest left them instead of a tiered merge of
+	// the whole corpus starting on open and competing for the 2 cores.
+	qo := o.Index
+	qo.DisableBackgroundMerge = true
+	if s.Lazymem, err = OpenLazymem(ldir, c.Docs, qo); err != nil {
 		return nil, err
 	}
 	if s.Bleve, err = OpenBleve(bdir, o.Bleve); err != nil {
