@@ -39,6 +39,18 @@ func closeBenchStores() {
 	}
 }
 
+// reopen closes the store's DB and opens it again with opts.
+func (s *benchStore) reopen(b *testing.B, opts Options) {
+	if err := s.db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(s.dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.db = db
+}
+
 // benchN is the corpus size: LAZYMEM_BENCH_N (workload.ParseScale syntax:
 // 100k, 1m), default 100k.
 func benchN(b *testing.B) int {
@@ -126,8 +138,9 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 // cache=warm runs every query once first: nothing is embedded; with the
 // default 64 MiB memory tier the vectors of 1000 queries at 1M records do
 // not fit (about 190k x 1.5 KiB), so most come from the Pebble tier.
-// cache=warm-mem raises the memory tier to 1 GiB for the run: the working set
-// is in memory and candidates are found by record id without reading the log.
+// cache=warm-mem reopens the store with a 1 GiB memory tier and warms it the
+// same way: the working set is in memory and candidates are found by record
+// id without reading the log.
 // filter=agent+week is the workload's query as generated; filter=agent drops
 // the time window, so BM25 fills all 200 candidates from the agent's whole
 // history (the selective stage's worst case).
@@ -154,7 +167,13 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 		}
 		return q
 	}
-	if cache == "warm" {
+	if cache == "warm-mem" {
+		// Reopened rather than resized: ristretto sizes its admission
+		// counters from the capacity it is created with.
+		s.reopen(b, Options{CacheBytes: 1 << 30})
+		defer s.reopen(b, Options{})
+	}
+	if cache != "cold" {
 		for i := range qs {
 			if _, err := s.db.Recall(ctx, query(i)); err != nil {
 				b.Fatal(err)
