@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/index"
 )
 
 // benchStore is a DB loaded with a workload corpus, shared by the
@@ -36,6 +37,26 @@ func closeBenchStores() {
 			_ = os.RemoveAll(s.dir)
 		}
 		delete(benchStores, n)
+	}
+}
+
+// benchOptions: background index merging off, so that no merge competes with
+// the timed recalls; settle merges once, up front.
+func benchOptions(cacheBytes int64) Options {
+	return Options{CacheBytes: cacheBytes, Index: index.Options{DisableBackgroundMerge: true}}
+}
+
+// settle flushes the index and merges it into one segment (untimed).
+func (s *benchStore) settle(b *testing.B) {
+	if s.db.idx.Metrics().MemDocs > 0 {
+		if err := s.db.idx.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if s.db.idx.Metrics().Segments > 1 {
+		if err := s.db.idx.Merge(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -84,7 +105,7 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 			b.Fatal(err)
 		}
 	}
-	db, err := Open(dir, Options{})
+	db, err := Open(dir, benchOptions(0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,6 +117,7 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 			b.Fatalf("%s holds %d records, want %d: remove it", dir, next-1, n)
 		}
 		s := &benchStore{db: db, dir: dir, keep: keep, cfg: g.Config()}
+		s.settle(b)
 		benchStores[n] = s
 		return s
 	}
@@ -121,11 +143,9 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 	if len(batch) > 0 {
 		flush()
 	}
-	if err := db.idx.Flush(); err != nil {
-		b.Fatal(err)
-	}
 	b.Logf("loaded %d records in %v (%.0f records/s, generation included)", n, time.Since(t0), float64(n)/time.Since(t0).Seconds())
 	s := &benchStore{db: db, dir: dir, keep: keep, cfg: g.Config()}
+	s.settle(b)
 	benchStores[n] = s
 	return s
 }
@@ -170,8 +190,8 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 	if cache == "warm-mem" {
 		// Reopened rather than resized: ristretto sizes its admission
 		// counters from the capacity it is created with.
-		s.reopen(b, Options{CacheBytes: 1 << 30})
-		defer s.reopen(b, Options{})
+		s.reopen(b, benchOptions(1<<30))
+		defer s.reopen(b, benchOptions(0))
 	}
 	if cache != "cold" {
 		for i := range qs {
