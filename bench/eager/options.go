@@ -11,7 +11,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultEmbedBatch   = 1024
+	DefaultEmbedBatch   = 960
 	DefaultOversample   = 4
 	DefaultHNSWM        = 16
 	DefaultHNSWEfSearch = 200
@@ -28,7 +28,8 @@ type Options struct {
 	// Meter counts requests for. Default DefaultAPIBatch (96).
 	APIBatch int
 	// EmbedBatch is the most texts passed to one Embed call at ingest.
-	// Default 1024 (the hash embedder then uses every core).
+	// Default 960: ten requests of 96 texts, so the modelled request count
+	// is the minimum, ceil(texts/96), and the hash embedder uses every core.
 	EmbedBatch int
 	// Construct builds the text embedded for a record. Default: lazymem's
 	// engine.DefaultConstruct, "Role: Text".

@@ -15,7 +15,7 @@ const (
 	DefaultQueries        = 300
 	DefaultKeywordQueries = 100
 	DefaultK              = 10
-	DefaultBatch          = 1000
+	DefaultBatch          = 960
 	// DefaultLatencyPerCall is the modelled latency of one request to a
 	// remote embedding API (up to 96 texts), used with Embedder
 	// "hash+latency": the order of a hosted embedding endpoint's round trip.
@@ -66,7 +66,8 @@ type Config struct {
 	// selective stage embeds (through the cache). Default 0: the engine's
 	// default (engine.DefaultCandidates, 200).
 	Candidates int `json:"candidates,omitempty"`
-	// Batch is the number of records per write call. Default 1000.
+	// Batch is the number of records per write call. Default 960: ten
+	// modelled API requests of 96 texts per eager write, none partly empty.
 	Batch int `json:"batch"`
 	// Systems are the systems compared, by name: "lazymem", "chromem",
 	// "hnsw", "flat". Default all of them.
