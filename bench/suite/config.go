@@ -20,6 +20,9 @@ const (
 	// remote embedding API (up to 96 texts), used with Embedder
 	// "hash+latency": the order of a hosted embedding endpoint's round trip.
 	DefaultLatencyPerCall = 150 * time.Millisecond
+	// DefaultChromemQueries and ChromemLimitAbove: see Config.QueryLimit.
+	DefaultChromemQueries = 100
+	ChromemLimitAbove     = 200_000
 )
 
 // Embedder names.
@@ -77,7 +80,11 @@ type Config struct {
 	// its recall is over those, and its end-to-end time extrapolates its
 	// mean query time to all the queries (marked in the table). For systems
 	// too slow to answer every query at 1M records within the run's budget
-	// (chromem-go scans every document per query). Default none.
+	// (chromem-go scans every document per query: 2-3 s a query at 1M on 2
+	// cores, so 1k queries would take about an hour). Default (nil): chromem
+	// answers DefaultChromemQueries queries when Records exceeds
+	// ChromemLimitAbove, so a 1M run stays well under 30 minutes; every
+	// other system answers every query. A non-nil empty map: no limit.
 	QueryLimit map[string]int `json:"query_limit,omitempty"`
 	// Dir is where lazymem's temporary store is created (and removed).
 	// Default os.TempDir().
@@ -115,6 +122,9 @@ func (c *Config) EnsureDefaults() *Config {
 	}
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
+	}
+	if c.QueryLimit == nil && c.Records > ChromemLimitAbove {
+		c.QueryLimit = map[string]int{"chromem": DefaultChromemQueries}
 	}
 	if len(c.Systems) == 0 {
 		c.Systems = slices.Clone(Systems)

@@ -34,6 +34,8 @@ func TestSuiteRun(t *testing.T) {
 	cfg.Candidates = envInt(t, "LAZYMEM_SUITE_CANDIDATES", 0)
 	if lim := envInt(t, "LAZYMEM_SUITE_CHROMEM_QUERIES", 0); lim > 0 {
 		cfg.QueryLimit = map[string]int{"chromem": lim}
+	} else if lim < 0 {
+		cfg.QueryLimit = map[string]int{} // every query
 	}
 	if s := os.Getenv("LAZYMEM_SUITE_SYSTEMS"); s != "" {
 		cfg.Systems = splitComma(s)

@@ -126,8 +126,18 @@ func TestConfig(t *testing.T) {
 	}
 	c := Config{Embedder: EmbedderHashLatency}
 	c.EnsureDefaults()
-	if c.LatencyPerCall != DefaultLatencyPerCall || c.Records != DefaultRecords || c.K != DefaultK {
+	if c.LatencyPerCall != DefaultLatencyPerCall || c.Records != DefaultRecords || c.K != DefaultK || c.QueryLimit != nil {
 		t.Errorf("defaults: %+v", c)
+	}
+	c = Config{Records: 1_000_000}
+	c.EnsureDefaults()
+	if c.QueryLimit["chromem"] != DefaultChromemQueries || len(c.QueryLimit) != 1 {
+		t.Errorf("1M: query limit %v", c.QueryLimit)
+	}
+	c = Config{Records: 1_000_000, QueryLimit: map[string]int{}}
+	c.EnsureDefaults()
+	if len(c.QueryLimit) != 0 {
+		t.Errorf("explicit no limit became %v", c.QueryLimit)
 	}
 }
 
