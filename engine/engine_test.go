@@ -745,3 +745,42 @@ func TestEmptyQueryTextReturnsLatest(t *testing.T) {
 		t.Errorf("latest of s5 = %v, want [11 10]", got)
 	}
 }
+
+func TestSpeakerBoost(t *testing.T) {
+	db := openT(t, t.TempDir(), newCounting(t))
+	defer db.Close()
+	recs := []engine.Record{
+		{Time: t0, Agent: "conv", Session: "s1", Role: "Melanie", Text: "Caroline, how is the adoption research going? Adoption is a big step, adoption takes time."},
+		{Time: t0.Add(time.Minute), Agent: "conv", Session: "s1", Role: "Caroline", Text: "I have been researching adoption agencies all week."},
+		{Time: t0.Add(2 * time.Minute), Agent: "conv", Session: "s1", Role: "Melanie", Text: "I painted a lake sunrise last weekend."},
+		{Time: t0.Add(3 * time.Minute), Agent: "other", Session: "s9", Role: "Caroline", Text: "Unrelated agent."},
+	}
+	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	q := engine.Query{Text: "What did Caroline research about adoption?", Agent: "conv", Mode: engine.ModeSparse, Explain: true}
+	res := recall(t, db, q)
+	if fmt.Sprint(res.Stats.Speakers) != "[Caroline]" || strings.Contains(res.Stats.Text, "Caroline") {
+		t.Errorf("speakers %q, searched text %q", res.Stats.Speakers, res.Stats.Text)
+	}
+	if res.Memories[0].Role != "Caroline" || !slices.Contains(res.Memories[0].Reasons, "speaker x2") {
+		t.Errorf("with boost, top = %s %q %q", res.Memories[0].Role, res.Memories[0].Text, res.Memories[0].Reasons)
+	}
+	q.SpeakerBoost = -1
+	res = recall(t, db, q)
+	if res.Stats.Speakers != nil || res.Memories[0].Role != "Melanie" {
+		t.Errorf("without boost: speakers %q, top %s", res.Stats.Speakers, res.Memories[0].Role)
+	}
+	// Lowercase in the query, lazy and dense modes.
+	for _, mode := range []engine.Mode{engine.ModeLazy, engine.ModeDense} {
+		res = recall(t, db, engine.Query{Text: "what did caroline research about adoption", Agent: "conv", Mode: mode})
+		if fmt.Sprint(res.Stats.Speakers) != "[Caroline]" || res.Memories[0].Role != "Caroline" {
+			t.Errorf("%s: speakers %q, top %s", mode, res.Stats.Speakers, res.Memories[0].Role)
+		}
+	}
+	// A name that is no role of the agent is searched as a word.
+	res = recall(t, db, engine.Query{Text: "Melanie adoption", Agent: "other", Mode: engine.ModeSparse})
+	if res.Stats.Speakers != nil || !strings.Contains(res.Stats.Text, "Melanie") {
+		t.Errorf("other agent: speakers %q, text %q", res.Stats.Speakers, res.Stats.Text)
+	}
+}

@@ -46,6 +46,9 @@ type RecallStats struct {
 	Since, Until time.Time
 	// TimeExpr is the time expression ParseTime found, if any.
 	TimeExpr string
+	// Speakers are the query words found as roles of the searched agents:
+	// their records were boosted by Query.SpeakerBoost.
+	Speakers []string
 
 	Filtered     int // records passing the filters
 	Hits         int // BM25 hits (at most Candidates)
@@ -76,6 +79,7 @@ type cand struct {
 	sparseRank int // 1-based; 0: not a BM25 hit
 	denseRank  int // 1-based; 0: no dense score
 	session    bool
+	speaker    bool // boosted by Query.SpeakerBoost
 	dense      float32
 	rec        Record
 	fetched    bool
@@ -154,11 +158,25 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 		}
 	}
 	st.Filtered = int(bm.GetCardinality())
+	var speakers *roaring.Bitmap
+	if q.SpeakerBoost != 1 && st.Filtered > 0 {
+		var err error
+		speakers, st.Speakers, err = db.findSpeakers(denseText, f.Agents)
+		if err != nil {
+			return nil, err
+		}
+		if len(st.Speakers) > 0 {
+			if stripped := stripWords(text, st.Speakers); strings.TrimSpace(stripped) != "" {
+				text = stripped
+				st.Text = text
+			}
+		}
+	}
 	t1 := time.Now()
 	st.Durations.Filter = t1.Sub(t0)
 
 	if q.Mode == ModeDense {
-		if err := db.recallDense(ctx, &q, denseText, bm, now, res, t1); err != nil {
+		if err := db.recallDense(ctx, &q, denseText, bm, speakers, now, res, t1); err != nil {
 			return nil, err
 		}
 		db.recalls.Add(1)
@@ -280,7 +298,7 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 		}
 	}
 	t3 := time.Now()
-	fused := fuse(cands, &q, now)
+	fused := fuse(cands, &q, now, speakers)
 	top := vecmath.TopK(fused, q.K)
 	var rest []int
 	for _, i := range top {
@@ -350,7 +368,7 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 }
 
 // fuse computes the fused score of every candidate.
-func fuse(cands []cand, q *Query, now time.Time) []float32 {
+func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap) []float32 {
 	out := make([]float32, len(cands))
 	if len(cands) == 0 {
 		return out
@@ -395,6 +413,10 @@ func fuse(cands []cand, q *Query, now time.Time) []float32 {
 		if q.RecencyHalfLife > 0 && c.fetched {
 			s *= recencyFactor(c.rec.Time, q, now)
 		}
+		if speakers != nil && s > 0 && speakers.Contains(uint32(c.id)) {
+			s *= q.SpeakerBoost
+			c.speaker = true
+		}
 		out[i] = float32(s)
 	}
 	return out
@@ -422,6 +444,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	if c.session {
 		rs = append(rs, "session "+q.CurrentSession)
 	}
+	if c.speaker {
+		rs = append(rs, fmt.Sprintf("speaker x%g", q.SpeakerBoost))
+	}
 	if q.RecencyHalfLife > 0 && c.fetched {
 		rs = append(rs, fmt.Sprintf("recency x%.2f", recencyFactor(c.rec.Time, q, now)))
 	}
@@ -432,7 +457,7 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 const denseChunk = 4096
 
 // recallDense scores every filtered record by cosine: the eager reference.
-func (db *DB) recallDense(ctx context.Context, q *Query, text string, bm *roaring.Bitmap, now time.Time, res *Result, t1 time.Time) error {
+func (db *DB) recallDense(ctx context.Context, q *Query, text string, bm, speakers *roaring.Bitmap, now time.Time, res *Result, t1 time.Time) error {
 	st := &res.Stats
 	qv, ls, err := db.cache.get(ctx, []string{text})
 	if err != nil {
@@ -492,9 +517,12 @@ func (db *DB) recallDense(ctx context.Context, q *Query, text string, bm *roarin
 	ts := time.Now()
 	fused := make([]float32, len(scores))
 	copy(fused, scores)
-	if q.RecencyHalfLife > 0 {
-		for i := range fused {
+	for i := range fused {
+		if q.RecencyHalfLife > 0 {
 			fused[i] *= float32(recencyFactor(times[i], q, now))
+		}
+		if speakers != nil && fused[i] > 0 && speakers.Contains(ids[i]) {
+			fused[i] *= float32(q.SpeakerBoost)
 		}
 	}
 	top := vecmath.TopK(fused, q.K)
@@ -519,4 +547,76 @@ func (db *DB) recallDense(ctx context.Context, q *Query, text string, bm *roarin
 	st.Durations.Score = time.Since(ts)
 	_ = t1
 	return nil
+}
+
+// maxSpeakerWords bounds the query words checked against the role postings.
+const maxSpeakerWords = 32
+
+// findSpeakers returns the records of the agents whose role is a word of
+// text (as typed, lowercased or capitalized), and those roles.
+func (db *DB) findSpeakers(text string, agents []string) (*roaring.Bitmap, []string, error) {
+	var bm *roaring.Bitmap
+	var found []string
+	seen := map[string]bool{}
+	words := strings.FieldsFunc(text, func(r rune) bool { return !isWordRune(r) })
+	if len(words) > maxSpeakerWords {
+		words = words[:maxSpeakerWords]
+	}
+	for _, w := range words {
+		if len(w) < 2 {
+			continue
+		}
+		lw := strings.ToLower(w)
+		for _, v := range []string{w, lw, strings.ToUpper(lw[:1]) + lw[1:]} {
+			if seen[v] {
+				continue
+			}
+			seen[v] = true
+			rb, err := db.idx.Filter(&index.Filter{Agents: agents, Roles: []string{v}})
+			if err != nil {
+				return nil, nil, fmt.Errorf("lazymem: engine: role filter: %w", err)
+			}
+			if rb.IsEmpty() {
+				continue
+			}
+			found = append(found, v)
+			if bm == nil {
+				bm = rb
+			} else {
+				bm.Or(rb)
+			}
+		}
+	}
+	return bm, found, nil
+}
+
+// stripWords removes every whole-word, case-insensitive occurrence of ws
+// from text.
+func stripWords(text string, ws []string) string {
+	drop := map[string]bool{}
+	for _, w := range ws {
+		drop[strings.ToLower(w)] = true
+	}
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			if !drop[strings.ToLower(text[start:end])] {
+				b.WriteString(text[start:end])
+			}
+			start = -1
+		}
+	}
+	for i, r := range text {
+		if isWordRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+		b.WriteRune(r)
+	}
+	flush(len(text))
+	return b.String()
 }
