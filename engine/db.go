@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/index"
@@ -34,6 +36,9 @@ type DB struct {
 	appendMu sync.Mutex
 	idxMu    sync.Mutex
 
+	// indexRepaired is where Open set a corrupt index aside ("" if not).
+	indexRepaired string
+
 	appended    atomic.Uint64
 	recalls     atomic.Uint64
 	indexErrors atomic.Uint64
@@ -54,7 +59,17 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
-	db.idx, err = index.Open(filepath.Join(dir, "index"), opts.Index, logSource{db.log})
+	idir := filepath.Join(dir, "index")
+	db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
+	if err != nil && errors.Is(err, index.ErrCorrupt) && !opts.DisableIndexRepair {
+		// The index is derived data: set the damaged one aside (for
+		// forensics) and rebuild it from the log.
+		aside := fmt.Sprintf("%s.corrupt-%d", idir, time.Now().UnixNano())
+		if rerr := os.Rename(idir, aside); rerr == nil {
+			db.indexRepaired = aside
+			db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
+		}
+	}
 	if err != nil {
 		_ = db.log.Close()
 		return nil, fmt.Errorf("lazymem: engine: open index: %w", err)
@@ -251,9 +266,12 @@ type Metrics struct {
 	Appended    uint64 // records appended since Open
 	Recalls     uint64 // recalls answered since Open
 	IndexErrors uint64 // batches stored but not indexed (re-indexed on Open)
-	Log         segment.Metrics
-	Index       index.Metrics
-	Cache       CacheMetrics
+	// IndexRepaired is the directory Open moved a corrupt index to before
+	// rebuilding it from the log; "" when the index opened cleanly.
+	IndexRepaired string
+	Log           segment.Metrics
+	Index         index.Metrics
+	Cache         CacheMetrics
 }
 
 // Metrics returns a snapshot.
@@ -261,9 +279,10 @@ func (db *DB) Metrics() Metrics {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	m := Metrics{
-		Appended:    db.appended.Load(),
-		Recalls:     db.recalls.Load(),
-		IndexErrors: db.indexErrors.Load(),
+		Appended:      db.appended.Load(),
+		Recalls:       db.recalls.Load(),
+		IndexErrors:   db.indexErrors.Load(),
+		IndexRepaired: db.indexRepaired,
 	}
 	if db.closed {
 		return m

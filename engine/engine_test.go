@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -782,5 +784,37 @@ func TestSpeakerBoost(t *testing.T) {
 	res = recall(t, db, engine.Query{Text: "Melanie adoption", Agent: "other", Mode: engine.ModeSparse})
 	if res.Stats.Speakers != nil || !strings.Contains(res.Stats.Text, "Melanie") {
 		t.Errorf("other agent: speakers %q, text %q", res.Stats.Speakers, res.Stats.Text)
+	}
+}
+
+// TestIndexRepair: a damaged index is set aside and rebuilt from the log.
+func TestIndexRepair(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, newCounting(t))
+	load(t, db)
+	q := engine.Query{Text: "connection pool", Agent: "a1", Mode: engine.ModeSparse}
+	before := ids(recall(t, db, q).Memories)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	man := filepath.Join(dir, "index", "MANIFEST")
+	b, err := os.ReadFile(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(man, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Open(dir, engine.Options{DisableIndexRepair: true}); err == nil {
+		t.Fatal("Open with a corrupt index and repair disabled succeeded")
+	}
+	db = openT(t, dir, newCounting(t))
+	defer db.Close()
+	if m := db.Metrics(); m.IndexRepaired == "" || m.Index.Docs != uint64(len(corpus())) {
+		t.Fatalf("after repair: %+v", m)
+	}
+	if after := ids(recall(t, db, q).Memories); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("after repair %v, before %v", after, before)
 	}
 }

@@ -74,6 +74,11 @@ type Options struct {
 	// queries without Now. Default time.Now.
 	Clock func() time.Time
 
+	// DisableIndexRepair makes Open fail on a corrupt index instead of
+	// moving it aside (to dir/index.corrupt-<nanos>) and rebuilding it from
+	// the log. Default false: the index is derived data.
+	DisableIndexRepair bool
+
 	// Log configures the append-only log under dir/log. Zero: its defaults.
 	Log segment.Options
 	// Index configures the index under dir/index. Zero: its defaults.
