@@ -406,3 +406,6 @@ func sortedCopy(ids []uint64) []uint64 {
 	}
 	return out
 }
+
+// Dir returns the directory the log lives in.
+func (l *Log) Dir() string { return l.dir }
