@@ -309,6 +309,12 @@ func TestTimeExpressions(t *testing.T) {
 			}
 		})
 	}
+	// Nothing but stopwords left once the expression is gone: the window's
+	// records themselves.
+	res0 := recall(t, db, engine.Query{Text: "what was there yesterday?", Agent: "a1", ParseTime: true, Now: t0, Mode: engine.ModeSparse})
+	if got := texts(res0.Memories); len(got) != 2 || res0.Stats.Hits != 0 {
+		t.Errorf("yesterday alone: %d hits, memories %q, want the 2 records of yesterday", res0.Stats.Hits, got)
+	}
 	// Off by default: the words are searched, no window.
 	res := recall(t, db, engine.Query{Text: "pool yesterday", Agent: "a1", Mode: engine.ModeSparse})
 	if res.Stats.TimeExpr != "" || !res.Stats.Since.IsZero() {

@@ -198,8 +198,12 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 				cands = append(cands, cand{id: h.ID, sparse: h.Score, sparseRank: i + 1})
 			}
 			st.Hits = len(hits)
-		} else {
-			// No text: the latest records passing the filters.
+		}
+		if st.Hits == 0 && (strings.TrimSpace(text) == "" || st.TimeExpr != "") {
+			// No text, or a time expression and no other word that matched
+			// ("what happened yesterday?"): the latest records of the window,
+			// which the dense stage then ranks. Without a time expression a
+			// query matching nothing returns nothing.
 			it := bm.ReverseIterator()
 			for it.HasNext() && len(cands) < q.Candidates {
 				id := uint64(it.Next())
