@@ -573,12 +573,12 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		s.present.Add(id)
 		for j := a.off; j < a.off+a.n; j++ {
 			t := bt.terms[j]
-			mt := m.terms[t]
-			if mt == nil {
-				mt = &memTerm{}
-				m.terms[strings.Clone(t)] = mt
+			k, ok := m.terms[t]
+			if !ok {
+				k = m.slab.alloc()
+				m.terms[strings.Clone(t)] = k
 			}
-			mt.add(id, bt.tfs[j], a.dl)
+			m.slab.at(k).add(id, bt.tfs[j], a.dl)
 		}
 		x.addField(keyAgent, d.Agent, id)
 		x.addField(keySession, d.Session, id)
@@ -769,20 +769,30 @@ func (x *Index) seal(s *segment, num uint64) (*segment, error) {
 	m := s.mut
 	b := &segBuilder{lo: s.lo, hi: s.hi, lens: m.lens, times: m.times, present: s.present.Clone(),
 		nDocs: s.nDocs, sumLen: s.sumLen, fields: m.fields}
-	terms := make([]string, 0, len(m.terms))
+	type termRef struct {
+		t string
+		k int32
+	}
+	terms := make([]termRef, 0, len(m.terms))
 	total, strLen := 0, 0
-	for t, mt := range m.terms {
-		terms = append(terms, t)
-		total += len(mt.docs)
+	for t, k := range m.terms {
+		terms = append(terms, termRef{t, k})
+		total += m.slab.at(k).df()
 		strLen += len(t)
 	}
-	slices.Sort(terms)
+	slices.SortFunc(terms, func(a, b termRef) int { return strings.Compare(a.t, b.t) })
 	b.posts = make([]byte, 0, 3*total+blockMetaSize*(total/blockSize+len(terms)))
 	b.table = make([]byte, 0, termEntrySize*len(terms))
 	b.strs = make([]byte, 0, strLen)
-	for _, t := range terms {
-		mt := m.terms[t]
-		b.addTerm(t, mt.docs, mt.tfs)
+	var docs, tfs []uint32
+	for _, r := range terms {
+		post := m.slab.at(r.k).post
+		docs, tfs = docs[:0], tfs[:0]
+		for j := 0; j < len(post); j += 2 {
+			docs = append(docs, post[j])
+			tfs = append(tfs, post[j+1])
+		}
+		b.addTerm(r.t, docs, tfs)
 	}
 	return x.writeSegment(b, num)
 }

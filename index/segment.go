@@ -123,15 +123,36 @@ func (s *segment) frontier(t string, ti *termInfo, p *Postings) []tfdl {
 }
 
 type memSeg struct {
-	terms  map[string]*memTerm
+	terms  map[string]int32 // index in slab
+	slab   memSlab
 	lens   []uint32
 	times  []int64
 	fields fieldSet
 }
 
+// memSlab stores memTerms in fixed-size chunks: no per-term allocation,
+// and growing it never copies (or moves) the terms already there.
+type memSlab struct {
+	chunks [][]memTerm
+	n      int32
+}
+
+const slabChunk = 1024
+
+func (s *memSlab) at(k int32) *memTerm { return &s.chunks[k/slabChunk][k%slabChunk] }
+
+// alloc returns the index of a new zero memTerm.
+func (s *memSlab) alloc() int32 {
+	if s.n%slabChunk == 0 {
+		s.chunks = append(s.chunks, make([]memTerm, slabChunk))
+	}
+	s.n++
+	return s.n - 1
+}
+
 func newMutable(lo uint32) *segment {
 	return &segment{lo: lo, hi: lo - 1, present: roaring.New(), mut: &memSeg{
-		terms: make(map[string]*memTerm), fields: make(fieldSet)}}
+		terms: make(map[string]int32), fields: make(fieldSet)}}
 }
 
 func (s *segment) empty() bool { return s.nDocs == 0 }
@@ -153,12 +174,14 @@ func (s *segment) docTime(id uint32) int64 {
 // term looks a term up; ok is false when the segment does not hold it.
 func (s *segment) term(t string, ti *termInfo) bool {
 	if s.mut != nil {
-		mt := s.mut.terms[t]
-		if mt == nil {
+		j, ok := s.mut.terms[t]
+		if !ok {
 			return false
 		}
-		*ti = termInfo{df: uint32(len(mt.docs)), mem: mt, maxTF: 0, minDL: ^uint32(0)}
-		for _, b := range mt.blocks {
+		mt := s.mut.slab.at(j)
+		*ti = termInfo{df: uint32(mt.df()), mem: mt, maxTF: 0, minDL: ^uint32(0)}
+		for bi := range mt.nBlocks() {
+			b := mt.block(bi)
 			ti.maxTF = max(ti.maxTF, b.maxTF)
 			ti.minDL = min(ti.minDL, b.minDL)
 		}
