@@ -578,7 +578,7 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 				k = m.slab.alloc()
 				m.terms[strings.Clone(t)] = k
 			}
-			m.slab.at(k).add(id, bt.tfs[j], a.dl)
+			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
 		}
 		x.addField(keyAgent, d.Agent, id)
 		x.addField(keySession, d.Session, id)
@@ -786,12 +786,7 @@ func (x *Index) seal(s *segment, num uint64) (*segment, error) {
 	b.strs = make([]byte, 0, strLen)
 	var docs, tfs []uint32
 	for _, r := range terms {
-		post := m.slab.at(r.k).post
-		docs, tfs = docs[:0], tfs[:0]
-		for j := 0; j < len(post); j += 2 {
-			docs = append(docs, post[j])
-			tfs = append(tfs, post[j+1])
-		}
+		docs, tfs = m.slab.at(r.k).appendPostings(&m.arena, docs[:0], tfs[:0])
 		b.addTerm(r.t, docs, tfs)
 	}
 	return x.writeSegment(b, num)

@@ -3,6 +3,8 @@ package index
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
+	"slices"
 )
 
 // blockSize is the number of postings per block. Never change: it is part of
@@ -27,19 +29,26 @@ type blockMeta struct {
 // blockMetaSize is the on-disk size of a blockMeta. Never change.
 const blockMetaSize = 16
 
-// memTerm holds the postings of one term in the mutable segment: (doc, tf)
-// pairs interleaved in one array, the block metadata maintained as
-// documents are appended. Most terms of a mutable segment have a handful of
-// postings: the first block's metadata lives inline and memTerms live in
-// one slab (memSeg.slab), so a new term costs one small allocation (its
-// pairs) instead of four, and the GC has fewer objects to scan.
+// memTerm holds the postings of one term in the mutable segment, as
+// (doc, tf) pairs in chunks of the segment's postArena, the block metadata
+// maintained as documents are appended. memTerms live in a chunked slab
+// (memSeg.slab) and their postings in pointer-free arena pages, so adding a
+// posting never allocates per term or copies a growing slice, and the GC
+// does not scan the postings.
+//
+// Chunk sizes (in pairs) follow the posting count: 1, 1, 2, 4, 8, 16, 32, 64
+// (together block 0's 128 postings), then 128 per chunk, so every block
+// after the first is exactly one chunk, whose arena address is kept in its
+// blockMeta.off. Each chunk is followed by one word: the address of the
+// next chunk (used to walk block 0).
 type memTerm struct {
-	post   []uint32    // doc0, tf0, doc1, tf1, ...
-	first  blockMeta   // block 0
-	blocks []blockMeta // blocks 1..
+	head, tail uint32      // arena addresses of the first and the current chunk
+	n          uint32      // postings (df)
+	first      blockMeta   // block 0
+	blocks     []blockMeta // blocks 1..; off = the block's chunk address
 }
 
-func (t *memTerm) df() int { return len(t.post) / 2 }
+func (t *memTerm) df() int { return int(t.n) }
 
 // block returns the metadata of block bi.
 func (t *memTerm) block(bi int) *blockMeta {
@@ -53,19 +62,106 @@ func (t *memTerm) nBlocks() int {
 	return (t.df() + blockSize - 1) / blockSize
 }
 
-func (t *memTerm) add(doc, tf, dl uint32) {
-	switch n := t.df(); {
+// chunkStart returns the index of the first posting of the chunk holding
+// posting i, and that chunk's size in pairs.
+func chunkStart(i uint32) (start, size uint32) {
+	switch {
+	case i >= blockSize:
+		return i - i%blockSize, blockSize
+	case i < 2:
+		return i, 1
+	}
+	s := uint32(1) << (bits.Len32(i) - 1)
+	return s, s
+}
+
+func (t *memTerm) add(a *postArena, doc, tf, dl uint32) {
+	n := t.n
+	start, size := chunkStart(n)
+	if start == n { // new chunk
+		addr := a.alloc(2*size + 1)
+		if n == 0 {
+			t.head = addr
+		} else {
+			_, psize := chunkStart(n - 1)
+			a.word(t.tail + 2*psize)[0] = addr
+		}
+		t.tail = addr
+	}
+	switch {
 	case n == 0:
 		t.first = blockMeta{last: doc, maxTF: tf, minDL: dl}
 	case n%blockSize == 0:
-		t.blocks = append(t.blocks, blockMeta{last: doc, maxTF: tf, minDL: dl})
+		t.blocks = append(t.blocks, blockMeta{last: doc, off: t.tail, maxTF: tf, minDL: dl})
 	default:
-		b := t.block(n / blockSize)
+		b := t.block(int(n / blockSize))
 		b.last = doc
 		b.maxTF = max(b.maxTF, tf)
 		b.minDL = min(b.minDL, dl)
 	}
-	t.post = append(t.post, doc, tf)
+	w := a.word(t.tail + 2*(n-start))
+	w[0], w[1] = doc, tf
+	t.n++
+}
+
+// loadBlock copies block bi (n postings) into docs and tfs.
+func (t *memTerm) loadBlock(a *postArena, bi, n int, docs, tfs []uint32) {
+	if bi > 0 {
+		c := a.word(t.blocks[bi-1].off)[:2*n]
+		for j := range n {
+			docs[j], tfs[j] = c[2*j], c[2*j+1]
+		}
+		return
+	}
+	addr := t.head
+	for i := 0; i < n; {
+		_, size := chunkStart(uint32(i))
+		c := a.word(addr)[:2*size+1]
+		k := min(int(size), n-i)
+		for j := range k {
+			docs[i+j], tfs[i+j] = c[2*j], c[2*j+1]
+		}
+		i += k
+		addr = c[2*size]
+	}
+}
+
+// appendPostings appends all of the term's postings to docs and tfs.
+func (t *memTerm) appendPostings(a *postArena, docs, tfs []uint32) ([]uint32, []uint32) {
+	for bi := range t.nBlocks() {
+		n := min(blockSize, t.df()-bi*blockSize)
+		lo := len(docs)
+		docs, tfs = slices.Grow(docs, n)[:lo+n], slices.Grow(tfs, n)[:lo+n]
+		t.loadBlock(a, bi, n, docs[lo:], tfs[lo:])
+	}
+	return docs, tfs
+}
+
+// postArena holds the mutable segment's postings in pointer-free pages.
+// An address is page<<arenaShift | offset; a chunk never straddles pages.
+type postArena struct {
+	pages [][]uint32
+	used  uint32 // words used in the last page
+}
+
+const (
+	arenaShift = 18 // 1 MiB pages; 2^14 pages address 64 GiB of postings
+	arenaPage  = 1 << arenaShift
+)
+
+func (a *postArena) alloc(words uint32) uint32 {
+	if len(a.pages) == 0 || a.used+words > arenaPage {
+		a.pages = append(a.pages, make([]uint32, arenaPage))
+		a.used = 0
+	}
+	addr := uint32(len(a.pages)-1)<<arenaShift | a.used
+	a.used += words
+	return addr
+}
+
+// word returns the arena from addr to the end of its page.
+func (a *postArena) word(addr uint32) []uint32 {
+	return a.pages[addr>>arenaShift][addr&(arenaPage-1):]
 }
 
 // termInfo is what a segment knows about one term without decoding it.
@@ -74,8 +170,9 @@ type termInfo struct {
 	maxTF  uint32 // over the whole term: the term-level upper bound
 	minDL  uint32
 	mem    *memTerm // mutable segment
-	data   []byte   // sealed segment: block metas followed by block data
-	lo, hi uint32   // sealed segment id range: decoded ids are checked against it
+	arena  *postArena
+	data   []byte // sealed segment: block metas followed by block data
+	lo, hi uint32 // sealed segment id range: decoded ids are checked against it
 }
 
 // Postings iterates over one term's postings in one segment, in increasing
@@ -86,6 +183,7 @@ type termInfo struct {
 // checksummed on load, so it is nil unless memory was damaged).
 type Postings struct {
 	mem     *memTerm
+	arena   *postArena
 	data    []byte
 	nBlocks int
 	df      int
@@ -104,7 +202,7 @@ type Postings struct {
 }
 
 func (p *Postings) reset(ti *termInfo) {
-	p.mem, p.data, p.df, p.lo, p.hi = ti.mem, ti.data, int(ti.df), ti.lo, ti.hi
+	p.mem, p.arena, p.data, p.df, p.lo, p.hi = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
 	if p.df == 0 {
@@ -148,10 +246,7 @@ func (p *Postings) load(bi int) {
 		n = p.df - bi*blockSize
 	}
 	if p.mem != nil {
-		pairs := p.mem.post[2*bi*blockSize : 2*(bi*blockSize+n)]
-		for j := range n {
-			p.docBuf[j], p.tfBuf[j] = pairs[2*j], pairs[2*j+1]
-		}
+		p.mem.loadBlock(p.arena, bi, n, p.docBuf[:n], p.tfBuf[:n])
 		p.docs, p.tfs = p.docBuf[:n], p.tfBuf[:n]
 		p.cur = p.docs[0]
 		return

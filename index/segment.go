@@ -125,6 +125,7 @@ func (s *segment) frontier(t string, ti *termInfo, p *Postings) []tfdl {
 type memSeg struct {
 	terms  map[string]int32 // index in slab
 	slab   memSlab
+	arena  postArena
 	lens   []uint32
 	times  []int64
 	fields fieldSet
@@ -179,7 +180,7 @@ func (s *segment) term(t string, ti *termInfo) bool {
 			return false
 		}
 		mt := s.mut.slab.at(j)
-		*ti = termInfo{df: uint32(mt.df()), mem: mt, maxTF: 0, minDL: ^uint32(0)}
+		*ti = termInfo{df: uint32(mt.df()), mem: mt, arena: &s.mut.arena, maxTF: 0, minDL: ^uint32(0)}
 		for bi := range mt.nBlocks() {
 			b := mt.block(bi)
 			ti.maxTF = max(ti.maxTF, b.maxTF)
