@@ -195,6 +195,21 @@ func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*s
 			return nil, err
 		}
 	}
+	// The output's sections are at most the inputs' together (deletions
+	// and fewer partial blocks only shrink them): size them once instead
+	// of growing (and copying) ~100 MB by doubling (profile: 15% of a merge).
+	var nPosts, nTable, nStrs int
+	for _, s := range in {
+		nPosts, nTable, nStrs = nPosts+len(s.posts), nTable+len(s.table), nStrs+len(s.strs)
+	}
+	b.posts = make([]byte, 0, nPosts+nPosts/64)
+	b.table = make([]byte, 0, nTable)
+	b.strs = make([]byte, 0, nStrs)
+	// Deleted ids in the merged range, if any (most merges have none).
+	var del *roaring.Bitmap
+	if !tomb.IsEmpty() && tomb.IntersectsWithInterval(uint64(lo), uint64(hi)+1) {
+		del = tomb
+	}
 	// k-way merge of the sorted term tables.
 	pos := make([]int, len(in))
 	var docs, tfs []uint32
@@ -223,7 +238,7 @@ func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*s
 			pos[i]++
 			p.reset(&ti)
 			for p.Next() {
-				if d := p.At(); !tomb.Contains(d) {
+				if d := p.At(); del == nil || !del.Contains(d) {
 					docs = append(docs, d)
 					tfs = append(tfs, p.TF())
 				}
