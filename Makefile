@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     := ./...
 # Packages whose code starts goroutines run under the race detector in `make test`.
-RACE_PKGS := ./segment/... ./index/... ./engine/...
+RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite
 BENCHTIME ?= 1s
 
 .PHONY: all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 clean
