@@ -123,7 +123,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 			return nil, err
 		}
 	}
-	x.mut = newMutable(x.nextLo())
+	x.mut = newMutable(x.nextLo(), memHint{})
 	if err := x.recount(); err != nil {
 		return nil, err
 	}
@@ -511,7 +511,7 @@ func (x *Index) freeze() int {
 	defer x.mu.Unlock()
 	if s := x.mut; !s.empty() && !x.closed {
 		x.segs = append(x.segs, s)
-		x.mut = newMutable(s.hi + 1)
+		x.mut = newMutable(s.hi+1, memHint{terms: len(s.mut.terms), docs: len(s.mut.lens)})
 		s.mut.fields = x.fieldsIn(s.lo, s.hi)
 	}
 	n := 0

@@ -151,10 +151,18 @@ func (s *memSlab) alloc() int32 {
 	return s.n - 1
 }
 
-func newMutable(lo uint32) *segment {
+// newMutable returns an empty mutable segment starting at id lo. hint
+// pre-sizes its term dictionary and per-doc arrays (the previous mutable
+// segment's sizes: segments fill alike, and growing a ~100k-entry map by
+// rehashing showed in the profile).
+func newMutable(lo uint32, hint memHint) *segment {
 	return &segment{lo: lo, hi: lo - 1, present: roaring.New(), mut: &memSeg{
-		terms: make(map[string]int32), fields: make(fieldSet)}}
+		terms: make(map[string]int32, hint.terms), fields: make(fieldSet),
+		lens: make([]uint32, 0, hint.docs), times: make([]int64, 0, hint.docs)}}
 }
+
+// memHint sizes a new mutable segment.
+type memHint struct{ terms, docs int }
 
 func (s *segment) empty() bool { return s.nDocs == 0 }
 
