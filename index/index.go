@@ -404,10 +404,8 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 // parallelMin is the batch size from which Add analyses on several cores.
 const parallelMin = 256
 
-func (x *Index) add(docs []*Doc, autoFlush bool) error {
-	if len(docs) == 0 {
-		return nil
-	}
+// validateDocs checks a batch before anything of it is indexed.
+func validateDocs(docs []*Doc) error {
 	prev := uint64(0)
 	for i, d := range docs {
 		if d == nil {
@@ -426,8 +424,12 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 		}
 		prev = d.ID
 	}
-	x.addMu.Lock()
-	defer x.addMu.Unlock()
+	return nil
+}
+
+// checkAppend reports whether docs may follow what is indexed. Callers hold
+// x.addMu.
+func (x *Index) checkAppend(docs []*Doc) error {
 	x.mu.RLock()
 	closed, bad := x.closed, x.hasDocs && docs[0].ID <= uint64(x.lastID)
 	last := x.lastID
@@ -437,6 +439,101 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 	}
 	if bad {
 		return fmt.Errorf("%w: %d after %d", ErrIDOrder, docs[0].ID, last)
+	}
+	return nil
+}
+
+// Analyzed is the text analysis of a batch made by Analyze before the
+// batch's ids are known: the engine analyses while the log makes the batch
+// durable, then adds it with AddAnalyzed.
+type Analyzed struct {
+	x   *Index
+	n   int
+	bts []*batchTerms
+}
+
+// Analyze runs the analysis of docs' texts, the costly part of Add, without
+// touching the index; docs' ids are not read. Hand the result to AddAnalyzed
+// with the same documents, or to Release.
+func (x *Index) Analyze(docs []*Doc) *Analyzed {
+	a := &Analyzed{x: x, n: len(docs)}
+	nChunks := (len(docs) + addChunk - 1) / addChunk
+	a.bts = make([]*batchTerms, nChunks)
+	for i := range a.bts {
+		a.bts[i] = x.getBatch()
+	}
+	chunk := func(c int) []*Doc { return docs[c*addChunk : min((c+1)*addChunk, len(docs))] }
+	if nChunks == 1 || len(docs) < parallelMin {
+		for c := range nChunks {
+			x.analyze(chunk(c), a.bts[c])
+		}
+		return a
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), nChunks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= nChunks {
+					return
+				}
+				x.analyze(chunk(c), a.bts[c])
+			}
+		}()
+	}
+	wg.Wait()
+	return a
+}
+
+// Release returns an analysis that will not be added.
+func (a *Analyzed) Release() {
+	if a == nil {
+		return
+	}
+	for _, bt := range a.bts {
+		a.x.putBatch(bt)
+	}
+	a.bts = nil
+}
+
+// AddAnalyzed indexes docs, whose analysis Analyze made (their ids may have
+// been set since). It validates like Add and consumes a either way.
+func (x *Index) AddAnalyzed(docs []*Doc, a *Analyzed) error {
+	defer a.Release()
+	if a == nil || a.x != x || a.n != len(docs) || a.bts == nil {
+		return fmt.Errorf("%w: AddAnalyzed with an analysis of another batch", ErrOptions)
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := validateDocs(docs); err != nil {
+		return err
+	}
+	x.addMu.Lock()
+	defer x.addMu.Unlock()
+	if err := x.checkAppend(docs); err != nil {
+		return err
+	}
+	for c, bt := range a.bts {
+		x.insert(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bt)
+	}
+	return x.afterAdd(true)
+}
+
+func (x *Index) add(docs []*Doc, autoFlush bool) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := validateDocs(docs); err != nil {
+		return err
+	}
+	x.addMu.Lock()
+	defer x.addMu.Unlock()
+	if err := x.checkAppend(docs); err != nil {
+		return err
 	}
 	// Analysis runs outside the lock. Large batches are cut into chunks that
 	// worker goroutines analyse while this goroutine inserts the chunks
@@ -484,6 +581,12 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 	for _, bt := range bts {
 		x.putBatch(bt)
 	}
+	return x.afterAdd(autoFlush)
+}
+
+// afterAdd starts a flush when the mutable segment is full. Callers hold
+// x.addMu.
+func (x *Index) afterAdd(autoFlush bool) error {
 	x.mu.RLock()
 	need := autoFlush && x.opts.FlushDocs > 0 && int(x.mut.nDocs) >= x.opts.FlushDocs
 	x.mu.RUnlock()
