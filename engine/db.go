@@ -136,7 +136,20 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 	payloads := make([][]byte, len(recs))
 	docs := make([]index.Doc, len(recs))
 	ptrs := make([]*index.Doc, len(recs))
-	var buf []byte
+	// Size the encoding buffer once (profile: growing it was a tenth of the
+	// batch's memmove); RecordSize below is exact, this is an estimate.
+	est := 0
+	for i := range recs {
+		r := &recs[i]
+		est += 32 + len(r.Text) + len(r.Agent) + len(r.Session) + len(r.Role)
+		for k, vs := range r.Meta {
+			est += 2 + len(k)
+			for _, v := range vs {
+				est += 1 + len(v)
+			}
+		}
+	}
+	buf := make([]byte, 0, est)
 	for i := range recs {
 		r := &recs[i]
 		where := single
