@@ -26,7 +26,7 @@
 //  1. Filter: agents, sessions, roles, metadata Where/Not and the time window
 //     (optionally parsed from the query text: ParseTime) become one roaring
 //     bitmap (index.Filter).
-//  2. Broad: BM25 top Candidates (default 200) over the bitmap, plus the
+//  2. Broad: BM25 top Candidates (default max(50, 5*K)) over the bitmap, plus the
 //     CurrentSession's latest SessionTurns (default 8) turns that pass the
 //     filters; optional synonym expansion of the BM25 query.
 //  3. Selective: the candidates are read from the log in one GetMany; each

@@ -19,8 +19,14 @@ const (
 	// DefaultDiskCacheBlockBytes is the default Options.DiskCacheBlockBytes.
 	DefaultDiskCacheBlockBytes = 32 << 20
 
-	DefaultK            = 10
-	DefaultCandidates   = 200
+	DefaultK = 10
+	// DefaultCandidates is the least number of BM25 candidates of a recall;
+	// the default is max(DefaultCandidates, CandidatesPerK*K). Measured: at
+	// 1M records, 50 candidates for K=10 keep the planted-fact recall of 200
+	// while embedding a quarter as much (docs/BENCHMARKS.md); on LoCoMo 50-200
+	// give the same R@10.
+	DefaultCandidates   = 50
+	CandidatesPerK      = 5
 	DefaultSessionTurns = 8
 	// MaxK and MaxCandidates bound a query's sizes: a recall is a hot-path
 	// call, not an export.

@@ -70,7 +70,8 @@ type Query struct {
 	// K is the number of memories returned. Default 10, at most MaxK.
 	K int
 	// Candidates is how many BM25 hits the broad stage hands to the
-	// selective stage. Default 200, at most MaxCandidates.
+	// selective stage. Default max(DefaultCandidates, CandidatesPerK*K) (50
+	// for K=10), at most MaxCandidates.
 	Candidates int
 	// CurrentSession adds that session's latest SessionTurns turns (that
 	// pass the filters) to the candidates: the thread the agent is in.
@@ -164,7 +165,7 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	}
 	switch {
 	case q.Candidates == 0:
-		q.Candidates = DefaultCandidates
+		q.Candidates = min(max(DefaultCandidates, CandidatesPerK*q.K), MaxCandidates)
 	case q.Candidates < 0 || q.Candidates > MaxCandidates:
 		return fieldErr("query.candidates", ErrRange, fmt.Sprintf("%d, want 1..%d", q.Candidates, MaxCandidates))
 	}

@@ -67,7 +67,8 @@ type Config struct {
 	K int `json:"k"`
 	// Candidates is lazymem's Query.Candidates: the BM25 hits its
 	// selective stage embeds (through the cache). Default 0: the engine's
-	// default (engine.DefaultCandidates, 200).
+	// default (max(engine.DefaultCandidates, engine.CandidatesPerK*K): 50
+	// for K=10).
 	Candidates int `json:"candidates,omitempty"`
 	// Batch is the number of records per write call. Default 960: ten
 	// modelled API requests of 96 texts per eager write, none partly empty.

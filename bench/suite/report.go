@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"github.com/lazymem/lazymem/engine"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -248,7 +249,7 @@ func (r *Report) Table() string {
 	if r.LatencyModel != "" {
 		fmt.Fprintf(&b, "latency model (analytical, not slept): %s\n", r.LatencyModel)
 	}
-	cands := "200 (engine default)"
+	cands := fmt.Sprintf("%d (engine default for k=%d)", min(max(engine.DefaultCandidates, engine.CandidatesPerK*c.K), engine.MaxCandidates), c.K)
 	if c.Candidates > 0 {
 		cands = fmt.Sprint(c.Candidates)
 	}

@@ -38,7 +38,7 @@ func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(f.where, "where", "metadata filter key=value (repeatable; values of one key OR, keys AND)")
 	fs.Var(f.not, "not", "exclude records with metadata key=value (repeatable)")
 	fs.IntVar(&f.k, "k", engine.DefaultK, "number of memories to return")
-	fs.IntVar(&f.candidates, "candidates", engine.DefaultCandidates, "BM25 candidates handed to the selective stage")
+	fs.IntVar(&f.candidates, "candidates", 0, "BM25 candidates handed to the selective stage (default max(50, 5*k))")
 	fs.StringVar(&f.session, "current-session", "", "the session the agent is in: its latest turns join the candidates")
 	fs.IntVar(&f.turns, "session-turns", engine.DefaultSessionTurns, "how many of the current session's latest turns join")
 	fs.StringVar(&f.mode, "mode", "lazy", "lazy (embed candidates only), sparse (BM25, no embedding) or dense (embed every filtered record)")
