@@ -5,7 +5,7 @@ PKGS     := ./...
 RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 clean
+.PHONY: report all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 clean
 
 all: build
 
@@ -34,6 +34,10 @@ lint: fmt-check vet
 ## bench: the benchmarks quoted in docs/BENCHMARKS.md (long; not part of `make test`).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) $(PKGS)
+
+## report: lazy vs eager at 10k, 100k and 1M records -> docs/benchmarks/scaling.md + SVG plots (about 6 minutes).
+report:
+	$(GO) run ./cmd/lazymem bench --scales 10k,100k,1m --queries 800 --keyword-queries 200 --embedder hash+latency --report-dir docs/benchmarks
 
 ## demo: the main job on embedded defaults.
 demo:

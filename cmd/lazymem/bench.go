@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,6 +37,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&systems, "systems", "systems to compare (comma-separated): "+strings.Join(suite.Systems, ", ")+" (default all)")
 	seed := fs.Int64("seed", 1, "workload seed")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	scales := stringList{}
+	fs.Var(&scales, "scales", "several scales, e.g. 10k,100k,1m: one run each, smallest first (overrides --scale)")
+	reportDir := fs.String("report-dir", "", "with --scales: write scaling.md and two SVG plots (latency, embeddings vs corpus size) here")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -42,22 +47,50 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return usagef("bench: unexpected argument %q", pos[0])
 	}
-	n, err := workload.ParseScale(*scale)
-	if err != nil {
-		return usagef("bench: --scale: %v", err)
+	if len(scales) == 0 {
+		scales = stringList{*scale}
+	} else if *asJSON {
+		return usagef("bench: --json prints one report: use it with --scale, not --scales")
 	}
-	cfg := suite.Config{
-		Records: n, Queries: *queries, KeywordQueries: *keyword, Seed: *seed,
-		Embedder: *emb, LatencyPerCall: *latency, Systems: systems, Progress: stderr,
+	var cfgs []suite.Config
+	for _, sc := range scales {
+		n, err := workload.ParseScale(sc)
+		if err != nil {
+			return usagef("bench: --scale: %v", err)
+		}
+		cfg := suite.Config{
+			Records: n, Queries: *queries, KeywordQueries: *keyword, Seed: *seed,
+			Embedder: *emb, LatencyPerCall: *latency, Systems: systems, Progress: stderr,
+		}
+		cfg.EnsureDefaults()
+		if err := cfg.Validate(); err != nil {
+			return usageError{err.Error()}
+		}
+		cfgs = append(cfgs, cfg)
 	}
-	cfg.EnsureDefaults()
-	if err := cfg.Validate(); err != nil {
-		return usageError{err.Error()}
+	if *reportDir != "" && len(cfgs) < 2 {
+		return usagef("bench: --report-dir needs --scales with at least two sizes")
 	}
-	rep, err := suite.Run(ctx, cfg)
-	if err != nil {
-		return err
+	var reps []*suite.Report
+	for _, cfg := range cfgs {
+		rep, err := suite.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+		if len(cfgs) > 1 {
+			if _, err := io.WriteString(stdout, rep.Table()+"\n"); err != nil {
+				return err
+			}
+		}
 	}
+	if len(cfgs) > 1 {
+		if *reportDir == "" {
+			return nil
+		}
+		return writeScalingReport(*reportDir, reps, "lazymem bench "+strings.Join(args, " "))
+	}
+	rep := reps[0]
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -136,4 +169,42 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "\n%d conversations, %v\n", rep.Conversations, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// writeScalingReport writes scaling.md and its two plots into dir.
+func writeScalingReport(dir string, reps []*suite.Report, command string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	plots := []struct {
+		file, title, y string
+		f              func(*suite.SystemReport) float64
+	}{
+		{"scaling-latency.svg", "recall latency p50 vs corpus size", "p50 (ms)", func(s *suite.SystemReport) float64 { return s.P50Millis }},
+		{"scaling-embeddings.svg", "texts embedded (ingest + queries) vs corpus size", "texts embedded", func(s *suite.SystemReport) float64 { return float64(s.Embed.Texts) }},
+	}
+	var names []string
+	for _, p := range plots {
+		f, err := os.Create(filepath.Join(dir, p.file))
+		if err != nil {
+			return err
+		}
+		err = suite.WriteSVG(f, p.title, "records", p.y, suite.ScalingSeries(reps, p.f))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		names = append(names, p.file)
+	}
+	f, err := os.Create(filepath.Join(dir, "scaling.md"))
+	if err != nil {
+		return err
+	}
+	err = suite.WriteScalingMarkdown(f, reps, command, names)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

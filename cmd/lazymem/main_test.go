@@ -257,3 +257,36 @@ func TestEvalLocomo(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchScalesReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench run skipped in -short")
+	}
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "", "bench", "--scales", "1000,2000", "--queries", "30", "--keyword-queries", "10",
+		"--systems", "lazymem,flat", "--report-dir", dir)
+	if code != 0 {
+		t.Fatalf("bench: code %d: %s", code, errs)
+	}
+	if strings.Count(out, "lazy vs eager RAG: ") != 2 {
+		t.Fatalf("want two tables:\n%s", out)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "scaling.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"scaling-latency.svg", "| lazymem |", "| flat |", "1000 records", "2000 records"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("scaling.md lacks %q", want)
+		}
+	}
+	for _, f := range []string{"scaling-latency.svg", "scaling-embeddings.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.HasPrefix(string(b), "<svg") {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if code, _, _ := runCLI(t, "", "bench", "--scale", "1000", "--report-dir", dir); code != 2 {
+		t.Errorf("--report-dir without --scales: exit %d, want 2", code)
+	}
+}
