@@ -147,21 +147,9 @@ func BenchmarkGet(b *testing.B) {
 	payloads, _ := chatRecords(n, 2)
 	l := openDisk(b, segment.Options{DisableBackgroundSeal: true, CacheBytes: 1 << 30})
 	defer l.Close()
-	for i := 0; i < n; i += 1000 {
-		if _, err := l.AppendBatch(bctx, payloads[i:min(n, i+1000)]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	appendAll(b, l, payloads)
 	b.Run("where=tail", func(b *testing.B) {
-		rng := rand.New(rand.NewPCG(1, 1))
-		var buf []byte
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			var err error
-			if buf, err = l.Get(1+uint64(rng.IntN(n)), buf[:0]); err != nil {
-				b.Fatal(err)
-			}
-		}
+		randomGets(b, l, n)
 	})
 	if err := l.Seal(); err != nil {
 		b.Fatal(err)
@@ -170,15 +158,7 @@ func BenchmarkGet(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("where=segment/cached=true", func(b *testing.B) {
-		rng := rand.New(rand.NewPCG(1, 1))
-		var buf []byte
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			var err error
-			if buf, err = l.Get(1+uint64(rng.IntN(n)), buf[:0]); err != nil {
-				b.Fatal(err)
-			}
-		}
+		randomGets(b, l, n)
 	})
 	b.Run("where=segment/op=getmany/ids=100", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, 1))
@@ -197,24 +177,12 @@ func BenchmarkGet(b *testing.B) {
 	// Pebble and decompresses it.
 	l2 := openDisk(b, segment.Options{DisableBackgroundSeal: true, CacheBytes: 1})
 	defer l2.Close()
-	for i := 0; i < n; i += 1000 {
-		if _, err := l2.AppendBatch(bctx, payloads[i:min(n, i+1000)]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	appendAll(b, l2, payloads)
 	if err := l2.Seal(); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("where=segment/cached=false", func(b *testing.B) {
-		rng := rand.New(rand.NewPCG(1, 1))
-		var buf []byte
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			var err error
-			if buf, err = l2.Get(1+uint64(rng.IntN(n)), buf[:0]); err != nil {
-				b.Fatal(err)
-			}
-		}
+		randomGets(b, l2, n)
 	})
 }
 
@@ -402,4 +370,27 @@ func BenchmarkOpen(b *testing.B) {
 			b.StartTimer()
 		}
 	})
+}
+
+// appendAll appends payloads durably in batches of 1000.
+func appendAll(b *testing.B, l *segment.Log, payloads [][]byte) {
+	b.Helper()
+	for i := 0; i < len(payloads); i += 1000 {
+		if _, err := l.AppendBatch(bctx, payloads[i:min(len(payloads), i+1000)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// randomGets reads b.N uniformly random ids of [1, n], reusing one buffer.
+func randomGets(b *testing.B, l *segment.Log, n int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var buf []byte
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if buf, err = l.Get(1+uint64(rng.IntN(n)), buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
