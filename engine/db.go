@@ -107,6 +107,20 @@ func (s logSource) Scan(from uint64, fn func(d *index.Doc) error) error {
 	})
 }
 
+// Text returns the text of record id: the index reads a session's previous
+// turn with it (index.Options.SessionContext).
+func (s logSource) Text(id uint64) (string, error) {
+	p, err := s.log.Get(id, nil)
+	if err != nil {
+		return "", err
+	}
+	var c codec.Record
+	if _, err := codec.DecodeRecord(p, &c); err != nil {
+		return "", fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
+	}
+	return c.Text, nil
+}
+
 // Append validates r, appends it durably to the log and indexes it. It
 // returns the record's id.
 func (db *DB) Append(ctx context.Context, r Record) (uint64, error) {

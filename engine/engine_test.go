@@ -824,3 +824,79 @@ func TestIndexRepair(t *testing.T) {
 		t.Errorf("after repair %v, before %v", after, before)
 	}
 }
+
+// TestSessionContext: by default a turn is found by the words of the turn it
+// answers (its session's previous turn), across appends, a crash-free
+// reopen and an index rebuilt from the log; DisableSessionContext turns it
+// off (and a reopen with the other setting re-indexes).
+func TestSessionContext(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	open := func(disable bool) *engine.DB {
+		t.Helper()
+		db, err := engine.Open(dir, engine.Options{DisableEmbedder: true, DisableSessionContext: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	hits := func(db *engine.DB, text string) []string {
+		t.Helper()
+		return texts(recall(t, db, engine.Query{Agent: "c", Text: text, Mode: engine.ModeSparse}).Memories)
+	}
+	db := open(false)
+	if _, err := db.Append(ctx, engine.Record{Agent: "c", Session: "s1", Role: "Mel", Text: "Which adoption agency did you pick?"}); err != nil {
+		t.Fatal(err)
+	}
+	// The answer arrives in a later call: the predecessor comes from the
+	// index's memory of the session.
+	if _, err := db.AppendBatch(ctx, []engine.Record{
+		{Agent: "c", Session: "s1", Role: "Caroline", Text: "The one in Denver, they were lovely."},
+		{Agent: "c", Session: "s2", Role: "Caroline", Text: "I painted a sunrise."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := "[Which adoption agency did you pick? The one in Denver, they were lovely.]"
+	if got := hits(db, "adoption agency"); fmt.Sprint(got) != want {
+		t.Fatalf("with context: %v, want %v", got, want)
+	}
+	if got := hits(db, "sunrise"); len(got) != 1 {
+		t.Fatalf("sunrise: %v", got)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopen: the next turn's predecessor is read back from the log.
+	db = open(false)
+	if _, err := db.Append(ctx, engine.Record{Agent: "c", Session: "s2", Role: "Mel", Text: "Lovely colours!"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hits(db, "sunrise"); len(got) != 2 {
+		t.Fatalf("sunrise after reopen: %v", got)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(true)
+	if got := hits(db, "adoption agency"); fmt.Sprint(got) != "[Which adoption agency did you pick?]" {
+		t.Fatalf("without context: %v", got)
+	}
+	if m := db.Metrics(); m.Index.Rebuilt != 4 {
+		t.Fatalf("setting changed: %d records re-indexed, want 4", m.Index.Rebuilt)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Index lost (or set aside): rebuilt from the log with the same context.
+	if err := os.RemoveAll(filepath.Join(dir, "index")); err != nil {
+		t.Fatal(err)
+	}
+	db = open(false)
+	defer db.Close()
+	if got := hits(db, "adoption agency"); fmt.Sprint(got) != want {
+		t.Fatalf("rebuilt: %v, want %v", got, want)
+	}
+	if got := hits(db, "sunrise"); len(got) != 2 {
+		t.Fatalf("sunrise rebuilt: %v", got)
+	}
+}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -42,6 +43,15 @@ func (s *memSource) Scan(from uint64, fn func(d *Doc) error) error {
 	return nil
 }
 
+// Text makes memSource a TextSource.
+func (s *memSource) Text(id uint64) (string, error) {
+	i, ok := slices.BinarySearchFunc(s.docs, id, func(d *Doc, id uint64) int { return cmp.Compare(d.ID, id) })
+	if !ok {
+		return "", fmt.Errorf("memSource: no document %d", id)
+	}
+	return s.docs[i].Text, nil
+}
+
 // genCorpus makes n docs with ids from firstID, mostly increasing times
 // (10% late), a Zipf vocabulary of vocab words, 4 agents, metadata tags.
 func genCorpus(rng *rand.Rand, n int, firstID uint64, vocab int) []*Doc {
@@ -80,6 +90,9 @@ type oracle struct {
 	deleted map[uint64]bool
 	an      Analyzer
 	k1, b   float64
+	// context: a document's text is followed by its session predecessor's
+	// (the previous live document of the same agent and session).
+	context bool
 }
 
 func (o *oracle) live() []*Doc {
@@ -102,8 +115,16 @@ func (o *oracle) search(query string, filter *roaring.Bitmap, k int) []Hit {
 	tfs := make([]map[string]int, len(live))
 	df := map[string]int{}
 	total := 0
+	prev := map[string]*Doc{}
 	for i, d := range live {
 		ts := o.an.Terms(nil, d.Text)
+		if o.context && d.Session != "" && d.Agent != "" {
+			key := d.Agent + "\x00" + d.Session
+			if p := prev[key]; p != nil {
+				ts = o.an.Terms(ts, p.Text)
+			}
+			prev[key] = d
+		}
 		total += len(ts)
 		tfs[i] = map[string]int{}
 		for _, t := range ts {

@@ -61,6 +61,9 @@ type Metrics struct {
 	Dropped      int    // segments dropped by Open (beyond the log, or corrupt)
 	LateDocs     int    // documents whose time is below an earlier id's time
 	Terms        int    // distinct terms in the mutable segment
+	// ContextErrors counts predecessors SessionContext could not read from
+	// the Source (those documents were indexed without context).
+	ContextErrors int64
 }
 
 // Index is the broad-retrieval index. All methods are safe for concurrent use.
@@ -99,6 +102,9 @@ type Index struct {
 	dropped                               int
 
 	pool sync.Pool // *searcher
+
+	src Source       // for SessionContext lookups; may be nil
+	ctx contextState // SessionContext state, guarded by addMu
 }
 
 // Open opens (or creates) the index in dir; dir "" keeps everything in
@@ -116,6 +122,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 		mergeKick: make(chan struct{}, 1), flushKick: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	x.times.init()
+	x.src = src
 	dirty := false
 	if dir != "" {
 		var err error
@@ -182,7 +189,7 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 	if src != nil {
 		limit = src.LastID()
 	}
-	if sig := analyzerSignature(x.opts.Analyzer); len(m.segs) > 0 && m.sig != sig {
+	if sig := x.signature(); len(m.segs) > 0 && m.sig != sig {
 		if src == nil {
 			return false, fmt.Errorf("%w: index built with analyzer %q, options say %q, and no Source to rebuild from",
 				ErrAnalyzerChanged, m.sig, sig)
@@ -517,8 +524,12 @@ func (x *Index) AddAnalyzed(docs []*Doc, a *Analyzed) error {
 	if err := x.checkAppend(docs); err != nil {
 		return err
 	}
-	for c, bt := range a.bts {
-		x.insert(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bt)
+	for c := range a.bts {
+		cd := docs[c*addChunk : min((c+1)*addChunk, len(docs))]
+		if x.opts.SessionContext {
+			a.bts[c] = x.withContext(cd, a.bts[c])
+		}
+		x.insert(cd, a.bts[c])
 	}
 	return x.afterAdd(true)
 }
@@ -548,7 +559,7 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 			x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
 		}
 		for c := range nChunks {
-			x.insert(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
+			x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts, c)
 		}
 	} else {
 		done := make([]chan struct{}, nChunks)
@@ -574,7 +585,7 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 		}
 		for c := range nChunks {
 			<-done[c]
-			x.insert(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
+			x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts, c)
 		}
 		wg.Wait()
 	}
@@ -654,6 +665,15 @@ func (x *Index) getBatch() *batchTerms {
 func (x *Index) putBatch(bt *batchTerms) {
 	clear(bt.terms) // do not pin document text
 	x.batchPool.Put(bt)
+}
+
+// insertChunk inserts chunk c of a batch, with session context when the
+// index has it on. Callers hold x.addMu.
+func (x *Index) insertChunk(docs []*Doc, bts []*batchTerms, c int) {
+	if x.opts.SessionContext {
+		bts[c] = x.withContext(docs, bts[c])
+	}
+	x.insert(docs, bts[c])
 }
 
 // insert adds analysed documents to the mutable segment and the global
@@ -801,7 +821,7 @@ func (x *Index) writeManifestLocked() error {
 	if x.dir == "" {
 		return nil
 	}
-	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, sig: analyzerSignature(x.opts.Analyzer)}
+	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, sig: x.signature()}
 	for _, s := range x.segs {
 		if s.mut != nil {
 			break // being flushed: not persisted yet
@@ -940,6 +960,7 @@ func (x *Index) Metrics() Metrics {
 		Docs: x.nLive, Deleted: x.tomb.GetCardinality(), MemDocs: uint64(x.mut.nDocs),
 		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(), FlushErrors: x.flushErrs.Load(),
 		Rebuilt: x.rebuilt, Dropped: x.dropped, LateDocs: len(x.times.lateIDs), Terms: len(x.mut.mut.terms),
+		ContextErrors: x.ctx.errors.Load(),
 	}
 	for _, s := range x.segs {
 		if s.mut == nil {

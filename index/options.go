@@ -41,6 +41,12 @@ type Options struct {
 	// the filter's documents are scored directly; otherwise the postings
 	// drive a MaxScore traversal that checks the filter. Default 2.
 	FilterDrivenRatio float64
+	// SessionContext indexes each document with the terms of the previous
+	// live document of its agent and session as well as its own (BM25
+	// only; see context.go). Documents without a session, or without an
+	// agent, have no predecessor. Changing it on an existing index rebuilds
+	// the index from the Source at Open. Default false.
+	SessionContext bool
 }
 
 // EnsureDefaults fills unset fields with their documented defaults and

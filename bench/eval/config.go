@@ -55,10 +55,13 @@ type Config struct {
 	Progress io.Writer
 
 	// Query knobs passed to every recall; zero leaves the engine default
-	// (Candidates 200, RRF fusion, DenseWeight 0.5).
+	// (see engine.Query).
 	Candidates  int
 	Fusion      engine.Fusion
 	DenseWeight float64
+	// DisableSessionContext indexes each turn without its session's
+	// previous turn (engine.Options.DisableSessionContext), for ablations.
+	DisableSessionContext bool
 	// Construct overrides the engine's constructed memory text
 	// (default "Role: Text").
 	Construct func(r *engine.Record) string

@@ -143,7 +143,7 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	opts := engine.Options{Embedder: emb, Construct: cfg.Construct}
+	opts := engine.Options{Embedder: emb, Construct: cfg.Construct, DisableSessionContext: cfg.DisableSessionContext}
 	if cfg.x.options != nil {
 		cfg.x.options(&opts)
 	}

@@ -101,13 +101,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
+            [--fusion weighted|rrf] [--dense-weight W] [--candidates N] [--no-session-context]
 
 Ingests every LoCoMo-format conversation file (*.json) of DIR into its own
 agent scope, asks each question of categories 1-4 against its own
 conversation, and reports evidence recall@k (the fraction of a question's
 evidence turns found in the top k, averaged over questions), overall and per
 category, with the embeddings computed and the turns stored. --mode may list
-several modes (comma-separated); --json prints one JSON object per mode.`
+several modes (comma-separated); --json prints one JSON object per mode.
+--fusion, --dense-weight, --candidates and --no-session-context change the
+engine's defaults, for ablations.`
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "locomo" {
@@ -125,6 +128,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	ks := fs.String("k", "1,5,10,25", "cut-offs to report recall at")
 	asJSON := fs.Bool("json", false, "print one JSON object per mode")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")
+	fusion := fs.String("fusion", "", "fusion of sparse and dense scores: weighted or rrf (default: the engine's, weighted)")
+	denseWeight := fs.Float64("dense-weight", 0, "weight of the dense score in [0, 1] (default: the engine's)")
+	candidates := fs.Int("candidates", 0, "BM25 candidates per question (default: the engine's, max(50, 5*K))")
+	noContext := fs.Bool("no-session-context", false, "index each turn without its session's previous turn")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -135,7 +142,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *data == "":
 		return usagef("eval locomo: --data is required")
 	}
-	cfg := eval.Config{DataDir: *data, Embedder: *emb}
+	cfg := eval.Config{DataDir: *data, Embedder: *emb, Fusion: engine.Fusion(*fusion), DenseWeight: *denseWeight,
+		Candidates: *candidates, DisableSessionContext: *noContext}
 	if !*quiet {
 		cfg.Progress = stderr
 	}

@@ -1,0 +1,196 @@
+package index
+
+import "sync/atomic"
+
+// Session context (Options.SessionContext): a document is indexed with its
+// own terms plus the terms of the previous live document of the same agent
+// and session. Only BM25 sees them: the stored text is unchanged. In a
+// conversation the answer to a question often repeats none of its words,
+// while the turn it answers does ("Which agency did you pick?" / "The one
+// in Denver."); with the previous turn's terms the answer matches.
+//
+// The expansion is a pure function of the log: the predecessor is the live
+// document with the greatest id below the document's own among those of its
+// agent and session, so re-indexing the log (Open after a crash, a repaired
+// index) indexes every document with the same terms it had, except where the
+// predecessor was deleted in between: then the rebuilt document takes the
+// live one before it, and the deleted text's terms leave the index.
+
+// TextSource is a Source that also returns one document's text. Open keeps
+// it to find a document's predecessor when the session's last document is
+// not in memory (after a restart, or evicted); without it such documents are
+// indexed without context.
+type TextSource interface {
+	Source
+	Text(id uint64) (string, error)
+}
+
+// maxContextSessions bounds the sessions whose last document the index keeps
+// analysed in memory; the others are looked up again when they continue.
+const maxContextSessions = 1 << 14
+
+// prevDoc is the analysed text of the last document of one agent+session.
+type prevDoc struct {
+	id    uint32
+	dl    uint32
+	terms []string
+	tfs   []uint32
+}
+
+// contextState is what SessionContext keeps between batches. It is guarded
+// by Index.addMu: batches are expanded in id order.
+type contextState struct {
+	last   map[string]*prevDoc // agent \x00 session -> last document
+	seen   map[string]int32
+	errors atomic.Int64 // predecessors that could not be read
+}
+
+func contextKey(d *Doc) string { return d.Agent + "\x00" + d.Session }
+
+// withContext returns bt with each document's predecessor's terms merged
+// into its own, in a batch from the pool; it puts bt back. Callers hold
+// x.addMu, and docs are in id order after everything indexed so far.
+func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
+	cs := &x.ctx
+	if cs.last == nil {
+		cs.last = make(map[string]*prevDoc)
+		cs.seen = make(map[string]int32)
+	}
+	out := x.getBatch()
+	x.mu.RLock()
+	tombs := !x.tomb.IsEmpty() // a rebuild re-indexes deleted documents
+	x.mu.RUnlock()
+	for i, d := range docs {
+		a := bt.docs[i]
+		own, ownTF := bt.terms[a.off:a.off+a.n], bt.tfs[a.off:a.off+a.n]
+		na := analyzed{off: len(out.terms), dl: a.dl}
+		out.terms = append(out.terms, own...)
+		out.tfs = append(out.tfs, ownTF...)
+		if d.Session != "" {
+			key := contextKey(d)
+			p := cs.last[key]
+			// A predecessor from this chunk is not inserted yet, and not
+			// deleted (deleted ones are never remembered).
+			if p != nil && p.id < uint32(docs[0].ID) && !x.isLive(p.id) {
+				p = nil
+			}
+			if p == nil {
+				p = x.lookupPrev(d)
+			}
+			if p != nil {
+				clear(cs.seen)
+				for j, t := range own {
+					cs.seen[t] = int32(na.off + j)
+				}
+				for j, t := range p.terms {
+					if k, ok := cs.seen[t]; ok {
+						out.tfs[k] += p.tfs[j]
+						continue
+					}
+					out.terms = append(out.terms, t)
+					out.tfs = append(out.tfs, p.tfs[j])
+				}
+				na.dl += p.dl
+			}
+			if !tombs || !x.isDeleted(uint32(d.ID)) {
+				x.remember(key, uint32(d.ID), a.dl, own, ownTF)
+			}
+		}
+		na.n = len(out.terms) - na.off
+		out.docs = append(out.docs, na)
+	}
+	clear(cs.seen)
+	x.putBatch(bt)
+	return out
+}
+
+// remember makes id the last document of key.
+func (x *Index) remember(key string, id, dl uint32, terms []string, tfs []uint32) {
+	cs := &x.ctx
+	p := cs.last[key]
+	if p == nil {
+		if len(cs.last) >= maxContextSessions {
+			for k := range cs.last { // evict one session (any)
+				delete(cs.last, k)
+				break
+			}
+		}
+		p = &prevDoc{}
+		cs.last[key] = p
+	}
+	p.id, p.dl = id, dl
+	p.terms = append(p.terms[:0], terms...)
+	p.tfs = append(p.tfs[:0], tfs...)
+}
+
+func (x *Index) isDeleted(id uint32) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.tomb.Contains(id)
+}
+
+func (x *Index) isLive(id uint32) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.live.Contains(id)
+}
+
+// lookupPrev finds d's predecessor among the indexed documents and analyses
+// its text; nil when there is none or it cannot be read.
+func (x *Index) lookupPrev(d *Doc) *prevDoc {
+	ts, ok := x.src.(TextSource)
+	if !ok || d.Agent == "" || d.ID == 0 {
+		return nil
+	}
+	x.mu.RLock()
+	sb, ab := x.fields[keySession][d.Session], x.fields[keyAgent][d.Agent]
+	var prev uint32
+	found := false
+	if sb != nil && ab != nil {
+		bm := sb.Clone()
+		bm.And(ab)
+		bm.And(x.live)
+		if r := bm.Rank(uint32(d.ID - 1)); r > 0 {
+			if v, err := bm.Select(uint32(r - 1)); err == nil {
+				prev, found = v, true
+			}
+		}
+	}
+	x.mu.RUnlock()
+	if !found {
+		return nil
+	}
+	text, err := ts.Text(uint64(prev))
+	if err != nil {
+		x.ctx.errors.Add(1)
+		return nil
+	}
+	terms := x.opts.Analyzer.Terms(nil, text)
+	p := &prevDoc{id: prev, dl: uint32(len(terms))}
+	at := map[string]int{}
+	for _, t := range terms {
+		if k, ok := at[t]; ok {
+			p.tfs[k]++
+			continue
+		}
+		at[t] = len(p.terms)
+		p.terms = append(p.terms, t)
+		p.tfs = append(p.tfs, 1)
+	}
+	return p
+}
+
+// contextSignature is appended to the analyzer signature in the manifest:
+// segments built with the other setting are rebuilt from the log.
+func contextSignature(on bool) string {
+	if on {
+		return "+ctx1"
+	}
+	return ""
+}
+
+// signature is what the manifest records of the rules the segments were
+// built with: the analyzer's and the session-context setting.
+func (x *Index) signature() string {
+	return analyzerSignature(x.opts.Analyzer) + contextSignature(x.opts.SessionContext)
+}

@@ -1,0 +1,177 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestSessionContextSmall: a turn matches the words of its session's
+// previous turn, never those of another session or agent, and a deleted
+// predecessor gives way to the live one before it.
+func TestSessionContextSmall(t *testing.T) {
+	docs := []*Doc{
+		{ID: 1, Agent: "a", Session: "s", Text: "which adoption agency did you pick"},
+		{ID: 2, Agent: "a", Session: "s", Text: "the one in denver"},
+		{ID: 3, Agent: "a", Session: "t", Text: "lunch"},
+		{ID: 4, Agent: "b", Session: "s", Text: "zebra"},
+		{ID: 5, Agent: "a", Session: "", Text: "orchid"},
+		{ID: 6, Agent: "a", Session: "", Text: "tulip"},
+	}
+	src := &memSource{docs: docs}
+	x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, SessionContext: true}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ids := func(q string) []uint64 {
+		t.Helper()
+		hits, err := x.Search(q, nil, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uint64
+		for _, h := range hits {
+			out = append(out, h.ID)
+		}
+		return out
+	}
+	check := func(q string, want ...uint64) {
+		t.Helper()
+		if got := ids(q); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: hits %v, want %v", q, got, want)
+		}
+	}
+	check("agency", 1, 2) // the answer carries the question's words
+	check("denver", 2)    // and not the other way round
+	check("lunch", 3)     // another session of the agent: no context
+	check("zebra", 4)     // another agent's session "s": no context
+	check("orchid", 5)    // no session: no context
+	// Delete turn 2: the next turn of the session takes turn 1's words.
+	if err := x.Delete([]uint64{2}); err != nil {
+		t.Fatal(err)
+	}
+	src.docs = append(src.docs, &Doc{ID: 7, Agent: "a", Session: "s", Text: "ok"})
+	if err := x.Add(src.docs[6:]); err != nil {
+		t.Fatal(err)
+	}
+	check("agency", 1, 7)
+	check("denver")
+	if m := x.Metrics(); m.ContextErrors != 0 {
+		t.Fatalf("context errors %d", m.ContextErrors)
+	}
+}
+
+// TestSessionContextOracle: over a random corpus added in random batches,
+// flushed into segments, reopened (the tail re-indexed from the source, the
+// predecessors read back through TextSource), with deletions and a change
+// of the setting (a full rebuild), every search equals a naive BM25 over
+// each document's text followed by its predecessor's.
+func TestSessionContextOracle(t *testing.T) {
+	seeds := 4
+	if testing.Short() {
+		seeds = 2
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			const vocab = 300
+			all := genCorpus(rng, 2500, 1, vocab)
+			for i, d := range all {
+				if i%13 == 0 {
+					d.Session = ""
+				}
+			}
+			fs := vfs.NewMem()
+			opts := Options{FS: fs, SessionContext: true, FlushDocs: 400, MergeMinDocs: 300, DisableBackgroundMerge: seed%2 == 0}
+			src := &memSource{}
+			x, err := Open("idx", opts, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < len(all); {
+				end := min(len(all), n+1+rng.IntN(300))
+				src.docs = all[:end]
+				if err := x.Add(all[n:end]); err != nil {
+					t.Fatal(err)
+				}
+				n = end
+			}
+			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true}
+			compare := func(what string, x *Index) {
+				t.Helper()
+				for q := 0; q < 40; q++ {
+					query := randQuery(rng, vocab)
+					f := randFilter(rng, all)
+					bm, err := x.Filter(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := x.Search(query, bm, 10, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					closeHits(t, fmt.Sprintf("%s: %q %+v", what, query, f), got, o.search(query, o.filter(f), 10), 1e-9)
+				}
+			}
+			compare("live", x)
+			if err := x.Close(); err != nil { // unflushed documents are rebuilt
+				t.Fatal(err)
+			}
+			x, err = Open("idx", opts, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// With background work off, every full segment was flushed
+			// inside Add and nothing is left to rebuild.
+			if m := x.Metrics(); (m.Rebuilt == 0 && !opts.DisableBackgroundMerge) || m.ContextErrors != 0 {
+				t.Fatalf("reopen: rebuilt %d, context errors %d", m.Rebuilt, m.ContextErrors)
+			}
+			compare("reopened", x)
+			// Delete 5% of the documents: the index keeps the context it
+			// was built with until a rebuild.
+			var del []uint64
+			for _, d := range all {
+				if rng.IntN(20) == 0 {
+					del = append(del, d.ID)
+					o.deleted[d.ID] = true
+				}
+			}
+			if err := x.Delete(del); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			x.Close()
+			// Switching the setting off and on rebuilds everything.
+			off := opts
+			off.SessionContext = false
+			y, err := Open("idx", off, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := y.Metrics(); m.Dropped == 0 {
+				t.Fatalf("setting changed, nothing dropped: %+v", m)
+			}
+			o.context = false
+			compare("without context", y)
+			if err := y.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			y.Close()
+			x, err = Open("idx", opts, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			if m := x.Metrics(); m.Dropped == 0 || m.ContextErrors != 0 {
+				t.Fatalf("setting back on: %+v", m)
+			}
+			o.context = true
+			compare("rebuilt after deletions", x)
+		})
+	}
+}
