@@ -246,24 +246,29 @@ func BenchmarkAppendBatch(b *testing.B) {
 		batch[i] = Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
 		bytes += int64(len(r.Text))
 	}
-	b.Run("batch=1000", func(b *testing.B) {
-		db, err := Open(b.TempDir(), Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		ctx := context.Background()
-		b.SetBytes(bytes / int64(len(batch)) * 1000)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			lo := (i * 1000) % len(batch)
-			if _, err := db.AppendBatch(ctx, batch[lo:lo+1000]); err != nil {
+	oneWriter := func(opts Options) func(b *testing.B) {
+		return func(b *testing.B) {
+			db, err := Open(b.TempDir(), opts)
+			if err != nil {
 				b.Fatal(err)
 			}
+			defer db.Close()
+			ctx := context.Background()
+			b.SetBytes(bytes / int64(len(batch)) * 1000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				lo := (i * 1000) % len(batch)
+				if _, err := db.AppendBatch(ctx, batch[lo:lo+1000]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
 		}
-		b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
-	})
+	}
+	b.Run("batch=1000", oneWriter(Options{}))
+	// The cost of session context (on by default), side by side.
+	b.Run("batch=1000/no-session-context", oneWriter(Options{DisableSessionContext: true}))
 	// Two ingesters: the engine's hand-over-hand locks let one batch's
 	// durable log append overlap another's index insert.
 	b.Run("batch=1000/writers=2", func(b *testing.B) {
