@@ -151,7 +151,8 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 	// per-conversation experiment, one store each.
 	dbs := make([]*engine.DB, len(convs))
 	defer closeAll(dbs)
-	run := &RunReport{Mode: mode, Embedder: cfg.Embedder, Model: emb.Name(), ByCategory: map[string]*CategoryReport{}}
+	run := &RunReport{Mode: mode, Embedder: cfg.Embedder, Model: emb.Name(), ByCategory: map[string]*CategoryReport{},
+		PerQuestion: map[int][]float64{}}
 	t0 := time.Now()
 	for i, c := range convs {
 		switch {
@@ -238,7 +239,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		}
 		counts[q.category]++
 		for _, k := range ks {
-			sums[q.category][k] += recallAt(res.Memories, q.evidence, k)
+			r := recallAt(res.Memories, q.evidence, k)
+			sums[q.category][k] += r
+			run.PerQuestion[k] = append(run.PerQuestion[k], r)
 		}
 	}
 	if last >= 0 {

@@ -81,6 +81,9 @@ type RunReport struct {
 	Recalls  int           `json:"-"` // Recall calls made
 	Ingest   time.Duration `json:"-"` // wall time of ingest
 	Query    time.Duration `json:"-"` // wall time of the questions
+	// PerQuestion holds each question's recall at k, in the order the
+	// questions were asked (the same in every run of one Report).
+	PerQuestion map[int][]float64 `json:"-"`
 }
 
 // Report holds one RunReport per evaluated mode, in Config.Modes order.
@@ -101,8 +104,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// WriteTable writes two human tables (Markdown): one row per run with the
-// overall recall, then one row per run and category.
+// WriteTable writes human tables (Markdown): one row per run with the
+// overall recall, then one row per run and category, then, when the report
+// has a lazy run, lazy against the better of sparse and dense at each k.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	head := func(extra string) {
@@ -139,6 +143,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			b.WriteString("\n")
 		}
 	}
+	r.writeComparisons(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
