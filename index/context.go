@@ -1,6 +1,9 @@
 package index
 
-import "sync/atomic"
+import (
+	"strings"
+	"sync/atomic"
+)
 
 // Session context (Options.SessionContext): a document is indexed with its
 // own terms plus the terms of the previous live document of the same agent
@@ -40,32 +43,120 @@ type prevDoc struct {
 // contextState is what SessionContext keeps between batches. It is guarded
 // by Index.addMu: batches are expanded in id order.
 type contextState struct {
-	last   map[string]*prevDoc // agent \x00 session -> last document
+	last   map[ctxKey]*prevDoc // agent+session -> last document
 	seen   map[string]int32
 	errors atomic.Int64 // predecessors that could not be read
 }
 
-func contextKey(d *Doc) string { return d.Agent + "\x00" + d.Session }
+// ctxKey is a document's agent and session: its predecessor is the previous
+// live document with the same key (a struct key: no string to build per
+// lookup).
+type ctxKey struct{ agent, session string }
 
-// withContext returns bt with each document's predecessor's terms merged
-// into its own, in a batch from the pool; it puts bt back. Callers hold
-// x.addMu, and docs are in id order after everything indexed so far.
+func contextKey(d *Doc) ctxKey { return ctxKey{d.Agent, d.Session} }
+
+// withContext completes the session context of a chunk that analyze
+// expanded within itself: the first document of each session in the chunk
+// takes the terms of its predecessor from an earlier chunk (the last
+// document remembered for its session, or one looked up in the index), as
+// extra terms in bt. Callers hold x.addMu, and docs are in id order after
+// everything indexed so far.
+//
+// A chunk re-indexed by a rebuild may hold deleted documents, which are
+// never anyone's predecessor: withContextSlow redoes such a chunk one
+// document at a time.
 func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 	cs := &x.ctx
 	if cs.last == nil {
-		cs.last = make(map[string]*prevDoc)
+		cs.last = make(map[ctxKey]*prevDoc)
 		cs.seen = make(map[string]int32)
 	}
-	out := x.getBatch()
 	x.mu.RLock()
-	tombs := !x.tomb.IsEmpty() // a rebuild re-indexes deleted documents
+	tombs := !x.tomb.IsEmpty() && x.tomb.IntersectsWithInterval(docs[0].ID, docs[len(docs)-1].ID+1)
 	x.mu.RUnlock()
+	if tombs {
+		return x.withContextSlow(docs, bt)
+	}
+	seen := cs.seen
+	for i, d := range docs {
+		a := &bt.docs[i]
+		if d.Session == "" || a.pred >= 0 {
+			continue
+		}
+		p := x.prevOf(d, docs[0].ID)
+		if p == nil {
+			continue
+		}
+		clear(seen)
+		for e := a.off; e < a.off+a.own; e++ {
+			seen[bt.terms[e]] = int32(e)
+		}
+		a.xoff = len(bt.terms)
+		for j, t := range p.terms {
+			if k, ok := seen[t]; ok {
+				bt.tfs[k] += p.tfs[j]
+				continue
+			}
+			bt.terms = append(bt.terms, t)
+			bt.tfs = append(bt.tfs, p.tfs[j])
+			bt.otfs = append(bt.otfs, 0)
+			bt.src = append(bt.src, -1)
+		}
+		a.xn = len(bt.terms) - a.xoff
+		a.dl += p.dl
+	}
+	clear(seen)
+	return bt
+}
+
+// prevOf returns the predecessor of d, the first document of its session
+// in the chunk starting at id lo: the session's remembered last document if
+// it is still live, otherwise one looked up in the index.
+func (x *Index) prevOf(d *Doc, lo uint64) *prevDoc {
+	p := x.ctx.last[contextKey(d)]
+	if p != nil && p.id < uint32(lo) && !x.isLive(p.id) {
+		p = nil
+	}
+	if p == nil {
+		p = x.lookupPrev(d)
+	}
+	return p
+}
+
+// rememberChunk makes the last document of each session in the chunk the
+// session's remembered one, after withContext's fast path (which saw no
+// deleted document in the chunk).
+func (x *Index) rememberChunk(docs []*Doc, bt *batchTerms) {
+	if bt.slow {
+		return // withContextSlow remembered as it went
+	}
+	for i, d := range docs {
+		a := &bt.docs[i]
+		if d.Session == "" || a.succ {
+			continue
+		}
+		x.remember(contextKey(d), uint32(d.ID), a.ownDL, bt.terms[a.off:a.off+a.own], bt.otfs[a.off:a.off+a.own])
+	}
+}
+
+// withContextSlow returns bt's documents, each with its own terms and its
+// predecessor's, in a batch from the pool; it puts bt back. It skips
+// deleted documents as predecessors, one document at a time: the chunk is
+// being re-indexed with tombstones in it.
+func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
+	cs := &x.ctx
+	out := x.getBatch()
+	out.slow = true
 	for i, d := range docs {
 		a := bt.docs[i]
-		own, ownTF := bt.terms[a.off:a.off+a.n], bt.tfs[a.off:a.off+a.n]
-		na := analyzed{off: len(out.terms), dl: a.dl}
+		own, ownTF := bt.terms[a.off:a.off+a.own], bt.otfs[a.off:a.off+a.own]
+		na := analyzed{off: len(out.terms), dl: a.ownDL, own: a.own, ownDL: a.ownDL, pred: -1}
 		out.terms = append(out.terms, own...)
 		out.tfs = append(out.tfs, ownTF...)
+		out.otfs = append(out.otfs, ownTF...)
+		for range own {
+			out.src = append(out.src, -1)
+		}
 		if d.Session != "" {
 			key := contextKey(d)
 			p := cs.last[key]
@@ -89,11 +180,13 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 					}
 					out.terms = append(out.terms, t)
 					out.tfs = append(out.tfs, p.tfs[j])
+					out.otfs = append(out.otfs, 0)
+					out.src = append(out.src, -1)
 				}
 				na.dl += p.dl
 			}
-			if !tombs || !x.isDeleted(uint32(d.ID)) {
-				x.remember(key, uint32(d.ID), a.dl, own, ownTF)
+			if !x.isDeleted(uint32(d.ID)) {
+				x.remember(key, uint32(d.ID), a.ownDL, own, ownTF)
 			}
 		}
 		na.n = len(out.terms) - na.off
@@ -105,7 +198,7 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 }
 
 // remember makes id the last document of key.
-func (x *Index) remember(key string, id, dl uint32, terms []string, tfs []uint32) {
+func (x *Index) remember(key ctxKey, id, dl uint32, terms []string, tfs []uint32) {
 	cs := &x.ctx
 	p := cs.last[key]
 	if p == nil {
@@ -116,7 +209,8 @@ func (x *Index) remember(key string, id, dl uint32, terms []string, tfs []uint32
 			}
 		}
 		p = &prevDoc{}
-		cs.last[key] = p
+		// The key outlives the batch: do not pin the caller's strings.
+		cs.last[ctxKey{strings.Clone(key.agent), strings.Clone(key.session)}] = p
 	}
 	p.id, p.dl = id, dl
 	p.terms = append(p.terms[:0], terms...)

@@ -365,32 +365,71 @@ func (x *Index) Add(docs []*Doc) error { return x.add(docs, true) }
 
 type analyzed struct {
 	off, n int // terms/tfs of the doc in batchTerms[off:off+n]
-	dl     uint32
+	// xoff, xn: terms added by withContext (the terms of a predecessor from
+	// an earlier chunk that the document lacks), in [xoff:xoff+xn].
+	xoff, xn int
+	dl       uint32 // indexed length: own plus context
+	// own is the number of the document's own terms: the first own
+	// entries of [off:off+n], their own frequencies in batchTerms.otfs.
+	own   int
+	ownDL uint32
+	// pred is the chunk index of the document's predecessor in the chunk
+	// (whose own terms analyze merged in), -1 if none; succ reports that a
+	// later document of the chunk has this one as predecessor.
+	pred int32
+	succ bool
 }
 
-// batchTerms holds the analysed terms of a batch, flat.
+// batchTerms holds the analysed terms of a chunk, flat.
 type batchTerms struct {
-	terms   []string
-	tfs     []uint32
+	terms []string
+	tfs   []uint32 // indexed frequencies (own plus context)
+	// otfs and src are parallel to terms: otfs is the own frequency of a
+	// document's own term (0 for a context term); src is, for a context
+	// term taken from a predecessor in the chunk, the index of the
+	// predecessor's entry (insert reuses its posting list slot), else -1.
+	otfs    []uint32
+	src     []int32
+	slots   []int32 // parallel to terms, filled by insert
 	docs    []analyzed
 	scratch []string         // reused by analyze
-	seen    map[string]int32 // reused by analyze
+	seen    map[string]int32 // reused by analyze and withContext
+	lastOf  map[ctxKey]int32 // reused by analyze: key -> latest doc of the chunk
+	slow    bool             // made by withContextSlow (remembered already)
 }
 
+func (bt *batchTerms) reset() {
+	bt.terms, bt.tfs, bt.otfs, bt.src, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.src[:0], bt.docs[:0]
+	bt.slow = false
+}
+
+// analyze analyses the texts of one chunk. With SessionContext, a document
+// whose predecessor (the previous document of its agent and session) is in
+// the same chunk takes the predecessor's own terms here, on the worker
+// goroutine; withContext later does the rest under addMu (the first
+// document of each session in the chunk, and deletions during a rebuild).
+// It reads only docs: chunks of one batch are analysed concurrently.
 func (x *Index) analyze(docs []*Doc, out *batchTerms) {
+	out.reset()
 	scratch := out.scratch[:0]
 	if out.seen == nil || len(out.seen) > 4096 {
 		out.seen = make(map[string]int32, 64) // do not keep a huge doc's table
 	}
 	seen := out.seen
-	out.docs = out.docs[:0]
-	for _, d := range docs {
+	ctx := x.opts.SessionContext
+	if ctx {
+		if out.lastOf == nil {
+			out.lastOf = make(map[ctxKey]int32, addChunk)
+		}
+		clear(out.lastOf)
+	}
+	for i, d := range docs {
 		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
 		// Term frequencies: the map gives each distinct term its slot in
 		// out.terms/out.tfs, so it is never iterated (profile: ranging
 		// over a per-doc count map cost more than filling it).
 		clear(seen)
-		a := analyzed{off: len(out.terms), dl: uint32(len(scratch))}
+		a := analyzed{off: len(out.terms), dl: uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
 		for _, t := range scratch {
 			if i, ok := seen[t]; ok {
 				out.tfs[i]++
@@ -399,6 +438,33 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 			seen[t] = int32(len(out.terms))
 			out.terms = append(out.terms, t)
 			out.tfs = append(out.tfs, 1)
+		}
+		a.own = len(out.terms) - a.off
+		out.otfs = append(out.otfs, out.tfs[a.off:]...)
+		for range a.own {
+			out.src = append(out.src, -1)
+		}
+		if ctx && d.Session != "" {
+			k := ctxKey{d.Agent, d.Session}
+			if j, ok := out.lastOf[k]; ok {
+				// The predecessor's own terms: a shared term adds its
+				// frequency, a new one is appended (seen dedupes).
+				p := &out.docs[j]
+				for e := p.off; e < p.off+p.own; e++ {
+					if s, ok := seen[out.terms[e]]; ok {
+						out.tfs[s] += out.otfs[e]
+						continue
+					}
+					out.terms = append(out.terms, out.terms[e])
+					out.tfs = append(out.tfs, out.otfs[e])
+					out.otfs = append(out.otfs, 0)
+					out.src = append(out.src, int32(e))
+				}
+				a.dl += p.ownDL
+				a.pred = j
+				p.succ = true
+			}
+			out.lastOf[k] = int32(i)
 		}
 		a.n = len(out.terms) - a.off
 		out.docs = append(out.docs, a)
@@ -525,11 +591,7 @@ func (x *Index) AddAnalyzed(docs []*Doc, a *Analyzed) error {
 		return err
 	}
 	for c := range a.bts {
-		cd := docs[c*addChunk : min((c+1)*addChunk, len(docs))]
-		if x.opts.SessionContext {
-			a.bts[c] = x.withContext(cd, a.bts[c])
-		}
-		x.insert(cd, a.bts[c])
+		x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], a.bts, c)
 	}
 	return x.afterAdd(true)
 }
@@ -656,7 +718,7 @@ const addChunk = 128
 
 func (x *Index) getBatch() *batchTerms {
 	if bt, ok := x.batchPool.Get().(*batchTerms); ok {
-		bt.terms, bt.tfs, bt.docs = bt.terms[:0], bt.tfs[:0], bt.docs[:0]
+		bt.reset()
 		return bt
 	}
 	return &batchTerms{}
@@ -674,6 +736,9 @@ func (x *Index) insertChunk(docs []*Doc, bts []*batchTerms, c int) {
 		bts[c] = x.withContext(docs, bts[c])
 	}
 	x.insert(docs, bts[c])
+	if x.opts.SessionContext {
+		x.rememberChunk(docs, bts[c])
+	}
 }
 
 // insert adds analysed documents to the mutable segment and the global
@@ -683,6 +748,8 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 	defer x.mu.Unlock()
 	s := x.mut
 	m := s.mut
+	bt.slots = slices.Grow(bt.slots[:0], len(bt.terms))[:len(bt.terms)]
+	slots := bt.slots
 	for i, d := range docs {
 		id := uint32(d.ID)
 		if s.empty() && len(x.segs) == 0 && !x.hasDocs {
@@ -700,6 +767,24 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		s.sumLen += uint64(a.dl)
 		s.present.Add(id)
 		for j := a.off; j < a.off+a.n; j++ {
+			// A context term taken from a predecessor in the chunk has the
+			// slot the predecessor's own term got just before (profile:
+			// the term map lookup was a quarter of insert).
+			k := int32(-1)
+			if src := bt.src[j]; src >= 0 {
+				k = slots[src]
+			} else {
+				t := bt.terms[j]
+				var ok bool
+				if k, ok = m.terms[t]; !ok {
+					k = m.slab.alloc()
+					m.terms[strings.Clone(t)] = k
+				}
+			}
+			slots[j] = k
+			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		}
+		for j := a.xoff; j < a.xoff+a.xn; j++ {
 			t := bt.terms[j]
 			k, ok := m.terms[t]
 			if !ok {
