@@ -35,6 +35,15 @@ func (s *memSource) Scan(from uint64, fn func(d *index.Doc) error) error {
 	return nil
 }
 
+// Text makes memSource an index.TextSource, for Options.SessionContext: the
+// docs are in id order with ids 1..n, as the workload generates them.
+func (s *memSource) Text(id uint64) (string, error) {
+	if id == 0 || id > uint64(s.n) || s.docs[id-1].ID != id {
+		return "", fmt.Errorf("lazymem: bench: no document %d", id)
+	}
+	return s.docs[id-1].Text, nil
+}
+
 // IndexDocs converts the corpus into the index's document type.
 func IndexDocs(docs []Doc) []index.Doc {
 	out := make([]index.Doc, len(docs))

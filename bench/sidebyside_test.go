@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/index"
 )
 
 // Seeds of the comparison: explicit, fixed, quoted in docs/benchmarks/bleve.md.
@@ -58,6 +59,10 @@ func sharedSideBySide(tb testing.TB) *SideBySide {
 			Workload:  workload.Config{Seed: benchSeed, Records: benchN()},
 			Queries:   envInt("LAZYMEM_BENCH_QUERIES", 1000),
 			QuerySeed: benchQuerySeed,
+			// The engine indexes with session context by default; the
+			// index package does not. LAZYMEM_BENCH_SESSION_CONTEXT=1
+			// measures lazymem as the engine runs it.
+			Index: index.Options{SessionContext: os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != ""},
 		})
 	})
 	if shared.err != nil {

@@ -70,6 +70,10 @@ type Config struct {
 	// default (max(engine.DefaultCandidates, engine.CandidatesPerK*K): 50
 	// for K=10).
 	Candidates int `json:"candidates,omitempty"`
+	// DisableSessionContext opens lazymem's store without session context
+	// (engine.Options.DisableSessionContext), for ablations. Default false:
+	// the engine's default.
+	DisableSessionContext bool `json:"disable_session_context,omitempty"`
 	// Batch is the number of records per write call. Default 960: ten
 	// modelled API requests of 96 texts per eager write, none partly empty.
 	Batch int `json:"batch"`

@@ -26,13 +26,13 @@ type lazySystem struct {
 	closed bool
 }
 
-func newLazy(parent string, e embed.Embedder, apiBatch, candidates int) (*lazySystem, error) {
+func newLazy(parent string, e embed.Embedder, apiBatch, candidates int, noContext bool) (*lazySystem, error) {
 	dir, err := os.MkdirTemp(parent, "lazymem-suite-")
 	if err != nil {
 		return nil, err
 	}
 	m := eager.NewMeter(e, apiBatch)
-	db, err := engine.Open(dir, engine.Options{Embedder: m})
+	db, err := engine.Open(dir, engine.Options{Embedder: m, DisableSessionContext: noContext})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

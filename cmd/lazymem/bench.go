@@ -17,6 +17,7 @@ import (
 )
 
 const benchSynopsis = `bench [--scale 10k|100k|1m] [--queries N] [--embedder hash|hash+latency] [--latency D] [--systems list] [--json]
+             [--candidates N] [--no-session-context]
 
 Writes the same seeded agent history into lazymem and into eager-RAG
 baselines that embed every record at write time (chromem-go, HNSW, flat
@@ -40,6 +41,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	scales := stringList{}
 	fs.Var(&scales, "scales", "several scales, e.g. 10k,100k,1m: one run each, smallest first (overrides --scale)")
 	reportDir := fs.String("report-dir", "", "with --scales: write scaling.md and two SVG plots (latency, embeddings vs corpus size) here")
+	candidates := fs.Int("candidates", 0, "lazymem's BM25 candidates per query (default: the engine's, max(50, 5*K))")
+	noContext := fs.Bool("no-session-context", false, "lazymem indexes each record without its session's previous turn")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -61,6 +64,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg := suite.Config{
 			Records: n, Queries: *queries, KeywordQueries: *keyword, Seed: *seed,
 			Embedder: *emb, LatencyPerCall: *latency, Systems: systems, Progress: stderr,
+			Candidates: *candidates, DisableSessionContext: *noContext,
 		}
 		cfg.EnsureDefaults()
 		if err := cfg.Validate(); err != nil {
