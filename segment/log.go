@@ -55,6 +55,15 @@ type Log struct {
 	tailCount int64
 	tailBytes int64
 	deleted   *roaring64.Bitmap // sealed ids deleted but not yet compacted away
+	// Sealing scratch, guarded by sealMu and reused by every seal (profile:
+	// fresh buffers and a copy of every payload per seal were half of the
+	// bytes the ingest path allocated): the tail's payloads copied out of
+	// the iterator, the uncompressed body and the stored value.
+	sealRaw      []byte
+	sealEnds     []int
+	sealPayloads [][]byte
+	sealBody     []byte
+	sealVal      []byte
 
 	sealCh chan struct{}
 	stopCh chan struct{}

@@ -123,7 +123,10 @@ func (l *Log) sealOne(force bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var payloads [][]byte
+	// The payloads are copied out of the iterator into one reused buffer
+	// (sealRaw); ends[i] is where payload i ends in it, -1 for a deleted one.
+	buf := l.sealRaw[:0]
+	ends := l.sealEnds[:0]
 	raw := 0
 	expect := first
 	for ok := it.First(); ok; ok = it.Next() {
@@ -138,26 +141,40 @@ func (l *Log) sealOne(force bool) (int, error) {
 			return 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
 		}
 		if v[0] == tailDeleted {
-			payloads = append(payloads, nil)
+			ends = append(ends, -1)
 		} else {
-			payloads = append(payloads, append(make([]byte, 0, len(v)-1), v[1:]...))
+			buf = append(buf, v[1:]...)
+			ends = append(ends, len(buf))
 			raw += len(v) - 1
 		}
 		expect++
-		if len(payloads) >= l.opts.SegmentRecords || raw >= l.opts.SegmentBytes {
+		if len(ends) >= l.opts.SegmentRecords || raw >= l.opts.SegmentBytes {
 			break
 		}
 	}
+	l.sealRaw, l.sealEnds = buf, ends
 	if err := it.Close(); err != nil {
 		return 0, err
 	}
-	n := len(payloads)
-	if n == 0 {
+	n := len(ends)
+	if n == 0 || (!force && n < l.opts.SegmentRecords && raw < l.opts.SegmentBytes) {
 		return 0, nil
 	}
-	if !force && n < l.opts.SegmentRecords && raw < l.opts.SegmentBytes {
-		return 0, nil
+	if buf == nil {
+		buf = make([]byte, 0, 1) // an empty payload is not nil (deleted)
 	}
+	payloads := l.sealPayloads[:0]
+	start := 0
+	for _, e := range ends {
+		if e < 0 {
+			payloads = append(payloads, nil)
+			continue
+		}
+		payloads = append(payloads, buf[start:e:e])
+		start = e
+	}
+	l.sealPayloads = payloads
+	defer clear(payloads) // do not keep slices of sealRaw around
 	if _, err := l.writeSegment(first, payloads, nil); err != nil {
 		return 0, err
 	}
@@ -166,14 +183,19 @@ func (l *Log) sealOne(force bool) (int, error) {
 
 // writeSegment stores payloads (nil = deleted) as the segment starting at
 // first, atomically removing the tail records it replaces and the given
-// tombstones, and inserts or replaces its summary in l.segs.
+// tombstones, and inserts or replaces its summary in l.segs. Callers hold
+// l.sealMu.
 func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []uint64) (segMeta, error) {
 	n := len(payloads)
-	body := encodeBody(make([]byte, 0, 64<<10), payloads)
-	val, err := l.comp.appendSegment(make([]byte, 0, len(body)/2+64), n, body)
+	// Scratch buffers reused under sealMu: Pebble's Batch.Set copies the
+	// value.
+	body := encodeBody(l.sealBody[:0], payloads)
+	val, err := l.comp.appendSegment(l.sealVal[:0], n, body)
+	l.sealBody = body
 	if err != nil {
 		return segMeta{}, err
 	}
+	l.sealVal = val
 	m := segMeta{first: first, count: uint32(n), stored: uint32(len(val))}
 	for _, p := range payloads {
 		if p == nil {
