@@ -152,10 +152,11 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 	ptrs := make([]*index.Doc, len(recs))
 	// Size the encoding buffer once (profile: growing it was a tenth of the
 	// batch's memmove); RecordSize below is exact, this is an estimate.
-	est := 0
+	est, nMeta := 0, 0
 	for i := range recs {
 		r := &recs[i]
 		est += 32 + len(r.Text) + len(r.Agent) + len(r.Session) + len(r.Role)
+		nMeta += len(r.Meta)
 		for k, vs := range r.Meta {
 			est += 2 + len(k)
 			for _, v := range vs {
@@ -164,31 +165,42 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 		}
 	}
 	buf := make([]byte, 0, est)
+	// Metadata in sorted key order, for the codec (scratch reused record to
+	// record) and the index (one array for the batch): profile, sorting
+	// each record's keys into fresh slices twice was 14% of the bytes
+	// allocated.
+	var keys []string
+	var cmeta []codec.Field
+	imeta := make([]index.Field, 0, nMeta)
 	for i := range recs {
 		r := &recs[i]
-		where := single
-		if where == "" {
-			where = fmt.Sprintf("records[%d]", i)
-		}
-		if err := validateRecord(r, &db.opts, where); err != nil {
-			return nil, err
+		if !recordOK(r, &db.opts) {
+			return nil, recordError(r, &db.opts, recordName(single, i))
 		}
 		t := r.Time
 		if t.IsZero() {
 			t = now
 		}
-		c := codec.Record{
-			Time: t.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
-			Meta: metaFields(r.Meta),
+		keys = sortedKeys(keys, r.Meta)
+		cmeta = cmeta[:0]
+		m0 := len(imeta)
+		for _, k := range keys {
+			vs := r.Meta[k]
+			cmeta = append(cmeta, codec.Field{Key: k, Values: vs})
+			imeta = append(imeta, index.Field{Key: k, Values: vs})
+		}
+		c := codec.Record{Time: t.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text}
+		docs[i] = index.Doc{Time: c.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text}
+		if len(keys) > 0 {
+			c.Meta = cmeta
+			docs[i].Meta = imeta[m0:len(imeta):len(imeta)]
 		}
 		if n := codec.RecordSize(&c); n > maxRec {
-			return nil, fieldErr(where, ErrTooLong, fmt.Sprintf("encoded %d bytes, log limit %d", n, maxRec))
+			return nil, fieldErr(recordName(single, i), ErrTooLong, fmt.Sprintf("encoded %d bytes, log limit %d", n, maxRec))
 		}
 		start := len(buf)
 		buf = codec.AppendRecord(buf, &c)
 		payloads[i] = buf[start:len(buf):len(buf)]
-		docs[i] = index.Doc{Time: c.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
-			Meta: indexFields(r.Meta)}
 		ptrs[i] = &docs[i]
 	}
 	// buf may have moved while growing: re-slice the payloads from the final
@@ -237,6 +249,15 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 			first, ids[len(ids)-1], err)
 	}
 	return ids, nil
+}
+
+// recordName names record i of a call in errors: single for Append,
+// records[i] for AppendBatch.
+func recordName(single string, i int) string {
+	if single != "" {
+		return single
+	}
+	return fmt.Sprintf("records[%d]", i)
 }
 
 // Get returns the record with the given id.
