@@ -175,3 +175,84 @@ func TestSessionContextOracle(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionContextAnalyzed: with session context, Analyze (run before the
+// ids are known, chunks on several goroutines) + AddAnalyzed indexes the
+// same terms as Add, in batches that cut sessions across chunks and
+// batches, before and after deletions.
+func TestSessionContextAnalyzed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	corpus := genCorpus(rng, 3000, 1, 300)
+	for i, d := range corpus {
+		if i%17 == 0 {
+			d.Session = ""
+		}
+	}
+	opts := Options{SessionContext: true, FlushDocs: 700, MergeMinDocs: 500}
+	sa, sb := &memSource{}, &memSource{}
+	a, err := Open("", opts, sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open("", opts, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	check := func(what string) {
+		t.Helper()
+		for q := 0; q < 40; q++ {
+			query := randQuery(rng, 300)
+			ha, err := a.Search(query, nil, 20, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hb, err := b.Search(query, nil, 20, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(ha) != fmt.Sprint(hb) {
+				t.Fatalf("%s: query %q: Add gives %v, AddAnalyzed %v", what, query, ha, hb)
+			}
+		}
+	}
+	for lo := 0; lo < len(corpus); {
+		n := []int{1, 100, 300, 700}[rng.IntN(4)]
+		batch := corpus[lo:min(lo+n, len(corpus))]
+		lo += len(batch)
+		if lo > len(corpus)/2 && lo-len(batch) <= len(corpus)/2 {
+			check("first half")
+			var del []uint64
+			for _, d := range corpus[:lo-len(batch)] {
+				if rng.IntN(10) == 0 {
+					del = append(del, d.ID)
+				}
+			}
+			if err := a.Delete(del); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Delete(del); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sa.docs, sb.docs = corpus[:lo], corpus[:lo]
+		if err := a.Add(batch); err != nil {
+			t.Fatal(err)
+		}
+		copies := make([]*Doc, len(batch))
+		for i, d := range batch {
+			c := *d
+			c.ID = 0
+			copies[i] = &c
+		}
+		an := b.Analyze(copies)
+		for i := range copies {
+			copies[i].ID = batch[i].ID
+		}
+		if err := b.AddAnalyzed(copies, an); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("all")
+}

@@ -520,52 +520,56 @@ func (x *Index) checkAppend(docs []*Doc) error {
 // batch's ids are known: the engine analyses while the log makes the batch
 // durable, then adds it with AddAnalyzed.
 type Analyzed struct {
-	x   *Index
-	n   int
-	bts []*batchTerms
+	x     *Index
+	n     int
+	bts   []*batchTerms
+	ready []chan struct{} // ready[c] is closed once bts[c] is analysed
+	wg    sync.WaitGroup  // the analysing goroutines
 }
 
-// Analyze runs the analysis of docs' texts, the costly part of Add, without
-// touching the index; docs' ids are not read. Hand the result to AddAnalyzed
-// with the same documents, or to Release.
+// Analyze starts the analysis of docs' texts, the costly part of Add,
+// without touching the index, and returns at once; docs' ids are not read,
+// and no other field of docs may change until the analysis is handed to
+// AddAnalyzed with the same documents, or to Release (both wait for it).
+// AddAnalyzed inserts each chunk as soon as it is analysed (profile: a lone
+// writer waited for the whole batch's analysis after its log sync, then
+// inserted on one core while the other idled).
 func (x *Index) Analyze(docs []*Doc) *Analyzed {
 	a := &Analyzed{x: x, n: len(docs)}
 	nChunks := (len(docs) + addChunk - 1) / addChunk
 	a.bts = make([]*batchTerms, nChunks)
+	a.ready = make([]chan struct{}, nChunks)
 	for i := range a.bts {
 		a.bts[i] = x.getBatch()
+		a.ready[i] = make(chan struct{})
 	}
-	chunk := func(c int) []*Doc { return docs[c*addChunk : min((c+1)*addChunk, len(docs))] }
-	if nChunks == 1 || len(docs) < parallelMin {
-		for c := range nChunks {
-			x.analyze(chunk(c), a.bts[c])
-		}
-		return a
+	workers := min(runtime.GOMAXPROCS(0), nChunks)
+	if len(docs) < parallelMin {
+		workers = min(1, nChunks)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), nChunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	next := new(atomic.Int64)
+	for range workers {
+		a.wg.Go(func() {
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= nChunks {
 					return
 				}
-				x.analyze(chunk(c), a.bts[c])
+				x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], a.bts[c])
+				close(a.ready[c])
 			}
-		}()
+		})
 	}
-	wg.Wait()
 	return a
 }
 
-// Release returns an analysis that will not be added.
+// Release returns an analysis that will not be added, once its goroutines
+// are done.
 func (a *Analyzed) Release() {
 	if a == nil {
 		return
 	}
+	a.wg.Wait()
 	for _, bt := range a.bts {
 		a.x.putBatch(bt)
 	}
@@ -591,6 +595,7 @@ func (x *Index) AddAnalyzed(docs []*Doc, a *Analyzed) error {
 		return err
 	}
 	for c := range a.bts {
+		<-a.ready[c]
 		x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], a.bts, c)
 	}
 	return x.afterAdd(true)
