@@ -1,0 +1,2 @@
+// Package use runs Universal Sentence Encoder Lite in process, in pure Go.
+package use
