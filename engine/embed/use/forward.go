@@ -11,7 +11,7 @@ import (
 // over a batch's tokens keeps hot in cache: every token's row is
 // multiplied by it before the next slice is loaded, so the weights stream
 // from memory once per batch instead of once per token.
-const blockBytes = 96 << 10
+var blockBytes = 96 << 10 // a variable so tests can force many blocks
 
 // work holds one forward pass's buffers; a pool keeps one per worker.
 type work struct {
@@ -21,7 +21,7 @@ type work struct {
 	scores            []float32
 	pooled            []float64
 	row               []float32
-	ids               []int32
+	spans             []span
 	tok               tokScratch
 }
 

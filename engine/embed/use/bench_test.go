@@ -1,0 +1,91 @@
+package use
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// chatTexts are the golden file's chat turns (LoCoMo conversation 26):
+// 13 to 103 tokens, 33 on average.
+func chatTexts(b *testing.B) []string {
+	var out []string
+	for _, c := range loadGolden(b) {
+		if len(c.IDs) >= 10 && len(c.IDs) <= 128 {
+			out = append(out, c.Text)
+		}
+	}
+	return out
+}
+
+func benchModel(b *testing.B, opts Options) *USE {
+	b.Helper()
+	u, err := New(modelDir(b), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u
+}
+
+// BenchmarkEmbed reports the time per text (ms/text) for one text per call
+// and for batches, on one worker and on all.
+func BenchmarkEmbed(b *testing.B) {
+	texts := chatTexts(b)
+	for _, workers := range []int{1, 2} {
+		u := benchModel(b, Options{Workers: workers})
+		tokens := 0
+		for _, t := range texts {
+			tokens += min(len(u.Tokenizer().Encode(t)), u.MaxTokens())
+		}
+		for _, batch := range []int{1, 16, 64} {
+			if batch == 1 && workers > 1 {
+				continue // one text runs on one worker
+			}
+			b.Run(fmt.Sprintf("batch=%d/workers=%d", batch, workers), func(b *testing.B) {
+				b.ReportAllocs()
+				in := make([]string, batch)
+				done := 0
+				for b.Loop() {
+					for j := range in {
+						in[j] = texts[(done+j)%len(texts)]
+					}
+					done += batch
+					if _, err := u.Embed(context.Background(), in); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ms := float64(b.Elapsed().Nanoseconds()) / 1e6 / float64(done)
+				b.ReportMetric(ms, "ms/text")
+				b.ReportMetric(float64(tokens)/float64(len(texts)), "tokens/text")
+			})
+		}
+	}
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	texts := chatTexts(b)
+	u := benchModel(b, Options{})
+	var s tokScratch
+	var ids []int32
+	n := 0
+	for _, t := range texts {
+		n += len(t)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range texts {
+			ids = u.tok.AppendIDs(ids[:0], t, &s)
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	dir := modelDir(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New(dir, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
