@@ -107,10 +107,15 @@ func (w *work) attention(ly *layer, spans []span) error {
 		w.vals = grow32(w.vals, sp.n*hd)
 		w.scores = grow32(w.scores, sp.n)
 		for h := 0; h < ly.heads; h++ {
-			for j := 0; j < sp.n; j++ {
+			// Keys row by row, values transposed (one row per
+			// dimension), so both products are DotBatch calls.
+			n := sp.n
+			for j := 0; j < n; j++ {
 				row := w.qkv[(sp.start+j)*stride:]
 				copy(w.keys[j*hd:(j+1)*hd], row[width+h*hd:width+(h+1)*hd])
-				copy(w.vals[j*hd:(j+1)*hd], row[2*width+h*hd:2*width+(h+1)*hd])
+				for d, v := range row[2*width+h*hd : 2*width+(h+1)*hd] {
+					w.vals[d*n+j] = v
+				}
 			}
 			for i := 0; i < sp.n; i++ {
 				qrow := w.qkv[(sp.start+i)*stride+h*hd:]
@@ -122,12 +127,8 @@ func (w *work) attention(ly *layer, spans []span) error {
 				}
 				softmax(w.scores)
 				c := w.ctx[(sp.start+i)*width+h*hd : (sp.start+i)*width+(h+1)*hd]
-				clear(c)
-				for j, a := range w.scores {
-					v := w.vals[j*hd : (j+1)*hd]
-					for d := range c {
-						c[d] += a * v[d]
-					}
+				if err := vecmath.DotBatch(w.scores, w.vals, n, c); err != nil {
+					return fmt.Errorf("lazymem: use: %w", err)
 				}
 			}
 		}

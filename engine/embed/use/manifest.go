@@ -133,8 +133,9 @@ type tensor struct {
 
 // loadWeights reads every group's shards from dir and slices them into
 // tensors by name. The shards of a group must hold exactly the bytes the
-// manifest declares.
-func loadWeights(dir string, m *Manifest) (map[string]*tensor, error) {
+// manifest declares. Each shard's bytes go to put as they are read, in
+// manifest order.
+func loadWeights(dir string, m *Manifest, put func([]byte)) (map[string]*tensor, error) {
 	out := make(map[string]*tensor)
 	for _, g := range m.Groups {
 		want := 0
@@ -150,6 +151,7 @@ func loadWeights(dir string, m *Manifest) (map[string]*tensor, error) {
 				return nil, fmt.Errorf("%w: %s: %w", ErrMissing, path, err)
 			}
 			n, err := io.ReadFull(f, buf[off:])
+			put(buf[off : off+n])
 			off += n
 			if err == nil {
 				// The group is full: this shard must end here and no

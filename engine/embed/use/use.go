@@ -3,6 +3,7 @@ package use
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
 // Name is the Name() of the embedder when the model files are the ones of
@@ -78,6 +81,8 @@ type USE struct {
 	pool   sync.Pool // *work
 }
 
+var _ embed.Embedder = (*USE)(nil)
+
 // New loads the unpacked npm package in dir (model.json, the shards it
 // names, vocab.json). Errors name the file at fault and wrap ErrMissing,
 // ErrCorrupt or ErrUnsupported.
@@ -99,7 +104,6 @@ func load(dir string, opts Options) (*USE, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	h := sha256.New()
 	read := func(name string) ([]byte, error) {
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -127,20 +131,28 @@ func load(dir string, opts Options) (*USE, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "vocab.json"), err)
 	}
-	weights, err := loadWeights(dir, man)
+	// The digest covers model.json, the shards in manifest order and
+	// vocab.json, each preceded by its length in 8 little-endian bytes.
+	h := sha256.New()
+	put := func(b []byte) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	put(mj)
+	weights, err := loadWeights(dir, man, put)
 	if err != nil {
 		return nil, err
 	}
+	put(vj)
+	digest := hex.EncodeToString(h.Sum(nil))
 	m, err := buildModel(weights)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "model.json"), err)
 	}
 	if tok.VocabSize() > m.vocab {
 		return nil, fmt.Errorf("%w: %s: %d pieces but %d embedding rows", ErrCorrupt, filepath.Join(dir, "vocab.json"), tok.VocabSize(), m.vocab)
-	}
-	digest, err := modelDigest(h, dir, mj, man, vj)
-	if err != nil {
-		return nil, err
 	}
 	name := Name
 	if digest != PackageDigest {
@@ -149,35 +161,6 @@ func load(dir string, opts Options) (*USE, error) {
 	u := &USE{name: name, digest: digest, tok: tok, m: m, opts: opts}
 	u.pool.New = func() any { return new(work) }
 	return u, nil
-}
-
-// modelDigest hashes model.json, the shards in manifest order and
-// vocab.json, each preceded by its length.
-func modelDigest(h interface {
-	Write([]byte) (int, error)
-	Sum([]byte) []byte
-}, dir string, mj []byte, man *Manifest, vj []byte) (string, error) {
-	put := func(b []byte) {
-		var n [8]byte
-		for i := range n {
-			n[i] = byte(uint64(len(b)) >> (8 * i))
-		}
-		h.Write(n[:])
-		h.Write(b)
-	}
-	put(mj)
-	for _, g := range man.Groups {
-		for _, p := range g.Paths {
-			path := filepath.Join(dir, p)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return "", fmt.Errorf("%w: %s: %w", ErrMissing, path, err)
-			}
-			put(b)
-		}
-	}
-	put(vj)
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Name identifies the model: "use-lite-v1" for the npm package's files,
