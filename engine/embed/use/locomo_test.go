@@ -9,6 +9,7 @@ import (
 
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
 // locomoDir holds the LoCoMo conversations and their USE-lite vectors,
@@ -68,9 +69,10 @@ func TestLoCoMoTokenizerMatchesPort(t *testing.T) {
 }
 
 // TestLoCoMoVectors compares Embed with the reference's vectors of the
-// LoCoMo turns (N.turns.fvecs). By default the first 64 turns of the
-// first conversation; LAZYMEM_USE_FULL=1 runs every turn and question of
-// every conversation (about two minutes).
+// LoCoMo texts (N.turns.fvecs, N.speaker_turns.fvecs, N.questions.fvecs).
+// By default the first 64 turns of the first conversation;
+// LAZYMEM_USE_FULL=1 runs every turn, speaker-prefixed turn and question of
+// every conversation (7.5k texts, about a minute).
 func TestLoCoMoVectors(t *testing.T) {
 	dir := modelDir(t)
 	convs := loadLoCoMo(t)
@@ -84,9 +86,10 @@ func TestLoCoMoVectors(t *testing.T) {
 	}
 	minCos, sumCos, maxAbs, count := 2.0, 0.0, 0.0, 0
 	for _, c := range convs {
-		var texts []string
+		var texts, speakerTexts []string
 		for _, turn := range c.Turns() {
 			texts = append(texts, turn.Text)
+			speakerTexts = append(speakerTexts, embed.SpeakerTurnText(turn.Speaker, turn.Text))
 		}
 		var qs []string
 		for _, q := range c.QA {
@@ -95,7 +98,7 @@ func TestLoCoMoVectors(t *testing.T) {
 		for _, set := range []struct {
 			file  string
 			texts []string
-		}{{"turns", texts}, {"questions", qs}} {
+		}{{"turns", texts}, {"speaker_turns", speakerTexts}, {"questions", qs}} {
 			ref, err := codec.ReadAllFvecs(filepath.Join(locomoDir, c.ID+"."+set.file+".fvecs"))
 			if err != nil {
 				t.Fatal(err)
