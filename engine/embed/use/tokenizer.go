@@ -159,7 +159,7 @@ func (t *Tokenizer) Encode(text string) []int32 {
 func (s *tokScratch) normalize(text string) []rune {
 	s.syms = s.syms[:0]
 	b := s.norm[:0]
-	if norm.NFKC.IsNormalString(text) {
+	if norm.NFKC.QuickSpanString(text) == len(text) {
 		b = append(b, text...)
 	} else {
 		s.it.InitString(norm.NFKC, text)
