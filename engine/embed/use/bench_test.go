@@ -3,6 +3,7 @@ package use
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -103,5 +104,29 @@ func BenchmarkLoad(b *testing.B) {
 		if _, err := New(dir, Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkEmbedTokens shows how the cost grows with the text's length:
+// "the the ... the" is one token per word. Linear parts dominate up to
+// the 128-token cap; attention adds a quadratic term.
+func BenchmarkEmbedTokens(b *testing.B) {
+	u := benchModel(b, Options{Workers: 1})
+	for _, n := range []int{1, 8, 32, 128} {
+		text := strings.TrimSpace(strings.Repeat("the ", n))
+		if got := len(u.Tokenizer().Encode(text)); got != n {
+			b.Fatalf("%d words gave %d tokens", n, got)
+		}
+		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			in := []string{text}
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := u.Embed(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/text")
+		})
 	}
 }
