@@ -105,7 +105,8 @@
 // A USE is safe for concurrent use; each forward pass takes its buffers
 // from a pool. One Embed call splits its texts into batches of about
 // Options.BatchTokens tokens run by up to Options.Workers goroutines, none
-// of which outlives the call. Loading takes about 0.2 s and 110 MB of
+// of which outlives the call. AppendVector embeds one text into a caller's
+// buffer without allocating in steady state. Loading takes about 0.2 s and 110 MB of
 // allocation (the float32 weights, transposed, stay resident: 28 MB).
 // Speed (docs/benchmarks/use.md): about 6.4 ms of CPU per 36-token chat
 // turn, 0.7 ms for one token, 23 ms at the 128-token cap, on one core of the

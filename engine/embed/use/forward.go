@@ -22,6 +22,8 @@ type work struct {
 	pooled            []float64
 	row               []float32
 	spans             []span
+	ids               []int32
+	one               [1][]float32
 	tok               tokScratch
 }
 

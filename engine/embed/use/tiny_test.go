@@ -591,3 +591,37 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendVector(t *testing.T) {
+	u, err := load(writeTinyModel(t, tinyWeights(13)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := u.Embed(context.Background(), tinyTexts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := []float32{42}
+	for i, text := range tinyTexts {
+		dst, err = u.AppendVector(dst, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := dst[1+i*tinyWidth:]
+		for k := range want[i] {
+			if got[k] != want[i][k] {
+				t.Fatalf("%q: [%d] = %g, Embed %g", text, k, got[k], want[i][k])
+			}
+		}
+	}
+	if dst[0] != 42 || len(dst) != 1+len(tinyTexts)*tinyWidth {
+		t.Fatalf("dst prefix or length wrong: %v, %d", dst[0], len(dst))
+	}
+	buf := make([]float32, 0, tinyWidth)
+	allocs := testing.AllocsPerRun(50, func() {
+		buf, _ = u.AppendVector(buf[:0], "abc ca zz")
+	})
+	if allocs != 0 && !raceEnabled {
+		t.Errorf("AppendVector allocates %.1f times per call in steady state", allocs)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/lazymem/lazymem/engine/embed"
@@ -299,4 +300,26 @@ func (u *USE) run(ids []int32, spans []span, out [][]float32) error {
 		w.spans = append(w.spans, span{sp.start - base, sp.n})
 	}
 	return u.m.forward(w, ids[base:end], w.spans, out)
+}
+
+// AppendVector embeds one text and appends its vector to dst. With a dst
+// of spare capacity it allocates nothing in steady state (the tokenizer
+// and the forward pass reuse pooled buffers).
+func (u *USE) AppendVector(dst []float32, text string) ([]float32, error) {
+	w := u.pool.Get().(*work)
+	defer u.pool.Put(w)
+	w.ids = u.tok.AppendIDs(w.ids[:0], text, &w.tok)
+	if len(w.ids) > u.m.maxLen {
+		w.ids = w.ids[:u.m.maxLen]
+	}
+	w.spans = append(w.spans[:0], span{0, len(w.ids)})
+	dst = slices.Grow(dst, u.m.dim)
+	v := dst[len(dst) : len(dst)+u.m.dim]
+	w.one[0] = v
+	err := u.m.forward(w, w.ids, w.spans, w.one[:])
+	w.one[0] = nil
+	if err != nil {
+		return dst, err
+	}
+	return dst[:len(dst)+u.m.dim], nil
 }
