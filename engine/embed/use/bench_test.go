@@ -130,3 +130,25 @@ func BenchmarkEmbedTokens(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTokenizeLong: a 1 MB text, whole (AppendIDs) and only as far
+// as the model reads (AppendIDsMax with 128).
+func BenchmarkTokenizeLong(b *testing.B) {
+	u := benchModel(b, Options{})
+	text := strings.Repeat("We decided to use PostgreSQL for the database; the pool holds 20 connections. ", 1<<20/80)
+	var s tokScratch
+	var ids []int32
+	for _, impl := range []string{"whole", "max128"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if impl == "whole" {
+					ids = u.tok.AppendIDs(ids[:0], text, &s)
+				} else {
+					ids = u.tok.AppendIDsMax(ids[:0], text, 128, &s)
+				}
+			}
+		})
+	}
+}

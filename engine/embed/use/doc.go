@@ -51,6 +51,11 @@
 //     length in UTF-16 code units (JavaScript's String.length).
 //  5. Runs of unknown ids collapse into one.
 //
+// The model reads the first 128 ids only, so Embed tokenizes only as much
+// of a long text as yields them (Tokenizer.AppendIDsMax): exact for this
+// vocabulary, where every "▁" starts a token on every lattice path. A
+// 1 MB text then costs 1.9 ms instead of 81 ms.
+//
 // # Network
 //
 // The graph is a 2-layer pre-norm transformer ("KonaTransformer") over at

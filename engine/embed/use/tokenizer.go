@@ -43,6 +43,8 @@ type Tokenizer struct {
 	edges map[uint64]int32
 	// term[node] is the piece id ending at node, or -1.
 	term []int32
+	// prefixSafe: the vocabulary lets AppendIDsMax tokenize a prefix.
+	prefixSafe bool
 }
 
 // tokScratch holds the per-call buffers of Encode.
@@ -134,6 +136,20 @@ func NewTokenizer(pieces []string, scores []float64) (*Tokenizer, error) {
 			t.term[node] = int32(i)
 		}
 	}
+	// See AppendIDsMax. Piece 0 stands for one unknown code point and
+	// must step back by one.
+	t.prefixSafe = t.step[unkID] == 1
+	hasSpace := false
+	for i := reservedPieces; i < len(pieces); i++ {
+		p := pieces[i]
+		if p == string(spaceSymbol) {
+			hasSpace = true
+		}
+		if int(t.step[i]) != utf8.RuneCountInString(p) || strings.ContainsRune(strings.TrimPrefix(p, string(spaceSymbol)), spaceSymbol) {
+			t.prefixSafe = false
+		}
+	}
+	t.prefixSafe = t.prefixSafe && hasSpace
 	return t, nil
 }
 
@@ -185,7 +201,51 @@ func (s *tokScratch) normalize(text string) []rune {
 
 // AppendIDs appends the ids of text to dst, using s for its buffers.
 func (t *Tokenizer) AppendIDs(dst []int32, text string, s *tokScratch) []int32 {
+	return t.encode(dst, s.normalize(text), s)
+}
+
+// AppendIDsMax appends the first max ids of text to dst: the same ids as
+// AppendIDs truncated to max, but on a long text it tokenizes only a prefix
+// long enough to hold them, so a megabyte of text costs what its first few
+// hundred words do. That is exact when the vocabulary has "▁" as a piece,
+// no piece with "▁" past its start, and no piece outside the BMP (true of
+// USE-lite's): every "▁" then starts a token on every lattice path, so the
+// encoding of the text up to any "▁" is a prefix of the whole encoding.
+// Other vocabularies tokenize the whole text.
+func (t *Tokenizer) AppendIDsMax(dst []int32, text string, max int, s *tokScratch) []int32 {
+	if max <= 0 {
+		return dst
+	}
 	syms := s.normalize(text)
+	base := len(dst)
+	if t.prefixSafe {
+		// Try prefixes that end before a "▁", growing 4x while they
+		// yield fewer than max ids (runs of unknown symbols collapse
+		// into one id, so no symbol count is enough in advance).
+		for limit := 4 * max; limit < len(syms); limit *= 4 {
+			cut := limit
+			for cut < len(syms) && syms[cut] != spaceSymbol {
+				cut++
+			}
+			if cut == len(syms) {
+				break
+			}
+			dst = t.encode(dst[:base], syms[:cut], s)
+			if len(dst)-base >= max {
+				return dst[:base+max]
+			}
+		}
+	}
+	dst = t.encode(dst[:base], syms, s)
+	if len(dst)-base > max {
+		dst = dst[:base+max]
+	}
+	return dst
+}
+
+// encode runs the lattice, the Viterbi pass and the backward pass over
+// normalized symbols.
+func (t *Tokenizer) encode(dst []int32, syms []rune, s *tokScratch) []int32 {
 	n := len(syms)
 	if n == 0 {
 		return dst

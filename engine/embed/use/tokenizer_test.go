@@ -1,6 +1,8 @@
 package use
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -226,4 +228,99 @@ func FuzzParseVocab(f *testing.F) {
 			}
 		}
 	})
+}
+
+// safePieces is tinyPieces without astral pieces, so AppendIDsMax may
+// tokenize prefixes.
+var safePieces = []string{"\uFFFD", "<s>", "</s>", "x1", "x2", "x3",
+	"\u2581", "\u2581a", "a", "b", "ab", "\u2581ab", "c", "abc", "é", "\u2581b", "bc", "ü", "\u2581ü", "ca"}
+
+func TestPrefixSafe(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		want   bool
+	}{
+		{"safe", safePieces, true},
+		{"astral piece", tinyPieces, false},
+		{"no ▁ piece", append(append([]string{}, safePieces[:6]...), "\u2581a", "a"), false},
+		{"interior ▁", append(append([]string{}, safePieces...), "a\u2581"), false},
+	} {
+		scores := make([]float64, len(tc.pieces))
+		for i := reservedPieces; i < len(scores); i++ {
+			scores[i] = -float64(i % 7)
+		}
+		tok, err := NewTokenizer(tc.pieces, scores)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.prefixSafe != tc.want {
+			t.Errorf("%s: prefixSafe %v, want %v", tc.name, tok.prefixSafe, tc.want)
+		}
+	}
+}
+
+// FuzzTokenizerMax checks AppendIDsMax against the whole encoding cut to
+// max, with a vocabulary that allows prefixes and one that does not.
+func FuzzTokenizerMax(f *testing.F) {
+	f.Add("ab ab abc ca zz zz ü a", uint8(3))
+	f.Add("zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz a b", uint8(2))
+	f.Add("a  b   c    ab", uint8(1))
+	f.Add("", uint8(5))
+	safe, err := NewTokenizer(safePieces, tinyScores)
+	if err != nil {
+		f.Fatal(err)
+	}
+	unsafe, err := NewTokenizer(tinyPieces, tinyScores)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string, m uint8) {
+		max := int(m%40) + 1
+		var sc tokScratch
+		for _, tok := range []*Tokenizer{safe, unsafe} {
+			full := tok.Encode(s)
+			if len(full) > max {
+				full = full[:max]
+			}
+			got := tok.AppendIDsMax([]int32{-7}, s, max, &sc)
+			if got[0] != -7 || !equalIDs(got[1:], full) {
+				t.Fatalf("%q max %d (prefixSafe %v): got %v, want [-7] + %v", s, max, tok.prefixSafe, got, full)
+			}
+		}
+	})
+}
+
+func TestAppendIDsMaxRealVocab(t *testing.T) {
+	dir := modelDir(t)
+	data, err := os.ReadFile(filepath.Join(dir, "vocab.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ParseVocab(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tok.prefixSafe {
+		t.Fatal("the USE-lite vocabulary should allow prefix tokenization")
+	}
+	long := strings.Repeat("We decided to use PostgreSQL for the database; the pool holds 20 connections. ", 200)
+	for _, text := range []string{
+		long,
+		strings.Repeat("中文", 3000) + long,        // one collapsed unknown, then words
+		strings.Repeat("中 ", 300) + long,         // unknowns between spaces
+		strings.Repeat("a", 5000) + " b " + long, // a long word
+		"short text",
+	} {
+		for _, max := range []int{1, 7, 128} {
+			full := tok.Encode(text)
+			if len(full) > max {
+				full = full[:max]
+			}
+			var sc tokScratch
+			if got := tok.AppendIDsMax(nil, text, max, &sc); !equalIDs(got, full) {
+				t.Errorf("%.30q... max %d: got %v, want %v", text, max, got, full)
+			}
+		}
+	}
 }

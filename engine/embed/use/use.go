@@ -207,10 +207,7 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	spans := make([]span, len(texts))
 	for i, t := range texts {
 		start := len(ids)
-		ids = u.tok.AppendIDs(ids, t, &tw.tok)
-		if len(ids)-start > u.m.maxLen {
-			ids = ids[:start+u.m.maxLen]
-		}
+		ids = u.tok.AppendIDsMax(ids, t, u.m.maxLen, &tw.tok)
 		spans[i] = span{start, len(ids) - start}
 	}
 	u.pool.Put(tw)
@@ -308,10 +305,7 @@ func (u *USE) run(ids []int32, spans []span, out [][]float32) error {
 func (u *USE) AppendVector(dst []float32, text string) ([]float32, error) {
 	w := u.pool.Get().(*work)
 	defer u.pool.Put(w)
-	w.ids = u.tok.AppendIDs(w.ids[:0], text, &w.tok)
-	if len(w.ids) > u.m.maxLen {
-		w.ids = w.ids[:u.m.maxLen]
-	}
+	w.ids = u.tok.AppendIDsMax(w.ids[:0], text, u.m.maxLen, &w.tok)
 	w.spans = append(w.spans[:0], span{0, len(w.ids)})
 	dst = slices.Grow(dst, u.m.dim)
 	v := dst[len(dst) : len(dst)+u.m.dim]
