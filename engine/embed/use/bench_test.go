@@ -50,9 +50,6 @@ func BenchmarkEmbed(b *testing.B) {
 			tokens += min(len(u.Tokenizer().Encode(t)), u.MaxTokens())
 		}
 		for _, batch := range []int{1, 16, 64} {
-			if batch == 1 && workers > 1 {
-				continue // one text runs on one worker
-			}
 			b.Run(fmt.Sprintf("batch=%d/workers=%d", batch, workers), func(b *testing.B) {
 				b.ReportAllocs()
 				in := make([]string, batch)
@@ -111,13 +108,19 @@ func BenchmarkLoad(b *testing.B) {
 // "the the ... the" is one token per word. Linear parts dominate up to
 // the 128-token cap; attention adds a quadratic term.
 func BenchmarkEmbedTokens(b *testing.B) {
-	u := benchModel(b, Options{Workers: 1})
+	for _, workers := range []int{1, 2} {
+		benchEmbedTokens(b, workers)
+	}
+}
+
+func benchEmbedTokens(b *testing.B, workers int) {
+	u := benchModel(b, Options{Workers: workers})
 	for _, n := range []int{1, 8, 32, 128} {
 		text := strings.TrimSpace(strings.Repeat("the ", n))
 		if got := len(u.Tokenizer().Encode(text)); got != n {
 			b.Fatalf("%d words gave %d tokens", n, got)
 		}
-		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("tokens=%d/workers=%d", n, workers), func(b *testing.B) {
 			b.ReportAllocs()
 			in := []string{text}
 			cpu0 := cpuTime()
@@ -127,6 +130,7 @@ func BenchmarkEmbedTokens(b *testing.B) {
 				}
 			}
 			b.ReportMetric((cpuTime()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/text")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/text")
 		})
 	}
 }

@@ -1,8 +1,10 @@
 package use
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/lazymem/lazymem/vecmath"
 )
@@ -17,6 +19,8 @@ var blockBytes = 96 << 10 // a variable so tests can force many blocks
 type work struct {
 	x, h, qkv, ctx, f []float32
 	tmp               []float32
+	tmps              [][]float32 // one per part of a split apply
+	par               int         // goroutines apply may use; <= 1: none
 	q, keys, vals     []float32
 	scores            []float32
 	pooled            []float64
@@ -37,18 +41,65 @@ func grow32(s []float32, n int) []float32 {
 // span is one text's tokens within a batch: rows [start, start+n).
 type span struct{ start, n int }
 
+// minParallelMACs is the smallest matrix product apply splits across
+// goroutines: below it, starting them costs more than it saves.
+var minParallelMACs = 1 << 17 // a variable so tests can force the split
+
 // apply computes dst = x W + b for rows tokens of x (lin.in floats each):
 // with add, dst += x W + b (the residual connection). dst has lin.out
-// floats per row.
+// floats per row. With w.par > 1 the output columns are split, by weight
+// block, across w.par goroutines (the caller runs the first part); every
+// output is computed as in the sequential loop, so the result is the same
+// bit for bit.
 func (w *work) apply(dst, x []float32, rows int, lin *linear, add bool) error {
 	in, out := lin.in, lin.out
 	nb := blockBytes / (4 * in)
 	nb = max(4, nb&^3)
-	w.tmp = grow32(w.tmp, min(nb, out))
-	for o0 := 0; o0 < out; o0 += nb {
-		o1 := min(o0+nb, out)
+	blocks := (out + nb - 1) / nb
+	par := min(w.par, blocks)
+	if par <= 1 || rows*in*out < minParallelMACs {
+		w.tmp = grow32(w.tmp, min(nb, out))
+		return applyBlocks(dst, x, rows, lin, add, nb, 0, out, w.tmp)
+	}
+	return w.applyParallel(dst, x, rows, lin, add, nb, blocks, par)
+}
+
+// applyParallel is apply split across par goroutines. It is a function of
+// its own so that the sequential path's arguments do not escape to the heap.
+func (w *work) applyParallel(dst, x []float32, rows int, lin *linear, add bool, nb, blocks, par int) error {
+	out := lin.out
+	for len(w.tmps) < par {
+		w.tmps = append(w.tmps, nil)
+	}
+	errs := make([]error, par)
+	var wg sync.WaitGroup
+	for p := par - 1; p >= 0; p-- {
+		// Part p gets blocks [p*blocks/par, (p+1)*blocks/par).
+		lo := min(p*blocks/par*nb, out)
+		hi := min((p+1)*blocks/par*nb, out)
+		w.tmps[p] = grow32(w.tmps[p], min(nb, out))
+		tmp := w.tmps[p]
+		if p == 0 {
+			errs[0] = applyBlocks(dst, x, rows, lin, add, nb, lo, hi, tmp)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = applyBlocks(dst, x, rows, lin, add, nb, lo, hi, tmp)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// applyBlocks is apply over the output columns [lo, hi), nb at a time.
+func applyBlocks(dst, x []float32, rows int, lin *linear, add bool, nb, lo, hi int, tmpBuf []float32) error {
+	in, out := lin.in, lin.out
+	for o0 := lo; o0 < hi; o0 += nb {
+		o1 := min(o0+nb, hi)
 		blk := lin.wt[o0*in : o1*in]
-		tmp := w.tmp[:o1-o0]
+		tmp := tmpBuf[:o1-o0]
 		bias := lin.b[o0:o1]
 		for t := 0; t < rows; t++ {
 			if err := vecmath.DotBatch(x[t*in:(t+1)*in], blk, in, tmp); err != nil {

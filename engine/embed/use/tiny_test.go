@@ -297,10 +297,12 @@ var tinyTexts = []string{"", "a", "ab", "abc ca", "zz a", "😀 b", "a a a a a a
 func TestTinyModelMatchesReference(t *testing.T) {
 	ws := tinyWeights(7)
 	dir := writeTinyModel(t, ws)
-	defer func(b int) { blockBytes = b }(blockBytes)
+	defer func(b, m int) { blockBytes, minParallelMACs = b, m }(blockBytes, minParallelMACs)
 	var first [][]float32
 	for _, bb := range []int{96 << 10, 64} { // one block; blocks of 4 rows
 		blockBytes = bb
+		// minParallelMACs 0 lets the tiny products split across workers.
+		minParallelMACs = 0
 		for _, opts := range []Options{{Workers: 1}, {Workers: 1, BatchTokens: 1}, {Workers: 2, BatchTokens: 5}, {Workers: 3}} {
 			u, err := load(dir, opts)
 			if err != nil {
@@ -309,6 +311,17 @@ func TestTinyModelMatchesReference(t *testing.T) {
 			got, err := u.Embed(context.Background(), tinyTexts)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if opts.Workers > 1 {
+				// One text per call: one batch, its products split
+				// across the workers.
+				for i, text := range tinyTexts {
+					one, err := u.Embed(context.Background(), []string{text})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[i] = one[0]
+				}
 			}
 			if len(got) != len(tinyTexts) {
 				t.Fatalf("%d vectors for %d texts", len(got), len(tinyTexts))

@@ -227,8 +227,11 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		n += sp.n
 	}
 	batches = append(batches, batch{lo, len(texts)})
+	// Workers beyond the number of batches split each batch's matrix
+	// products instead (one text alone still uses every worker).
+	par := max(1, u.opts.Workers/len(batches))
 	run := func(b batch) error {
-		return u.run(ids, spans[b.lo:b.hi], out[b.lo:b.hi])
+		return u.run(ids, spans[b.lo:b.hi], out[b.lo:b.hi], par)
 	}
 
 	workers := min(u.opts.Workers, len(batches))
@@ -285,10 +288,12 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return out, nil
 }
 
-// run embeds the texts of spans (rows of ids) in one forward pass into out.
-func (u *USE) run(ids []int32, spans []span, out [][]float32) error {
+// run embeds the texts of spans (rows of ids) in one forward pass into out,
+// its matrix products split across par goroutines.
+func (u *USE) run(ids []int32, spans []span, out [][]float32, par int) error {
 	w := u.pool.Get().(*work)
 	defer u.pool.Put(w)
+	w.par = par
 	// Rebase the spans on the batch's own rows.
 	base := spans[0].start
 	end := spans[len(spans)-1].start + spans[len(spans)-1].n
@@ -305,6 +310,7 @@ func (u *USE) run(ids []int32, spans []span, out [][]float32) error {
 func (u *USE) AppendVector(dst []float32, text string) ([]float32, error) {
 	w := u.pool.Get().(*work)
 	defer u.pool.Put(w)
+	w.par = 1 // goroutines would allocate
 	w.ids = u.tok.AppendIDsMax(w.ids[:0], text, u.m.maxLen, &w.tok)
 	w.spans = append(w.spans[:0], span{0, len(w.ids)})
 	dst = slices.Grow(dst, u.m.dim)
