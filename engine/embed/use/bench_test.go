@@ -50,6 +50,9 @@ func BenchmarkEmbed(b *testing.B) {
 			tokens += min(len(u.Tokenizer().Encode(t)), u.MaxTokens())
 		}
 		for _, batch := range []int{1, 16, 64} {
+			if batch == 1 && workers > 1 {
+				continue // one text is one batch: one worker (see BenchmarkEmbedTokens for split=true)
+			}
 			b.Run(fmt.Sprintf("batch=%d/workers=%d", batch, workers), func(b *testing.B) {
 				b.ReportAllocs()
 				in := make([]string, batch)
@@ -108,19 +111,18 @@ func BenchmarkLoad(b *testing.B) {
 // "the the ... the" is one token per word. Linear parts dominate up to
 // the 128-token cap; attention adds a quadratic term.
 func BenchmarkEmbedTokens(b *testing.B) {
-	for _, workers := range []int{1, 2} {
-		benchEmbedTokens(b, workers)
-	}
+	benchEmbedTokens(b, Options{Workers: 1}, "workers=1")
+	benchEmbedTokens(b, Options{Workers: 2, SplitProducts: true}, "workers=2/split=true")
 }
 
-func benchEmbedTokens(b *testing.B, workers int) {
-	u := benchModel(b, Options{Workers: workers})
+func benchEmbedTokens(b *testing.B, opts Options, label string) {
+	u := benchModel(b, opts)
 	for _, n := range []int{1, 8, 32, 128} {
 		text := strings.TrimSpace(strings.Repeat("the ", n))
 		if got := len(u.Tokenizer().Encode(text)); got != n {
 			b.Fatalf("%d words gave %d tokens", n, got)
 		}
-		b.Run(fmt.Sprintf("tokens=%d/workers=%d", n, workers), func(b *testing.B) {
+		b.Run(fmt.Sprintf("tokens=%d/%s", n, label), func(b *testing.B) {
 			b.ReportAllocs()
 			in := []string{text}
 			cpu0 := cpuTime()

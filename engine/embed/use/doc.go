@@ -110,7 +110,10 @@
 // A USE is safe for concurrent use; each forward pass takes its buffers
 // from a pool. One Embed call splits its texts into batches of about
 // Options.BatchTokens tokens run by up to Options.Workers goroutines, none
-// of which outlives the call. AppendVector embeds one text into a caller's
+// of which outlives the call. With Options.SplitProducts and fewer batches
+// than workers, a batch's matrix products are split across the spare
+// workers by weight block (same bits; faster for a lone text only when
+// cores are idle). AppendVector embeds one text into a caller's
 // buffer without allocating in steady state. Loading takes about 0.2 s and 110 MB of
 // allocation (the float32 weights, transposed, stay resident: 28 MB).
 // Speed (docs/benchmarks/use.md): about 6.4 ms of CPU per 36-token chat

@@ -42,8 +42,9 @@ func grow32(s []float32, n int) []float32 {
 type span struct{ start, n int }
 
 // minParallelMACs is the smallest matrix product apply splits across
-// goroutines: below it, starting them costs more than it saves.
-var minParallelMACs = 1 << 17 // a variable so tests can force the split
+// goroutines (about 50 us of work): below it, waking another thread costs
+// more than it saves.
+var minParallelMACs = 1 << 21 // a variable so tests can force the split
 
 // apply computes dst = x W + b for rows tokens of x (lin.in floats each):
 // with add, dst += x W + b (the residual connection). dst has lin.out

@@ -303,7 +303,7 @@ func TestTinyModelMatchesReference(t *testing.T) {
 		blockBytes = bb
 		// minParallelMACs 0 lets the tiny products split across workers.
 		minParallelMACs = 0
-		for _, opts := range []Options{{Workers: 1}, {Workers: 1, BatchTokens: 1}, {Workers: 2, BatchTokens: 5}, {Workers: 3}} {
+		for _, opts := range []Options{{Workers: 1}, {Workers: 1, BatchTokens: 1}, {Workers: 2, BatchTokens: 5}, {Workers: 3, SplitProducts: true}} {
 			u, err := load(dir, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -312,7 +312,7 @@ func TestTinyModelMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if opts.Workers > 1 {
+			if opts.SplitProducts {
 				// One text per call: one batch, its products split
 				// across the workers.
 				for i, text := range tinyTexts {

@@ -34,10 +34,17 @@ const PackageDigest = "d70a30060377828d4cebc47f3aa7cf4a6eb1c94b5803f72ceb5289b2e
 
 // Options configures the USE-lite embedder. The zero value is valid.
 type Options struct {
-	// Workers is the most goroutines one Embed call uses, each running
-	// the forward pass over its own batch of texts. It does not change
-	// vectors. Default runtime.GOMAXPROCS(0); 1 means sequential.
+	// Workers is the most goroutines one Embed call uses: batches of
+	// texts run in parallel. It does not change vectors. Default
+	// runtime.GOMAXPROCS(0); 1 means sequential.
 	Workers int
+	// SplitProducts, when an Embed call has fewer batches than Workers
+	// (one short text, say), splits each batch's matrix products by
+	// weight block among the spare workers. It does not change vectors.
+	// It lowers the latency of a lone text when cores are idle and raises
+	// it, and the CPU spent, when they are busy (docs/benchmarks/use.md
+	// has both), so it is off by default.
+	SplitProducts bool
 	// BatchTokens is the number of tokens one forward pass runs at once
 	// (texts are not split: a text longer than this gets a pass of its
 	// own). Larger batches reuse each weight block across more tokens.
@@ -227,9 +234,12 @@ func (u *USE) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		n += sp.n
 	}
 	batches = append(batches, batch{lo, len(texts)})
-	// Workers beyond the number of batches split each batch's matrix
-	// products instead (one text alone still uses every worker).
-	par := max(1, u.opts.Workers/len(batches))
+	// With SplitProducts, workers beyond the number of batches split
+	// each batch's matrix products instead.
+	par := 1
+	if u.opts.SplitProducts {
+		par = max(1, u.opts.Workers/len(batches))
+	}
 	run := func(b batch) error {
 		return u.run(ids, spans[b.lo:b.hi], out[b.lo:b.hi], par)
 	}
