@@ -117,6 +117,6 @@
 // buffer without allocating in steady state. Loading takes about 0.2 s and 110 MB of
 // allocation (the float32 weights, transposed, stay resident: 28 MB).
 // Speed (docs/benchmarks/use.md): about 6.4 ms of CPU per 36-token chat
-// turn, 0.7 ms for one token, 23 ms at the 128-token cap, on one core of the
+// turn, 0.8 ms for one token, 24 ms at the 128-token cap, on one core of the
 // 2-core development machine; 74% of it in vecmath.DotBatch.
 package use
