@@ -1,0 +1,5 @@
+//go:build !race
+
+package use
+
+const raceEnabled = false
