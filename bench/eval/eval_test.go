@@ -13,6 +13,7 @@ import (
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/engine/embed/use"
 )
 
 const tiny = "testdata/tiny"
@@ -190,7 +191,7 @@ func TestConfigErrors(t *testing.T) {
 		want error
 	}{
 		{"no dir", Config{}, ErrConfig},
-		{"use", Config{DataDir: tiny, Embedder: "use"}, ErrEmbedder},
+		{"use without its model", Config{DataDir: tiny, Embedder: "use:" + t.TempDir()}, use.ErrMissing},
 		{"unknown embedder", Config{DataDir: tiny, Embedder: "word2vec"}, ErrConfig},
 		{"replay without dir", Config{DataDir: tiny, Embedder: "replay:"}, ErrConfig},
 		{"bad mode", Config{DataDir: tiny, Modes: []engine.Mode{"eager"}}, ErrConfig},

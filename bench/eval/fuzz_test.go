@@ -10,9 +10,10 @@ import (
 )
 
 // FuzzParseEmbedder: the --embedder spec is user input. It never panics,
-// and an accepted spec is hash, replay with a directory, nothing else.
+// and an accepted spec is hash, replay with a directory, or use with an
+// optional directory, nothing else.
 func FuzzParseEmbedder(f *testing.F) {
-	for _, s := range []string{"hash", "replay:../data", "use", "", "hash:", "replay:", ":", "replay:a:b"} {
+	for _, s := range []string{"hash", "replay:../data", "use", "use:/models/use-lite", "", "hash:", "replay:", ":", "replay:a:b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -26,6 +27,7 @@ func FuzzParseEmbedder(f *testing.F) {
 		switch {
 		case kind == "hash" && arg == "" && spec == "hash":
 		case kind == "replay" && arg != "" && spec == "replay:"+arg:
+		case kind == "use" && (spec == "use" && arg == "" || spec == "use:"+arg):
 		default:
 			t.Fatalf("%q accepted as %q, %q", spec, kind, arg)
 		}

@@ -104,7 +104,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
+const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
             [--fusion weighted|rrf] [--dense-weight W] [--candidates N] [--no-session-context]
 
 Ingests every LoCoMo-format conversation file (*.json) of DIR into its own
@@ -126,7 +126,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := newFlags("eval locomo", evalSynopsis, stderr)
 	data := fs.String("data", "", "directory of LoCoMo-format conversation files (required)")
-	emb := fs.String("embedder", eval.DefaultEmbedder, "hash, replay:DIR (vectors from .fvecs beside the conversations), or use")
+	emb := fs.String("embedder", eval.DefaultEmbedder, "hash, replay:DIR (vectors from .fvecs beside the conversations), or use[:DIR] (USE-lite in process; model from `make use-model`, default .cache/use-lite or $LAZYMEM_USE_DIR)")
 	modes := stringList{}
 	fs.Var(&modes, "mode", "lazy, sparse or dense; comma-separated for several (default lazy)")
 	ks := fs.String("k", "1,5,10,25", "cut-offs to report recall at")
