@@ -100,7 +100,7 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 			bt.terms = append(bt.terms, t)
 			bt.tfs = append(bt.tfs, p.tfs[j])
 			bt.otfs = append(bt.otfs, 0)
-			bt.src = append(bt.src, -1)
+			bt.tid = append(bt.tid, -1)
 		}
 		a.xn = len(bt.terms) - a.xoff
 		a.dl += p.dl
@@ -155,7 +155,7 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 		out.tfs = append(out.tfs, ownTF...)
 		out.otfs = append(out.otfs, ownTF...)
 		for range own {
-			out.src = append(out.src, -1)
+			out.tid = append(out.tid, -1)
 		}
 		if d.Session != "" {
 			key := contextKey(d)
@@ -181,7 +181,7 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 					out.terms = append(out.terms, t)
 					out.tfs = append(out.tfs, p.tfs[j])
 					out.otfs = append(out.otfs, 0)
-					out.src = append(out.src, -1)
+					out.tid = append(out.tid, -1)
 				}
 				na.dl += p.dl
 			}

@@ -384,22 +384,36 @@ type analyzed struct {
 type batchTerms struct {
 	terms []string
 	tfs   []uint32 // indexed frequencies (own plus context)
-	// otfs and src are parallel to terms: otfs is the own frequency of a
-	// document's own term (0 for a context term); src is, for a context
-	// term taken from a predecessor in the chunk, the index of the
-	// predecessor's entry (insert reuses its posting list slot), else -1.
-	otfs    []uint32
-	src     []int32
-	slots   []int32 // parallel to terms, filled by insert
-	docs    []analyzed
-	scratch []string         // reused by analyze
-	seen    map[string]int32 // reused by analyze and withContext
-	lastOf  map[ctxKey]int32 // reused by analyze: key -> latest doc of the chunk
+	// otfs and tid are parallel to terms: otfs is the own frequency of a
+	// document's own term (0 for a context term); tid is the term's id in
+	// the chunk (its index in uterms), or -1 for a term withContext added.
+	otfs []uint32
+	tid  []int32
+	docs []analyzed
+	// Chunk term ids: analyze gives each distinct term of the chunk an id,
+	// so that a document's terms are deduplicated and its predecessor's
+	// merged by array index, and insert looks each distinct term up once
+	// per chunk instead of once per posting (profile: the term map lookup
+	// was a quarter of insert, the serial part of an Add).
+	ids    map[string]int32
+	uterms []string // id -> term
+	stamp  []int32  // id -> 1 + the last document (in the chunk) holding it
+	at     []int32  // id -> the term's entry in that document
+	slotOf []int32  // id -> slot in the mutable segment, filled by insert
+	// reused by analyze
+	scratch []string
+	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
 	slow    bool             // made by withContextSlow (remembered already)
 }
 
 func (bt *batchTerms) reset() {
-	bt.terms, bt.tfs, bt.otfs, bt.src, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.src[:0], bt.docs[:0]
+	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
+	bt.uterms = bt.uterms[:0]
+	if bt.ids == nil || len(bt.ids) > 1<<14 {
+		bt.ids = make(map[string]int32, 1024) // do not keep a huge chunk's table
+	} else {
+		clear(bt.ids)
+	}
 	bt.slow = false
 }
 
@@ -412,10 +426,6 @@ func (bt *batchTerms) reset() {
 func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 	out.reset()
 	scratch := out.scratch[:0]
-	if out.seen == nil || len(out.seen) > 4096 {
-		out.seen = make(map[string]int32, 64) // do not keep a huge doc's table
-	}
-	seen := out.seen
 	ctx := x.opts.SessionContext
 	if ctx {
 		if out.lastOf == nil {
@@ -423,42 +433,47 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 		}
 		clear(out.lastOf)
 	}
+	ids := out.ids
 	for i, d := range docs {
 		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
-		// Term frequencies: the map gives each distinct term its slot in
-		// out.terms/out.tfs, so it is never iterated (profile: ranging
-		// over a per-doc count map cost more than filling it).
-		clear(seen)
+		mark := int32(i + 1)
 		a := analyzed{off: len(out.terms), dl: uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
 		for _, t := range scratch {
-			if i, ok := seen[t]; ok {
-				out.tfs[i]++
+			id, ok := ids[t]
+			if !ok {
+				id = int32(len(out.uterms))
+				ids[t] = id
+				out.uterms = append(out.uterms, t)
+				out.stamp = append(out.stamp[:id], 0)
+				out.at = append(out.at[:id], 0)
+			}
+			if out.stamp[id] == mark {
+				out.tfs[out.at[id]]++
 				continue
 			}
-			seen[t] = int32(len(out.terms))
+			out.stamp[id], out.at[id] = mark, int32(len(out.terms))
 			out.terms = append(out.terms, t)
 			out.tfs = append(out.tfs, 1)
+			out.tid = append(out.tid, id)
 		}
 		a.own = len(out.terms) - a.off
 		out.otfs = append(out.otfs, out.tfs[a.off:]...)
-		for range a.own {
-			out.src = append(out.src, -1)
-		}
 		if ctx && d.Session != "" {
 			k := ctxKey{d.Agent, d.Session}
 			if j, ok := out.lastOf[k]; ok {
 				// The predecessor's own terms: a shared term adds its
-				// frequency, a new one is appended (seen dedupes).
+				// frequency, a new one is appended.
 				p := &out.docs[j]
 				for e := p.off; e < p.off+p.own; e++ {
-					if s, ok := seen[out.terms[e]]; ok {
-						out.tfs[s] += out.otfs[e]
+					id := out.tid[e]
+					if out.stamp[id] == mark {
+						out.tfs[out.at[id]] += out.otfs[e]
 						continue
 					}
 					out.terms = append(out.terms, out.terms[e])
 					out.tfs = append(out.tfs, out.otfs[e])
 					out.otfs = append(out.otfs, 0)
-					out.src = append(out.src, int32(e))
+					out.tid = append(out.tid, id)
 				}
 				a.dl += p.ownDL
 				a.pred = j
@@ -469,7 +484,6 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 		a.n = len(out.terms) - a.off
 		out.docs = append(out.docs, a)
 	}
-	clear(seen)
 	clear(scratch) // do not pin document text
 	out.scratch = scratch[:0]
 }
@@ -731,6 +745,8 @@ func (x *Index) getBatch() *batchTerms {
 
 func (x *Index) putBatch(bt *batchTerms) {
 	clear(bt.terms) // do not pin document text
+	clear(bt.uterms)
+	clear(bt.ids)
 	x.batchPool.Put(bt)
 }
 
@@ -753,8 +769,11 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 	defer x.mu.Unlock()
 	s := x.mut
 	m := s.mut
-	bt.slots = slices.Grow(bt.slots[:0], len(bt.terms))[:len(bt.terms)]
-	slots := bt.slots
+	slotOf := slices.Grow(bt.slotOf[:0], len(bt.uterms))[:len(bt.uterms)]
+	for i := range slotOf {
+		slotOf[i] = -1
+	}
+	bt.slotOf = slotOf
 	for i, d := range docs {
 		id := uint32(d.ID)
 		if s.empty() && len(x.segs) == 0 && !x.hasDocs {
@@ -772,12 +791,10 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		s.sumLen += uint64(a.dl)
 		s.present.Add(id)
 		for j := a.off; j < a.off+a.n; j++ {
-			// A context term taken from a predecessor in the chunk has the
-			// slot the predecessor's own term got just before (profile:
-			// the term map lookup was a quarter of insert).
-			k := int32(-1)
-			if src := bt.src[j]; src >= 0 {
-				k = slots[src]
+			// Each distinct term of the chunk is looked up once.
+			var k int32
+			if c := bt.tid[j]; c >= 0 && slotOf[c] >= 0 {
+				k = slotOf[c]
 			} else {
 				t := bt.terms[j]
 				var ok bool
@@ -785,8 +802,10 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 					k = m.slab.alloc()
 					m.terms[strings.Clone(t)] = k
 				}
+				if c >= 0 {
+					slotOf[c] = k
+				}
 			}
-			slots[j] = k
 			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
 		}
 		for j := a.xoff; j < a.xoff+a.xn; j++ {
