@@ -42,6 +42,10 @@ type RecallStats struct {
 	// Text is what BM25 searched: the query text after time-expression
 	// removal and synonym expansion.
 	Text string
+	// DenseText is the query text that was embedded (lazy and dense
+	// modes): the text after time-expression removal, without the
+	// speakers' names unless Query.KeepSpeakersInDense.
+	DenseText string
 	// Since and Until are the effective time window (after ParseTime).
 	Since, Until time.Time
 	// TimeExpr is the time expression ParseTime found, if any.
@@ -170,7 +174,15 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 				text = stripped
 				st.Text = text
 			}
+			// Spaces collapsed where a name was: the embedded text is also
+			// the cache key.
+			if stripped := strings.Join(strings.Fields(stripWords(denseText, st.Speakers)), " "); stripped != "" && !q.KeepSpeakersInDense {
+				denseText = stripped
+			}
 		}
+	}
+	if q.Mode != ModeSparse {
+		st.DenseText = denseText
 	}
 	t1 := time.Now()
 	st.Durations.Filter = t1.Sub(t0)

@@ -228,6 +228,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		}
 		eq.Agent, eq.Agents = convs[q.conv].ID, nil
 		eq.K, eq.Mode = maxK, mode
+		// The replay embedder has vectors for the questions as written
+		// only, not for them without the speakers' names.
+		eq.KeepSpeakersInDense = eq.KeepSpeakersInDense || strings.HasPrefix(cfg.Embedder, "replay:")
 		if eq.Candidates == 0 {
 			eq.Candidates = cfg.Candidates
 		}

@@ -244,15 +244,19 @@ func TestRealData(t *testing.T) {
 					t.Errorf("%s %s: category %s: %+v, want %d questions", spec, run.Mode, cat, c, n)
 				}
 			}
-			if run.Mode == engine.ModeDense && run.Embedded != 3435+883 {
-				t.Errorf("%s dense embedded %d, want every turn and question once (%d)", spec, run.Embedded, 3435+883)
+			// Dense embeds every turn and every question once; without the
+			// speakers' names some questions become the same text (replay
+			// keeps the names: exactly once each).
+			if d := run.Embedded; run.Mode == engine.ModeDense &&
+				(d > 3435+883 || d <= 3435+883/2 || strings.HasPrefix(spec, "replay:") && d != 3435+883) {
+				t.Errorf("%s dense embedded %d, want every turn and question once (%d, fewer without names)", spec, d, 3435+883)
 			}
 			checkRange(t, run)
 			// Regression floors, about 0.03 below what was measured on
-			// 2026-11-30 (docs/benchmarks/locomo.md: R@10 sparse 0.535,
-			// lazy 0.535 hash / 0.550 replay, dense 0.433 hash / 0.403
-			// replay): a broken stage drops far below them.
-			floor := map[engine.Mode]float64{engine.ModeSparse: 0.50, engine.ModeLazy: 0.50, engine.ModeDense: 0.37}[run.Mode]
+			// 2026-11-30 with session context (docs/BENCHMARKS.md: R@10
+			// sparse 0.713, lazy 0.709 hash / 0.726 replay, dense 0.554
+			// hash / 0.463 replay): a broken stage drops far below them.
+			floor := map[engine.Mode]float64{engine.ModeSparse: 0.68, engine.ModeLazy: 0.68, engine.ModeDense: 0.43}[run.Mode]
 			if run.Recall[10] < floor {
 				t.Errorf("%s %s: R@10 %.3f below the regression floor %.2f", spec, run.Mode, run.Recall[10], floor)
 			}
