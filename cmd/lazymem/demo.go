@@ -27,6 +27,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	agents := fs.Int("agents", 20, "agents (tenants) in the history")
 	seed := fs.Int64("seed", 42, "generator seed (same seed, same history)")
 	dir := fs.String("db", "", "keep the store in this directory (must not exist yet)")
+	embedder := fs.String("embedder", "hash", embedderUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -54,7 +55,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "lazymem demo: %d records of %d agents over 90 days (seed %d), store in %s\n\n", *records, *agents, *seed, *dir)
 
 	// 1. Write: append everything, durably, in batches. No embedding.
-	db, err := engine.Open(*dir, engine.Options{})
+	emb, err := openEmbedder(*embedder)
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(*dir, engine.Options{Embedder: emb})
 	if err != nil {
 		return err
 	}

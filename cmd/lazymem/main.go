@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 const usage = `lazymem: long-term memory for AI agents.
@@ -83,7 +84,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "lazymem: %v\n", err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "lazymem: %v\n", err)
+		// Library errors already start with "lazymem: ".
+		fmt.Fprintf(stderr, "lazymem: %s\n", strings.TrimPrefix(err.Error(), "lazymem: "))
 		return 1
 	}
 }

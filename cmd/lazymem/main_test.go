@@ -290,3 +290,53 @@ func TestBenchScalesReport(t *testing.T) {
 		t.Errorf("--report-dir without --scales: exit %d, want 2", code)
 	}
 }
+
+// TestEmbedderFlag: recall and demo name a bad --embedder, and a use
+// embedder without its model files says which file is missing.
+func TestEmbedderFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	code, _, errs := runCLI(t, "", "recall", "--db", dir, "--agent", "a", "--embedder", "word2vec", "x")
+	if code != 2 || !strings.Contains(errs, `--embedder "word2vec"`) {
+		t.Fatalf("bad embedder: code %d: %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "demo", "--embedder", "hash:x")
+	if code != 2 || !strings.Contains(errs, "hash takes no argument") {
+		t.Fatalf("hash with an argument: code %d: %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "recall", "--db", dir, "--agent", "a", "--embedder", "use:"+t.TempDir(), "x")
+	if code != 1 || !strings.Contains(errs, "model.json") || strings.Contains(errs, "lazymem: lazymem:") {
+		t.Fatalf("use without a model: code %d: %s", code, errs)
+	}
+}
+
+// TestRecallWithUse: recall --embedder use over a store ingested without
+// embedding, when the USE-lite model is there (make use-model).
+func TestRecallWithUse(t *testing.T) {
+	model := os.Getenv("LAZYMEM_USE_DIR")
+	if model == "" {
+		model = filepath.Join("..", "..", ".cache", "use-lite")
+	}
+	if _, err := os.Stat(filepath.Join(model, "model.json")); err != nil {
+		t.Skipf("USE-lite model not in %s (make use-model): %v", model, err)
+	}
+	db := filepath.Join(t.TempDir(), "mem")
+	if code, _, errs := runCLI(t, goodJSONL, "ingest", "--db", db, "-"); code != 0 {
+		t.Fatalf("ingest: code %d: %s", code, errs)
+	}
+	code, out, errs := runCLI(t, "", "recall", "--db", db, "--agent", "a1", "--embedder", "use:"+model, "--json", "connection pool size")
+	if code != 0 {
+		t.Fatalf("recall: code %d: %s", code, errs)
+	}
+	var res struct {
+		Memories []struct {
+			ID    uint64  `json:"id"`
+			Dense float64 `json:"dense"`
+		} `json:"memories"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].ID != 1 || res.Memories[0].Dense <= 0 {
+		t.Fatalf("recall with use: %s", out)
+	}
+}

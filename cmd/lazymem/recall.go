@@ -18,7 +18,7 @@ query ("yesterday", "last week", "two days ago", "昨天", "最近三天") becom
 time filter unless --no-time-parse is given.`
 
 type recallFlags struct {
-	db, agent, mode, fusion, since, until, now, session string
+	db, agent, mode, fusion, since, until, now, session, embedder string
 	agents, sessions, roles                             stringList
 	where, not                                          kvList
 	k, candidates, turns                                int
@@ -42,7 +42,8 @@ func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.session, "current-session", "", "the session the agent is in: its latest turns join the candidates")
 	fs.IntVar(&f.turns, "session-turns", engine.DefaultSessionTurns, "how many of the current session's latest turns join")
 	fs.StringVar(&f.mode, "mode", "lazy", "lazy (embed candidates only), sparse (BM25, no embedding) or dense (embed every filtered record)")
-	fs.StringVar(&f.fusion, "fusion", "rrf", "how sparse and dense evidence combine in lazy mode: rrf or weighted")
+	fs.StringVar(&f.fusion, "fusion", "", "how sparse and dense evidence combine in lazy mode: weighted (default) or rrf")
+	fs.StringVar(&f.embedder, "embedder", "hash", embedderUsage)
 	fs.StringVar(&f.now, "now", "", "reference time for relative expressions, RFC 3339 (default: now)")
 	fs.BoolVar(&f.noTime, "no-time-parse", false, "do not turn time expressions in the query into a filter")
 	fs.BoolVar(&f.explain, "explain", false, "say why each memory ranked")
@@ -88,7 +89,11 @@ func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(q.Not) == 0 {
 		q.Not = nil
 	}
-	db, err := engine.Open(f.db, engine.Options{})
+	emb, err := openEmbedder(f.embedder)
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(f.db, engine.Options{Embedder: emb})
 	if err != nil {
 		return err
 	}
