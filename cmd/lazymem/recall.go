@@ -19,10 +19,10 @@ time filter unless --no-time-parse is given.`
 
 type recallFlags struct {
 	db, agent, mode, fusion, since, until, now, session, embedder string
-	agents, sessions, roles                             stringList
-	where, not                                          kvList
-	k, candidates, turns                                int
-	json, explain, noTime                               bool
+	agents, sessions, roles                                       stringList
+	where, not                                                    kvList
+	k, candidates, turns                                          int
+	json, explain, noTime                                         bool
 }
 
 func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
