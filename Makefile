@@ -46,9 +46,10 @@ demo:
 ## fuzz: each fuzz target for FUZZTIME (default 30s). Not part of CI.
 FUZZTIME ?= 30s
 FUZZ_PKGS ?= $(shell $(GO) list ./... )
-# FuzzOpenSegment (index) stalls under the fuzzing engine after a few thousand
-# executions (undiagnosed; its seeds run in every `go test`): skipped here.
-FUZZ_SKIP ?= FuzzOpenSegment
+# FUZZ_SKIP names one target to leave out (none by default). The progress line
+# of a fast target may show "0/sec" for a while: that is the fuzzing engine's
+# reporting (golang/go#51484); the worker keeps running and the run ends on time.
+FUZZ_SKIP ?=
 fuzz:
 	@for p in $(FUZZ_PKGS); do \
 		for t in $$($(GO) test -list '^Fuzz' $$p 2>/dev/null | grep ^Fuzz | grep -vxF "$(FUZZ_SKIP)"); do \
