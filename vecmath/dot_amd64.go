@@ -85,6 +85,7 @@ var avx512Kernels = kernels{
 	scale:      scaleAVX512,
 	dotBatch4:  dotBatch4AVX512,
 	dotF16:     dotF16AVX512,
+	matMulT4:   matMulT4AVX512,
 }
 
 var avx2Kernels = kernels{
@@ -126,3 +127,17 @@ func dotF16AVX512(q []float32, h []uint16) float32
 //
 //go:noescape
 func dotF16AVX2(q []float32, h []uint16) float32
+
+// matMulT4AVX512 computes, for m and n multiples of 4,
+//
+//	for i := 0; i < m; i++ {
+//		for j := 0; j < n; j++ {
+//			out[i*ldo+j] = dot(a[i*dim:(i+1)*dim], b[j*dim:(j+1)*dim])
+//		}
+//	}
+//
+// a block of 4 rows of a by 4 rows of b at a time: 16 ZMM accumulators, each
+// loaded vector used four times, masked tail loads.
+//
+//go:noescape
+func matMulT4AVX512(a, b, out []float32, m, n, dim, ldo int)

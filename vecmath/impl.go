@@ -18,6 +18,10 @@ type kernels struct {
 	dotBatch4 func(q, flat, out []float32)
 	// dotF16 returns sum(q[i]*float32(h[i])) for i < len(q); len(h) >= len(q).
 	dotF16 func(q []float32, h []uint16) float32
+	// matMulT4, when not nil, sets out[i*ldo+j] = dot(a[i*dim:], b[j*dim:])
+	// for i < m, j < n; m and n are multiples of 4. Without it matMulT
+	// scores one row of a at a time with dotBatch.
+	matMulT4 func(a, b, out []float32, m, n, dim, ldo int)
 }
 
 var genericKernels = kernels{

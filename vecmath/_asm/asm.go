@@ -60,6 +60,7 @@ func main() {
 		genDotBatch4(t)
 		genDotF16(t)
 	}
+	genMatMulT4()
 	Generate()
 }
 
@@ -554,4 +555,164 @@ func genDotF16(t tier) {
 	Store(r, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
+}
+
+// genMatMulT4 emits the AVX-512 register-blocked product out[i*ldo+j] =
+// dot(a row i, b row j) for i < m, j < n (m and n multiples of 4, rows of
+// dim floats). Each step over dim loads 4 vectors of a and 4 of b into
+// registers and issues 16 FMAs into 16 accumulators (4 a rows x 4 b rows),
+// so every loaded vector is used four times: DotBatch reloads each b row
+// once per a row. 24 of the 32 ZMM registers are live in the loop. The
+// accumulators are reduced with ZMM-only shuffles (AVX-512F; no X/Y
+// registers, so none above 15 can appear in a VEX instruction) and each
+// group of four results is stored with a 4-lane mask.
+func genMatMulT4() {
+	TEXT("matMulT4AVX512", NOSPLIT, "func(a, b, out []float32, m, n, dim, ldo int)")
+	Doc("matMulT4AVX512 sets out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) over dim floats for i < m, j < n; m and n are multiples of 4.")
+	stride := GP64()
+	Load(Param("dim"), stride)
+	// Tail mask: dim % 16 low bits; store mask: 4 lanes.
+	tm := GP32()
+	MOVL(stride.As32(), tm)
+	ANDL(U32(15), tm)
+	mm := GP32()
+	MOVL(U32(0xffff), mm)
+	BZHIL(tm, mm, mm)
+	kt := K()
+	KMOVW(mm, kt)
+	m4 := GP32()
+	MOVL(U32(0xf), m4)
+	k4 := K()
+	KMOVW(m4, k4)
+	SHLQ(U8(2), stride) // bytes per row
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	row := func(p GPVirtual, i int) Mem {
+		switch i {
+		case 0:
+			return Mem{Base: p}
+		case 1:
+			return Mem{Base: p, Index: stride, Scale: 1}
+		case 2:
+			return Mem{Base: p, Index: stride, Scale: 2}
+		}
+		return Mem{Base: p, Index: s3, Scale: 1}
+	}
+
+	bRow, outCol, nLeft := GP64(), GP64(), GP64()
+	Load(Param("b").Base(), bRow)
+	Load(Param("out").Base(), outCol)
+	Load(Param("n"), nLeft)
+	Label("jloop")
+	CMPQ(nLeft, U32(4))
+	JL(LabelRef("done"))
+	aRow, outp, mLeft := GP64(), GP64(), GP64()
+	Load(Param("a").Base(), aRow)
+	MOVQ(outCol, outp)
+	Load(Param("m"), mLeft)
+
+	Label("iloop")
+	CMPQ(mLeft, U32(4))
+	JL(LabelRef("inext"))
+	ap, bp := GP64(), GP64()
+	MOVQ(aRow, ap)
+	MOVQ(bRow, bp)
+	k := GP64()
+	Load(Param("dim"), k)
+	var acc [4][4]VecVirtual
+	for i := range acc {
+		for j := range acc[i] {
+			acc[i][j] = ZMM()
+			VPXORD(acc[i][j], acc[i][j], acc[i][j])
+		}
+	}
+	Label("kloop")
+	CMPQ(k, U32(16))
+	JL(LabelRef("ktail"))
+	var av, bv [4]VecVirtual
+	for i := 0; i < 4; i++ {
+		av[i] = ZMM()
+		VMOVUPS(row(ap, i), av[i])
+	}
+	for j := 0; j < 4; j++ {
+		bv[j] = ZMM()
+		VMOVUPS(row(bp, j), bv[j])
+		for i := 0; i < 4; i++ {
+			VFMADD231PS(bv[j], av[i], acc[i][j])
+		}
+	}
+	ADDQ(U32(64), ap)
+	ADDQ(U32(64), bp)
+	SUBQ(U32(16), k)
+	JMP(LabelRef("kloop"))
+
+	Label("ktail")
+	TESTQ(k, k)
+	JZ(LabelRef("reduce"))
+	var at, bt [4]VecVirtual
+	for i := 0; i < 4; i++ {
+		at[i] = ZMM()
+		VMOVUPS_Z(row(ap, i), kt, at[i])
+	}
+	for j := 0; j < 4; j++ {
+		bt[j] = ZMM()
+		VMOVUPS_Z(row(bp, j), kt, bt[j])
+		for i := 0; i < 4; i++ {
+			VFMADD231PS(bt[j], at[i], acc[i][j])
+		}
+	}
+
+	Label("reduce")
+	ldo := GP64()
+	Load(Param("ldo"), ldo)
+	SHLQ(U8(2), ldo)
+	op := GP64()
+	MOVQ(outp, op)
+	for i := 0; i < 4; i++ {
+		r := reduce4(acc[i])
+		VMOVUPS(r, k4, Mem{Base: op})
+		if i < 3 {
+			ADDQ(ldo, op)
+		}
+	}
+	LEAQ(Mem{Base: aRow, Index: stride, Scale: 4}, aRow)
+	LEAQ(Mem{Base: outp, Index: ldo, Scale: 4}, outp)
+	SUBQ(U32(4), mLeft)
+	JMP(LabelRef("iloop"))
+
+	Label("inext")
+	LEAQ(Mem{Base: bRow, Index: stride, Scale: 4}, bRow)
+	ADDQ(U32(16), outCol)
+	SUBQ(U32(4), nLeft)
+	JMP(LabelRef("jloop"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// reduce4 returns a ZMM register whose low four lanes hold the horizontal
+// sums of v[0..3], using AVX-512F shuffles only: interleave pairs of
+// accumulators and add (two lanes each per 128-bit chunk), interleave the
+// pairs' 64-bit halves and add (one lane each per chunk), then add the four
+// 128-bit chunks together.
+func reduce4(v [4]VecVirtual) VecVirtual {
+	pair := func(x, y VecVirtual) VecVirtual {
+		lo, hi := ZMM(), ZMM()
+		VUNPCKLPS(y, x, lo) // x0 y0 x1 y1 per chunk
+		VUNPCKHPS(y, x, hi) // x2 y2 x3 y3
+		VADDPS(hi, lo, lo)
+		return lo
+	}
+	p, q := pair(v[0], v[1]), pair(v[2], v[3])
+	lo, hi := ZMM(), ZMM()
+	VUNPCKLPD(q, p, lo) // p01 q01 per chunk
+	VUNPCKHPD(q, p, hi)
+	VADDPS(hi, lo, lo)
+	s := ZMM()
+	VSHUFF32X4(U8(0x4e), lo, lo, s) // chunks 2 3 0 1
+	VADDPS(s, lo, lo)
+	VSHUFF32X4(U8(0xb1), lo, lo, s) // chunks 1 0 3 2
+	VADDPS(s, lo, lo)
+	return lo
 }
