@@ -85,7 +85,12 @@ var avx512Kernels = kernels{
 	scale:      scaleAVX512,
 	dotBatch4:  dotBatch4AVX512,
 	dotF16:     dotF16AVX512,
-	matMulT4:   matMulT4AVX512,
+	matMulT: &matMulKernels{
+		k4x4: matMulT4x4AVX512,
+		k1x4: matMulT1x4AVX512,
+		k4x1: matMulT4x1AVX512,
+		k1x1: matMulT1x1AVX512,
+	},
 }
 
 var avx2Kernels = kernels{
@@ -128,7 +133,7 @@ func dotF16AVX512(q []float32, h []uint16) float32
 //go:noescape
 func dotF16AVX2(q []float32, h []uint16) float32
 
-// matMulT4AVX512 computes, for m and n multiples of 4,
+// matMulT4x4AVX512 computes, for m and n multiples of 4,
 //
 //	for i := 0; i < m; i++ {
 //		for j := 0; j < n; j++ {
@@ -140,4 +145,19 @@ func dotF16AVX2(q []float32, h []uint16) float32
 // loaded vector used four times, masked tail loads.
 //
 //go:noescape
-func matMulT4AVX512(a, b, out []float32, m, n, dim, ldo int)
+func matMulT4x4AVX512(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT1x4AVX512 is matMulT4x4AVX512 one row of a at a time (any m).
+//
+//go:noescape
+func matMulT1x4AVX512(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT4x1AVX512 is matMulT4x4AVX512 one row of b at a time (any n).
+//
+//go:noescape
+func matMulT4x1AVX512(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT1x1AVX512 is matMulT4x4AVX512 one pair of rows at a time.
+//
+//go:noescape
+func matMulT1x1AVX512(a, b, out []float32, m, n, dim, ldo int)

@@ -1098,9 +1098,9 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func matMulT4AVX512(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// func matMulT4x4AVX512(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
 // Requires: AVX, AVX512F, BMI2
-TEXT ·matMulT4AVX512(SB), NOSPLIT, $0-104
+TEXT ·matMulT4x4AVX512(SB), NOSPLIT, $0-104
 	MOVQ  dim+88(FP), AX
 	MOVL  AX, CX
 	ANDL  $0x0000000f, CX
@@ -1277,6 +1277,330 @@ inext:
 	LEAQ (DX)(AX*4), DX
 	ADDQ $0x00000010, BX
 	SUBQ $0x00000004, SI
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func matMulT4x1AVX512(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·matMulT4x1AVX512(SB), NOSPLIT, $0-104
+	MOVQ  dim+88(FP), AX
+	MOVL  AX, CX
+	ANDL  $0x0000000f, CX
+	MOVL  $0x0000ffff, DX
+	BZHIL CX, DX, DX
+	KMOVW DX, K1
+	MOVL  $0x00000001, CX
+	KMOVW CX, K2
+	SHLQ  $0x02, AX
+	LEAQ  (AX)(AX*2), CX
+	MOVQ  b_base+24(FP), DX
+	MOVQ  out_base+48(FP), BX
+	MOVQ  n+80(FP), SI
+
+jloop:
+	CMPQ SI, $0x00000001
+	JL   done
+	MOVQ a_base+0(FP), DI
+	MOVQ BX, R8
+	MOVQ m+72(FP), R9
+
+iloop:
+	CMPQ   R9, $0x00000004
+	JL     inext
+	MOVQ   DI, R10
+	MOVQ   DX, R11
+	MOVQ   dim+88(FP), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+kloop:
+	CMPQ        R12, $0x00000010
+	JL          ktail
+	VMOVUPS     (R10), Z4
+	VMOVUPS     (R10)(AX*1), Z5
+	VMOVUPS     (R10)(AX*2), Z6
+	VMOVUPS     (R10)(CX*1), Z7
+	VMOVUPS     (R11), Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x00000010, R12
+	JMP         kloop
+
+ktail:
+	TESTQ       R12, R12
+	JZ          reduce
+	VMOVUPS.Z   (R10), K1, Z4
+	VMOVUPS.Z   (R10)(AX*1), K1, Z5
+	VMOVUPS.Z   (R10)(AX*2), K1, Z6
+	VMOVUPS.Z   (R10)(CX*1), K1, Z7
+	VMOVUPS.Z   (R11), K1, Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+
+reduce:
+	MOVQ       ldo+96(FP), R10
+	SHLQ       $0x02, R10
+	MOVQ       R8, R11
+	VUNPCKLPS  Z0, Z0, Z4
+	VUNPCKHPS  Z0, Z0, Z5
+	VADDPS     Z5, Z4, Z4
+	VUNPCKLPS  Z0, Z0, Z5
+	VUNPCKHPS  Z0, Z0, Z6
+	VADDPS     Z6, Z5, Z5
+	VUNPCKLPD  Z5, Z4, Z6
+	VUNPCKHPD  Z5, Z4, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VMOVUPS    Z6, K2, (R11)
+	ADDQ       R10, R11
+	VUNPCKLPS  Z1, Z1, Z4
+	VUNPCKHPS  Z1, Z1, Z5
+	VADDPS     Z5, Z4, Z4
+	VUNPCKLPS  Z1, Z1, Z5
+	VUNPCKHPS  Z1, Z1, Z6
+	VADDPS     Z6, Z5, Z5
+	VUNPCKLPD  Z5, Z4, Z6
+	VUNPCKHPD  Z5, Z4, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VMOVUPS    Z6, K2, (R11)
+	ADDQ       R10, R11
+	VUNPCKLPS  Z2, Z2, Z4
+	VUNPCKHPS  Z2, Z2, Z5
+	VADDPS     Z5, Z4, Z4
+	VUNPCKLPS  Z2, Z2, Z5
+	VUNPCKHPS  Z2, Z2, Z6
+	VADDPS     Z6, Z5, Z5
+	VUNPCKLPD  Z5, Z4, Z6
+	VUNPCKHPD  Z5, Z4, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VMOVUPS    Z6, K2, (R11)
+	ADDQ       R10, R11
+	VUNPCKLPS  Z3, Z3, Z4
+	VUNPCKHPS  Z3, Z3, Z5
+	VADDPS     Z5, Z4, Z4
+	VUNPCKLPS  Z3, Z3, Z5
+	VUNPCKHPS  Z3, Z3, Z6
+	VADDPS     Z6, Z5, Z5
+	VUNPCKLPD  Z5, Z4, Z6
+	VUNPCKHPD  Z5, Z4, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VMOVUPS    Z6, K2, (R11)
+	LEAQ       (DI)(AX*4), DI
+	LEAQ       (R8)(R10*4), R8
+	SUBQ       $0x00000004, R9
+	JMP        iloop
+
+inext:
+	LEAQ (DX)(AX*1), DX
+	ADDQ $0x00000004, BX
+	SUBQ $0x00000001, SI
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func matMulT1x4AVX512(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·matMulT1x4AVX512(SB), NOSPLIT, $0-104
+	MOVQ  dim+88(FP), AX
+	MOVL  AX, CX
+	ANDL  $0x0000000f, CX
+	MOVL  $0x0000ffff, DX
+	BZHIL CX, DX, DX
+	KMOVW DX, K1
+	MOVL  $0x0000000f, CX
+	KMOVW CX, K2
+	SHLQ  $0x02, AX
+	LEAQ  (AX)(AX*2), CX
+	MOVQ  b_base+24(FP), DX
+	MOVQ  out_base+48(FP), BX
+	MOVQ  n+80(FP), SI
+
+jloop:
+	CMPQ SI, $0x00000004
+	JL   done
+	MOVQ a_base+0(FP), DI
+	MOVQ BX, R8
+	MOVQ m+72(FP), R9
+
+iloop:
+	CMPQ   R9, $0x00000001
+	JL     inext
+	MOVQ   DI, R10
+	MOVQ   DX, R11
+	MOVQ   dim+88(FP), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+kloop:
+	CMPQ        R12, $0x00000010
+	JL          ktail
+	VMOVUPS     (R10), Z4
+	VMOVUPS     (R11), Z5
+	VFMADD231PS Z5, Z4, Z0
+	VMOVUPS     (R11)(AX*1), Z5
+	VFMADD231PS Z5, Z4, Z1
+	VMOVUPS     (R11)(AX*2), Z5
+	VFMADD231PS Z5, Z4, Z2
+	VMOVUPS     (R11)(CX*1), Z5
+	VFMADD231PS Z5, Z4, Z3
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x00000010, R12
+	JMP         kloop
+
+ktail:
+	TESTQ       R12, R12
+	JZ          reduce
+	VMOVUPS.Z   (R10), K1, Z4
+	VMOVUPS.Z   (R11), K1, Z5
+	VFMADD231PS Z5, Z4, Z0
+	VMOVUPS.Z   (R11)(AX*1), K1, Z5
+	VFMADD231PS Z5, Z4, Z1
+	VMOVUPS.Z   (R11)(AX*2), K1, Z5
+	VFMADD231PS Z5, Z4, Z2
+	VMOVUPS.Z   (R11)(CX*1), K1, Z5
+	VFMADD231PS Z5, Z4, Z3
+
+reduce:
+	MOVQ       ldo+96(FP), R10
+	SHLQ       $0x02, R10
+	MOVQ       R8, R11
+	VUNPCKLPS  Z1, Z0, Z4
+	VUNPCKHPS  Z1, Z0, Z5
+	VADDPS     Z5, Z4, Z4
+	VUNPCKLPS  Z3, Z2, Z5
+	VUNPCKHPS  Z3, Z2, Z6
+	VADDPS     Z6, Z5, Z5
+	VUNPCKLPD  Z5, Z4, Z6
+	VUNPCKHPD  Z5, Z4, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z6
+	VMOVUPS    Z6, K2, (R11)
+	LEAQ       (DI)(AX*1), DI
+	LEAQ       (R8)(R10*1), R8
+	SUBQ       $0x00000001, R9
+	JMP        iloop
+
+inext:
+	LEAQ (DX)(AX*4), DX
+	ADDQ $0x00000010, BX
+	SUBQ $0x00000004, SI
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func matMulT1x1AVX512(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·matMulT1x1AVX512(SB), NOSPLIT, $0-104
+	MOVQ  dim+88(FP), AX
+	MOVL  AX, CX
+	ANDL  $0x0000000f, CX
+	MOVL  $0x0000ffff, DX
+	BZHIL CX, DX, DX
+	KMOVW DX, K1
+	MOVL  $0x00000001, CX
+	KMOVW CX, K2
+	SHLQ  $0x02, AX
+	LEAQ  (AX)(AX*2), CX
+	MOVQ  b_base+24(FP), CX
+	MOVQ  out_base+48(FP), DX
+	MOVQ  n+80(FP), BX
+
+jloop:
+	CMPQ BX, $0x00000001
+	JL   done
+	MOVQ a_base+0(FP), SI
+	MOVQ DX, DI
+	MOVQ m+72(FP), R8
+
+iloop:
+	CMPQ   R8, $0x00000001
+	JL     inext
+	MOVQ   SI, R9
+	MOVQ   CX, R10
+	MOVQ   dim+88(FP), R11
+	VPXORD Z0, Z0, Z0
+
+kloop:
+	CMPQ        R11, $0x00000010
+	JL          ktail
+	VMOVUPS     (R9), Z1
+	VMOVUPS     (R10), Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x00000040, R9
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x00000010, R11
+	JMP         kloop
+
+ktail:
+	TESTQ       R11, R11
+	JZ          reduce
+	VMOVUPS.Z   (R9), K1, Z1
+	VMOVUPS.Z   (R10), K1, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+reduce:
+	MOVQ       ldo+96(FP), R9
+	SHLQ       $0x02, R9
+	MOVQ       DI, R10
+	VUNPCKLPS  Z0, Z0, Z1
+	VUNPCKHPS  Z0, Z0, Z2
+	VADDPS     Z2, Z1, Z1
+	VUNPCKLPS  Z0, Z0, Z2
+	VUNPCKHPS  Z0, Z0, Z3
+	VADDPS     Z3, Z2, Z2
+	VUNPCKLPD  Z2, Z1, Z3
+	VUNPCKHPD  Z2, Z1, Z1
+	VADDPS     Z1, Z3, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z1
+	VADDPS     Z1, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z1
+	VADDPS     Z1, Z3, Z3
+	VMOVUPS    Z3, K2, (R10)
+	LEAQ       (SI)(AX*1), SI
+	LEAQ       (DI)(R9*1), DI
+	SUBQ       $0x00000001, R8
+	JMP        iloop
+
+inext:
+	LEAQ (CX)(AX*1), CX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, BX
 	JMP  jloop
 
 done:

@@ -12,9 +12,12 @@ import "fmt"
 //
 // On AVX-512 the product runs in blocks of 4 rows of a by 4 rows of b, so
 // that each vector loaded from b serves four rows of a (DotBatch per row of
-// a loads every row of b once per row of a). Elsewhere, and for the rows
-// and columns outside the multiple-of-4 block, it runs DotBatch's kernels
-// row by row.
+// a loads every row of b once per row of a); the edge rows and columns use
+// 1x4, 4x1 and 1x1 blocks that sum in the same order, so on one machine
+// each result depends only on its two rows, not on m, n or where the rows
+// sit. Elsewhere it runs DotBatch row by row: there each result depends on
+// its two rows and on whether j < n&^3 (DotBatch's four-row kernel covers
+// those columns, the single-pair kernel the rest).
 func MatMulT(a []float32, m int, b []float32, n int, dim int, out []float32) error {
 	if dim <= 0 || m < 0 || n < 0 {
 		return fmt.Errorf("%w: m %d, n %d, dim %d", ErrDimension, m, n, dim)
@@ -38,20 +41,24 @@ func matMulT(k *kernels, a []float32, m int, b []float32, n, dim int, out []floa
 	if m == 0 || n == 0 {
 		return
 	}
-	m4, n4 := 0, n&^3
-	if k.matMulT4 != nil && n4 > 0 {
-		m4 = m &^ 3
-	}
-	if m4 > 0 {
-		k.matMulT4(a[:m4*dim], b[:n4*dim], out[:m4*n], m4, n4, dim, n)
-		for i := 0; i < m4; i++ {
-			ai := a[i*dim : (i+1)*dim]
-			for j := n4; j < n; j++ {
-				out[i*n+j] = k.dot(ai, b[j*dim:(j+1)*dim])
-			}
+	if mk := k.matMulT; mk != nil {
+		m4, n4 := m&^3, n&^3
+		a1, b1 := a[m4*dim:], b[n4*dim:]
+		if m4 > 0 && n4 > 0 {
+			mk.k4x4(a, b, out, m4, n4, dim, n)
 		}
+		if m > m4 && n4 > 0 {
+			mk.k1x4(a1, b, out[m4*n:], m-m4, n4, dim, n)
+		}
+		if m4 > 0 && n > n4 {
+			mk.k4x1(a, b1, out[n4:], m4, n-n4, dim, n)
+		}
+		if m > m4 && n > n4 {
+			mk.k1x1(a1, b1, out[m4*n+n4:], m-m4, n-n4, dim, n)
+		}
+		return
 	}
-	for i := m4; i < m; i++ {
+	for i := 0; i < m; i++ {
 		dotBatch(k, a[i*dim:(i+1)*dim], b, out[i*n:(i+1)*n])
 	}
 }

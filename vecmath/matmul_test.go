@@ -202,3 +202,39 @@ func BenchmarkMatMulT(b *testing.B) {
 		})
 	}
 }
+
+// TestMatMulTPositionIndependent: a result does not depend on where its
+// row of a sits in a (every implementation), nor, with a block kernel,
+// on where its row of b sits or on n: each result equals the one computed
+// for its two rows alone, bit for bit. The embedder relies on this to give
+// a text the same vector whatever batch it is in.
+func TestMatMulTPositionIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, dim := range []int{5, 16, 37, 512} {
+		m, n := 11, 10
+		a, b := randVec(r, m*dim), randVec(r, n*dim)
+		for _, k := range impls {
+			out := make([]float32, m*n)
+			matMulT(k, a, m, b, n, dim, out)
+			for i := 0; i < m; i++ {
+				row := make([]float32, n)
+				matMulT(k, a[i*dim:(i+1)*dim], 1, b, n, dim, row)
+				for j := range row {
+					if math.Float32bits(row[j]) != math.Float32bits(out[i*n+j]) {
+						t.Fatalf("%s dim=%d [%d,%d]: %v alone, %v in the matrix", k.name, dim, i, j, row[j], out[i*n+j])
+					}
+				}
+				if k.matMulT == nil {
+					continue
+				}
+				for j := 0; j < n; j++ {
+					var one [1]float32
+					matMulT(k, a[i*dim:(i+1)*dim], 1, b[j*dim:(j+1)*dim], 1, dim, one[:])
+					if math.Float32bits(one[0]) != math.Float32bits(out[i*n+j]) {
+						t.Fatalf("%s dim=%d [%d,%d]: %v alone, %v in the matrix", k.name, dim, i, j, one[0], out[i*n+j])
+					}
+				}
+			}
+		}
+	}
+}

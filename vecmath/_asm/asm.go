@@ -60,7 +60,11 @@ func main() {
 		genDotBatch4(t)
 		genDotF16(t)
 	}
-	genMatMulT4()
+	for _, ar := range []int{4, 1} {
+		for _, br := range []int{4, 1} {
+			genMatMulT(ar, br)
+		}
+	}
 	Generate()
 }
 
@@ -557,18 +561,23 @@ func genDotF16(t tier) {
 	RET()
 }
 
-// genMatMulT4 emits the AVX-512 register-blocked product out[i*ldo+j] =
-// dot(a row i, b row j) for i < m, j < n (m and n multiples of 4, rows of
-// dim floats). Each step over dim loads 4 vectors of a and 4 of b into
+// genMatMulT emits the AVX-512 register-blocked product out[i*ldo+j] =
+// dot(a row i, b row j) for i < m, j < n (m a multiple of ar, n of br, rows
+// of dim floats), ar rows of a by br rows of b at a time. The 4x4 kernel
+// does the work; 1x4, 4x1 and 1x1 cover the edges with the same
+// per-result summation order (one 16-lane accumulator over dim, masked
+// tail, the same reduction tree), so each result depends only on its two
+// rows, never on where they sit in the matrices. Each step over dim loads 4 vectors of a and 4 of b into
 // registers and issues 16 FMAs into 16 accumulators (4 a rows x 4 b rows),
 // so every loaded vector is used four times: DotBatch reloads each b row
 // once per a row. 24 of the 32 ZMM registers are live in the loop. The
 // accumulators are reduced with ZMM-only shuffles (AVX-512F; no X/Y
 // registers, so none above 15 can appear in a VEX instruction) and each
 // group of four results is stored with a 4-lane mask.
-func genMatMulT4() {
-	TEXT("matMulT4AVX512", NOSPLIT, "func(a, b, out []float32, m, n, dim, ldo int)")
-	Doc("matMulT4AVX512 sets out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) over dim floats for i < m, j < n; m and n are multiples of 4.")
+func genMatMulT(ar, br int) {
+	name := fmt.Sprintf("matMulT%dx%dAVX512", ar, br)
+	TEXT(name, NOSPLIT, "func(a, b, out []float32, m, n, dim, ldo int)")
+	Doc(fmt.Sprintf("%s sets out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) over dim floats for i < m, j < n; m is a multiple of %d, n of %d.", name, ar, br))
 	stride := GP64()
 	Load(Param("dim"), stride)
 	// Tail mask: dim % 16 low bits; store mask: 4 lanes.
@@ -581,7 +590,7 @@ func genMatMulT4() {
 	kt := K()
 	KMOVW(mm, kt)
 	m4 := GP32()
-	MOVL(U32(0xf), m4)
+	MOVL(U32(1<<br-1), m4)
 	k4 := K()
 	KMOVW(m4, k4)
 	SHLQ(U8(2), stride) // bytes per row
@@ -604,7 +613,7 @@ func genMatMulT4() {
 	Load(Param("out").Base(), outCol)
 	Load(Param("n"), nLeft)
 	Label("jloop")
-	CMPQ(nLeft, U32(4))
+	CMPQ(nLeft, U32(br))
 	JL(LabelRef("done"))
 	aRow, outp, mLeft := GP64(), GP64(), GP64()
 	Load(Param("a").Base(), aRow)
@@ -612,7 +621,7 @@ func genMatMulT4() {
 	Load(Param("m"), mLeft)
 
 	Label("iloop")
-	CMPQ(mLeft, U32(4))
+	CMPQ(mLeft, U32(ar))
 	JL(LabelRef("inext"))
 	ap, bp := GP64(), GP64()
 	MOVQ(aRow, ap)
@@ -620,8 +629,8 @@ func genMatMulT4() {
 	k := GP64()
 	Load(Param("dim"), k)
 	var acc [4][4]VecVirtual
-	for i := range acc {
-		for j := range acc[i] {
+	for i := 0; i < ar; i++ {
+		for j := 0; j < br; j++ {
 			acc[i][j] = ZMM()
 			VPXORD(acc[i][j], acc[i][j], acc[i][j])
 		}
@@ -630,14 +639,14 @@ func genMatMulT4() {
 	CMPQ(k, U32(16))
 	JL(LabelRef("ktail"))
 	var av, bv [4]VecVirtual
-	for i := 0; i < 4; i++ {
+	for i := 0; i < ar; i++ {
 		av[i] = ZMM()
 		VMOVUPS(row(ap, i), av[i])
 	}
-	for j := 0; j < 4; j++ {
+	for j := 0; j < br; j++ {
 		bv[j] = ZMM()
 		VMOVUPS(row(bp, j), bv[j])
-		for i := 0; i < 4; i++ {
+		for i := 0; i < ar; i++ {
 			VFMADD231PS(bv[j], av[i], acc[i][j])
 		}
 	}
@@ -650,14 +659,14 @@ func genMatMulT4() {
 	TESTQ(k, k)
 	JZ(LabelRef("reduce"))
 	var at, bt [4]VecVirtual
-	for i := 0; i < 4; i++ {
+	for i := 0; i < ar; i++ {
 		at[i] = ZMM()
 		VMOVUPS_Z(row(ap, i), kt, at[i])
 	}
-	for j := 0; j < 4; j++ {
+	for j := 0; j < br; j++ {
 		bt[j] = ZMM()
 		VMOVUPS_Z(row(bp, j), kt, bt[j])
-		for i := 0; i < 4; i++ {
+		for i := 0; i < ar; i++ {
 			VFMADD231PS(bt[j], at[i], acc[i][j])
 		}
 	}
@@ -668,22 +677,28 @@ func genMatMulT4() {
 	SHLQ(U8(2), ldo)
 	op := GP64()
 	MOVQ(outp, op)
-	for i := 0; i < 4; i++ {
-		r := reduce4(acc[i])
+	for i := 0; i < ar; i++ {
+		v := acc[i]
+		if br == 1 {
+			// Every lane of the tree is independent: reducing four
+			// copies gives acc's sum in lane 0 by the same additions.
+			v = [4]VecVirtual{acc[i][0], acc[i][0], acc[i][0], acc[i][0]}
+		}
+		r := reduce4(v)
 		VMOVUPS(r, k4, Mem{Base: op})
-		if i < 3 {
+		if i < ar-1 {
 			ADDQ(ldo, op)
 		}
 	}
-	LEAQ(Mem{Base: aRow, Index: stride, Scale: 4}, aRow)
-	LEAQ(Mem{Base: outp, Index: ldo, Scale: 4}, outp)
-	SUBQ(U32(4), mLeft)
+	LEAQ(Mem{Base: aRow, Index: stride, Scale: uint8(ar)}, aRow)
+	LEAQ(Mem{Base: outp, Index: ldo, Scale: uint8(ar)}, outp)
+	SUBQ(U32(ar), mLeft)
 	JMP(LabelRef("iloop"))
 
 	Label("inext")
-	LEAQ(Mem{Base: bRow, Index: stride, Scale: 4}, bRow)
-	ADDQ(U32(16), outCol)
-	SUBQ(U32(4), nLeft)
+	LEAQ(Mem{Base: bRow, Index: stride, Scale: uint8(br)}, bRow)
+	ADDQ(U32(4*br), outCol)
+	SUBQ(U32(br), nLeft)
 	JMP(LabelRef("jloop"))
 
 	Label("done")
