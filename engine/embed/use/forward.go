@@ -15,6 +15,11 @@ import (
 // from memory once per batch instead of once per token.
 var blockBytes = 96 << 10 // a variable so tests can force many blocks
 
+// tokenChunk is how many tokens' rows one vecmath.MatMulT call multiplies
+// by a weight block: 64 rows of 512 floats (128 KB) stay in L2 beside the
+// block, and the scratch for the products stays small.
+const tokenChunk = 64
+
 // work holds one forward pass's buffers; a pool keeps one per worker.
 type work struct {
 	x, h, qkv, ctx, f []float32
@@ -59,7 +64,7 @@ func (w *work) apply(dst, x []float32, rows int, lin *linear, add bool) error {
 	blocks := (out + nb - 1) / nb
 	par := min(w.par, blocks)
 	if par <= 1 || rows*in*out < minParallelMACs {
-		w.tmp = grow32(w.tmp, min(nb, out))
+		w.tmp = grow32(w.tmp, min(rows, tokenChunk)*min(nb, out))
 		return applyBlocks(dst, x, rows, lin, add, nb, 0, out, w.tmp)
 	}
 	return w.applyParallel(dst, x, rows, lin, add, nb, blocks, par)
@@ -78,7 +83,7 @@ func (w *work) applyParallel(dst, x []float32, rows int, lin *linear, add bool, 
 		// Part p gets blocks [p*blocks/par, (p+1)*blocks/par).
 		lo := min(p*blocks/par*nb, out)
 		hi := min((p+1)*blocks/par*nb, out)
-		w.tmps[p] = grow32(w.tmps[p], min(nb, out))
+		w.tmps[p] = grow32(w.tmps[p], min(rows, tokenChunk)*min(nb, out))
 		tmp := w.tmps[p]
 		if p == 0 {
 			errs[0] = applyBlocks(dst, x, rows, lin, add, nb, lo, hi, tmp)
@@ -95,25 +100,34 @@ func (w *work) applyParallel(dst, x []float32, rows int, lin *linear, add bool, 
 }
 
 // applyBlocks is apply over the output columns [lo, hi), nb at a time.
+// Within a block, tokens go through vecmath.MatMulT tokenChunk at a time,
+// so each weight vector loaded into a register serves several tokens;
+// MatMulT's results depend only on the token's row and the weight row, so
+// batching still changes no bit.
 func applyBlocks(dst, x []float32, rows int, lin *linear, add bool, nb, lo, hi int, tmpBuf []float32) error {
 	in, out := lin.in, lin.out
 	for o0 := lo; o0 < hi; o0 += nb {
 		o1 := min(o0+nb, hi)
+		nr := o1 - o0
 		blk := lin.wt[o0*in : o1*in]
-		tmp := tmpBuf[:o1-o0]
 		bias := lin.b[o0:o1]
-		for t := 0; t < rows; t++ {
-			if err := vecmath.DotBatch(x[t*in:(t+1)*in], blk, in, tmp); err != nil {
+		for t0 := 0; t0 < rows; t0 += tokenChunk {
+			t1 := min(t0+tokenChunk, rows)
+			tmp := tmpBuf[:(t1-t0)*nr]
+			if err := vecmath.MatMulT(x[t0*in:t1*in], t1-t0, blk, nr, in, tmp); err != nil {
 				return fmt.Errorf("lazymem: use: %w", err)
 			}
-			d := dst[t*out+o0 : t*out+o1]
-			if add {
-				for j, v := range tmp {
-					d[j] += v + bias[j]
-				}
-			} else {
-				for j, v := range tmp {
-					d[j] = v + bias[j]
+			for t := t0; t < t1; t++ {
+				d := dst[t*out+o0 : t*out+o1]
+				r := tmp[(t-t0)*nr : (t-t0+1)*nr]
+				if add {
+					for j, v := range r {
+						d[j] += v + bias[j]
+					}
+				} else {
+					for j, v := range r {
+						d[j] = v + bias[j]
+					}
 				}
 			}
 		}
