@@ -175,12 +175,13 @@ func FuzzMatMulT(f *testing.F) {
 }
 
 // BenchmarkMatMulT: m token rows against n weight rows, the shapes of the
-// USE-lite projections (dim 512; n 1536 is the QKV block, 2048 the FFN).
+// USE-lite projections (dim 512; n 1536 is the QKV block, 2048 the FFN;
+// n=48 and n=16 are the weight blocks apply() multiplies at a time).
 // impl=batch runs DotBatch once per row of a (what MatMulT replaces).
 // Bytes are those of b, the matrix streamed per call.
 func BenchmarkMatMulT(b *testing.B) {
 	r := rand.New(rand.NewPCG(45, 46))
-	for _, c := range []struct{ m, n, dim int }{{1, 512, 512}, {8, 512, 512}, {32, 512, 512}, {32, 2048, 512}, {64, 1536, 512}} {
+	for _, c := range []struct{ m, n, dim int }{{1, 512, 512}, {8, 512, 512}, {32, 512, 512}, {32, 2048, 512}, {64, 1536, 512}, {64, 48, 512}, {64, 16, 1536}} {
 		x := randVec(r, c.m*c.dim)
 		wt := randVec(r, c.n*c.dim)
 		out := make([]float32, c.m*c.n)
