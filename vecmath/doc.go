@@ -36,8 +36,9 @@
 // fixed). Let u = 2^-24 (float32 unit roundoff), gamma(k) = k*u/(1-k*u), and
 // L the number of independent partial sums an implementation keeps:
 // 128 (AVX-512), 32 (AVX2), 16 (NEON), 4 (generic); for DotBatch's four-row
-// kernel 32, 16, 16 and 4; for MatMulT's AVX-512 block kernel 16 (its
-// other tiers use the DotBatch kernels); for the generic cosine sums 2. Each product goes
+// kernel 32, 16, 16 and 4; for MatMulT's block kernels 16 (AVX-512) and 8
+// (AVX2) (NEON and generic use the DotBatch kernels); for the generic
+// cosine sums 2. Each product goes
 // through at most h = ceil(n/L) + log2(L) + 3 roundings (its own product,
 // the additions into its partial sum, the pairwise fold of the partial sums,
 // the merge of the tail), so by the standard bound for summation (Higham,
@@ -71,8 +72,10 @@
 // matrices (a times b transposed: tokens against the rows of a weight
 // matrix). On AVX-512 it runs a register-blocked kernel, 4 rows of a by 4
 // rows of b with 16 ZMM accumulators, so each vector loaded from memory
-// feeds four FMAs; the other tiers and the edge rows and columns use the
-// DotBatch kernels row by row.
+// feeds four FMAs; on AVX2, 2 x 4 rows with 8 YMM accumulators. Edge rows
+// and columns use smaller blocks that sum in the same order, so a result
+// depends only on its two rows. NEON and generic run the DotBatch kernels
+// row by row.
 //
 // # binary16 storage
 //

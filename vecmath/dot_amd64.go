@@ -86,10 +86,11 @@ var avx512Kernels = kernels{
 	dotBatch4:  dotBatch4AVX512,
 	dotF16:     dotF16AVX512,
 	matMulT: &matMulKernels{
-		k4x4: matMulT4x4AVX512,
-		k1x4: matMulT1x4AVX512,
-		k4x1: matMulT4x1AVX512,
-		k1x1: matMulT1x1AVX512,
+		ar: 4, br: 4,
+		full:  matMulT4x4AVX512,
+		aEdge: matMulT1x4AVX512,
+		bEdge: matMulT4x1AVX512,
+		both:  matMulT1x1AVX512,
 	},
 }
 
@@ -101,6 +102,13 @@ var avx2Kernels = kernels{
 	scale:      scaleAVX2,
 	dotBatch4:  dotBatch4AVX2,
 	dotF16:     dotF16AVX2,
+	matMulT: &matMulKernels{
+		ar: 2, br: 4,
+		full:  matMulT2x4AVX2,
+		aEdge: matMulT1x4AVX2,
+		bEdge: matMulT2x1AVX2,
+		both:  matMulT1x1AVX2,
+	},
 }
 
 // platformKernels returns the tiers this CPU supports, best first. The
@@ -161,3 +169,25 @@ func matMulT4x1AVX512(a, b, out []float32, m, n, dim, ldo int)
 //
 //go:noescape
 func matMulT1x1AVX512(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT2x4AVX2 is matMulT4x4AVX512 on YMM registers, 2 rows of a by 4
+// rows of b at a time (8 accumulators; m a multiple of 2, n of 4), with
+// VMASKMOVPS tail loads.
+//
+//go:noescape
+func matMulT2x4AVX2(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT1x4AVX2 is matMulT2x4AVX2 one row of a at a time.
+//
+//go:noescape
+func matMulT1x4AVX2(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT2x1AVX2 is matMulT2x4AVX2 one row of b at a time.
+//
+//go:noescape
+func matMulT2x1AVX2(a, b, out []float32, m, n, dim, ldo int)
+
+// matMulT1x1AVX2 is matMulT2x4AVX2 one pair of rows at a time.
+//
+//go:noescape
+func matMulT1x1AVX2(a, b, out []float32, m, n, dim, ldo int)

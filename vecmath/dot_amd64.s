@@ -1606,3 +1606,396 @@ inext:
 done:
 	VZEROUPPER
 	RET
+
+DATA matMulIota<>+0(SB)/4, $0x00000000
+DATA matMulIota<>+4(SB)/4, $0x00000001
+DATA matMulIota<>+8(SB)/4, $0x00000002
+DATA matMulIota<>+12(SB)/4, $0x00000003
+DATA matMulIota<>+16(SB)/4, $0x00000004
+DATA matMulIota<>+20(SB)/4, $0x00000005
+DATA matMulIota<>+24(SB)/4, $0x00000006
+DATA matMulIota<>+28(SB)/4, $0x00000007
+GLOBL matMulIota<>(SB), RODATA|NOPTR, $32
+
+// func matMulT2x4AVX2(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·matMulT2x4AVX2(SB), NOSPLIT, $0-104
+	MOVQ dim+88(FP), AX
+	SHLQ $0x02, AX
+	LEAQ (AX)(AX*2), CX
+	MOVQ b_base+24(FP), DX
+	MOVQ out_base+48(FP), BX
+	MOVQ n+80(FP), SI
+
+jloop:
+	CMPQ SI, $0x00000004
+	JL   done
+	MOVQ a_base+0(FP), DI
+	MOVQ BX, R8
+	MOVQ m+72(FP), R9
+
+iloop:
+	CMPQ   R9, $0x00000002
+	JL     inext
+	MOVQ   DI, R10
+	MOVQ   DX, R11
+	MOVQ   dim+88(FP), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+kloop:
+	CMPQ        R12, $0x00000008
+	JL          ktail
+	VMOVUPS     (R10), Y8
+	VMOVUPS     (R10)(AX*1), Y9
+	VMOVUPS     (R11), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (R11)(AX*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VMOVUPS     (R11)(AX*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (R11)(CX*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, R11
+	SUBQ        $0x00000008, R12
+	JMP         kloop
+
+ktail:
+	TESTQ        R12, R12
+	JZ           reduce
+	VMOVD        R12, X8
+	VPBROADCASTD X8, Y8
+	VPCMPGTD     matMulIota<>+0(SB), Y8, Y8
+	VMASKMOVPS   (R10), Y8, Y9
+	VMASKMOVPS   (R10)(AX*1), Y8, Y10
+	VMASKMOVPS   (R11), Y8, Y11
+	VFMADD231PS  Y11, Y9, Y0
+	VFMADD231PS  Y11, Y10, Y4
+	VMASKMOVPS   (R11)(AX*1), Y8, Y11
+	VFMADD231PS  Y11, Y9, Y1
+	VFMADD231PS  Y11, Y10, Y5
+	VMASKMOVPS   (R11)(AX*2), Y8, Y11
+	VFMADD231PS  Y11, Y9, Y2
+	VFMADD231PS  Y11, Y10, Y6
+	VMASKMOVPS   (R11)(CX*1), Y8, Y8
+	VFMADD231PS  Y8, Y9, Y3
+	VFMADD231PS  Y8, Y10, Y7
+
+reduce:
+	MOVQ         ldo+96(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         R8, R11
+	VUNPCKLPS    Y1, Y0, Y8
+	VUNPCKHPS    Y1, Y0, Y0
+	VADDPS       Y0, Y8, Y8
+	VUNPCKLPS    Y3, Y2, Y0
+	VUNPCKHPS    Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VUNPCKLPD    Y0, Y8, Y1
+	VUNPCKHPD    Y0, Y8, Y0
+	VADDPS       Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVUPS      X0, (R11)
+	ADDQ         R10, R11
+	VUNPCKLPS    Y5, Y4, Y0
+	VUNPCKHPS    Y5, Y4, Y1
+	VADDPS       Y1, Y0, Y0
+	VUNPCKLPS    Y7, Y6, Y1
+	VUNPCKHPS    Y7, Y6, Y2
+	VADDPS       Y2, Y1, Y1
+	VUNPCKLPD    Y1, Y0, Y2
+	VUNPCKHPD    Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVUPS      X0, (R11)
+	LEAQ         (DI)(AX*2), DI
+	LEAQ         (R8)(R10*2), R8
+	SUBQ         $0x00000002, R9
+	JMP          iloop
+
+inext:
+	LEAQ (DX)(AX*4), DX
+	ADDQ $0x00000010, BX
+	SUBQ $0x00000004, SI
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func matMulT2x1AVX2(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·matMulT2x1AVX2(SB), NOSPLIT, $0-104
+	MOVQ dim+88(FP), AX
+	SHLQ $0x02, AX
+	LEAQ (AX)(AX*2), CX
+	MOVQ b_base+24(FP), CX
+	MOVQ out_base+48(FP), DX
+	MOVQ n+80(FP), BX
+
+jloop:
+	CMPQ BX, $0x00000001
+	JL   done
+	MOVQ a_base+0(FP), SI
+	MOVQ DX, DI
+	MOVQ m+72(FP), R8
+
+iloop:
+	CMPQ   R8, $0x00000002
+	JL     inext
+	MOVQ   SI, R9
+	MOVQ   CX, R10
+	MOVQ   dim+88(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+kloop:
+	CMPQ        R11, $0x00000008
+	JL          ktail
+	VMOVUPS     (R9), Y2
+	VMOVUPS     (R9)(AX*1), Y3
+	VMOVUPS     (R10), Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, R10
+	SUBQ        $0x00000008, R11
+	JMP         kloop
+
+ktail:
+	TESTQ        R11, R11
+	JZ           reduce
+	VMOVD        R11, X2
+	VPBROADCASTD X2, Y2
+	VPCMPGTD     matMulIota<>+0(SB), Y2, Y2
+	VMASKMOVPS   (R9), Y2, Y3
+	VMASKMOVPS   (R9)(AX*1), Y2, Y4
+	VMASKMOVPS   (R10), Y2, Y2
+	VFMADD231PS  Y2, Y3, Y0
+	VFMADD231PS  Y2, Y4, Y1
+
+reduce:
+	MOVQ         ldo+96(FP), R9
+	SHLQ         $0x02, R9
+	MOVQ         DI, R10
+	VUNPCKLPS    Y0, Y0, Y2
+	VUNPCKHPS    Y0, Y0, Y3
+	VADDPS       Y3, Y2, Y2
+	VUNPCKLPS    Y0, Y0, Y3
+	VUNPCKHPS    Y0, Y0, Y0
+	VADDPS       Y0, Y3, Y3
+	VUNPCKLPD    Y3, Y2, Y0
+	VUNPCKHPD    Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X2
+	VMOVSS       X2, (R10)
+	ADDQ         R9, R10
+	VUNPCKLPS    Y1, Y1, Y0
+	VUNPCKHPS    Y1, Y1, Y2
+	VADDPS       Y2, Y0, Y0
+	VUNPCKLPS    Y1, Y1, Y2
+	VUNPCKHPS    Y1, Y1, Y1
+	VADDPS       Y1, Y2, Y2
+	VUNPCKLPD    Y2, Y0, Y1
+	VUNPCKHPD    Y2, Y0, Y0
+	VADDPS       Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (R10)
+	LEAQ         (SI)(AX*2), SI
+	LEAQ         (DI)(R9*2), DI
+	SUBQ         $0x00000002, R8
+	JMP          iloop
+
+inext:
+	LEAQ (CX)(AX*1), CX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, BX
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func matMulT1x4AVX2(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·matMulT1x4AVX2(SB), NOSPLIT, $0-104
+	MOVQ dim+88(FP), AX
+	SHLQ $0x02, AX
+	LEAQ (AX)(AX*2), CX
+	MOVQ b_base+24(FP), DX
+	MOVQ out_base+48(FP), BX
+	MOVQ n+80(FP), SI
+
+jloop:
+	CMPQ SI, $0x00000004
+	JL   done
+	MOVQ a_base+0(FP), DI
+	MOVQ BX, R8
+	MOVQ m+72(FP), R9
+
+iloop:
+	CMPQ   R9, $0x00000001
+	JL     inext
+	MOVQ   DI, R10
+	MOVQ   DX, R11
+	MOVQ   dim+88(FP), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+kloop:
+	CMPQ        R12, $0x00000008
+	JL          ktail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R11), Y5
+	VFMADD231PS Y5, Y4, Y0
+	VMOVUPS     (R11)(AX*1), Y5
+	VFMADD231PS Y5, Y4, Y1
+	VMOVUPS     (R11)(AX*2), Y5
+	VFMADD231PS Y5, Y4, Y2
+	VMOVUPS     (R11)(CX*1), Y5
+	VFMADD231PS Y5, Y4, Y3
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, R11
+	SUBQ        $0x00000008, R12
+	JMP         kloop
+
+ktail:
+	TESTQ        R12, R12
+	JZ           reduce
+	VMOVD        R12, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     matMulIota<>+0(SB), Y4, Y4
+	VMASKMOVPS   (R10), Y4, Y5
+	VMASKMOVPS   (R11), Y4, Y6
+	VFMADD231PS  Y6, Y5, Y0
+	VMASKMOVPS   (R11)(AX*1), Y4, Y6
+	VFMADD231PS  Y6, Y5, Y1
+	VMASKMOVPS   (R11)(AX*2), Y4, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	VMASKMOVPS   (R11)(CX*1), Y4, Y4
+	VFMADD231PS  Y4, Y5, Y3
+
+reduce:
+	MOVQ         ldo+96(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         R8, R11
+	VUNPCKLPS    Y1, Y0, Y4
+	VUNPCKHPS    Y1, Y0, Y0
+	VADDPS       Y0, Y4, Y4
+	VUNPCKLPS    Y3, Y2, Y0
+	VUNPCKHPS    Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VUNPCKLPD    Y0, Y4, Y1
+	VUNPCKHPD    Y0, Y4, Y0
+	VADDPS       Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVUPS      X0, (R11)
+	LEAQ         (DI)(AX*1), DI
+	LEAQ         (R8)(R10*1), R8
+	SUBQ         $0x00000001, R9
+	JMP          iloop
+
+inext:
+	LEAQ (DX)(AX*4), DX
+	ADDQ $0x00000010, BX
+	SUBQ $0x00000004, SI
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func matMulT1x1AVX2(a []float32, b []float32, out []float32, m int, n int, dim int, ldo int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·matMulT1x1AVX2(SB), NOSPLIT, $0-104
+	MOVQ dim+88(FP), AX
+	SHLQ $0x02, AX
+	LEAQ (AX)(AX*2), CX
+	MOVQ b_base+24(FP), CX
+	MOVQ out_base+48(FP), DX
+	MOVQ n+80(FP), BX
+
+jloop:
+	CMPQ BX, $0x00000001
+	JL   done
+	MOVQ a_base+0(FP), SI
+	MOVQ DX, DI
+	MOVQ m+72(FP), R8
+
+iloop:
+	CMPQ   R8, $0x00000001
+	JL     inext
+	MOVQ   SI, R9
+	MOVQ   CX, R10
+	MOVQ   dim+88(FP), R11
+	VXORPS Y0, Y0, Y0
+
+kloop:
+	CMPQ        R11, $0x00000008
+	JL          ktail
+	VMOVUPS     (R9), Y1
+	VMOVUPS     (R10), Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, R10
+	SUBQ        $0x00000008, R11
+	JMP         kloop
+
+ktail:
+	TESTQ        R11, R11
+	JZ           reduce
+	VMOVD        R11, X1
+	VPBROADCASTD X1, Y1
+	VPCMPGTD     matMulIota<>+0(SB), Y1, Y1
+	VMASKMOVPS   (R9), Y1, Y2
+	VMASKMOVPS   (R10), Y1, Y1
+	VFMADD231PS  Y1, Y2, Y0
+
+reduce:
+	MOVQ         ldo+96(FP), R9
+	SHLQ         $0x02, R9
+	MOVQ         DI, R10
+	VUNPCKLPS    Y0, Y0, Y1
+	VUNPCKHPS    Y0, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VUNPCKLPS    Y0, Y0, Y2
+	VUNPCKHPS    Y0, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VUNPCKLPD    Y2, Y1, Y0
+	VUNPCKHPD    Y2, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMOVSS       X1, (R10)
+	LEAQ         (SI)(AX*1), SI
+	LEAQ         (DI)(R9*1), DI
+	SUBQ         $0x00000001, R8
+	JMP          iloop
+
+inext:
+	LEAQ (CX)(AX*1), CX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, BX
+	JMP  jloop
+
+done:
+	VZEROUPPER
+	RET

@@ -19,17 +19,18 @@ type kernels struct {
 	// dotF16 returns sum(q[i]*float32(h[i])) for i < len(q); len(h) >= len(q).
 	dotF16 func(q []float32, h []uint16) float32
 	// matMulT, when set, holds register-blocked kernels that set
-	// out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) for i < m, j < n, blocking
-	// 4x4, 1x4, 4x1 and 1x1 rows (m and n multiples of the block), all
-	// with the same per-result summation order. Without it matMulT scores
-	// one row of a at a time with dotBatch.
+	// out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) for i < m, j < n. Without it
+	// matMulT scores one row of a at a time with dotBatch.
 	matMulT *matMulKernels
 }
 
-// matMulKernels are the four block shapes of a matMulT implementation,
-// named rows of a x rows of b.
+// matMulKernels are the block shapes of a matMulT implementation: full
+// blocks of ar rows of a by br rows of b, and the edge shapes 1 x br,
+// ar x 1 and 1 x 1, all with the same per-result summation order. Each
+// takes m a multiple of its a rows and n of its b rows.
 type matMulKernels struct {
-	k4x4, k1x4, k4x1, k1x1 func(a, b, out []float32, m, n, dim, ldo int)
+	ar, br                   int
+	full, aEdge, bEdge, both func(a, b, out []float32, m, n, dim, ldo int)
 }
 
 var genericKernels = kernels{

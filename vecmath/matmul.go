@@ -15,7 +15,8 @@ import "fmt"
 // a loads every row of b once per row of a); the edge rows and columns use
 // 1x4, 4x1 and 1x1 blocks that sum in the same order, so on one machine
 // each result depends only on its two rows, not on m, n or where the rows
-// sit. Elsewhere it runs DotBatch row by row: there each result depends on
+// sit. AVX2 does the same with blocks of 2 rows of a by 4 rows of b (8
+// YMM accumulators). Elsewhere it runs DotBatch row by row: there each result depends on
 // its two rows and on whether j < n&^3 (DotBatch's four-row kernel covers
 // those columns, the single-pair kernel the rest).
 func MatMulT(a []float32, m int, b []float32, n int, dim int, out []float32) error {
@@ -42,19 +43,19 @@ func matMulT(k *kernels, a []float32, m int, b []float32, n, dim int, out []floa
 		return
 	}
 	if mk := k.matMulT; mk != nil {
-		m4, n4 := m&^3, n&^3
-		a1, b1 := a[m4*dim:], b[n4*dim:]
-		if m4 > 0 && n4 > 0 {
-			mk.k4x4(a, b, out, m4, n4, dim, n)
+		mA, nB := m-m%mk.ar, n-n%mk.br
+		a1, b1 := a[mA*dim:], b[nB*dim:]
+		if mA > 0 && nB > 0 {
+			mk.full(a, b, out, mA, nB, dim, n)
 		}
-		if m > m4 && n4 > 0 {
-			mk.k1x4(a1, b, out[m4*n:], m-m4, n4, dim, n)
+		if m > mA && nB > 0 {
+			mk.aEdge(a1, b, out[mA*n:], m-mA, nB, dim, n)
 		}
-		if m4 > 0 && n > n4 {
-			mk.k4x1(a, b1, out[n4:], m4, n-n4, dim, n)
+		if mA > 0 && n > nB {
+			mk.bEdge(a, b1, out[nB:], mA, n-nB, dim, n)
 		}
-		if m > m4 && n > n4 {
-			mk.k1x1(a1, b1, out[m4*n+n4:], m-m4, n-n4, dim, n)
+		if m > mA && n > nB {
+			mk.both(a1, b1, out[mA*n+nB:], m-mA, n-nB, dim, n)
 		}
 		return
 	}

@@ -65,6 +65,11 @@ func main() {
 			genMatMulT(ar, br)
 		}
 	}
+	for _, ar := range []int{2, 1} {
+		for _, br := range []int{4, 1} {
+			genMatMulTAVX2(ar, br)
+		}
+	}
 	Generate()
 }
 
@@ -730,4 +735,164 @@ func reduce4(v [4]VecVirtual) VecVirtual {
 	VSHUFF32X4(U8(0xb1), lo, lo, s) // chunks 1 0 3 2
 	VADDPS(s, lo, lo)
 	return lo
+}
+
+// matMulIota holds 0..7, compared with dim%8 to build the AVX2 tail mask.
+var matMulIota Mem
+
+// genMatMulTAVX2 is genMatMulT for AVX2+FMA: ar rows of a (2 or 1) by br
+// rows of b (4 or 1), 8 YMM accumulators at most, so at most 12 of the 16
+// YMM registers are live. The tail loads with VMASKMOVPS (masked lanes read
+// as zero and never fault); every block shape sums in the same order.
+func genMatMulTAVX2(ar, br int) {
+	if matMulIota.Symbol.Name == "" {
+		matMulIota = GLOBL("matMulIota", RODATA|NOPTR)
+		for i := 0; i < 8; i++ {
+			DATA(4*i, U32(i))
+		}
+	}
+	name := fmt.Sprintf("matMulT%dx%dAVX2", ar, br)
+	TEXT(name, NOSPLIT, "func(a, b, out []float32, m, n, dim, ldo int)")
+	Doc(fmt.Sprintf("%s sets out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) over dim floats for i < m, j < n; m is a multiple of %d, n of %d.", name, ar, br))
+	stride := GP64()
+	Load(Param("dim"), stride)
+	SHLQ(U8(2), stride) // bytes per row
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	row := func(p GPVirtual, i int) Mem {
+		switch i {
+		case 0:
+			return Mem{Base: p}
+		case 1:
+			return Mem{Base: p, Index: stride, Scale: 1}
+		case 2:
+			return Mem{Base: p, Index: stride, Scale: 2}
+		}
+		return Mem{Base: p, Index: s3, Scale: 1}
+	}
+
+	bRow, outCol, nLeft := GP64(), GP64(), GP64()
+	Load(Param("b").Base(), bRow)
+	Load(Param("out").Base(), outCol)
+	Load(Param("n"), nLeft)
+	Label("jloop")
+	CMPQ(nLeft, U32(br))
+	JL(LabelRef("done"))
+	aRow, outp, mLeft := GP64(), GP64(), GP64()
+	Load(Param("a").Base(), aRow)
+	MOVQ(outCol, outp)
+	Load(Param("m"), mLeft)
+
+	Label("iloop")
+	CMPQ(mLeft, U32(ar))
+	JL(LabelRef("inext"))
+	ap, bp := GP64(), GP64()
+	MOVQ(aRow, ap)
+	MOVQ(bRow, bp)
+	k := GP64()
+	Load(Param("dim"), k)
+	var acc [2][4]VecVirtual
+	for i := 0; i < ar; i++ {
+		for j := 0; j < br; j++ {
+			acc[i][j] = YMM()
+			VXORPS(acc[i][j], acc[i][j], acc[i][j])
+		}
+	}
+	Label("kloop")
+	CMPQ(k, U32(8))
+	JL(LabelRef("ktail"))
+	var av [2]VecVirtual
+	for i := 0; i < ar; i++ {
+		av[i] = YMM()
+		VMOVUPS(row(ap, i), av[i])
+	}
+	for j := 0; j < br; j++ {
+		bv := YMM()
+		VMOVUPS(row(bp, j), bv)
+		for i := 0; i < ar; i++ {
+			VFMADD231PS(bv, av[i], acc[i][j])
+		}
+	}
+	ADDQ(U32(32), ap)
+	ADDQ(U32(32), bp)
+	SUBQ(U32(8), k)
+	JMP(LabelRef("kloop"))
+
+	Label("ktail")
+	TESTQ(k, k)
+	JZ(LabelRef("reduce"))
+	// mask lane i = (k > i): all ones for the k floats left.
+	kx, mask := XMM(), YMM()
+	VMOVD(k.As32(), kx)
+	VPBROADCASTD(kx, mask)
+	VPCMPGTD(matMulIota, mask, mask)
+	var at [2]VecVirtual
+	for i := 0; i < ar; i++ {
+		at[i] = YMM()
+		VMASKMOVPS(row(ap, i), mask, at[i])
+	}
+	for j := 0; j < br; j++ {
+		bt := YMM()
+		VMASKMOVPS(row(bp, j), mask, bt)
+		for i := 0; i < ar; i++ {
+			VFMADD231PS(bt, at[i], acc[i][j])
+		}
+	}
+
+	Label("reduce")
+	ldo := GP64()
+	Load(Param("ldo"), ldo)
+	SHLQ(U8(2), ldo)
+	op := GP64()
+	MOVQ(outp, op)
+	for i := 0; i < ar; i++ {
+		v := [4]VecVirtual{acc[i][0], acc[i][1], acc[i][2], acc[i][3]}
+		if br == 1 {
+			v = [4]VecVirtual{acc[i][0], acc[i][0], acc[i][0], acc[i][0]}
+		}
+		r := reduce4Y(v)
+		if br == 4 {
+			VMOVUPS(r, Mem{Base: op})
+		} else {
+			VMOVSS(r, Mem{Base: op})
+		}
+		if i < ar-1 {
+			ADDQ(ldo, op)
+		}
+	}
+	LEAQ(Mem{Base: aRow, Index: stride, Scale: uint8(ar)}, aRow)
+	LEAQ(Mem{Base: outp, Index: ldo, Scale: uint8(ar)}, outp)
+	SUBQ(U32(ar), mLeft)
+	JMP(LabelRef("iloop"))
+
+	Label("inext")
+	LEAQ(Mem{Base: bRow, Index: stride, Scale: uint8(br)}, bRow)
+	ADDQ(U32(4*br), outCol)
+	SUBQ(U32(br), nLeft)
+	JMP(LabelRef("jloop"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// reduce4Y is reduce4 on YMM registers: it returns an XMM register holding
+// the horizontal sums of v[0..3] in its four lanes.
+func reduce4Y(v [4]VecVirtual) VecVirtual {
+	pair := func(x, y VecVirtual) VecVirtual {
+		lo, hi := YMM(), YMM()
+		VUNPCKLPS(y, x, lo)
+		VUNPCKHPS(y, x, hi)
+		VADDPS(hi, lo, lo)
+		return lo
+	}
+	p, q := pair(v[0], v[1]), pair(v[2], v[3])
+	lo, hi := YMM(), YMM()
+	VUNPCKLPD(q, p, lo)
+	VUNPCKHPD(q, p, hi)
+	VADDPS(hi, lo, lo)
+	x := XMM()
+	VEXTRACTF128(U8(1), lo, x)
+	VADDPS(x, lo.AsX(), x)
+	return x
 }
