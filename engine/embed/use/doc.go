@@ -82,9 +82,11 @@
 // Each text is computed on its own tokens: the graph's padding mask (-1e9
 // on padded keys, whose exp is exactly 0 in float32) makes a text's vector
 // independent of the batch it came in, so Embed may batch as it likes.
-// Matrix products run through vecmath.DotBatch over blocks of the
-// transposed weights that stay in cache while every token of a batch goes
-// through them; sums in layer norm and pooling are float64.
+// Matrix products run through vecmath.MatMulT (up to 64 tokens at a time)
+// over blocks of the transposed weights that stay in cache while every
+// token of a batch goes through them; MatMulT's results depend only on a
+// token's row and a weight row, so batching still changes no bit. Sums in
+// layer norm and pooling are float64.
 //
 // # Name and digest
 //
@@ -118,6 +120,8 @@
 // of allocation; 28 MB stays resident (the embedding table and the
 // transposed float32 kernels). Speed (docs/benchmarks/use.md): about
 // 6.4 ms of CPU per 36-token chat turn, 0.8 ms for one token, 24 ms at the
-// 128-token cap, on one core of the 2-core development machine; 74% of it
-// in vecmath.DotBatch.
+// 128-token cap, on one core of the 2-core development machine, 74% of it
+// in vecmath.DotBatch, before the projections moved to vecmath.MatMulT,
+// which cut the time per chat turn by about 1.5x on AVX-512
+// (docs/benchmarks/vecmath-gemm.md).
 package use
