@@ -246,33 +246,11 @@ func BenchmarkAppendBatch(b *testing.B) {
 		batch[i] = Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
 		bytes += int64(len(r.Text))
 	}
-	oneWriter := func(opts Options) func(b *testing.B) {
-		return func(b *testing.B) {
-			db, err := Open(b.TempDir(), opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			ctx := context.Background()
-			b.SetBytes(bytes / int64(len(batch)) * 1000)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				lo := (i * 1000) % len(batch)
-				if _, err := db.AppendBatch(ctx, batch[lo:lo+1000]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
-		}
-	}
-	b.Run("batch=1000", oneWriter(Options{}))
-	// The cost of session context (on by default), side by side.
-	b.Run("batch=1000/no-session-context", oneWriter(Options{DisableSessionContext: true}))
-	// Two ingesters: the engine's hand-over-hand locks let one batch's
-	// durable log append overlap another's index insert. DESIGN's ingest
-	// target (>= 150k records/s) is this one with session context on.
-	twoWriters := func(opts Options) func(b *testing.B) {
+	// ingest appends the batches from the given number of goroutines. Two
+	// ingesters: the engine's hand-over-hand locks let one batch's durable
+	// log append overlap another's index insert. DESIGN's ingest target
+	// (>= 150k records/s) is the two-writer one with session context on.
+	ingest := func(opts Options, writers int) func(b *testing.B) {
 		return func(b *testing.B) {
 			db, err := Open(b.TempDir(), opts)
 			if err != nil {
@@ -285,7 +263,7 @@ func BenchmarkAppendBatch(b *testing.B) {
 			b.ResetTimer()
 			var next atomic.Int64
 			var wg sync.WaitGroup
-			for w := 0; w < 2; w++ {
+			for range writers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -306,8 +284,12 @@ func BenchmarkAppendBatch(b *testing.B) {
 			b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
 		}
 	}
-	b.Run("batch=1000/writers=2", twoWriters(Options{}))
-	b.Run("batch=1000/writers=2/no-session-context", twoWriters(Options{DisableSessionContext: true}))
+	noContext := Options{DisableSessionContext: true}
+	// The cost of session context (on by default), side by side.
+	b.Run("batch=1000", ingest(Options{}, 1))
+	b.Run("batch=1000/no-session-context", ingest(noContext, 1))
+	b.Run("batch=1000/writers=2", ingest(Options{}, 2))
+	b.Run("batch=1000/writers=2/no-session-context", ingest(noContext, 2))
 	b.Run("batch=1", func(b *testing.B) {
 		db, err := Open(b.TempDir(), Options{})
 		if err != nil {
