@@ -30,19 +30,7 @@ func TestAddAnalyzedEqualsAdd(t *testing.T) {
 		if err := a.Add(batch); err != nil {
 			t.Fatal(err)
 		}
-		copies := make([]*Doc, len(batch))
-		for i, d := range batch {
-			c := *d
-			c.ID = 0
-			copies[i] = &c
-		}
-		an := b.Analyze(copies)
-		for i := range copies {
-			copies[i].ID = batch[i].ID
-		}
-		if err := b.AddAnalyzed(copies, an); err != nil {
-			t.Fatal(err)
-		}
+		addAnalyzedCopies(t, b, batch)
 	}
 	for q := 0; q < 50; q++ {
 		query := corpus[rng.IntN(len(corpus))].Text
@@ -71,5 +59,25 @@ func TestAddAnalyzedEqualsAdd(t *testing.T) {
 	late := b.Analyze(corpus[:1])
 	if err := b.AddAnalyzed(corpus[:1], late); err == nil {
 		t.Fatal("AddAnalyzed accepted an id already indexed")
+	}
+}
+
+// addAnalyzedCopies adds copies of batch to x the way the engine does:
+// Analyze before the ids are known (they are zero), then AddAnalyzed with
+// the ids set.
+func addAnalyzedCopies(t *testing.T, x *Index, batch []*Doc) {
+	t.Helper()
+	copies := make([]*Doc, len(batch))
+	for i, d := range batch {
+		c := *d
+		c.ID = 0
+		copies[i] = &c
+	}
+	an := x.Analyze(copies)
+	for i := range copies {
+		copies[i].ID = batch[i].ID
+	}
+	if err := x.AddAnalyzed(copies, an); err != nil {
+		t.Fatal(err)
 	}
 }

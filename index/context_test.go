@@ -240,19 +240,7 @@ func TestSessionContextAnalyzed(t *testing.T) {
 		if err := a.Add(batch); err != nil {
 			t.Fatal(err)
 		}
-		copies := make([]*Doc, len(batch))
-		for i, d := range batch {
-			c := *d
-			c.ID = 0
-			copies[i] = &c
-		}
-		an := b.Analyze(copies)
-		for i := range copies {
-			copies[i].ID = batch[i].ID
-		}
-		if err := b.AddAnalyzed(copies, an); err != nil {
-			t.Fatal(err)
-		}
+		addAnalyzedCopies(t, b, batch)
 	}
 	check("all")
 }
