@@ -60,10 +60,10 @@ func modelDir(t testing.TB) string {
 	return dir
 }
 
-func TestGoldenTokenIDs(t *testing.T) {
-	dir := modelDir(t)
-	cases := loadGolden(t)
-	data, err := os.ReadFile(filepath.Join(dir, "vocab.json"))
+// loadVocab parses the model's vocab.json (skipping without the model).
+func loadVocab(t *testing.T) *Tokenizer {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(modelDir(t), "vocab.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +71,12 @@ func TestGoldenTokenIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tok
+}
+
+func TestGoldenTokenIDs(t *testing.T) {
+	cases := loadGolden(t)
+	tok := loadVocab(t)
 	match := 0
 	for _, c := range cases {
 		got := tok.Encode(c.Text)

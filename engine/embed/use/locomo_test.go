@@ -33,16 +33,8 @@ func loadLoCoMo(t *testing.T) []*locomo.Conversation {
 // the first 300 by default, all of them (4592, about 25 s) with
 // LAZYMEM_USE_FULL=1.
 func TestLoCoMoTokenizerMatchesPort(t *testing.T) {
-	dir := modelDir(t)
 	convs := loadLoCoMo(t)
-	data, err := os.ReadFile(filepath.Join(dir, "vocab.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := ParseVocab(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := loadVocab(t)
 	full := os.Getenv("LAZYMEM_USE_FULL") == "1"
 	n := 0
 	check := func(s string) {

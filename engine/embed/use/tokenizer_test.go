@@ -1,8 +1,6 @@
 package use
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -292,15 +290,7 @@ func FuzzTokenizerMax(f *testing.F) {
 }
 
 func TestAppendIDsMaxRealVocab(t *testing.T) {
-	dir := modelDir(t)
-	data, err := os.ReadFile(filepath.Join(dir, "vocab.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := ParseVocab(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := loadVocab(t)
 	if !tok.prefixSafe {
 		t.Fatal("the USE-lite vocabulary should allow prefix tokenization")
 	}
