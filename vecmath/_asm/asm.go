@@ -598,41 +598,8 @@ func genMatMulT(ar, br int) {
 	MOVL(U32(1<<br-1), m4)
 	k4 := K()
 	KMOVW(m4, k4)
-	SHLQ(U8(2), stride) // bytes per row
-	s3 := GP64()
-	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
-	row := func(p GPVirtual, i int) Mem {
-		switch i {
-		case 0:
-			return Mem{Base: p}
-		case 1:
-			return Mem{Base: p, Index: stride, Scale: 1}
-		case 2:
-			return Mem{Base: p, Index: stride, Scale: 2}
-		}
-		return Mem{Base: p, Index: s3, Scale: 1}
-	}
-
-	bRow, outCol, nLeft := GP64(), GP64(), GP64()
-	Load(Param("b").Base(), bRow)
-	Load(Param("out").Base(), outCol)
-	Load(Param("n"), nLeft)
-	Label("jloop")
-	CMPQ(nLeft, U32(br))
-	JL(LabelRef("done"))
-	aRow, outp, mLeft := GP64(), GP64(), GP64()
-	Load(Param("a").Base(), aRow)
-	MOVQ(outCol, outp)
-	Load(Param("m"), mLeft)
-
-	Label("iloop")
-	CMPQ(mLeft, U32(ar))
-	JL(LabelRef("inext"))
-	ap, bp := GP64(), GP64()
-	MOVQ(aRow, ap)
-	MOVQ(bRow, bp)
-	k := GP64()
-	Load(Param("dim"), k)
+	f := matMulLoops(stride, ar, br)
+	row, ap, bp, k, outp := f.row, f.ap, f.bp, f.k, f.outp
 	var acc [4][4]VecVirtual
 	for i := 0; i < ar; i++ {
 		for j := 0; j < br; j++ {
@@ -695,15 +662,75 @@ func genMatMulT(ar, br int) {
 			ADDQ(ldo, op)
 		}
 	}
-	LEAQ(Mem{Base: aRow, Index: stride, Scale: uint8(ar)}, aRow)
-	LEAQ(Mem{Base: outp, Index: ldo, Scale: uint8(ar)}, outp)
-	SUBQ(U32(ar), mLeft)
+	f.next(ldo)
+}
+
+// matMulFrame is the loop nest shared by the MatMulT kernels: columns of
+// br rows of b (jloop), inside them blocks of ar rows of a (iloop), inside
+// those the k loop each kernel writes between matMulLoops and next.
+type matMulFrame struct {
+	ar, br                           int
+	stride, s3                       GPVirtual // bytes per row, 3x that
+	bRow, outCol, nLeft, aRow, mLeft GPVirtual
+	ap, bp, k, outp                  GPVirtual // per block
+}
+
+// matMulLoops turns stride (holding dim) into bytes per row and emits the
+// heads of jloop and iloop, up to k = dim for the block's k loop.
+func matMulLoops(stride GPVirtual, ar, br int) *matMulFrame {
+	f := &matMulFrame{ar: ar, br: br, stride: stride}
+	SHLQ(U8(2), stride) // bytes per row
+	f.s3 = GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, f.s3)
+
+	f.bRow, f.outCol, f.nLeft = GP64(), GP64(), GP64()
+	Load(Param("b").Base(), f.bRow)
+	Load(Param("out").Base(), f.outCol)
+	Load(Param("n"), f.nLeft)
+	Label("jloop")
+	CMPQ(f.nLeft, U32(br))
+	JL(LabelRef("done"))
+	f.aRow, f.outp, f.mLeft = GP64(), GP64(), GP64()
+	Load(Param("a").Base(), f.aRow)
+	MOVQ(f.outCol, f.outp)
+	Load(Param("m"), f.mLeft)
+
+	Label("iloop")
+	CMPQ(f.mLeft, U32(ar))
+	JL(LabelRef("inext"))
+	f.ap, f.bp = GP64(), GP64()
+	MOVQ(f.aRow, f.ap)
+	MOVQ(f.bRow, f.bp)
+	f.k = GP64()
+	Load(Param("dim"), f.k)
+	return f
+}
+
+// row addresses row i (0..3) of a block starting at p.
+func (f *matMulFrame) row(p GPVirtual, i int) Mem {
+	switch i {
+	case 0:
+		return Mem{Base: p}
+	case 1:
+		return Mem{Base: p, Index: f.stride, Scale: 1}
+	case 2:
+		return Mem{Base: p, Index: f.stride, Scale: 2}
+	}
+	return Mem{Base: p, Index: f.s3, Scale: 1}
+}
+
+// next emits the loop tails: the next block of a (ldo is the output row
+// stride in bytes), then the next column block of b, then the return.
+func (f *matMulFrame) next(ldo GPVirtual) {
+	LEAQ(Mem{Base: f.aRow, Index: f.stride, Scale: uint8(f.ar)}, f.aRow)
+	LEAQ(Mem{Base: f.outp, Index: ldo, Scale: uint8(f.ar)}, f.outp)
+	SUBQ(U32(f.ar), f.mLeft)
 	JMP(LabelRef("iloop"))
 
 	Label("inext")
-	LEAQ(Mem{Base: bRow, Index: stride, Scale: uint8(br)}, bRow)
-	ADDQ(U32(4*br), outCol)
-	SUBQ(U32(br), nLeft)
+	LEAQ(Mem{Base: f.bRow, Index: f.stride, Scale: uint8(f.br)}, f.bRow)
+	ADDQ(U32(4*f.br), f.outCol)
+	SUBQ(U32(f.br), f.nLeft)
 	JMP(LabelRef("jloop"))
 
 	Label("done")
@@ -756,41 +783,8 @@ func genMatMulTAVX2(ar, br int) {
 	Doc(fmt.Sprintf("%s sets out[i*ldo+j] = dot(a[i*dim:], b[j*dim:]) over dim floats for i < m, j < n; m is a multiple of %d, n of %d.", name, ar, br))
 	stride := GP64()
 	Load(Param("dim"), stride)
-	SHLQ(U8(2), stride) // bytes per row
-	s3 := GP64()
-	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
-	row := func(p GPVirtual, i int) Mem {
-		switch i {
-		case 0:
-			return Mem{Base: p}
-		case 1:
-			return Mem{Base: p, Index: stride, Scale: 1}
-		case 2:
-			return Mem{Base: p, Index: stride, Scale: 2}
-		}
-		return Mem{Base: p, Index: s3, Scale: 1}
-	}
-
-	bRow, outCol, nLeft := GP64(), GP64(), GP64()
-	Load(Param("b").Base(), bRow)
-	Load(Param("out").Base(), outCol)
-	Load(Param("n"), nLeft)
-	Label("jloop")
-	CMPQ(nLeft, U32(br))
-	JL(LabelRef("done"))
-	aRow, outp, mLeft := GP64(), GP64(), GP64()
-	Load(Param("a").Base(), aRow)
-	MOVQ(outCol, outp)
-	Load(Param("m"), mLeft)
-
-	Label("iloop")
-	CMPQ(mLeft, U32(ar))
-	JL(LabelRef("inext"))
-	ap, bp := GP64(), GP64()
-	MOVQ(aRow, ap)
-	MOVQ(bRow, bp)
-	k := GP64()
-	Load(Param("dim"), k)
+	f := matMulLoops(stride, ar, br)
+	row, ap, bp, k, outp := f.row, f.ap, f.bp, f.k, f.outp
 	var acc [2][4]VecVirtual
 	for i := 0; i < ar; i++ {
 		for j := 0; j < br; j++ {
@@ -860,20 +854,7 @@ func genMatMulTAVX2(ar, br int) {
 			ADDQ(ldo, op)
 		}
 	}
-	LEAQ(Mem{Base: aRow, Index: stride, Scale: uint8(ar)}, aRow)
-	LEAQ(Mem{Base: outp, Index: ldo, Scale: uint8(ar)}, outp)
-	SUBQ(U32(ar), mLeft)
-	JMP(LabelRef("iloop"))
-
-	Label("inext")
-	LEAQ(Mem{Base: bRow, Index: stride, Scale: uint8(br)}, bRow)
-	ADDQ(U32(4*br), outCol)
-	SUBQ(U32(br), nLeft)
-	JMP(LabelRef("jloop"))
-
-	Label("done")
-	VZEROUPPER()
-	RET()
+	f.next(ldo)
 }
 
 // reduce4Y is reduce4 on YMM registers: it returns an XMM register holding
