@@ -108,14 +108,7 @@ func newEmbedder(spec string, convs []*locomo.Conversation) (embed.Embedder, err
 		}
 		return &aliasEmbedder{Embedder: r, alias: alias}, nil
 	case "use":
-		dir := arg
-		if dir == "" {
-			dir = os.Getenv("LAZYMEM_USE_DIR")
-		}
-		if dir == "" {
-			dir = filepath.Join(".cache", "use-lite")
-		}
-		u, err := use.New(dir, use.Options{})
+		u, err := use.New(use.ModelDir(arg), use.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("lazymem: eval: embedder %s: %w", spec, err)
 		}
@@ -208,6 +201,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		infos[i] = Conversation{ID: c.ID, Speakers: []string{c.SpeakerA, c.SpeakerB}}
 	}
 	maxK := ks[len(ks)-1]
+	// The replay embedder has vectors for the questions as written only,
+	// not for them without the speakers' names.
+	keepNames := strings.HasPrefix(cfg.Embedder, "replay:")
 	sums := map[int]map[int]float64{} // category -> k -> sum
 	counts := map[int]int{}
 	t1 := time.Now()
@@ -228,9 +224,7 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		}
 		eq.Agent, eq.Agents = convs[q.conv].ID, nil
 		eq.K, eq.Mode = maxK, mode
-		// The replay embedder has vectors for the questions as written
-		// only, not for them without the speakers' names.
-		eq.KeepSpeakersInDense = eq.KeepSpeakersInDense || strings.HasPrefix(cfg.Embedder, "replay:")
+		eq.KeepSpeakersInDense = eq.KeepSpeakersInDense || keepNames
 		if eq.Candidates == 0 {
 			eq.Candidates = cfg.Candidates
 		}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/lazymem/lazymem/engine/embed"
@@ -24,13 +22,7 @@ func openEmbedder(spec string) (embed.Embedder, error) {
 		}
 		return nil, nil
 	case "use":
-		if dir == "" {
-			dir = os.Getenv("LAZYMEM_USE_DIR")
-		}
-		if dir == "" {
-			dir = filepath.Join(".cache", "use-lite")
-		}
-		return use.New(dir, use.Options{})
+		return use.New(use.ModelDir(dir), use.Options{})
 	}
 	return nil, usagef("--embedder %q: want hash or use[:DIR]", spec)
 }

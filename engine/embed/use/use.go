@@ -22,6 +22,22 @@ import (
 // of the embedding cache key: it changes whenever the vectors could.
 const Name = "use-lite-v1"
 
+// DefaultDir is where `make use-model` (fetch.sh) puts the model files,
+// relative to the repository root.
+var DefaultDir = filepath.Join(".cache", "use-lite")
+
+// ModelDir returns dir, or when it is empty $LAZYMEM_USE_DIR, or when that
+// is empty too DefaultDir: how the CLI and the evaluation find the model.
+func ModelDir(dir string) string {
+	if dir == "" {
+		dir = os.Getenv("LAZYMEM_USE_DIR")
+	}
+	if dir == "" {
+		dir = DefaultDir
+	}
+	return dir
+}
+
 // Dim is the length of every vector.
 const Dim = 512
 
