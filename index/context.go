@@ -77,7 +77,6 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 	if tombs {
 		return x.withContextSlow(docs, bt)
 	}
-	seen := cs.seen
 	for i, d := range docs {
 		a := &bt.docs[i]
 		if d.Session == "" || a.pred >= 0 {
@@ -87,26 +86,33 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 		if p == nil {
 			continue
 		}
-		clear(seen)
-		for e := a.off; e < a.off+a.own; e++ {
-			seen[bt.terms[e]] = int32(e)
-		}
 		a.xoff = len(bt.terms)
-		for j, t := range p.terms {
-			if k, ok := seen[t]; ok {
-				bt.tfs[k] += p.tfs[j]
-				continue
-			}
-			bt.terms = append(bt.terms, t)
-			bt.tfs = append(bt.tfs, p.tfs[j])
-			bt.otfs = append(bt.otfs, 0)
-			bt.tid = append(bt.tid, -1)
-		}
+		cs.addPrev(bt, a.off, a.own, p)
 		a.xn = len(bt.terms) - a.xoff
 		a.dl += p.dl
 	}
-	clear(seen)
+	clear(cs.seen)
 	return bt
+}
+
+// addPrev merges p's terms into the document whose own terms are
+// bt.terms[off:off+n]: a term it has gains p's frequency, a new one is
+// appended to bt (own frequency 0, no chunk term id).
+func (cs *contextState) addPrev(bt *batchTerms, off, n int, p *prevDoc) {
+	clear(cs.seen)
+	for e := off; e < off+n; e++ {
+		cs.seen[bt.terms[e]] = int32(e)
+	}
+	for j, t := range p.terms {
+		if k, ok := cs.seen[t]; ok {
+			bt.tfs[k] += p.tfs[j]
+			continue
+		}
+		bt.terms = append(bt.terms, t)
+		bt.tfs = append(bt.tfs, p.tfs[j])
+		bt.otfs = append(bt.otfs, 0)
+		bt.tid = append(bt.tid, -1)
+	}
 }
 
 // prevOf returns the predecessor of d, the first document of its session
@@ -158,35 +164,14 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 			out.tid = append(out.tid, -1)
 		}
 		if d.Session != "" {
-			key := contextKey(d)
-			p := cs.last[key]
 			// A predecessor from this chunk is not inserted yet, and not
 			// deleted (deleted ones are never remembered).
-			if p != nil && p.id < uint32(docs[0].ID) && !x.isLive(p.id) {
-				p = nil
-			}
-			if p == nil {
-				p = x.lookupPrev(d)
-			}
-			if p != nil {
-				clear(cs.seen)
-				for j, t := range own {
-					cs.seen[t] = int32(na.off + j)
-				}
-				for j, t := range p.terms {
-					if k, ok := cs.seen[t]; ok {
-						out.tfs[k] += p.tfs[j]
-						continue
-					}
-					out.terms = append(out.terms, t)
-					out.tfs = append(out.tfs, p.tfs[j])
-					out.otfs = append(out.otfs, 0)
-					out.tid = append(out.tid, -1)
-				}
+			if p := x.prevOf(d, docs[0].ID); p != nil {
+				cs.addPrev(out, na.off, len(own), p)
 				na.dl += p.dl
 			}
 			if !x.isDeleted(uint32(d.ID)) {
-				x.remember(key, uint32(d.ID), a.ownDL, own, ownTF)
+				x.remember(contextKey(d), uint32(d.ID), a.ownDL, own, ownTF)
 			}
 		}
 		na.n = len(out.terms) - na.off
