@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -124,7 +125,7 @@ func ingest(ctx context.Context, db *engine.DB, in io.Reader, size int64, cfg in
 		b, rerr := br.ReadBytes('\n')
 		pos += int64(len(b))
 		if len(bytes.TrimSpace(b)) > 0 {
-			r, perr := parseLine(b, now)
+			r, perr := wire.ParseRecord(b, now)
 			if perr == nil {
 				perr = db.Check(r)
 			}

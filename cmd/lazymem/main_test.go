@@ -203,29 +203,6 @@ func TestParseWhen(t *testing.T) {
 	}
 }
 
-// FuzzParseLine: any input gives a record or an error, never a panic, and
-// an accepted line's strings are valid UTF-8.
-func FuzzParseLine(f *testing.F) {
-	for _, l := range strings.Split(goodJSONL, "\n") {
-		f.Add([]byte(l))
-	}
-	f.Add([]byte(`{"agent":"a","text":"x","meta":{"k":["a",1]}}`))
-	f.Add([]byte(`{"agent":"a","text":"x","time":"2026-13-01T00:00:00Z"}`))
-	f.Add([]byte("{\"agent\":\"\xff\",\"text\":\"x\"}"))
-	now := time.Unix(0, 0)
-	f.Fuzz(func(t *testing.T, line []byte) {
-		r, err := parseLine(line, now)
-		if err != nil {
-			return
-		}
-		for _, s := range []string{r.Agent, r.Session, r.Role, r.Text} {
-			if !utf8Valid(s) {
-				t.Fatalf("accepted invalid UTF-8 %q", s)
-			}
-		}
-	})
-}
-
 func TestEvalLocomo(t *testing.T) {
 	data := filepath.Join("..", "..", "..", "shared", "data", "locomo")
 	if _, err := os.Stat(data); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -136,66 +137,10 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time, a date (2006-01-02) nor an age (36h, 7d, 2w)", s)
 }
 
-type jsonMemory struct {
-	ID      uint64              `json:"id"`
-	Time    time.Time           `json:"time"`
-	Agent   string              `json:"agent"`
-	Session string              `json:"session"`
-	Role    string              `json:"role"`
-	Text    string              `json:"text"`
-	Meta    map[string][]string `json:"meta"`
-	Score   float64             `json:"score"`
-	Sparse  float64             `json:"sparse"`
-	Dense   float64             `json:"dense"`
-	Reasons []string            `json:"reasons,omitempty"`
-}
-
-type jsonStats struct {
-	Mode         string           `json:"mode"`
-	Text         string           `json:"text"`
-	TimeExpr     string           `json:"time_expr,omitempty"`
-	Since        *time.Time       `json:"since,omitempty"`
-	Until        *time.Time       `json:"until,omitempty"`
-	Filtered     int              `json:"filtered"`
-	Hits         int              `json:"bm25_hits"`
-	SessionTurns int              `json:"session_turns"`
-	Candidates   int              `json:"candidates"`
-	Embedded     int              `json:"embedded"`
-	CacheHits    int              `json:"cache_hits"`
-	Micros       map[string]int64 `json:"stage_us"`
-}
-
 func writeJSON(w io.Writer, res *engine.Result) error {
-	out := struct {
-		Memories []jsonMemory `json:"memories"`
-		Stats    jsonStats    `json:"stats"`
-	}{Memories: make([]jsonMemory, 0, len(res.Memories))}
-	for _, m := range res.Memories {
-		out.Memories = append(out.Memories, jsonMemory{
-			ID: m.ID, Time: m.Time, Agent: m.Agent, Session: m.Session, Role: m.Role,
-			Text: m.Text, Meta: m.Meta, Score: m.Score, Sparse: m.Sparse, Dense: m.Dense, Reasons: m.Reasons,
-		})
-	}
-	st := res.Stats
-	d := st.Durations
-	out.Stats = jsonStats{
-		Mode: string(st.Mode), Text: st.Text, TimeExpr: st.TimeExpr,
-		Filtered: st.Filtered, Hits: st.Hits, SessionTurns: st.SessionTurns, Candidates: st.Candidates,
-		Embedded: st.Embedded, CacheHits: st.CacheHits,
-		Micros: map[string]int64{
-			"filter": d.Filter.Microseconds(), "broad": d.Broad.Microseconds(), "fetch": d.Fetch.Microseconds(),
-			"embed": d.Embed.Microseconds(), "score": d.Score.Microseconds(), "total": d.Total.Microseconds(),
-		},
-	}
-	if !st.Since.IsZero() {
-		out.Stats.Since = &st.Since
-	}
-	if !st.Until.IsZero() {
-		out.Stats.Until = &st.Until
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(wire.FromResult(res))
 }
 
 func printResult(w io.Writer, res *engine.Result, explain bool) {

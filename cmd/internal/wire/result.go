@@ -1,0 +1,91 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/lazymem/lazymem/engine"
+)
+
+// Memory is one recalled record with its scores.
+type Memory struct {
+	ID      uint64              `json:"id"`
+	Time    time.Time           `json:"time"`
+	Agent   string              `json:"agent"`
+	Session string              `json:"session"`
+	Role    string              `json:"role"`
+	Text    string              `json:"text"`
+	Meta    map[string][]string `json:"meta"`
+	Score   float64             `json:"score"`
+	Sparse  float64             `json:"sparse"`
+	Dense   float64             `json:"dense"`
+	Reasons []string            `json:"reasons,omitempty"`
+}
+
+// Stats is what a recall did: the records that passed the filters, the
+// candidates, the embeddings computed and served from the cache, and the
+// time per stage in microseconds.
+type Stats struct {
+	Mode         string           `json:"mode"`
+	Text         string           `json:"text"`
+	TimeExpr     string           `json:"time_expr,omitempty"`
+	Since        *time.Time       `json:"since,omitempty"`
+	Until        *time.Time       `json:"until,omitempty"`
+	Filtered     int              `json:"filtered"`
+	Hits         int              `json:"bm25_hits"`
+	SessionTurns int              `json:"session_turns"`
+	Candidates   int              `json:"candidates"`
+	Embedded     int              `json:"embedded"`
+	CacheHits    int              `json:"cache_hits"`
+	Micros       map[string]int64 `json:"stage_us"`
+}
+
+// Result is the JSON form of an engine.Result.
+type Result struct {
+	Memories []Memory `json:"memories"`
+	Stats    Stats    `json:"stats"`
+}
+
+// FromResult converts res. Memories is never null in the JSON.
+func FromResult(res *engine.Result) Result {
+	out := Result{Memories: make([]Memory, 0, len(res.Memories))}
+	for _, m := range res.Memories {
+		out.Memories = append(out.Memories, Memory{
+			ID: m.ID, Time: m.Time, Agent: m.Agent, Session: m.Session, Role: m.Role,
+			Text: m.Text, Meta: m.Meta, Score: m.Score, Sparse: m.Sparse, Dense: m.Dense, Reasons: m.Reasons,
+		})
+	}
+	st := res.Stats
+	d := st.Durations
+	out.Stats = Stats{
+		Mode: string(st.Mode), Text: st.Text, TimeExpr: st.TimeExpr,
+		Filtered: st.Filtered, Hits: st.Hits, SessionTurns: st.SessionTurns, Candidates: st.Candidates,
+		Embedded: st.Embedded, CacheHits: st.CacheHits,
+		Micros: map[string]int64{
+			"filter": d.Filter.Microseconds(), "broad": d.Broad.Microseconds(), "fetch": d.Fetch.Microseconds(),
+			"embed": d.Embed.Microseconds(), "score": d.Score.Microseconds(), "total": d.Total.Microseconds(),
+		},
+	}
+	if !st.Since.IsZero() {
+		out.Stats.Since = &st.Since
+	}
+	if !st.Until.IsZero() {
+		out.Stats.Until = &st.Until
+	}
+	return out
+}
+
+// StoredRecord is a record read back by id (GET /v1/records/{id}).
+type StoredRecord struct {
+	ID      uint64              `json:"id"`
+	Time    time.Time           `json:"time"`
+	Agent   string              `json:"agent"`
+	Session string              `json:"session"`
+	Role    string              `json:"role"`
+	Text    string              `json:"text"`
+	Meta    map[string][]string `json:"meta"`
+}
+
+// FromRecord converts a stored record (from engine.DB.Get, which sets ID).
+func FromRecord(r engine.Record) StoredRecord {
+	return StoredRecord{ID: r.ID, Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
+}
