@@ -1,0 +1,53 @@
+// Package embedspec turns the --embedder flag of the lazymem commands and
+// of lazymemd into an embedder:
+//
+//	hash                    the engine's built-in lexical embedder (default)
+//	use[:DIR]               USE-lite in process; model files from
+//	                        `make use-model` (default $LAZYMEM_USE_DIR or
+//	                        .cache/use-lite)
+//	openai:MODEL[@BASEURL]  an OpenAI-compatible /v1/embeddings endpoint
+//	                        (default base URL https://api.openai.com/v1; the
+//	                        key is read from $OPENAI_API_KEY, none needed for
+//	                        a local server such as Ollama or vLLM)
+package embedspec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/engine/embed/use"
+)
+
+// Usage is the help text of an --embedder flag.
+const Usage = "hash (built in, lexical), use[:DIR] (USE-lite in process; model files from `make use-model`, default $LAZYMEM_USE_DIR or .cache/use-lite) or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)"
+
+// ErrSpec is wrapped by the errors of a malformed spec.
+var ErrSpec = errors.New("lazymem: bad --embedder")
+
+// Open returns the embedder spec names; nil for hash, the engine's
+// default. Vectors are cached per embedder name, so one store can be
+// recalled with several embedders.
+func Open(spec string) (embed.Embedder, error) {
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "", "hash":
+		if arg != "" {
+			return nil, fmt.Errorf("%w %q: hash takes no argument", ErrSpec, spec)
+		}
+		return nil, nil
+	case "use":
+		return use.New(use.ModelDir(arg), use.Options{})
+	case "openai":
+		model, base, _ := strings.Cut(arg, "@")
+		if model == "" {
+			return nil, fmt.Errorf("%w %q: want openai:MODEL or openai:MODEL@BASEURL", ErrSpec, spec)
+		}
+		if base != "" && !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+			return nil, fmt.Errorf("%w %q: base URL %q must start with http:// or https://", ErrSpec, spec, base)
+		}
+		return embed.NewOpenAI(embed.OpenAIOptions{Model: model, BaseURL: base})
+	}
+	return nil, fmt.Errorf("%w %q: want hash, use[:DIR] or openai:MODEL[@BASEURL]", ErrSpec, spec)
+}
