@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     := ./...
 # Packages whose code starts goroutines run under the race detector in `make test`.
-RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite
+RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite ./cmd/lazymemd
 BENCHTIME ?= 1s
 
 .PHONY: report all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 use-model clean

@@ -15,10 +15,12 @@ type Memory struct {
 	Role    string              `json:"role"`
 	Text    string              `json:"text"`
 	Meta    map[string][]string `json:"meta"`
-	Score   float64             `json:"score"`
-	Sparse  float64             `json:"sparse"`
-	Dense   float64             `json:"dense"`
-	Reasons []string            `json:"reasons,omitempty"`
+	// Score and Dense are computed in float32: encoded as such, they print
+	// as 0.8, not 0.800000011920929.
+	Score   float32  `json:"score"`
+	Sparse  float64  `json:"sparse"`
+	Dense   float32  `json:"dense"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Stats is what a recall did: the records that passed the filters, the
@@ -51,7 +53,7 @@ func FromResult(res *engine.Result) Result {
 	for _, m := range res.Memories {
 		out.Memories = append(out.Memories, Memory{
 			ID: m.ID, Time: m.Time, Agent: m.Agent, Session: m.Session, Role: m.Role,
-			Text: m.Text, Meta: m.Meta, Score: m.Score, Sparse: m.Sparse, Dense: m.Dense, Reasons: m.Reasons,
+			Text: m.Text, Meta: m.Meta, Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Reasons: m.Reasons,
 		})
 	}
 	st := res.Stats

@@ -1,0 +1,165 @@
+// Command lazymemd is the lazymem daemon: one store served over an
+// HTTP/JSON API on a single node.
+//
+//	lazymemd --db ./mem [--addr 127.0.0.1:7373] [--embedder hash]
+//
+// Endpoints (docs/API.md has the full reference and curl examples):
+//
+//	GET  /v1/health        {"status": "ok"}
+//	POST /v1/records       one record, or {"records": [...]} -> {"ids": [...]}
+//	                       (durable when the reply arrives; a bad record
+//	                       rejects the whole body and writes nothing)
+//	GET  /v1/records/{id}  the stored record
+//	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
+//	GET  /v1/stats         the store's metrics
+//
+// Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
+// for bad input (the field named), 404, 405, 410, 413, 502 when the
+// embedder fails, 503 while shutting down. SIGINT or SIGTERM stops taking
+// connections, lets the requests in flight finish (up to --shutdown-timeout)
+// and closes the store.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lazymem/lazymem/cmd/internal/embedspec"
+	"github.com/lazymem/lazymem/engine"
+)
+
+// Defaults of the flags.
+const (
+	defaultAddr     = "127.0.0.1:7373"
+	defaultMaxBody  = 64 << 20
+	defaultShutdown = 15 * time.Second
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	db, addr, embedder string
+	maxBody            int64
+	shutdown           time.Duration
+	quiet              bool
+}
+
+// run is main without the process: 0 after a clean shutdown, 1 when
+// serving failed, 2 for a bad command line.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lazymemd: %v\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "lazymemd: listen on %s: %v\n", cfg.addr, err)
+		return 1
+	}
+	if err := serve(ctx, cfg, ln, stderr); err != nil {
+		fmt.Fprintf(stderr, "lazymemd: %s\n", strings.TrimPrefix(err.Error(), "lazymem: "))
+		return 1
+	}
+	return 0
+}
+
+func parseArgs(args []string, stderr io.Writer) (config, error) {
+	cfg := config{}
+	fs := flag.NewFlagSet("lazymemd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: lazymemd --db DIR [flags]\n\nServes one lazymem store over HTTP/JSON (see docs/API.md).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.db, "db", "", "store directory, created if absent (required)")
+	fs.StringVar(&cfg.addr, "addr", defaultAddr, "address to listen on (host:port; :0 picks a free port)")
+	fs.StringVar(&cfg.embedder, "embedder", "hash", embedspec.Usage)
+	fs.Int64Var(&cfg.maxBody, "max-body", defaultMaxBody, "largest request body in bytes")
+	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "how long requests in flight may take to finish on SIGTERM")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
+	case cfg.db == "":
+		return cfg, errors.New("--db is required")
+	case cfg.maxBody < 1:
+		return cfg, fmt.Errorf("--max-body %d: want a positive number of bytes", cfg.maxBody)
+	case cfg.shutdown < 0:
+		return cfg, fmt.Errorf("--shutdown-timeout %v: want >= 0", cfg.shutdown)
+	}
+	return cfg, nil
+}
+
+// serve opens the store, serves the API on ln until ctx is done, then shuts
+// down gracefully and closes the store.
+func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) error {
+	defer ln.Close()
+	emb, err := embedspec.Open(cfg.embedder)
+	if err != nil {
+		return err
+	}
+	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb})
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger}
+	if !cfg.quiet {
+		s.log = logger
+	}
+	srv := &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	m := db.Metrics()
+	name := "hash"
+	if emb != nil {
+		name = emb.Name()
+	}
+	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db,
+		"records", m.Log.Next-1, "embedder", name)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+		// Serve failed on its own: nothing is in flight any more.
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", cfg.shutdown)
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
+		err = srv.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			srv.Close() // the timeout passed: drop what is left
+		}
+		<-errc
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, db.Close())
+}

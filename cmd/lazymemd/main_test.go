@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs main itself when the crash test starts this binary as the
+// daemon; otherwise the tests, then checks that no goroutine (the
+// server's, the store's) outlives them.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		main()
+		return
+	}
+	code := m.Run()
+	closeFuzzStore()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lazymem/lazymem/cmd/internal/wire"
+	"github.com/lazymem/lazymem/engine"
+)
+
+// server is the HTTP/JSON API over one engine.DB. Every handler is safe for
+// concurrent use (the engine is).
+type server struct {
+	db      *engine.DB
+	maxBody int64
+	clock   func() time.Time
+	log     *slog.Logger // request log; nil: none
+	errLog  *slog.Logger // internal errors
+}
+
+// apiError is the body of every error response:
+//
+//	{"error": {"code": "invalid", "field": "records[3].agent", "message": "..."}}
+type apiError struct {
+	Code    string `json:"code"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// routes returns the API's handler. Unknown paths get 404 and known paths
+// with another method 405, both as JSON errors.
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/health", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.health}))
+	mux.HandleFunc("/v1/records", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.appendRecords}))
+	mux.HandleFunc("/v1/records/{id}", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.getRecord}))
+	mux.HandleFunc("/v1/recall", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.recall}))
+	mux.HandleFunc("/v1/stats", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.stats}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
+	})
+	return s.logged(mux)
+}
+
+// methods dispatches on the request method; HEAD is served as GET.
+func (s *server) methods(hs map[string]http.HandlerFunc) http.HandlerFunc {
+	allow := make([]string, 0, len(hs))
+	for m := range hs {
+		allow = append(allow, m)
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		m := r.Method
+		if m == http.MethodHead {
+			m = http.MethodGet
+		}
+		if h, ok := hs[m]; ok {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.fail(w, r, http.StatusMethodNotAllowed, apiError{Code: "method_not_allowed",
+			Message: fmt.Sprintf("%s %s: want %s", r.Method, r.URL.Path, strings.Join(allow, " or "))})
+	}
+}
+
+func (s *server) health(w http.ResponseWriter, r *http.Request) {
+	s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// appendRecords takes one record or {"records": [...]} and appends them as
+// one durable batch: the 200 reply means they are on disk. Any invalid
+// record rejects the whole body and writes nothing.
+func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	batch := isBatch(body)
+	prefix := "record"
+	if batch {
+		prefix = "" // the fields already read "records[3].time"
+	}
+	recs, err := wire.ParseRecords(body, s.clock())
+	if err != nil {
+		s.error(w, r, err, prefix)
+		return
+	}
+	var ids []uint64
+	if !batch {
+		var id uint64
+		id, err = s.db.Append(r.Context(), recs[0])
+		ids = []uint64{id}
+	} else {
+		ids, err = s.db.AppendBatch(r.Context(), recs)
+	}
+	if err != nil {
+		s.error(w, r, err, "")
+		return
+	}
+	s.reply(w, http.StatusOK, map[string][]uint64{"ids": ids})
+}
+
+// isBatch reports whether an append body is the {"records": [...]} form,
+// so that errors name "records[0]" rather than "record".
+func isBatch(body []byte) bool {
+	var probe struct {
+		Records json.RawMessage `json:"records"`
+	}
+	return json.Unmarshal(body, &probe) == nil && probe.Records != nil
+}
+
+func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil || id == 0 {
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "id",
+			Message: fmt.Sprintf("%q is not a record id (a positive integer)", raw)})
+		return
+	}
+	rec, err := s.db.Get(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err, "")
+		return
+	}
+	s.reply(w, http.StatusOK, wire.FromRecord(rec))
+}
+
+func (s *server) recall(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	q, err := wire.ParseQuery(body)
+	if err != nil {
+		s.error(w, r, err, "query")
+		return
+	}
+	res, err := s.db.Recall(r.Context(), q)
+	if err != nil {
+		s.error(w, r, err, "")
+		return
+	}
+	s.reply(w, http.StatusOK, wire.FromResult(res))
+}
+
+func (s *server) stats(w http.ResponseWriter, r *http.Request) {
+	s.reply(w, http.StatusOK, s.db.Metrics())
+}
+
+// body reads the request body, at most maxBody bytes.
+func (s *server) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
+			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.maxBody)})
+		return nil, false
+	case err != nil:
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Message: "reading the request body: " + err.Error()})
+		return nil, false
+	case len(strings.TrimSpace(string(b))) == 0:
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
+		return nil, false
+	}
+	return b, true
+}
+
+// error replies to a failed call with the status its cause deserves.
+// prefix ("record", "query") is put before a decoding error's field so that
+// it reads like the engine's own ("query.k", "record.text").
+func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix string) {
+	msg := strings.TrimPrefix(err.Error(), "lazymem: ")
+	var we *wire.Error
+	var fe *engine.FieldError
+	switch {
+	case errors.As(err, &we):
+		field := we.Field
+		if prefix != "" {
+			field = strings.TrimSuffix(prefix+"."+field, ".")
+		}
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg})
+	case errors.As(err, &fe):
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: fe.Field, Message: msg})
+	case errors.Is(err, engine.ErrInvalid):
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: msg})
+	case errors.Is(err, engine.ErrNotFound):
+		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: msg})
+	case errors.Is(err, engine.ErrDeleted):
+		s.fail(w, r, http.StatusGone, apiError{Code: "deleted", Message: msg})
+	case errors.Is(err, engine.ErrEmbed):
+		s.fail(w, r, http.StatusBadGateway, apiError{Code: "embedder", Message: msg})
+	case errors.Is(err, engine.ErrClosed):
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the store is closing: " + msg})
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg})
+	default:
+		s.errLog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.fail(w, r, http.StatusInternalServerError, apiError{Code: "internal", Message: msg})
+	}
+}
+
+func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, e apiError) {
+	s.reply(w, status, map[string]apiError{"error": e})
+}
+
+func (s *server) reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // a client that hung up is not our error
+}
+
+// statusWriter records the status a handler wrote, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (sw *statusWriter) WriteHeader(code int) {
+	sw.status = code
+	sw.ResponseWriter.WriteHeader(code)
+}
+
+func (sw *statusWriter) Write(b []byte) (int, error) {
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+	n, err := sw.ResponseWriter.Write(b)
+	sw.bytes += n
+	return n, err
+}
+
+// logged logs one line per request when s.log is set.
+func (s *server) logged(h http.Handler) http.Handler {
+	if s.log == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"bytes", sw.bytes, "dur", time.Since(t0).Round(time.Microsecond))
+	})
+}
