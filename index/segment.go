@@ -30,16 +30,20 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // fieldSet holds bitmap postings: key -> value -> ids.
 type fieldSet map[string]map[string]*roaring.Bitmap
 
+// add puts id in the posting of key=val. A new key or value is cloned: the
+// map keeps it for the life of the index, and the caller's string may be a
+// slice of something much larger (lazymemd's decoder takes every field of
+// a request from one string of the whole body).
 func (fs fieldSet) add(key, val string, id uint32) {
 	m := fs[key]
 	if m == nil {
 		m = make(map[string]*roaring.Bitmap)
-		fs[key] = m
+		fs[strings.Clone(key)] = m
 	}
 	b := m[val]
 	if b == nil {
 		b = roaring.New()
-		m[val] = b
+		m[strings.Clone(val)] = b
 	}
 	b.Add(id)
 }

@@ -83,7 +83,7 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	batch := isBatch(body)
+	batch := wire.IsBatch(body)
 	prefix := "record"
 	if batch {
 		prefix = "" // the fields already read "records[3].time"
@@ -106,15 +106,6 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.reply(w, http.StatusOK, map[string][]uint64{"ids": ids})
-}
-
-// isBatch reports whether an append body is the {"records": [...]} form,
-// so that errors name "records[0]" rather than "record".
-func isBatch(body []byte) bool {
-	var probe struct {
-		Records json.RawMessage `json:"records"`
-	}
-	return json.Unmarshal(body, &probe) == nil && probe.Records != nil
 }
 
 func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"maps"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -27,76 +28,20 @@ type Record struct {
 // now; a missing text is an error (an empty one is the engine's to
 // reject). Errors are *Error naming the field.
 func ParseRecord(data []byte, now time.Time) (engine.Record, error) {
-	var jr Record
-	if err := decodeStrict(data, &jr, "a record"); err != nil {
-		return engine.Record{}, err
-	}
-	return jr.toEngine(now)
-}
-
-func (jr *Record) toEngine(now time.Time) (engine.Record, error) {
-	r := engine.Record{Agent: jr.Agent, Session: jr.Session, Role: jr.Role}
-	if jr.Text == nil {
-		return r, fieldErr("text", "missing")
-	}
-	r.Text = *jr.Text
-	r.Time = now
-	if jr.Time != nil {
-		t, err := parseTime("time", *jr.Time)
-		if err != nil {
-			return r, err
-		}
-		r.Time = t
-	}
-	meta, err := parseMeta("meta", jr.Meta)
-	if err != nil {
-		return r, err
-	}
-	r.Meta = meta
-	return r, nil
+	return scanRecord(data, now)
 }
 
 // ParseRecords decodes a body holding either one record object or
 // {"records": [record, ...]}. Errors name the record ("records[3].time").
 // An empty list is an error: there is nothing to append.
 func ParseRecords(data []byte, now time.Time) ([]engine.Record, error) {
-	var probe struct {
-		Records json.RawMessage `json:"records"`
-	}
-	// A record never has a "records" field (strict decoding rejects it),
-	// so its presence tells the two forms apart.
-	if err := json.Unmarshal(bytes.TrimSpace(data), &probe); err != nil || probe.Records == nil {
-		r, err := ParseRecord(data, now)
-		if err != nil {
-			return nil, err
-		}
-		return []engine.Record{r}, nil
-	}
-	var batch struct {
-		Records []json.RawMessage `json:"records"`
-	}
-	if err := decodeStrict(data, &batch, `{"records": [...]}`); err != nil {
-		return nil, err
-	}
-	if len(batch.Records) == 0 {
-		return nil, fieldErr("records", "empty: want at least one record")
-	}
-	out := make([]engine.Record, len(batch.Records))
-	for i, raw := range batch.Records {
-		r, err := ParseRecord(raw, now)
-		if err != nil {
-			return nil, prefixed(err, "records["+strconv.Itoa(i)+"]")
-		}
-		out[i] = r
-	}
-	return out, nil
+	return scanRecords(data, now)
 }
 
 // decodeStrict decodes exactly one JSON value of data into v, rejecting
 // invalid UTF-8, unknown fields and trailing values. what names v in
 // messages ("a record").
 func decodeStrict(data []byte, v any, what string) error {
-	data = bytes.TrimSpace(data)
 	if !utf8.Valid(data) {
 		return fieldErr("", "not valid UTF-8")
 	}
@@ -105,8 +50,10 @@ func decodeStrict(data []byte, v any, what string) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonErr(err, what)
 	}
-	if dec.More() {
-		return fieldErr("", "more than one JSON value")
+	for _, c := range data[dec.InputOffset():] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return fieldErr("", "more than one JSON value")
+		}
 	}
 	return nil
 }
@@ -158,17 +105,22 @@ func parseMeta(field string, m map[string]json.RawMessage) (map[string][]string,
 		return nil, nil
 	}
 	out := make(map[string][]string, len(m))
-	for k, raw := range m {
+	// Keys in order, so that the error names the same one every time.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		raw := m[k]
 		var one string
-		if err := json.Unmarshal(raw, &one); err == nil {
+		var many []string
+		switch {
+		case string(raw) == "null":
+			// encoding/json would take null for "" without an error.
+		case json.Unmarshal(raw, &one) == nil:
 			out[k] = []string{one}
 			continue
+		case json.Unmarshal(raw, &many) == nil:
+			out[k] = many
+			continue
 		}
-		var many []string
-		if err := json.Unmarshal(raw, &many); err != nil {
-			return nil, fieldErr(field+"."+k, "want a string or an array of strings, got "+truncate(string(raw), 40))
-		}
-		out[k] = many
+		return nil, fieldErr(field+"."+k, "want a string or an array of strings, got "+truncate(string(raw), 40))
 	}
 	return out, nil
 }

@@ -213,3 +213,14 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
+
+func TestIsBatch(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"records":[]}`: true, ` {"agent":"a","Records":null}`: true, `{"agent":"a","text":"x"}`: false,
+		`{"meta":{"records":[]}}`: false, `[]`: false, ``: false, `{"records"`: false,
+	} {
+		if got := IsBatch([]byte(in)); got != want {
+			t.Errorf("IsBatch(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
