@@ -12,6 +12,8 @@
 //	GET  /v1/records/{id}  the stored record
 //	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
 //	GET  /v1/stats         the store's metrics
+//	POST /mcp              the Model Context Protocol (streamable HTTP, JSON
+//	                       replies): tools remember and recall
 //
 // Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
 // for bad input (the field named), 404, 405, 410, 413, 502 when the
@@ -55,6 +57,7 @@ func main() {
 // config is the parsed command line.
 type config struct {
 	db, addr, embedder string
+	mcpAgent           string
 	maxBody            int64
 	shutdown           time.Duration
 	quiet              bool
@@ -97,6 +100,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.maxBody, "max-body", defaultMaxBody, "largest request body in bytes")
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "how long requests in flight may take to finish on SIGTERM")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
+	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -126,7 +130,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger}
+	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent}
 	if !cfg.quiet {
 		s.log = logger
 	}

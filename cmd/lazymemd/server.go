@@ -24,6 +24,8 @@ type server struct {
 	clock   func() time.Time
 	log     *slog.Logger // request log; nil: none
 	errLog  *slog.Logger // internal errors
+	// mcpAgent is the agent the MCP tools use when a call names none.
+	mcpAgent string
 }
 
 // apiError is the body of every error response:
@@ -44,6 +46,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/v1/records/{id}", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.getRecord}))
 	mux.HandleFunc("/v1/recall", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.recall}))
 	mux.HandleFunc("/v1/stats", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.stats}))
+	mux.HandleFunc("/mcp", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.mcp}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})

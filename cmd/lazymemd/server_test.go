@@ -23,11 +23,17 @@ var testNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 // newTestServer serves a fresh store; the store closes with the test.
 func newTestServer(t testing.TB, maxBody int64) (*httptest.Server, *engine.DB) {
 	t.Helper()
+	return newTestServerAgent(t, maxBody, "")
+}
+
+// newTestServerAgent is newTestServer with a default MCP agent.
+func newTestServerAgent(t testing.TB, maxBody int64, mcpAgent string) (*httptest.Server, *engine.DB) {
+	t.Helper()
 	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{db: db, maxBody: maxBody, clock: func() time.Time { return testNow }, errLog: discardLogger()}
+	s := &server{db: db, maxBody: maxBody, clock: func() time.Time { return testNow }, errLog: discardLogger(), mcpAgent: mcpAgent}
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(func() {
 		ts.Close()
@@ -250,6 +256,20 @@ var (
 	fuzzStore string
 )
 
+// openFuzzStore opens the one store the fuzz targets share (opening one
+// per input would measure Pebble, not the parsers).
+func openFuzzStore() {
+	dir, err := os.MkdirTemp("", "lazymemd-fuzz-*")
+	if err != nil {
+		panic(err)
+	}
+	fuzzStore = dir
+	if fuzzDB, err = engine.Open(dir, engine.Options{}); err != nil {
+		panic(err)
+	}
+	fuzzSrv = (&server{db: fuzzDB, maxBody: 1 << 20, clock: time.Now, errLog: discardLogger(), mcpAgent: "fuzz"}).routes()
+}
+
 func closeFuzzStore() {
 	if fuzzDB != nil {
 		fuzzDB.Close()
@@ -270,17 +290,7 @@ func FuzzAPI(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, recall bool) {
-		fuzzOnce.Do(func() {
-			dir, err := os.MkdirTemp("", "lazymemd-fuzz-*")
-			if err != nil {
-				panic(err)
-			}
-			fuzzStore = dir
-			if fuzzDB, err = engine.Open(dir, engine.Options{}); err != nil {
-				panic(err)
-			}
-			fuzzSrv = (&server{db: fuzzDB, maxBody: 1 << 20, clock: time.Now, errLog: discardLogger()}).routes()
-		})
+		fuzzOnce.Do(openFuzzStore)
 		path := "/v1/records"
 		if recall {
 			path = "/v1/recall"
