@@ -144,6 +144,7 @@ var matchSeeds = []string{
 	`null`, `[]`, `"x"`, `5`, ``, `{`, `{"agent"`, `{"agent":"a",}`, `{"agent":"a" "text":"x"}`,
 	"{\"agent\":\"a\",\"text\":\"x\x01\"}", `{"agent":"a","text":"\x"}`, `{"agent":"a","text":"\u12"}`,
 	`{"agent":"a","text":"x","time":null}`, `{"agent":"a","text":"x","time":"2026-13-01T00:00:00Z"}`,
+	"{\"agent\":\"a\",\"text\":\"x\"}\x00", "{\"records\":[{\"agent\":\"a\",\"text\":\"x\"}]}\x00",
 }
 
 func TestRecordsMatchReference(t *testing.T) {

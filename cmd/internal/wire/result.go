@@ -6,15 +6,10 @@ import (
 	"github.com/lazymem/lazymem/engine"
 )
 
-// Memory is one recalled record with its scores.
+// Memory is one recalled record with its scores: in JSON, the record's
+// fields then "score", "sparse", "dense" and, when explained, "reasons".
 type Memory struct {
-	ID      uint64              `json:"id"`
-	Time    time.Time           `json:"time"`
-	Agent   string              `json:"agent"`
-	Session string              `json:"session"`
-	Role    string              `json:"role"`
-	Text    string              `json:"text"`
-	Meta    map[string][]string `json:"meta"`
+	StoredRecord
 	// Score and Dense are computed in float32: encoded as such, they print
 	// as 0.8, not 0.800000011920929.
 	Score   float32  `json:"score"`
@@ -51,10 +46,8 @@ type Result struct {
 func FromResult(res *engine.Result) Result {
 	out := Result{Memories: make([]Memory, 0, len(res.Memories))}
 	for _, m := range res.Memories {
-		out.Memories = append(out.Memories, Memory{
-			ID: m.ID, Time: m.Time, Agent: m.Agent, Session: m.Session, Role: m.Role,
-			Text: m.Text, Meta: m.Meta, Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Reasons: m.Reasons,
-		})
+		out.Memories = append(out.Memories, Memory{StoredRecord: FromRecord(m.Record),
+			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Reasons: m.Reasons})
 	}
 	st := res.Stats
 	d := st.Durations

@@ -76,6 +76,53 @@ func (s *scanner) expect(c byte) error {
 	return nil
 }
 
+// members reads the members of the object whose '{' is next: for each,
+// the key, then value reads the value.
+func (s *scanner) members(value func(key string) error) error {
+	return s.seq('{', '}', func() error {
+		if s.peek() != '"' {
+			return s.syntaxErr("want a key")
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		return value(key)
+	})
+}
+
+// elements reads the array whose '[' is next, calling value for each
+// element.
+func (s *scanner) elements(value func() error) error { return s.seq('[', ']', value) }
+
+// seq reads open, then items separated by commas, then end.
+func (s *scanner) seq(open, end byte, item func() error) error {
+	if err := s.expect(open); err != nil {
+		return err
+	}
+	if s.peek() == end {
+		s.pos++
+		return nil
+	}
+	for {
+		if err := item(); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case end:
+			s.pos++
+			return nil
+		default:
+			return s.syntaxErr("want , or " + string(end))
+		}
+	}
+}
+
 // kind names the JSON value starting at c, for type errors.
 func kind(c byte) string {
 	switch c {
@@ -200,42 +247,14 @@ func (s *scanner) skip() error {
 		if s.depth > maxDepth {
 			return s.syntaxErr("nested too deep")
 		}
-		s.pos++
-		end := byte('}')
-		if c == '[' {
-			end = ']'
+		var err error
+		if c == '{' {
+			err = s.members(func(string) error { return s.skip() })
+		} else {
+			err = s.elements(s.skip)
 		}
-		if s.peek() == end {
-			s.pos++
-			s.depth--
-			return nil
-		}
-		for {
-			if c == '{' {
-				if s.peek() != '"' {
-					return s.syntaxErr("want a key")
-				}
-				if _, err := s.str(); err != nil {
-					return err
-				}
-				if err := s.expect(':'); err != nil {
-					return err
-				}
-			}
-			if err := s.skip(); err != nil {
-				return err
-			}
-			switch s.peek() {
-			case ',':
-				s.pos++
-			case end:
-				s.pos++
-				s.depth--
-				return nil
-			default:
-				return s.syntaxErr("want , or " + string(end))
-			}
-		}
+		s.depth--
+		return err
 	case 't':
 		return s.lit("true")
 	case 'f':
@@ -374,54 +393,26 @@ func (s *scanner) record(r *scanned) error {
 		}
 		return s.skip()
 	}
-	s.pos++
-	if s.peek() == '}' {
-		s.pos++
-		return nil
-	}
-	for {
-		if s.peek() != '"' {
-			return s.syntaxErr("want a key")
-		}
-		key, err := s.str()
-		if err != nil {
-			return err
-		}
-		if err := s.expect(':'); err != nil {
-			return err
-		}
+	return s.members(func(key string) error {
 		switch lookup(recordFields[:], key) {
 		case 0:
-			err = s.ptrField(r, "time", &r.time)
+			return s.ptrField(r, "time", &r.time)
 		case 1:
-			err = s.stringField(r, "agent", &r.agent)
+			return s.stringField(r, "agent", &r.agent)
 		case 2:
-			err = s.stringField(r, "session", &r.session)
+			return s.stringField(r, "session", &r.session)
 		case 3:
-			err = s.stringField(r, "role", &r.role)
+			return s.stringField(r, "role", &r.role)
 		case 4:
-			err = s.ptrField(r, "text", &r.text)
+			return s.ptrField(r, "text", &r.text)
 		case 5:
-			err = s.metaField(r)
-		default:
-			if r.typeErr == nil {
-				r.typeErr = fieldErr(key, "unknown field")
-			}
-			err = s.skip()
+			return s.metaField(r)
 		}
-		if err != nil {
-			return err
+		if r.typeErr == nil {
+			r.typeErr = fieldErr(key, "unknown field")
 		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return s.syntaxErr("want , or }")
-		}
-	}
+		return s.skip()
+	})
 }
 
 // metaField reads the meta object: null unsets it, an object adds to it.
@@ -435,25 +426,11 @@ func (s *scanner) metaField(r *scanned) error {
 		s.typeErr(r, "meta", "an object", c)
 		return s.skip()
 	}
-	s.pos++
 	if r.meta == nil {
 		r.meta = map[string][]string{}
 	}
-	if s.peek() == '}' {
-		s.pos++
-		return nil
-	}
-	for {
-		if s.peek() != '"' {
-			return s.syntaxErr("want a key")
-		}
-		key, err := s.str()
-		if err != nil {
-			return err
-		}
-		if err := s.expect(':'); err != nil {
-			return err
-		}
+	return s.members(func(key string) error {
+		s.ws()
 		start := s.pos
 		vals, ok, err := s.metaValue()
 		if err != nil {
@@ -463,23 +440,15 @@ func (s *scanner) metaField(r *scanned) error {
 		if ok {
 			r.meta[key] = vals
 			delete(r.metaBad, key)
-		} else {
-			delete(r.meta, key)
-			if r.metaBad == nil {
-				r.metaBad = map[string]string{}
-			}
-			r.metaBad[key] = strings.TrimLeft(s.text[start:s.pos], " \t\r\n")
-		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
 			return nil
-		default:
-			return s.syntaxErr("want , or }")
 		}
-	}
+		delete(r.meta, key)
+		if r.metaBad == nil {
+			r.metaBad = map[string]string{}
+		}
+		r.metaBad[key] = s.text[start:s.pos]
+		return nil
+	})
 }
 
 // metaValue reads a string (one value) or an array of strings (null
@@ -495,40 +464,26 @@ func (s *scanner) metaValue() (vals []string, ok bool, err error) {
 		return nil, false, s.skip()
 	}
 	start := s.pos
-	s.pos++
 	vals = []string{}
-	if s.peek() == ']' {
-		s.pos++
-		return vals, true, nil
-	}
-	for {
+	errNotString := fieldErr("", "")
+	err = s.elements(func() error {
 		switch s.peek() {
 		case '"':
 			v, err := s.str()
-			if err != nil {
-				return nil, false, err
-			}
 			vals = append(vals, v)
+			return err
 		case 'n':
-			if err := s.lit("null"); err != nil {
-				return nil, false, err
-			}
 			vals = append(vals, "")
-		default:
-			// Not all strings: skip the rest of the array.
-			s.pos = start
-			return nil, false, s.skip()
+			return s.lit("null")
 		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return vals, true, nil
-		default:
-			return nil, false, s.syntaxErr("want , or ]")
-		}
+		return errNotString
+	})
+	if err == errNotString {
+		// Not all strings: skip the whole array.
+		s.pos = start
+		return nil, false, s.skip()
 	}
+	return vals, err == nil, err
 }
 
 // finish turns a decoded record into an engine.Record, checking what the
@@ -562,7 +517,7 @@ func (r *scanned) finish(now time.Time) (engine.Record, error) {
 
 // end checks that only white space follows the value.
 func (s *scanner) end() error {
-	if s.peek() != 0 {
+	if s.ws(); s.pos < len(s.data) { // not peek: a NUL byte is not the end
 		return fieldErr("", "more than one JSON value")
 	}
 	return nil
@@ -641,42 +596,21 @@ func (s *scanner) hasTopKey(key string) bool {
 
 // batch reads {"records": [...]}: the only key, the last of its repeats.
 func (s *scanner) batch(now time.Time) ([]engine.Record, error) {
-	s.pos++ // '{'
 	var recs []scanned
 	var typeErr error
-	for {
-		if s.peek() != '"' {
-			return nil, s.syntaxErr("want a key")
-		}
-		key, err := s.str()
-		if err != nil {
-			return nil, err
-		}
-		if err := s.expect(':'); err != nil {
-			return nil, err
-		}
-		switch {
-		case !strings.EqualFold(key, "records"):
+	err := s.members(func(key string) error {
+		if !strings.EqualFold(key, "records") {
 			if typeErr == nil {
 				typeErr = fieldErr(key, "unknown field")
 			}
-			err = s.skip()
-		default:
-			recs, err = s.recordList(&typeErr)
+			return s.skip()
 		}
-		if err != nil {
-			return nil, err
-		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-			continue
-		case '}':
-			s.pos++
-		default:
-			return nil, s.syntaxErr("want , or }")
-		}
-		break
+		var err error
+		recs, err = s.recordList(&typeErr)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := s.end(); err != nil {
 		return nil, err
@@ -711,25 +645,10 @@ func (s *scanner) recordList(typeErr *error) ([]scanned, error) {
 		}
 		return nil, s.skip()
 	}
-	s.pos++
 	recs := make([]scanned, 0, 64)
-	if s.peek() == ']' {
-		s.pos++
-		return recs, nil
-	}
-	for {
+	err := s.elements(func() error {
 		recs = append(recs, scanned{})
-		if err := s.record(&recs[len(recs)-1]); err != nil {
-			return nil, err
-		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return recs, nil
-		default:
-			return nil, s.syntaxErr("want , or ]")
-		}
-	}
+		return s.record(&recs[len(recs)-1])
+	})
+	return recs, err
 }
