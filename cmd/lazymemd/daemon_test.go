@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -207,4 +209,68 @@ func TestCrashKill(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged records, all present after SIGKILL and reopen", len(acked))
+}
+
+func TestAuth(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger(), token: "s3cret"}).routes())
+	defer ts.Close()
+	do := func(path, auth string) int {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		path, auth string
+		want       int
+	}{
+		{"/v1/stats", "", 401}, {"/v1/stats", "Bearer wrong", 401}, {"/v1/stats", "s3cret", 401},
+		{"/v1/stats", "Bearer s3cret", 200}, {"/v1/health", "", 200}, {"/mcp", "", 401}, {"/nope", "", 401},
+	} {
+		if got := do(c.path, c.auth); got != c.want {
+			t.Errorf("GET %s with %q: %d, want %d", c.path, c.auth, got, c.want)
+		}
+	}
+	var e errorReply
+	if st := call(t, "POST", ts.URL+"/v1/records", `{"agent":"a","text":"x"}`, &e); st != 401 || e.Error.Code != "unauthorized" {
+		t.Fatalf("append without the token: %d %+v", st, e)
+	}
+	if db.Metrics().Log.Next != 1 {
+		t.Fatal("an unauthorized append wrote")
+	}
+}
+
+func TestLoadToken(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if tok, err := loadToken(write("ok", "  abc123 \nignored\n")); err != nil || tok != "abc123" {
+		t.Fatalf("%q, %v", tok, err)
+	}
+	if _, err := loadToken(write("empty", "\n")); err == nil {
+		t.Fatal("an empty token file was accepted")
+	}
+	if _, err := loadToken(filepath.Join(dir, "absent")); err == nil {
+		t.Fatal("a missing token file was accepted")
+	}
+	t.Setenv("LAZYMEMD_TOKEN", " fromenv ")
+	if tok, err := loadToken(""); err != nil || tok != "fromenv" {
+		t.Fatalf("env: %q, %v", tok, err)
+	}
 }

@@ -58,6 +58,7 @@ func main() {
 type config struct {
 	db, addr, embedder string
 	mcpAgent           string
+	tokenFile          string
 	maxBody            int64
 	shutdown           time.Duration
 	quiet              bool
@@ -100,6 +101,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.maxBody, "max-body", defaultMaxBody, "largest request body in bytes")
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "how long requests in flight may take to finish on SIGTERM")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
+	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but GET /v1/health must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -130,13 +132,18 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent}
+	token, err := loadToken(cfg.tokenFile)
+	if err != nil {
+		return errors.Join(err, db.Close())
+	}
+	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent, token: token}
 	if !cfg.quiet {
 		s.log = logger
 	}
 	srv := &http.Server{
 		Handler:           s.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a 64 MiB batch on a slow link, not a stalled client forever
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -146,7 +153,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 		name = emb.Name()
 	}
 	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db,
-		"records", m.Log.Next-1, "embedder", name)
+		"records", m.Log.Next-1, "embedder", name, "auth", token != "")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -166,4 +173,21 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 		err = nil
 	}
 	return errors.Join(err, db.Close())
+}
+
+// loadToken reads the bearer token from file (first line, trimmed), or
+// from $LAZYMEMD_TOKEN when file is "". "" means no authentication.
+func loadToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv("LAZYMEMD_TOKEN")), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if tok := strings.TrimSpace(line); tok != "" {
+		return tok, nil
+	}
+	return "", fmt.Errorf("--token-file %s: the first line is empty", file)
 }

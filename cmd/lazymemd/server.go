@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,9 @@ type server struct {
 	errLog  *slog.Logger // internal errors
 	// mcpAgent is the agent the MCP tools use when a call names none.
 	mcpAgent string
+	// token, when set, is the bearer token every request but the health
+	// check must carry.
+	token string
 }
 
 // apiError is the body of every error response:
@@ -50,7 +54,26 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(mux)
+	return s.logged(s.authorized(mux))
+}
+
+// authorized rejects requests without the bearer token, when one is set.
+// The health check stays open for load balancers and supervisors.
+func (s *server) authorized(h http.Handler) http.Handler {
+	if s.token == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if r.URL.Path != "/v1/health" && subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="lazymemd"`)
+			s.fail(w, r, http.StatusUnauthorized, apiError{Code: "unauthorized",
+				Message: "missing or wrong \"Authorization: Bearer <token>\" header (lazymemd --token-file)"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // methods dispatches on the request method; HEAD is served as GET.
