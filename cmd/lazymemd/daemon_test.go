@@ -274,3 +274,49 @@ func TestLoadToken(t *testing.T) {
 		t.Fatalf("env: %q, %v", tok, err)
 	}
 }
+
+// TestOrigin: a request from a web page (an Origin header) is refused
+// unless its origin is allowed, so a page cannot write into a local
+// daemon; programs send no Origin and pass.
+func TestOrigin(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger(),
+		origins: map[string]bool{"http://localhost:3000": true}}).routes())
+	defer ts.Close()
+	post := func(origin string) int {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/records", strings.NewReader(`{"agent":"a","text":"x"}`))
+		req.Header.Set("Content-Type", "text/plain")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := post("https://evil.example"); st != http.StatusForbidden {
+		t.Fatalf("foreign origin: %d", st)
+	}
+	if db.Metrics().Log.Next != 1 {
+		t.Fatal("a refused request wrote")
+	}
+	if st := post("http://localhost:3000"); st != 200 {
+		t.Fatalf("allowed origin: %d", st)
+	}
+	if st := post(""); st != 200 {
+		t.Fatalf("no origin: %d", st)
+	}
+	if _, err := parseArgs([]string{"--db", "d", "--allow-origin", "localhost:3000"}, io.Discard); err == nil {
+		t.Fatal("an origin without a scheme was accepted")
+	}
+	cfg, err := parseArgs([]string{"--db", "d", "--allow-origin", "http://a:1/", "--allow-origin", "https://b"}, io.Discard)
+	if err != nil || len(cfg.origins) != 2 || cfg.origins[0] != "http://a:1" {
+		t.Fatalf("%+v %v", cfg.origins, err)
+	}
+}

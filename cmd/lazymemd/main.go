@@ -59,6 +59,7 @@ type config struct {
 	db, addr, embedder string
 	mcpAgent           string
 	tokenFile          string
+	origins            []string
 	maxBody            int64
 	shutdown           time.Duration
 	quiet              bool
@@ -102,6 +103,13 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "how long requests in flight may take to finish on SIGTERM")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but GET /v1/health must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
+	fs.Func("allow-origin", "a browser origin (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
+		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+			return fmt.Errorf("%q: want scheme://host[:port], like http://localhost:3000", v)
+		}
+		cfg.origins = append(cfg.origins, strings.TrimSuffix(v, "/"))
+		return nil
+	})
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -136,7 +144,10 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	if err != nil {
 		return errors.Join(err, db.Close())
 	}
-	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent, token: token}
+	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent, token: token, origins: map[string]bool{}}
+	for _, o := range cfg.origins {
+		s.origins[o] = true
+	}
 	if !cfg.quiet {
 		s.log = logger
 	}

@@ -30,6 +30,9 @@ type server struct {
 	// token, when set, is the bearer token every request but the health
 	// check must carry.
 	token string
+	// origins are the browser origins allowed to call the API; a request
+	// carrying any other Origin header is refused (see guarded).
+	origins map[string]bool
 }
 
 // apiError is the body of every error response:
@@ -54,7 +57,24 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(s.authorized(mux))
+	return s.logged(s.guarded(s.authorized(mux)))
+}
+
+// guarded refuses requests sent by a web page of another origin. Browsers
+// let any page POST a "simple" request to 127.0.0.1 without asking (no
+// CORS preflight for text/plain bodies): without this, a page a user
+// visits could write memories into a local daemon or call its MCP tools
+// (the MCP transport asks servers to validate Origin for this reason).
+// Programs (curl, SDKs, agent runtimes) send no Origin header and pass.
+func (s *server) guarded(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !s.origins[o] {
+			s.fail(w, r, http.StatusForbidden, apiError{Code: "forbidden_origin",
+				Message: fmt.Sprintf("requests from the web origin %q are refused (lazymemd --allow-origin %s allows it)", o, o)})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // authorized rejects requests without the bearer token, when one is set.
