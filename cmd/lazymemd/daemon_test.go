@@ -312,6 +312,19 @@ func TestOrigin(t *testing.T) {
 	if st := post(""); st != 200 {
 		t.Fatalf("no origin: %d", st)
 	}
+	// The allowed origin's preflight is answered with CORS headers.
+	req, _ := http.NewRequest("OPTIONS", ts.URL+"/v1/recall", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
 	if _, err := parseArgs([]string{"--db", "d", "--allow-origin", "localhost:3000"}, io.Discard); err == nil {
 		t.Fatal("an origin without a scheme was accepted")
 	}

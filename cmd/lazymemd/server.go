@@ -68,9 +68,25 @@ func (s *server) routes() http.Handler {
 // Programs (curl, SDKs, agent runtimes) send no Origin header and pass.
 func (s *server) guarded(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !s.origins[o] {
+		o := r.Header.Get("Origin")
+		if o == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if !s.origins[o] {
 			s.fail(w, r, http.StatusForbidden, apiError{Code: "forbidden_origin",
 				Message: fmt.Sprintf("requests from the web origin %q are refused (lazymemd --allow-origin %s allows it)", o, o)})
+			return
+		}
+		// An allowed origin gets CORS: its page may read the replies, and
+		// the preflight of a JSON or authorized request is answered here.
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Mcp-Protocol-Version")
+			w.Header().Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		h.ServeHTTP(w, r)
