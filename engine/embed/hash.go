@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"fmt"
+	"github.com/kljensen/snowball/english"
 	"math"
 	"runtime"
 	"slices"
@@ -35,8 +36,9 @@ const (
 	DefaultHashCharGram = 3
 )
 
-// Feature weights of hash-v1. They are part of the v1 definition: changing
-// one changes every vector, so it takes a new version in Name.
+// Feature weights of hash-v2 (unchanged from v1). They are part of the
+// definition: changing one changes every vector, so it takes a new version
+// in Name.
 const (
 	hashWeightWord   = 1.0
 	hashWeightBigram = 0.7
@@ -58,7 +60,7 @@ const (
 	featSignBit    = 8
 )
 
-// hashV1Weights are the feature weights of hash-v1, by kind.
+// hashV1Weights are the feature weights of hash-v1 and v2, by kind.
 var hashV1Weights = [8]float64{
 	featWord:       hashWeightWord,
 	featBigram:     hashWeightBigram,
@@ -117,6 +119,42 @@ type hashScratch struct {
 	feats  []uint64
 	slots  []int32 // open-addressing table: index into feats, or -1
 	counts []int32
+	word   []byte            // the current word, for stem lookups
+	stems  map[string]uint64 // word -> hash of its stem (the stemmer allocates)
+}
+
+// maxStemCache bounds a scratch's stem memo; it is cleared when full
+// (chat vocabulary is Zipf-shaped: the head comes straight back).
+const maxStemCache = 1 << 14
+
+// stemHash is the word-feature hash of w's Porter2 stem, for a word of
+// ASCII letters (the rest, and words the stemmer leaves alone, hash as
+// they are): the hash of "painting", "paints" and "painted" is the hash of
+// "paint", as in the BM25 index (index/analysis).
+func (s *hashScratch) stemHash(w []rune, uh uint64) uint64 {
+	if len(w) < 3 {
+		return uh
+	}
+	s.word = s.word[:0]
+	for _, r := range w {
+		if r < 'a' || r > 'z' {
+			return uh
+		}
+		s.word = append(s.word, byte(r))
+	}
+	if h, ok := s.stems[string(s.word)]; ok {
+		return h
+	}
+	word := string(s.word)
+	h := uh
+	if st := english.Stem(word, false); st != word {
+		h = wordHash([]rune(st))
+	}
+	if s.stems == nil || len(s.stems) >= maxStemCache {
+		s.stems = make(map[string]uint64, 256)
+	}
+	s.stems[word] = h
+	return h
 }
 
 // NewHash returns a hash embedder. Zero option fields take their defaults.
@@ -125,7 +163,7 @@ func NewHash(opts HashOptions) (*Hash, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	name := "hash-v1-d" + strconv.Itoa(opts.Dim)
+	name := "hash-v2-d" + strconv.Itoa(opts.Dim)
 	if opts.CharGram != DefaultHashCharGram {
 		if opts.CharGram < 0 {
 			name += "-c0"
@@ -138,7 +176,7 @@ func NewHash(opts HashOptions) (*Hash, error) {
 	return h, nil
 }
 
-// Name returns "hash-v1-d<Dim>", with "-c<CharGram>" appended when the
+// Name returns "hash-v2-d<Dim>", with "-c<CharGram>" appended when the
 // character n-gram length is not the default 3 ("-c0": disabled).
 func (h *Hash) Name() string { return h.name }
 
@@ -331,6 +369,9 @@ func (h *Hash) embedOne(s *hashScratch, text string, v []float32) {
 		start = end
 		uh := wordHash(w)
 		_, stop := hashStopSet[uh]
+		if !stop {
+			uh = s.stemHash(w, uh)
+		}
 		kind := uint64(featWord)
 		if stop {
 			kind = featStopWord

@@ -52,13 +52,13 @@ func embedOne(t testing.TB, e Embedder, text string) []float32 {
 
 func TestHashOptions(t *testing.T) {
 	h := newHash(t, HashOptions{})
-	if h.Dim() != 384 || h.Name() != "hash-v1-d384" {
+	if h.Dim() != 384 || h.Name() != "hash-v2-d384" {
 		t.Fatalf("defaults: dim %d name %q", h.Dim(), h.Name())
 	}
-	if n := newHash(t, HashOptions{Dim: 256, CharGram: 4}).Name(); n != "hash-v1-d256-c4" {
+	if n := newHash(t, HashOptions{Dim: 256, CharGram: 4}).Name(); n != "hash-v2-d256-c4" {
 		t.Fatalf("name %q", n)
 	}
-	if n := newHash(t, HashOptions{Dim: 64, CharGram: -1}).Name(); n != "hash-v1-d64-c0" {
+	if n := newHash(t, HashOptions{Dim: 64, CharGram: -1}).Name(); n != "hash-v2-d64-c0" {
 		t.Fatalf("name %q", n)
 	}
 	for _, o := range []HashOptions{{Dim: 4}, {Dim: 1 << 17}, {Dim: -1}, {CharGram: 9}, {CharGram: 1}} {
@@ -348,5 +348,34 @@ func TestHashParallelEqualsSequential(t *testing.T) {
 	}
 	if _, err := NewHash(HashOptions{Workers: -1}); !errors.Is(err, ErrOptions) {
 		t.Fatalf("Workers -1: %v", err)
+	}
+}
+
+// TestHashStems: an English word's feature is its Porter2 stem, so
+// inflections share it; identifiers, short words and non-ASCII words hash
+// as they are.
+func TestHashStems(t *testing.T) {
+	var s hashScratch
+	h := func(w string) uint64 { return s.stemHash([]rune(w), wordHash([]rune(w))) }
+	for _, c := range []struct{ a, b string }{{"painting", "paint"}, {"painted", "paints"}, {"connections", "connect"}} {
+		if h(c.a) != h(c.b) {
+			t.Errorf("%q and %q do not share a stem feature", c.a, c.b)
+		}
+	}
+	for _, w := range []string{"db2", "été", "as", "k8s", "Paint"} {
+		if h(w) != wordHash([]rune(w)) {
+			t.Errorf("%q was stemmed", w)
+		}
+	}
+	// The memo gives the same answers.
+	if h("painting") != wordHash([]rune("paint")) || len(s.stems) == 0 {
+		t.Fatal("memo")
+	}
+	// Through Embed: the word features of inflected texts coincide, so
+	// with character n-grams off, "painted walls" and "paints wall" are
+	// the same vector.
+	e := newHash(t, HashOptions{CharGram: -1})
+	if c := cos(embedOne(t, e, "painted walls"), embedOne(t, e, "paints wall")); c < 0.999999 {
+		t.Errorf("inflected texts without n-grams: cosine %.6f, want 1", c)
 	}
 }
