@@ -254,8 +254,8 @@ func TestRealData(t *testing.T) {
 			checkRange(t, run)
 			// Regression floors, about 0.03 below what was measured on
 			// 2026-11-30 with session context (docs/BENCHMARKS.md: R@10
-			// sparse 0.713, lazy 0.709 hash / 0.726 replay, dense 0.554
-			// hash / 0.463 replay): a broken stage drops far below them.
+			// sparse 0.713, lazy 0.714 hash-v2 / 0.726 replay, dense 0.566
+			// hash-v2 / 0.463 replay): a broken stage drops far below them.
 			floor := map[engine.Mode]float64{engine.ModeSparse: 0.68, engine.ModeLazy: 0.68, engine.ModeDense: 0.43}[run.Mode]
 			if run.Recall[10] < floor {
 				t.Errorf("%s %s: R@10 %.3f below the regression floor %.2f", spec, run.Mode, run.Recall[10], floor)
