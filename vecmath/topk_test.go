@@ -76,7 +76,7 @@ func TestTopKIntoReusesBuffer(t *testing.T) {
 		t.Fatalf("TopKInto = %v, want %v", buf, topKSort(s, 10))
 	}
 	// A short buffer still gives the right answer.
-	if got := TopKInto(make([]int, 3, 3), s, 10); !slices.Equal(got, topKSort(s, 10)) {
+	if got := TopKInto(make([]int, 3), s, 10); !slices.Equal(got, topKSort(s, 10)) {
 		t.Fatalf("TopKInto with small dst = %v", got)
 	}
 }
