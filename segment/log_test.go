@@ -369,6 +369,14 @@ func TestRandomOpsAgainstModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			l = openMem(t, fs, opts)
+		case r < 88 && next > 1:
+			// GetMany of a scattered set (served from segments and from the
+			// record cache it fills) against the model.
+			var ids []uint64
+			for range 1 + rng.IntN(12) {
+				ids = append(ids, 1+uint64(rng.IntN(int(next-1))))
+			}
+			checkGetMany(t, l, ids, model, deleted)
 		default:
 			if next == 1 {
 				continue
@@ -444,5 +452,90 @@ func TestSealReusedBuffers(t *testing.T) {
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkGetMany compares GetMany(ids) with the live records of model.
+func checkGetMany(t *testing.T, l *Log, ids []uint64, model map[uint64][]byte, deleted map[uint64]bool) {
+	t.Helper()
+	want := map[uint64]bool{}
+	for _, id := range ids {
+		if _, ok := model[id]; ok && !deleted[id] {
+			want[id] = true
+		}
+	}
+	var last uint64
+	got := 0
+	err := l.GetMany(ids, func(id uint64, p []byte) error {
+		if id <= last {
+			return fmt.Errorf("id %d after %d", id, last)
+		}
+		last = id
+		if !want[id] {
+			return fmt.Errorf("id %d returned (deleted or unknown)", id)
+		}
+		if !bytes.Equal(p, model[id]) {
+			return fmt.Errorf("id %d: %q, want %q", id, p, model[id])
+		}
+		got++
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("GetMany(%v): %v", ids, err)
+	}
+	if got != len(want) {
+		t.Fatalf("GetMany(%v): %d records, want %d", ids, got, len(want))
+	}
+}
+
+// TestGetManyRecordCache: records GetMany caches one by one are never
+// served after their deletion, a compaction (which clears tombstones) or a
+// drop, and survive evictions intact, for every compression.
+func TestGetManyRecordCache(t *testing.T) {
+	for _, algo := range []Compression{CompressionNone, CompressionZstd, CompressionS2} {
+		for _, cacheBytes := range []int64{1 << 20, 2000} { // roomy; a few records
+			t.Run(fmt.Sprintf("%s/cache=%d", algo, cacheBytes), func(t *testing.T) {
+				l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 20, Compression: algo, CacheBytes: cacheBytes, DisableBackgroundSeal: true})
+				defer l.Close()
+				model := map[uint64][]byte{}
+				var b [][]byte
+				for i := range 200 {
+					b = append(b, payload(i))
+					model[uint64(i+1)] = payload(i)
+				}
+				if _, err := l.AppendBatch(ctx, b); err != nil {
+					t.Fatal(err)
+				}
+				if err := l.Seal(); err != nil {
+					t.Fatal(err)
+				}
+				deleted := map[uint64]bool{}
+				scattered := []uint64{3, 3, 27, 28, 64, 101, 150, 199, 200, 201}
+				for range 2 { // the second pass is served from the caches
+					checkGetMany(t, l, scattered, model, deleted)
+				}
+				misses := l.Metrics().CacheMisses
+				checkGetMany(t, l, scattered, model, deleted)
+				if cacheBytes > 1<<16 && l.Metrics().CacheMisses != misses {
+					t.Fatalf("cached records read a segment again: misses %d -> %d", misses, l.Metrics().CacheMisses)
+				}
+				if err := l.Delete(ctx, []uint64{27, 150}); err != nil {
+					t.Fatal(err)
+				}
+				deleted[27], deleted[150] = true, true
+				checkGetMany(t, l, scattered, model, deleted)
+				if err := l.Compact(ctx); err != nil {
+					t.Fatal(err)
+				}
+				checkGetMany(t, l, scattered, model, deleted)
+				if _, err := l.DropBefore(ctx, 61); err != nil {
+					t.Fatal(err)
+				}
+				for id := uint64(1); id < 61; id++ {
+					deleted[id] = true
+				}
+				checkGetMany(t, l, scattered, model, deleted)
+			})
+		}
 	}
 }
