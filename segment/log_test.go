@@ -493,7 +493,7 @@ func checkGetMany(t *testing.T, l *Log, ids []uint64, model map[uint64][]byte, d
 // drop, and survive evictions intact, for every compression.
 func TestGetManyRecordCache(t *testing.T) {
 	for _, algo := range []Compression{CompressionNone, CompressionZstd, CompressionS2} {
-		for _, cacheBytes := range []int64{1 << 20, 2000} { // roomy; a few records
+		for _, cacheBytes := range []int64{1 << 20, 2000, 1400} { // roomy: segments; 1400: records only (a segment is ~1.5 KB)
 			t.Run(fmt.Sprintf("%s/cache=%d", algo, cacheBytes), func(t *testing.T) {
 				l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 20, Compression: algo, CacheBytes: cacheBytes, DisableBackgroundSeal: true})
 				defer l.Close()
@@ -519,14 +519,20 @@ func TestGetManyRecordCache(t *testing.T) {
 				if cacheBytes > 1<<16 && l.Metrics().CacheMisses != misses {
 					t.Fatalf("cached records read a segment again: misses %d -> %d", misses, l.Metrics().CacheMisses)
 				}
-				if err := l.Delete(ctx, []uint64{27, 150}); err != nil {
+				// The records about to be deleted are the most recently used:
+				// still cached (as records when segments do not fit) when the
+				// compaction clears their tombstones.
+				doomed := []uint64{27, 150}
+				checkGetMany(t, l, doomed, model, deleted)
+				if err := l.Delete(ctx, doomed); err != nil {
 					t.Fatal(err)
 				}
 				deleted[27], deleted[150] = true, true
-				checkGetMany(t, l, scattered, model, deleted)
+				checkGetMany(t, l, doomed, model, deleted)
 				if err := l.Compact(ctx); err != nil {
 					t.Fatal(err)
 				}
+				checkGetMany(t, l, doomed, model, deleted)
 				checkGetMany(t, l, scattered, model, deleted)
 				if _, err := l.DropBefore(ctx, 61); err != nil {
 					t.Fatal(err)

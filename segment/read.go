@@ -176,7 +176,8 @@ func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) er
 
 // getRun serves the ids of run, all inside segment m, ascending, possibly
 // with duplicates: from a cached segment, else from the record cache, else
-// by reading the segment once and caching the records read.
+// by reading the segment once and caching the records read, or the whole
+// segment once its cached records are a quarter of its size.
 func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte) error) error {
 	if d := l.cache.get(m.first); d != nil {
 		return serveRun(d, run, l, fn)
@@ -202,6 +203,17 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 	}
 	run = run[miss:] // read the segment for the rest of the run
 	epoch := l.cache.epoch.Load()
+	if l.cache.denseRecords(m.first, m.decodedSize()) {
+		// Its records are read often enough (a small log, a busy stretch
+		// of time) that the whole segment is worth its bytes.
+		d, closer, err := l.read(m, false)
+		if err != nil {
+			return err
+		}
+		closer.Close()
+		l.cache.put(m.first, d, epoch)
+		return serveRun(d, run, l, fn)
+	}
 	d, closer, err := l.read(m, true)
 	if err != nil {
 		return err
