@@ -151,20 +151,24 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 	return s
 }
 
-// BenchmarkRecall is a full lazy Recall (filter + BM25 top-200 + fetch +
-// embed the misses + dense scoring + RRF + top 10) with the hash embedder
-// over a workload corpus, for the keyword queries of bench/workload (2-4
-// terms, one agent, a 7-day window). cache=cold empties both cache tiers
-// before every recall (outside the timer): every candidate is embedded.
-// cache=warm runs every query once first: nothing is embedded; with the
-// default 64 MiB memory tier the vectors of 1000 queries at 1M records do
-// not fit (about 190k x 1.5 KiB), so most come from the Pebble tier.
+// BenchmarkRecall is a full lazy Recall (filter + BM25 top-50 + fetch +
+// embed the misses + dense scoring + fusion + top 10) with the hash
+// embedder over a workload corpus, for the keyword queries of
+// bench/workload (2-4 terms, one agent, a 7-day window). cache=cold empties
+// both tiers of the embedding cache before every recall (outside the
+// timer): every candidate is embedded; the log's cache of segments and
+// records is not emptied (it starts empty in a fresh process). cache=warm
+// runs every query once first: nothing is embedded; with the default
+// 64 MiB memory tier the vectors of 1000 agent-only queries at 1M records
+// (about 48k x 1.5 KiB) do not all fit, so some come from the Pebble tier.
 // cache=warm-mem reopens the store with a 1 GiB memory tier and warms it the
-// same way: the working set is in memory and candidates are found by record
-// id without reading the log.
+// same way: every candidate's vector is found in memory by record id.
 // filter=agent+week is the workload's query as generated; filter=agent drops
-// the time window, so BM25 fills all 200 candidates from the agent's whole
-// history (the selective stage's worst case).
+// the time window, so BM25 fills all 50 candidates from the agent's whole
+// history (about 10k records at 1M: the selective stage's worst case).
+// Besides latency it reports the median time of each stage
+// (Result.Stats.Durations), cache hits by tier and log segments read from
+// Pebble per recall.
 func BenchmarkRecall(b *testing.B) {
 	n := benchN(b)
 	for _, filter := range []string{"agent+week", "agent"} {
