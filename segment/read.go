@@ -46,6 +46,11 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 	return d, nil
 }
 
+// errSegmentGone: the segment was dropped (retention) between the caller's
+// locate and its read; callers look again or skip its records. Before, a
+// read racing DropBefore reported the missing value as corruption.
+var errSegmentGone = errors.New("lazymem: segment: segment dropped during the read")
+
 // read reads, verifies and decompresses the segment described by m from
 // Pebble, bypassing the cache. With alias, an uncompressed segment is not
 // copied out of Pebble's block: it is valid until closer is closed, which
@@ -55,6 +60,9 @@ func (l *Log) read(m segMeta, alias bool) (*decoded, io.Closer, error) {
 	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
+			if _, inSeg, _ := l.locate(m.first); !inSeg {
+				return nil, nil, errSegmentGone // dropped since the caller's locate
+			}
 			return nil, nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
 		}
 		if pebble.IsCorruptionError(err) {
@@ -89,6 +97,9 @@ func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
 		}
 		if inSeg {
 			d, err := l.load(m)
+			if errors.Is(err, errSegmentGone) {
+				continue // look again: now dropped
+			}
 			if err != nil {
 				return dst, err
 			}
@@ -179,8 +190,16 @@ func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) er
 // by reading the segment once and caching the records read, or the whole
 // segment once its cached records are a quarter of its size.
 func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte) error) error {
+	// Tombstones as of now, before any read: a compaction that rewrites
+	// the segment meanwhile clears them, and a copy read before it would
+	// then show the deleted records live.
+	var deadBuf [8]bool
+	dead := deadBuf[:0]
+	for _, id := range run {
+		dead = append(dead, l.isTombstoned(id))
+	}
 	if d := l.cache.get(m.first); d != nil {
-		return serveRun(d, run, l, fn)
+		return serveRun(d, run, dead, l, fn)
 	}
 	miss := -1
 	for k, id := range run {
@@ -192,7 +211,7 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 			miss = k
 			break
 		}
-		if !l.isTombstoned(id) {
+		if !dead[k] && !l.isTombstoned(id) {
 			if err := fn(id, p); err != nil {
 				return err
 			}
@@ -201,20 +220,26 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 	if miss < 0 {
 		return nil
 	}
-	run = run[miss:] // read the segment for the rest of the run
+	run, dead = run[miss:], dead[miss:] // read the segment for the rest of the run
 	epoch := l.cache.epoch.Load()
 	if l.cache.denseRecords(m.first, m.decodedSize()) {
 		// Its records are read often enough (a small log, a busy stretch
 		// of time) that the whole segment is worth its bytes.
 		d, closer, err := l.read(m, false)
+		if errors.Is(err, errSegmentGone) {
+			return nil // dropped meanwhile: its records are gone
+		}
 		if err != nil {
 			return err
 		}
 		closer.Close()
 		l.cache.put(m.first, d, epoch)
-		return serveRun(d, run, l, fn)
+		return serveRun(d, run, dead, l, fn)
 	}
 	d, closer, err := l.read(m, true)
+	if errors.Is(err, errSegmentGone) {
+		return nil // dropped meanwhile: its records are gone
+	}
 	if err != nil {
 		return err
 	}
@@ -227,13 +252,14 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 			l.cache.putRecord(m.first, id, p, epoch)
 		}
 	}
-	return serveRun(d, run, l, fn)
+	return serveRun(d, run, dead, l, fn)
 }
 
-// serveRun calls fn for the live records of run in d.
-func serveRun(d *decoded, run []uint64, l *Log, fn func(id uint64, payload []byte) error) error {
+// serveRun calls fn for the live records of run in d; dead[k] marks run[k]
+// as tombstoned when the run began.
+func serveRun(d *decoded, run []uint64, dead []bool, l *Log, fn func(id uint64, payload []byte) error) error {
 	for k, id := range run {
-		if k > 0 && id == run[k-1] || l.isTombstoned(id) {
+		if k > 0 && id == run[k-1] || dead[k] || l.isTombstoned(id) {
 			continue
 		}
 		if p, ok := d.get(id); ok {
@@ -272,6 +298,9 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 		}
 		if inSeg {
 			d, err := l.load(m)
+			if errors.Is(err, errSegmentGone) {
+				continue // look again: now dropped
+			}
 			if err != nil {
 				return err
 			}
