@@ -47,7 +47,7 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 }
 
 // errSegmentGone: the segment was dropped (retention) between the caller's
-// locate and its read; callers look again or skip its records. Before, a
+// locate and its read; callers skip its records. Before, a
 // read racing DropBefore reported the missing value as corruption.
 var errSegmentGone = errors.New("lazymem: segment: segment dropped during the read")
 
@@ -60,8 +60,13 @@ func (l *Log) read(m segMeta, alias bool) (*decoded, io.Closer, error) {
 	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
-			if _, inSeg, _ := l.locate(m.first); !inSeg {
-				return nil, nil, errSegmentGone // dropped since the caller's locate
+			// DropBefore deletes the value and its summary in one batch
+			// (and updates l.segs only after): both gone is a drop that
+			// raced the caller's locate, not corruption.
+			if _, c, err := l.db.Get(makeKey(prefixSegMeta, m.first)); errors.Is(err, pebble.ErrNotFound) {
+				return nil, nil, errSegmentGone
+			} else if err == nil {
+				c.Close()
 			}
 			return nil, nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
 		}
@@ -98,7 +103,7 @@ func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
 		if inSeg {
 			d, err := l.load(m)
 			if errors.Is(err, errSegmentGone) {
-				continue // look again: now dropped
+				return dst, fmt.Errorf("%w: id %d (its segment was dropped)", ErrDeleted, id)
 			}
 			if err != nil {
 				return dst, err
@@ -299,7 +304,8 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 		if inSeg {
 			d, err := l.load(m)
 			if errors.Is(err, errSegmentGone) {
-				continue // look again: now dropped
+				id = m.end() // dropped meanwhile: its records are gone
+				continue
 			}
 			if err != nil {
 				return err
