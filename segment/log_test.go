@@ -547,11 +547,12 @@ func TestGetManyRecordCache(t *testing.T) {
 	}
 }
 
-// TestGetManyConcurrentCompact: readers that GetMany scattered ids while a
-// writer deletes, compacts (rewriting segments and clearing tombstones) and
-// drops segments never see a record whose deletion or drop completed before
-// their call began, and always see the right bytes: a record cached from a
-// segment read before a compaction must not be served after it.
+// TestGetManyConcurrentCompact: readers that GetMany scattered ids or Scan
+// short ranges while a writer deletes, compacts (rewriting segments and
+// clearing tombstones) and drops segments never see a record whose deletion
+// or drop completed before their call began, and always see the right
+// bytes: a record cached from, or a copy of, a segment read before a
+// compaction must not be served after it.
 func TestGetManyConcurrentCompact(t *testing.T) {
 	for _, cacheBytes := range []int64{1 << 20, 1400} { // segments and records; records only
 		t.Run(fmt.Sprintf("cache=%d", cacheBytes), func(t *testing.T) {
@@ -589,10 +590,10 @@ func TestGetManyConcurrentCompact(t *testing.T) {
 							ids[i] = 1 + uint64(rng.IntN(n))
 						}
 						var before [n + 1]bool
-						for _, id := range ids {
+						for id := range before {
 							before[id] = gone[id].Load()
 						}
-						err := l.GetMany(ids, func(id uint64, p []byte) error {
+						check := func(id uint64, p []byte) error {
 							if before[id] {
 								return fmt.Errorf("id %d returned after its deletion", id)
 							}
@@ -600,7 +601,14 @@ func TestGetManyConcurrentCompact(t *testing.T) {
 								return fmt.Errorf("id %d: wrong payload %q", id, p)
 							}
 							return nil
-						})
+						}
+						var err error
+						if rng.IntN(3) == 0 {
+							lo := ids[0]
+							err = l.Scan(lo, lo+50, check)
+						} else {
+							err = l.GetMany(ids, check)
+						}
 						if err != nil {
 							t.Error(err)
 							return

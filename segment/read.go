@@ -46,6 +46,22 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 	return d, nil
 }
 
+// tombstones appends the tombstoned ids in [lo, hi) to dst, ascending.
+func (l *Log) tombstones(dst []uint64, lo, hi uint64) []uint64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	it := l.deleted.Iterator()
+	it.AdvanceIfNeeded(lo)
+	for it.HasNext() {
+		id := it.Next()
+		if id >= hi {
+			break
+		}
+		dst = append(dst, id)
+	}
+	return dst
+}
+
 // errSegmentGone: the segment was dropped (retention) between the caller's
 // locate and its read; callers skip its records. Before, a
 // read racing DropBefore reported the missing value as corruption.
@@ -287,6 +303,7 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 		to = c
 	}
 	id := from
+	var ts []uint64
 	for id < to {
 		m, inSeg, dropped := l.locate(id)
 		if dropped {
@@ -302,6 +319,9 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 			continue
 		}
 		if inSeg {
+			// Tombstones before the read, as in getRun: a compaction that
+			// rewrites the segment meanwhile clears them.
+			ts = l.tombstones(ts[:0], id, min(m.end(), to))
 			d, err := l.load(m)
 			if errors.Is(err, errSegmentGone) {
 				id = m.end() // dropped meanwhile: its records are gone
@@ -311,7 +331,10 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 				return err
 			}
 			for ; id < m.end() && id < to; id++ {
-				if l.isTombstoned(id) {
+				for len(ts) > 0 && ts[0] < id {
+					ts = ts[1:]
+				}
+				if len(ts) > 0 && ts[0] == id || l.isTombstoned(id) {
 					continue
 				}
 				if p, ok := d.get(id); ok {
