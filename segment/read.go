@@ -46,6 +46,18 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 	return d, nil
 }
 
+// tombstonedRun appends to dst, for each id of run, whether it is
+// tombstoned, under one lock.
+func (l *Log) tombstonedRun(dst []bool, run []uint64) []bool {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	none := l.deleted.IsEmpty()
+	for _, id := range run {
+		dst = append(dst, !none && l.deleted.Contains(id))
+	}
+	return dst
+}
+
 // tombstones appends the tombstoned ids in [lo, hi) to dst, ascending.
 func (l *Log) tombstones(dst []uint64, lo, hi uint64) []uint64 {
 	l.segMu.RLock()
@@ -172,7 +184,7 @@ func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) er
 	var buf []byte
 	for i := 0; i < len(s); i++ {
 		id := s[i]
-		if id == 0 || id >= committed || (i > 0 && id == s[i-1]) || l.isTombstoned(id) {
+		if id == 0 || id >= committed || (i > 0 && id == s[i-1]) {
 			continue
 		}
 		m, inSeg, dropped := l.locate(id)
@@ -181,7 +193,7 @@ func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) er
 		}
 		if !inSeg {
 			var err error
-			buf, err = l.Get(id, buf[:0])
+			buf, err = l.Get(id, buf[:0]) // checks the tombstones
 			if errors.Is(err, ErrDeleted) {
 				continue
 			}
@@ -193,7 +205,8 @@ func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) er
 			}
 			continue
 		}
-		// The run of ids in this segment: s[i:j].
+		// The run of ids in this segment: s[i:j] (getRun checks their
+		// tombstones).
 		j := i + 1
 		for j < len(s) && s[j] < m.end() {
 			j++
@@ -215,12 +228,9 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 	// the segment meanwhile clears them, and a copy read before it would
 	// then show the deleted records live.
 	var deadBuf [8]bool
-	dead := deadBuf[:0]
-	for _, id := range run {
-		dead = append(dead, l.isTombstoned(id))
-	}
+	dead := l.tombstonedRun(deadBuf[:0], run)
 	if d := l.cache.get(m.first); d != nil {
-		return serveRun(d, run, dead, l, fn)
+		return serveRun(d, run, dead, fn)
 	}
 	miss := -1
 	for k, id := range run {
@@ -232,7 +242,7 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 			miss = k
 			break
 		}
-		if !dead[k] && !l.isTombstoned(id) {
+		if !dead[k] {
 			if err := fn(id, p); err != nil {
 				return err
 			}
@@ -255,7 +265,7 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 		}
 		closer.Close()
 		l.cache.put(m.first, d, epoch)
-		return serveRun(d, run, dead, l, fn)
+		return serveRun(d, run, dead, fn)
 	}
 	d, closer, err := l.read(m, true)
 	if errors.Is(err, errSegmentGone) {
@@ -273,14 +283,15 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 			l.cache.putRecord(m.first, id, p, epoch)
 		}
 	}
-	return serveRun(d, run, dead, l, fn)
+	return serveRun(d, run, dead, fn)
 }
 
 // serveRun calls fn for the live records of run in d; dead[k] marks run[k]
-// as tombstoned when the run began.
-func serveRun(d *decoded, run []uint64, dead []bool, l *Log, fn func(id uint64, payload []byte) error) error {
+// as tombstoned when the run began (a deletion during the call may or may
+// not be seen, as with any read concurrent with a delete).
+func serveRun(d *decoded, run []uint64, dead []bool, fn func(id uint64, payload []byte) error) error {
 	for k, id := range run {
-		if k > 0 && id == run[k-1] || dead[k] || l.isTombstoned(id) {
+		if k > 0 && id == run[k-1] || dead[k] {
 			continue
 		}
 		if p, ok := d.get(id); ok {
