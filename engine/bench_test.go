@@ -151,20 +151,24 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 	return s
 }
 
-// BenchmarkRecall is a full lazy Recall (filter + BM25 top-200 + fetch +
-// embed the misses + dense scoring + RRF + top 10) with the hash embedder
-// over a workload corpus, for the keyword queries of bench/workload (2-4
-// terms, one agent, a 7-day window). cache=cold empties both cache tiers
-// before every recall (outside the timer): every candidate is embedded.
-// cache=warm runs every query once first: nothing is embedded; with the
-// default 64 MiB memory tier the vectors of 1000 queries at 1M records do
-// not fit (about 190k x 1.5 KiB), so most come from the Pebble tier.
+// BenchmarkRecall is a full lazy Recall (filter + BM25 top-50 + fetch +
+// embed the misses + dense scoring + fusion + top 10) with the hash
+// embedder over a workload corpus, for the keyword queries of
+// bench/workload (2-4 terms, one agent, a 7-day window). cache=cold empties
+// both tiers of the embedding cache before every recall (outside the
+// timer): every candidate is embedded; the log's cache of segments and
+// records is not emptied (it starts empty in a fresh process). cache=warm
+// runs every query once first: nothing is embedded; with the default
+// 64 MiB memory tier the vectors of 1000 agent-only queries at 1M records
+// (about 48k x 1.5 KiB) do not all fit, so some come from the Pebble tier.
 // cache=warm-mem reopens the store with a 1 GiB memory tier and warms it the
-// same way: the working set is in memory and candidates are found by record
-// id without reading the log.
+// same way: every candidate's vector is found in memory by record id.
 // filter=agent+week is the workload's query as generated; filter=agent drops
-// the time window, so BM25 fills all 200 candidates from the agent's whole
-// history (the selective stage's worst case).
+// the time window, so BM25 fills all 50 candidates from the agent's whole
+// history (about 10k records at 1M: the selective stage's worst case).
+// Besides latency it reports the median time of each stage
+// (Result.Stats.Durations), cache hits by tier and log segments read from
+// Pebble per recall.
 func BenchmarkRecall(b *testing.B) {
 	n := benchN(b)
 	for _, filter := range []string{"agent+week", "agent"} {
@@ -202,7 +206,11 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 		}
 	}
 	lat := make([]time.Duration, 0, b.N)
-	var embedded, cands, filtered int
+	// Per-stage wall time (Result.Stats.Durations), reported as medians so
+	// that a regression can be placed without a profile.
+	var stages [5][]time.Duration
+	var embedded, cands, filtered, hits, diskHits int
+	lm0, cm0 := s.db.log.Metrics(), s.db.cache.metrics()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -222,11 +230,29 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 		embedded += res.Stats.Embedded
 		cands += res.Stats.Candidates
 		filtered += res.Stats.Filtered
+		hits += res.Stats.CacheHits
+		diskHits += res.Stats.DiskHits
+		d := &res.Stats.Durations
+		for j, v := range []time.Duration{d.Filter, d.Broad, d.Fetch, d.Embed, d.Score} {
+			stages[j] = append(stages[j], v)
+		}
 	}
 	b.StopTimer()
+	lm, cm := s.db.log.Metrics(), s.db.cache.metrics()
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	// Segments read from Pebble (log segment cache misses) and vectors
+	// found in memory by text (the rest of cachehits minus diskhits were
+	// found by record id, without reading the log).
+	b.ReportMetric(float64(lm.CacheMisses-lm0.CacheMisses)/float64(b.N), "segreads/op")
+	b.ReportMetric(float64(cm.MemHits-cm0.MemHits)/float64(b.N), "memtexthits/op")
+	for j, name := range []string{"filter", "broad", "fetch", "embed", "score"} {
+		slices.Sort(stages[j])
+		b.ReportMetric(float64(stages[j][len(stages[j])/2].Microseconds())/1000, name+"-p50-ms")
+	}
+	b.ReportMetric(float64(hits)/float64(b.N), "cachehits/op")
+	b.ReportMetric(float64(diskHits)/float64(b.N), "diskhits/op")
 	b.ReportMetric(float64(embedded)/float64(b.N), "embedded/op")
 	b.ReportMetric(float64(cands)/float64(b.N), "candidates/op")
 	b.ReportMetric(float64(filtered)/float64(b.N), "filtered/op")

@@ -147,15 +147,13 @@ func (c *vecCache) getID(id uint64) ([]float32, bool) {
 	return nil, false
 }
 
-// setIDs records the vectors of records by id in the memory tier.
-func (c *vecCache) setIDs(ids []uint64, vs [][]float32) {
+// setID records the vector of record id in the memory tier.
+func (c *vecCache) setID(id uint64, v []float32) {
 	if c.mem == nil {
 		return
 	}
-	for i, id := range ids {
-		k := idKey(id)
-		c.mem.Set(k, vs[i], c.cost(k))
-	}
+	k := idKey(id)
+	c.mem.Set(k, v, c.cost(k))
 }
 
 func cacheKey(text string) string {
@@ -176,7 +174,15 @@ type lookupStats struct {
 // disk, then one batched Embed call for what is still missing. A text that
 // another caller is embedding right now is waited for, not embedded twice.
 // The returned vectors are shared with the cache: read only.
-func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookupStats, error) {
+//
+// ids, when not nil, gives the record whose constructed text texts[i] is
+// (0: not a record, the query): the vector then enters the memory tier
+// under the record's id (idKey) only, not under its text as well. A warm
+// lazy recall looks records up by id, so a second entry per vector would
+// only halve the vectors the tier holds (measured at 1M records: each
+// vector was kept twice, and 64 MiB held about 20k of the 48k vectors of
+// 1000 agent-only queries).
+func (c *vecCache) get(ctx context.Context, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
 	var st lookupStats
 	out := make([][]float32, len(texts))
 	keys := make([]string, len(texts))
@@ -187,6 +193,9 @@ func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookup
 			if v, ok := c.mem.Get(keys[i]); ok && len(v) == c.dim {
 				out[i] = v
 				st.hits++
+				if id := recordID(ids, i); id != 0 {
+					c.setID(id, v) // found by text (a duplicate text): by id next time
+				}
 				continue
 			}
 		}
@@ -214,7 +223,8 @@ func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookup
 			out[i] = v
 			st.diskHits++
 			if c.mem != nil {
-				c.mem.Set(keys[i], v, c.cost(keys[i]))
+				k := c.memKey(keys[i], recordID(ids, i))
+				c.mem.Set(k, v, c.cost(k))
 			}
 		}
 		miss = rest
@@ -226,23 +236,24 @@ func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookup
 
 	// Claim the misses nobody is computing; wait for the others.
 	type wait struct {
-		i int
-		f *flight
+		i      int
+		f      *flight
+		stored bool // compute stores the vector in memory under i's key
 	}
 	var waits []wait
 	var own []*flight
 	var ownTexts []string
-	var ownKeys []string
+	var ownKeys, ownMemKeys []string
 	mine := map[string]*flight{}
 	c.mu.Lock()
 	for _, i := range miss {
 		k := keys[i]
 		if f, ok := mine[k]; ok { // the same text twice in this call
-			waits = append(waits, wait{i, f})
+			waits = append(waits, wait{i: i, f: f})
 			continue
 		}
 		if f, ok := c.inflight[k]; ok {
-			waits = append(waits, wait{i, f})
+			waits = append(waits, wait{i: i, f: f})
 			st.shared++
 			continue
 		}
@@ -252,12 +263,13 @@ func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookup
 		own = append(own, f)
 		ownTexts = append(ownTexts, texts[i])
 		ownKeys = append(ownKeys, k)
-		waits = append(waits, wait{i, f})
+		ownMemKeys = append(ownMemKeys, c.memKey(k, recordID(ids, i)))
+		waits = append(waits, wait{i: i, f: f, stored: true})
 	}
 	c.mu.Unlock()
 
 	if len(own) > 0 {
-		err := c.compute(ctx, ownTexts, ownKeys, own)
+		err := c.compute(ctx, ownTexts, ownKeys, ownMemKeys, own)
 		c.mu.Lock()
 		for j, f := range own {
 			if err != nil {
@@ -280,13 +292,39 @@ func (c *vecCache) get(ctx context.Context, texts []string) ([][]float32, lookup
 		}
 		out[w.i] = w.f.vec
 	}
+	// A vector another call computed (shared), or the same text a second
+	// time in this call, entered memory under another key: add this
+	// record's.
+	for _, w := range waits {
+		if id := recordID(ids, w.i); id != 0 && !w.stored {
+			c.setID(id, w.f.vec)
+		}
+	}
 	c.account(st)
 	return out, st, nil
 }
 
+// recordID returns ids[i], or 0 when ids is nil.
+func recordID(ids []uint64, i int) uint64 {
+	if ids == nil {
+		return 0
+	}
+	return ids[i]
+}
+
+// memKey is the memory-tier key of a vector: the record's id key when it
+// is a record's (id != 0), else its text key.
+func (c *vecCache) memKey(key string, id uint64) string {
+	if id != 0 {
+		return idKey(id)
+	}
+	return key
+}
+
 // compute embeds texts in one call, normalizes the vectors, stores them in
-// both tiers and hands them to the flights.
-func (c *vecCache) compute(ctx context.Context, texts, keys []string, fs []*flight) error {
+// both tiers (on disk under keys, in memory under memKeys) and hands them
+// to the flights.
+func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, fs []*flight) error {
 	c.calls.Add(1)
 	vs, err := c.emb.Embed(ctx, texts)
 	if err != nil {
@@ -327,7 +365,7 @@ func (c *vecCache) compute(ctx context.Context, texts, keys []string, fs []*flig
 	}
 	if c.mem != nil {
 		for j := range fs {
-			c.mem.Set(keys[j], fs[j].vec, c.cost(keys[j]))
+			c.mem.Set(memKeys[j], fs[j].vec, c.cost(memKeys[j]))
 		}
 		c.mem.Wait()
 	}

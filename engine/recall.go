@@ -277,23 +277,22 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 		if q.Mode == ModeLazy {
 			texts := make([]string, 1, len(cands)+1)
 			texts[0] = denseText
-			var missIDs []uint64
+			ids := make([]uint64, 1, len(cands)+1) // ids[0] = 0: the query
 			var missAt []int
 			for i := range cands {
 				if vecs[i] == nil {
 					texts = append(texts, db.opts.Construct(&cands[i].rec))
-					missIDs = append(missIDs, cands[i].id)
+					ids = append(ids, cands[i].id)
 					missAt = append(missAt, i)
 				}
 			}
-			got, ls, err := db.cache.get(ctx, texts)
+			got, ls, err := db.cache.get(ctx, texts, ids)
 			if err != nil {
 				return nil, err
 			}
 			for j, i := range missAt {
 				vecs[i] = got[j+1]
 			}
-			db.cache.setIDs(missIDs, got[1:])
 			st.Embedded, st.DiskHits, st.Shared = ls.computed, ls.diskHits, ls.shared
 			st.CacheHits += ls.hits + ls.diskHits
 			t4 := time.Now()
@@ -475,7 +474,7 @@ const denseChunk = 4096
 // recallDense scores every filtered record by cosine: the eager reference.
 func (db *DB) recallDense(ctx context.Context, q *Query, text string, bm, speakers *roaring.Bitmap, now time.Time, res *Result, t1 time.Time) error {
 	st := &res.Stats
-	qv, ls, err := db.cache.get(ctx, []string{text})
+	qv, ls, err := db.cache.get(ctx, []string{text}, nil)
 	if err != nil {
 		return err
 	}
@@ -507,7 +506,7 @@ func (db *DB) recallDense(ctx context.Context, q *Query, text string, bm, speake
 		}
 		te := time.Now()
 		fetchD += te.Sub(tf)
-		vecs, ls, err := db.cache.get(ctx, texts)
+		vecs, ls, err := db.cache.get(ctx, texts, nil)
 		if err != nil {
 			return err
 		}

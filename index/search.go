@@ -367,51 +367,117 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 }
 
 // filterDriven scores the filter's documents in the segment directly,
-// skipping those whose block-max bound cannot beat the threshold.
+// with MaxScore's partition of the terms: once the lowest-bound terms
+// ("non-essential") cannot lift a document over the threshold by
+// themselves, a filter document is first probed in the essential terms
+// only, and the non-essential ones (typically the frequent, low-idf terms,
+// whose postings span the most blocks) are sought only for a document
+// that matched an essential term and whose bound still beats the
+// threshold; a filter document that matched no essential term sends the
+// filter iterator straight to the next essential posting. Profile lesson
+// (agent-only recall at 1M records, 10k filter documents): seeking every
+// term for every filter document decoded a posting block per document for
+// the frequent terms, 80% of the search.
 func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
+	order := s.segT
+	for i := 1; i < m; i++ { // by upper bound, ascending; iters in step
+		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
+		}
+	}
 	s.resetBounds(m)
+	if cap(s.prefix) < m {
+		s.prefix = make([]float64, m)
+	}
+	prefix := s.prefix[:m]
+	acc := 0.0
+	for i := range order {
+		acc += order[i].ub
+		prefix[i] = acc
+	}
 	h := &s.heap
 	tmp := s.tmp
+	theta := h.threshold()
+	fe := 0 // terms [0, fe) are non-essential
+	for fe < m && prefix[fe] <= theta {
+		fe++
+	}
 	it := filter.Iterator()
 	it.AdvanceIfNeeded(seg.lo)
-	theta := h.threshold()
-	for it.HasNext() {
+	for fe < m && it.HasNext() {
 		doc := it.Next()
 		if doc > seg.hi {
 			break
 		}
-		if h.full() {
-			bsum := 0.0
-			for i := 0; i < m; i++ {
-				if ub, _, ok := s.blockBound(sc, i, doc); ok {
-					bsum += ub
-				}
-			}
-			if bsum <= theta {
-				continue
-			}
-		}
 		if tomb != nil && tomb.Contains(doc) {
 			continue
 		}
+		// Essential terms.
 		matched := false
 		var dl uint32
-		for i := 0; i < m; i++ {
+		sum := 0.0
+		next := uint32(endDoc) // the first essential posting >= doc
+		for i := fe; i < m; i++ {
 			p := &s.iters[i]
 			if p.Seek(doc) && p.At() == doc {
 				if !matched {
 					dl = seg.docLen(doc)
 					matched = true
 				}
-				tmp[s.segT[i].q] = sc.score(s.terms[s.segT[i].q].w, p.TF(), dl)
+				v := sc.score(s.terms[order[i].q].w, p.TF(), dl)
+				tmp[order[i].q] = v
+				sum += v
 			}
+			next = min(next, p.At())
 		}
 		if !matched {
+			// At most prefix[fe-1] <= theta from the other terms. No filter
+			// document before the next essential posting can do better:
+			// leap to it (rare essential terms skip most of the filter).
+			if next == endDoc || next > seg.hi {
+				break
+			}
+			it.AdvanceIfNeeded(next)
 			continue
 		}
-		if h.push(uint64(doc), canonical(tmp)) {
+		// Non-essential terms, unless their bounds cannot lift the sum.
+		pruned := false
+		if fe > 0 {
+			if sum+prefix[fe-1] <= theta {
+				pruned = true
+			} else {
+				bsum := sum
+				for i := 0; i < fe; i++ {
+					if ub, _, ok := s.blockBound(sc, i, doc); ok {
+						bsum += ub
+					}
+				}
+				pruned = bsum <= theta
+			}
+		}
+		for i := fe - 1; i >= 0 && !pruned; i-- {
+			if sum+prefix[i] <= theta {
+				pruned = true
+				break
+			}
+			p := &s.iters[i]
+			if p.Seek(doc) && p.At() == doc {
+				v := sc.score(s.terms[order[i].q].w, p.TF(), dl)
+				tmp[order[i].q] = v
+				sum += v
+			}
+		}
+		score := canonical(tmp)
+		if pruned {
+			continue
+		}
+		if h.push(uint64(doc), score) {
 			theta = h.threshold()
+			for fe < m && prefix[fe] <= theta {
+				fe++
+			}
 		}
 	}
 }

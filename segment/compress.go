@@ -65,8 +65,10 @@ func (c *compressor) appendSegment(dst []byte, count int, body []byte) ([]byte, 
 }
 
 // openSegment verifies and decompresses a stored segment value. first is the
-// segment's first id, used in errors.
-func (c *compressor) openSegment(first uint64, v []byte) (*decoded, error) {
+// segment's first id, used in errors. With alias, an uncompressed body is
+// not copied: the result then shares v's bytes and is valid only as long
+// as v is.
+func (c *compressor) openSegment(first uint64, v []byte, alias bool) (*decoded, error) {
 	corrupt := func(off int, err error) error {
 		return &CorruptionError{Segment: first, Offset: int64(off), Err: err}
 	}
@@ -97,7 +99,11 @@ func (c *compressor) openSegment(first uint64, v []byte) (*decoded, error) {
 	var err error
 	switch algo {
 	case CompressionNone:
-		body = append([]byte(nil), src...)
+		if alias {
+			body = src
+		} else {
+			body = append([]byte(nil), src...)
+		}
 	case CompressionS2:
 		body, err = s2.Decode(make([]byte, 0, bodyLen), src)
 	case CompressionZstd:

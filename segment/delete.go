@@ -173,8 +173,8 @@ type Metrics struct {
 	Tombstones     uint64 // sealed records deleted and awaiting Compact
 	Deleted        uint64 // records deleted since Open
 	DroppedRecords uint64 // record slots dropped since Open
-	CacheHits      uint64
-	CacheMisses    uint64
+	CacheHits      uint64 // segments and records served from the cache
+	CacheMisses    uint64 // segments read from Pebble
 	CacheBytes     int64
 }
 
@@ -236,7 +236,7 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 	// Only a segment that really fails verification may be replaced.
 	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
 	if err == nil {
-		_, verr := l.comp.openSegment(m.first, v)
+		_, verr := l.comp.openSegment(m.first, v, true)
 		closer.Close()
 		if verr == nil {
 			return 0, fmt.Errorf("lazymem: segment: repair: segment %d verifies clean; nothing to repair", m.first)

@@ -15,7 +15,8 @@
 // it (zstd by default, s2 or none) and, in one atomic batch, writes the
 // segment and its summary and deletes the tail keys it replaces. Reads look
 // up the segment by binary search over the in-memory summaries and keep
-// decompressed segments in an LRU cache.
+// in one LRU cache decompressed segments (Get, Scan) and the single records
+// GetMany read (a recall's candidates: one record of a segment each).
 //
 // # Keyspace
 //

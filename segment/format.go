@@ -52,6 +52,11 @@ type segMeta struct {
 
 func (m *segMeta) end() uint64 { return m.first + uint64(m.count) }
 
+// decodedSize estimates decoded.size() of the segment before reading it.
+func (m *segMeta) decodedSize() int64 {
+	return int64(m.raw) + 5*int64(m.count) + 68
+}
+
 func appendSegMeta(dst []byte, m *segMeta) []byte {
 	dst = binary.AppendUvarint(dst, uint64(m.count))
 	dst = binary.AppendUvarint(dst, uint64(m.raw))

@@ -34,7 +34,7 @@ type Log struct {
 	opts Options
 	db   *pebble.DB
 	comp *compressor
-	// cache holds decompressed segments.
+	// cache holds decompressed segments and records GetMany read.
 	cache *segCache
 
 	// Group commit. mu guards pending, committing, closed and failed.

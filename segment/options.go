@@ -48,7 +48,8 @@ type Options struct {
 	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best). Default 3.
 	ZstdLevel int
 
-	// CacheBytes bounds the cache of decompressed segments. Default 64 MiB.
+	// CacheBytes bounds the cache of decompressed segments and of the
+	// records GetMany read. Default 64 MiB.
 	CacheBytes int64
 
 	// MaxRecordBytes is the largest accepted payload. Default 1 MiB.

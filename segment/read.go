@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -35,26 +36,83 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 	if d := l.cache.get(m.first); d != nil {
 		return d, nil
 	}
-	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
-	if err != nil {
-		if errors.Is(err, pebble.ErrNotFound) {
-			return nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
-		}
-		if pebble.IsCorruptionError(err) {
-			return nil, &CorruptionError{Segment: m.first, Offset: -1, Err: err}
-		}
-		return nil, fmt.Errorf("lazymem: segment: read segment %d: %w", m.first, err)
-	}
-	d, err := l.comp.openSegment(m.first, v)
-	closer.Close()
+	epoch := l.cache.epoch.Load()
+	d, closer, err := l.read(m, false)
 	if err != nil {
 		return nil, err
 	}
-	if len(d.dead) != int(m.count) {
-		return nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)}
-	}
-	l.cache.put(m.first, d)
+	closer.Close()
+	l.cache.put(m.first, d, epoch)
 	return d, nil
+}
+
+// tombstonedRun appends to dst, for each id of run, whether it is
+// tombstoned, under one lock.
+func (l *Log) tombstonedRun(dst []bool, run []uint64) []bool {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	none := l.deleted.IsEmpty()
+	for _, id := range run {
+		dst = append(dst, !none && l.deleted.Contains(id))
+	}
+	return dst
+}
+
+// tombstones appends the tombstoned ids in [lo, hi) to dst, ascending.
+func (l *Log) tombstones(dst []uint64, lo, hi uint64) []uint64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	it := l.deleted.Iterator()
+	it.AdvanceIfNeeded(lo)
+	for it.HasNext() {
+		id := it.Next()
+		if id >= hi {
+			break
+		}
+		dst = append(dst, id)
+	}
+	return dst
+}
+
+// errSegmentGone: the segment was dropped (retention) between the caller's
+// locate and its read; callers skip its records. Before, a
+// read racing DropBefore reported the missing value as corruption.
+var errSegmentGone = errors.New("lazymem: segment: segment dropped during the read")
+
+// read reads, verifies and decompresses the segment described by m from
+// Pebble, bypassing the cache. With alias, an uncompressed segment is not
+// copied out of Pebble's block: it is valid until closer is closed, which
+// the caller must do (also without alias) once done with it.
+func (l *Log) read(m segMeta, alias bool) (*decoded, io.Closer, error) {
+	l.cache.misses.Add(1)
+	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			// DropBefore deletes the value and its summary in one batch
+			// (and updates l.segs only after): both gone is a drop that
+			// raced the caller's locate, not corruption.
+			if _, c, err := l.db.Get(makeKey(prefixSegMeta, m.first)); errors.Is(err, pebble.ErrNotFound) {
+				return nil, nil, errSegmentGone
+			} else if err == nil {
+				c.Close()
+			}
+			return nil, nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
+		}
+		if pebble.IsCorruptionError(err) {
+			return nil, nil, &CorruptionError{Segment: m.first, Offset: -1, Err: err}
+		}
+		return nil, nil, fmt.Errorf("lazymem: segment: read segment %d: %w", m.first, err)
+	}
+	d, err := l.comp.openSegment(m.first, v, alias)
+	if err != nil {
+		closer.Close()
+		return nil, nil, err
+	}
+	if len(d.dead) != int(m.count) {
+		closer.Close()
+		return nil, nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)}
+	}
+	return d, closer, nil
 }
 
 // Get appends the payload of record id to dst and returns it.
@@ -72,6 +130,9 @@ func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
 		}
 		if inSeg {
 			d, err := l.load(m)
+			if errors.Is(err, errSegmentGone) {
+				return dst, fmt.Errorf("%w: id %d (its segment was dropped)", ErrDeleted, id)
+			}
 			if err != nil {
 				return dst, err
 			}
@@ -104,8 +165,13 @@ func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
 }
 
 // GetMany calls fn for every live record among ids, in ascending id order,
-// decompressing each segment once. Ids that are unknown or deleted are
+// reading each segment at most once. Ids that are unknown or deleted are
 // skipped. payload is valid only during the call.
+//
+// Records found in a cached segment or in the record cache are served from
+// memory. A segment that must be read is not cached whole: the records
+// read from it are (see segCache), so a recall's scattered reads keep
+// their records, not 64 KiB around each.
 func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) error {
 	if len(ids) == 0 {
 		return nil
@@ -115,47 +181,123 @@ func (l *Log) GetMany(ids []uint64, fn func(id uint64, payload []byte) error) er
 		s = sortedCopy(ids)
 	}
 	committed := l.committed.Load()
-	var cur *decoded
 	var buf []byte
-	for i, id := range s {
-		if id == 0 || id >= committed || (i > 0 && id == s[i-1]) || l.isTombstoned(id) {
-			continue
-		}
-		if cur != nil && id >= cur.first && id < cur.first+uint64(len(cur.dead)) {
-			if p, ok := cur.get(id); ok {
-				if err := fn(id, p); err != nil {
-					return err
-				}
-			}
+	for i := 0; i < len(s); i++ {
+		id := s[i]
+		if id == 0 || id >= committed || (i > 0 && id == s[i-1]) {
 			continue
 		}
 		m, inSeg, dropped := l.locate(id)
 		if dropped {
 			continue
 		}
-		if inSeg {
-			d, err := l.load(m)
+		if !inSeg {
+			var err error
+			buf, err = l.Get(id, buf[:0]) // checks the tombstones
+			if errors.Is(err, ErrDeleted) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			cur = d
-			if p, ok := cur.get(id); ok {
-				if err := fn(id, p); err != nil {
-					return err
-				}
+			if err := fn(id, buf); err != nil {
+				return err
 			}
 			continue
 		}
-		var err error
-		buf, err = l.Get(id, buf[:0])
-		if errors.Is(err, ErrDeleted) {
+		// The run of ids in this segment: s[i:j] (getRun checks their
+		// tombstones).
+		j := i + 1
+		for j < len(s) && s[j] < m.end() {
+			j++
+		}
+		if err := l.getRun(m, s[i:j], fn); err != nil {
+			return err
+		}
+		i = j - 1
+	}
+	return nil
+}
+
+// getRun serves the ids of run, all inside segment m, ascending, possibly
+// with duplicates: from a cached segment, else from the record cache, else
+// by reading the segment once and caching the records read, or the whole
+// segment once its cached records are a quarter of its size.
+func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte) error) error {
+	// Tombstones as of now, before any read: a compaction that rewrites
+	// the segment meanwhile clears them, and a copy read before it would
+	// then show the deleted records live.
+	var deadBuf [8]bool
+	dead := l.tombstonedRun(deadBuf[:0], run)
+	if d := l.cache.get(m.first); d != nil {
+		return serveRun(d, run, dead, fn)
+	}
+	miss := -1
+	for k, id := range run {
+		if k > 0 && id == run[k-1] {
 			continue
+		}
+		p, ok := l.cache.getRecord(id)
+		if !ok {
+			miss = k
+			break
+		}
+		if !dead[k] {
+			if err := fn(id, p); err != nil {
+				return err
+			}
+		}
+	}
+	if miss < 0 {
+		return nil
+	}
+	run, dead = run[miss:], dead[miss:] // read the segment for the rest of the run
+	epoch := l.cache.epoch.Load()
+	if l.cache.denseRecords(m.first, m.decodedSize()) {
+		// Its records are read often enough (a small log, a busy stretch
+		// of time) that the whole segment is worth its bytes.
+		d, closer, err := l.read(m, false)
+		if errors.Is(err, errSegmentGone) {
+			return nil // dropped meanwhile: its records are gone
 		}
 		if err != nil {
 			return err
 		}
-		if err := fn(id, buf); err != nil {
-			return err
+		closer.Close()
+		l.cache.put(m.first, d, epoch)
+		return serveRun(d, run, dead, fn)
+	}
+	d, closer, err := l.read(m, true)
+	if errors.Is(err, errSegmentGone) {
+		return nil // dropped meanwhile: its records are gone
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	for k, id := range run {
+		if k > 0 && id == run[k-1] {
+			continue
+		}
+		if p, ok := d.get(id); ok {
+			l.cache.putRecord(m.first, id, p, epoch)
+		}
+	}
+	return serveRun(d, run, dead, fn)
+}
+
+// serveRun calls fn for the live records of run in d; dead[k] marks run[k]
+// as tombstoned when the run began (a deletion during the call may or may
+// not be seen, as with any read concurrent with a delete).
+func serveRun(d *decoded, run []uint64, dead []bool, fn func(id uint64, payload []byte) error) error {
+	for k, id := range run {
+		if k > 0 && id == run[k-1] || dead[k] {
+			continue
+		}
+		if p, ok := d.get(id); ok {
+			if err := fn(id, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -172,6 +314,7 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 		to = c
 	}
 	id := from
+	var ts []uint64
 	for id < to {
 		m, inSeg, dropped := l.locate(id)
 		if dropped {
@@ -187,12 +330,22 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 			continue
 		}
 		if inSeg {
+			// Tombstones before the read, as in getRun: a compaction that
+			// rewrites the segment meanwhile clears them.
+			ts = l.tombstones(ts[:0], id, min(m.end(), to))
 			d, err := l.load(m)
+			if errors.Is(err, errSegmentGone) {
+				id = m.end() // dropped meanwhile: its records are gone
+				continue
+			}
 			if err != nil {
 				return err
 			}
 			for ; id < m.end() && id < to; id++ {
-				if l.isTombstoned(id) {
+				for len(ts) > 0 && ts[0] < id {
+					ts = ts[1:]
+				}
+				if len(ts) > 0 && ts[0] == id || l.isTombstoned(id) {
 					continue
 				}
 				if p, ok := d.get(id); ok {
@@ -273,7 +426,7 @@ func (l *Log) Verify(ctx context.Context) error {
 			errs = append(errs, &CorruptionError{Segment: m.first, Offset: -1, Err: err})
 			continue
 		}
-		d, err := l.comp.openSegment(m.first, v)
+		d, err := l.comp.openSegment(m.first, v, true)
 		closer.Close()
 		if err != nil {
 			errs = append(errs, err)
