@@ -18,7 +18,7 @@ func TestCorruptSegment(t *testing.T) {
 		for _, where := range []string{"header", "body", "checksum"} {
 			t.Run(algo.String()+"/"+where, func(t *testing.T) {
 				fs := vfs.NewMem()
-				opts := Options{SegmentRecords: 10, Compression: algo, DisableBackgroundSeal: true}
+				opts := Options{SegmentRecords: 10, Compression: algo, NoCompression: algo == CompressionNone, DisableBackgroundSeal: true}
 				l := openMem(t, fs, opts)
 				var batch [][]byte
 				for i := 0; i < 45; i++ {

@@ -45,7 +45,7 @@ func TestAppendGetSealScanReopen(t *testing.T) {
 	for _, algo := range []Compression{CompressionNone, CompressionZstd, CompressionS2} {
 		t.Run(algo.String(), func(t *testing.T) {
 			fs := vfs.NewMem()
-			l := openMem(t, fs, Options{SegmentRecords: 10, Compression: algo, DisableBackgroundSeal: true})
+			l := openMem(t, fs, Options{SegmentRecords: 10, Compression: algo, NoCompression: algo == CompressionNone, DisableBackgroundSeal: true})
 			id, err := l.Append(ctx, payload(0))
 			if err != nil || id != 1 {
 				t.Fatalf("first append: id %d err %v", id, err)
@@ -113,7 +113,7 @@ func TestAppendGetSealScanReopen(t *testing.T) {
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
-			l = openMem(t, fs, Options{SegmentRecords: 10, Compression: algo, DisableBackgroundSeal: true})
+			l = openMem(t, fs, Options{SegmentRecords: 10, Compression: algo, NoCompression: algo == CompressionNone, DisableBackgroundSeal: true})
 			check(l)
 			if id, err := l.Append(ctx, []byte("after reopen")); err != nil || id != 36 {
 				t.Fatalf("append after reopen: %d %v", id, err)
@@ -213,7 +213,7 @@ func TestConcurrentAppendDense(t *testing.T) {
 
 func TestDeleteCompactRemovesBytes(t *testing.T) {
 	fs := vfs.NewMem()
-	l := openMem(t, fs, Options{SegmentRecords: 8, Compression: CompressionNone, DisableBackgroundSeal: true})
+	l := openMem(t, fs, Options{SegmentRecords: 8, NoCompression: true, DisableBackgroundSeal: true})
 	secret := func(i int) []byte { return []byte(fmt.Sprintf("SECRET-%04d-do-not-keep", i)) }
 	var batch [][]byte
 	for i := 0; i < 20; i++ {
@@ -284,7 +284,7 @@ func TestDeleteCompactRemovesBytes(t *testing.T) {
 	if total == 0 {
 		t.Fatal("read no store files: the check above proved nothing")
 	}
-	l = openMem(t, fs, Options{SegmentRecords: 8, Compression: CompressionNone})
+	l = openMem(t, fs, Options{SegmentRecords: 8, NoCompression: true})
 	defer l.Close()
 	if _, err := l.Get(6, nil); !errors.Is(err, ErrDeleted) {
 		t.Fatalf("deleted id after reopen: %v", err)
@@ -496,7 +496,7 @@ func TestGetManyRecordCache(t *testing.T) {
 	for _, algo := range []Compression{CompressionNone, CompressionZstd, CompressionS2} {
 		for _, cacheBytes := range []int64{1 << 20, 2000, 1400} { // roomy: segments; 1400: records only (a segment is ~1.5 KB)
 			t.Run(fmt.Sprintf("%s/cache=%d", algo, cacheBytes), func(t *testing.T) {
-				l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 20, Compression: algo, CacheBytes: cacheBytes, DisableBackgroundSeal: true})
+				l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 20, Compression: algo, NoCompression: algo == CompressionNone, CacheBytes: cacheBytes, DisableBackgroundSeal: true})
 				defer l.Close()
 				model := map[uint64][]byte{}
 				var b [][]byte
@@ -645,5 +645,25 @@ func TestGetManyConcurrentCompact(t *testing.T) {
 			close(stop)
 			wg.Wait()
 		})
+	}
+}
+
+// TestDefaultCompression: the zero Options compress sealed segments with
+// zstd (the documented default), NoCompression stores them raw.
+func TestDefaultCompression(t *testing.T) {
+	o := Options{}
+	o.EnsureDefaults()
+	if o.Compression != CompressionZstd {
+		t.Fatalf("zero Options: %v, want zstd", o.Compression)
+	}
+	o = Options{NoCompression: true, Compression: CompressionS2}
+	o.EnsureDefaults()
+	if o.Compression != CompressionNone {
+		t.Fatalf("NoCompression: %v, want none", o.Compression)
+	}
+	o = Options{Compression: CompressionS2}
+	o.EnsureDefaults()
+	if o.Compression != CompressionS2 {
+		t.Fatalf("s2 asked: %v", o.Compression)
 	}
 }
