@@ -11,8 +11,7 @@ import (
 // identifiers) to the Analyzer interface without allocating per call in
 // steady state.
 type ProjectAnalyzer struct {
-	A    *analysis.Analyzer
-	pool sync.Pool // *[]analysis.Token
+	A *analysis.Analyzer
 }
 
 // NewProjectAnalyzer returns the project analyzer with the given options.
@@ -27,19 +26,10 @@ func NewProjectAnalyzer(opts analysis.Options) (*ProjectAnalyzer, error) {
 // Signature is the project analyzer's signature (rules version and options).
 func (p *ProjectAnalyzer) Signature() string { return p.A.Signature() }
 
-// Terms implements Analyzer.
+// Terms implements Analyzer. It appends the terms straight to dst
+// (AppendTerms), without the positions the index does not use.
 func (p *ProjectAnalyzer) Terms(dst []string, text string) []string {
-	bp, _ := p.pool.Get().(*[]analysis.Token)
-	if bp == nil {
-		bp = new([]analysis.Token)
-	}
-	toks := p.A.AppendTokens((*bp)[:0], text)
-	for _, t := range toks {
-		dst = append(dst, t.Term)
-	}
-	*bp = toks[:0]
-	p.pool.Put(bp)
-	return dst
+	return p.A.AppendTerms(dst, text)
 }
 
 var projectAnalyzer = sync.OnceValue(func() Analyzer {

@@ -56,6 +56,11 @@ func (l *Log) Delete(ctx context.Context, ids []uint64) error {
 	for _, id := range sealedIDs {
 		l.deleted.Add(id)
 	}
+	for _, id := range s {
+		if id >= sealed {
+			l.tail.markDeleted(id)
+		}
+	}
 	l.segMu.Unlock()
 	l.deletes.Add(uint64(len(s)))
 	return nil

@@ -64,6 +64,11 @@ type Log struct {
 	sealPayloads [][]byte
 	sealBody     []byte
 	sealVal      []byte
+	// tail mirrors the newest tail records in memory for sealing (guarded
+	// by segMu); tailScratch is the commit leader's scratch for it.
+	tail        tailMirror
+	tailScratch []tailRec
+	mirrorSeals int // seals made from the mirror (guarded by sealMu; for tests)
 
 	sealCh chan struct{}
 	stopCh chan struct{}
@@ -121,6 +126,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		deleted: roaring64.New(),
 		sealCh:  make(chan struct{}, 1),
 		stopCh:  make(chan struct{}),
+		tail:    tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
 	if err := l.recover(); err != nil {
 		db.Close()
@@ -344,12 +350,16 @@ func (l *Log) write(group []*appendReq) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("lazymem: segment: append commit: %w", err)
 	}
-	l.next = id
+	recs := copyGroup(group, nbytes, l.tailScratch)
 	l.segMu.Lock()
+	l.tail.add(l.next, recs, int(nbytes))
+	l.next = id
 	l.tailCount += int64(n)
 	l.tailBytes += nbytes
 	full := l.tailCount >= int64(l.opts.SegmentRecords) || l.tailBytes >= int64(l.opts.SegmentBytes)
 	l.segMu.Unlock()
+	clear(recs) // the mirror has its own copy of the headers
+	l.tailScratch = recs[:0]
 	l.committed.Store(id)
 	l.appends.Add(uint64(n))
 	l.groups.Add(1)

@@ -108,37 +108,91 @@ func (l *Log) Seal() error {
 func (l *Log) sealOne(force bool) (int, error) {
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
+	end := l.committed.Load()
 	l.segMu.RLock()
 	first := l.sealed
 	full := l.tailCount >= int64(l.opts.SegmentRecords) || l.tailBytes >= int64(l.opts.SegmentBytes)
+	var payloads [][]byte
+	mirrored := false
+	raw := 0
+	if first < end && (force || full) {
+		payloads, raw, mirrored = l.mirroredSegment(first, end)
+	}
 	l.segMu.RUnlock()
-	end := l.committed.Load()
 	if first >= end || (!force && !full) {
 		return 0, nil
 	}
+	if mirrored {
+		l.mirrorSeals++
+	} else {
+		var err error
+		if payloads, raw, err = l.iteratedSegment(first, end); err != nil {
+			return 0, err
+		}
+	}
+	l.sealPayloads = payloads
+	defer clear(payloads) // do not keep the payloads around
+	n := len(payloads)
+	if n == 0 || (!force && n < l.opts.SegmentRecords && raw < l.opts.SegmentBytes) {
+		return 0, nil
+	}
+	if _, err := l.writeSegment(first, payloads, nil); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// mirroredSegment returns the payloads (nil = deleted) of the segment
+// starting at first, up to end, from the tail mirror, and ok = false when
+// the mirror does not hold first. Callers hold segMu (read) and sealMu.
+func (l *Log) mirroredSegment(first, end uint64) (payloads [][]byte, raw int, ok bool) {
+	recs := l.tail.get(first)
+	if recs == nil {
+		return nil, 0, false
+	}
+	payloads = l.sealPayloads[:0]
+	for i, r := range recs {
+		if first+uint64(i) >= end {
+			break
+		}
+		if r.dead {
+			payloads = append(payloads, nil)
+		} else {
+			payloads = append(payloads, r.p)
+			raw += len(r.p)
+		}
+		if len(payloads) >= l.opts.SegmentRecords || raw >= l.opts.SegmentBytes {
+			break
+		}
+	}
+	return payloads, raw, true
+}
+
+// iteratedSegment is mirroredSegment reading Pebble's tail keys: for the
+// tail recovered at Open, and when the mirror restarted.
+func (l *Log) iteratedSegment(first, end uint64) (payloads [][]byte, raw int, err error) {
 	it, err := l.db.NewIter(&pebble.IterOptions{
 		LowerBound: makeKey(prefixTail, first),
 		UpperBound: makeKey(prefixTail, end),
 	})
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	// The payloads are copied out of the iterator into one reused buffer
 	// (sealRaw); ends[i] is where payload i ends in it, -1 for a deleted one.
 	buf := l.sealRaw[:0]
 	ends := l.sealEnds[:0]
-	raw := 0
 	expect := first
 	for ok := it.First(); ok; ok = it.Next() {
 		id, _ := keyID(it.Key())
 		if id != expect {
 			it.Close()
-			return 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail ids jump from %d to %d while sealing", ErrFormat, expect-1, id)}
+			return nil, 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail ids jump from %d to %d while sealing", ErrFormat, expect-1, id)}
 		}
 		v := it.Value()
 		if len(v) == 0 || v[0] > tailDeleted {
 			it.Close()
-			return 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
+			return nil, 0, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
 		}
 		if v[0] == tailDeleted {
 			ends = append(ends, -1)
@@ -154,16 +208,12 @@ func (l *Log) sealOne(force bool) (int, error) {
 	}
 	l.sealRaw, l.sealEnds = buf, ends
 	if err := it.Close(); err != nil {
-		return 0, err
-	}
-	n := len(ends)
-	if n == 0 || (!force && n < l.opts.SegmentRecords && raw < l.opts.SegmentBytes) {
-		return 0, nil
+		return nil, 0, err
 	}
 	if buf == nil {
 		buf = make([]byte, 0, 1) // an empty payload is not nil (deleted)
 	}
-	payloads := l.sealPayloads[:0]
+	payloads = l.sealPayloads[:0]
 	start := 0
 	for _, e := range ends {
 		if e < 0 {
@@ -173,12 +223,7 @@ func (l *Log) sealOne(force bool) (int, error) {
 		payloads = append(payloads, buf[start:e:e])
 		start = e
 	}
-	l.sealPayloads = payloads
-	defer clear(payloads) // do not keep slices of sealRaw around
-	if _, err := l.writeSegment(first, payloads, nil); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return payloads, raw, nil
 }
 
 // writeSegment stores payloads (nil = deleted) as the segment starting at
@@ -260,6 +305,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		}
 		l.tailCount -= int64(sealed - l.sealed)
 		l.sealed = sealed
+		l.tail.trim(sealed)
 	}
 	return m, nil
 }
