@@ -13,6 +13,7 @@ import (
 
 	"github.com/lazymem/lazymem/bench/workload"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/segment"
 )
 
 // benchStore is a DB loaded with a workload corpus, shared by the
@@ -316,6 +317,8 @@ func BenchmarkAppendBatch(b *testing.B) {
 	b.Run("batch=1000/no-session-context", ingest(noContext, 1))
 	b.Run("batch=1000/writers=2", ingest(Options{}, 2))
 	b.Run("batch=1000/writers=2/no-session-context", ingest(noContext, 2))
+	// What compressing the sealed log segments (zstd, the default) costs.
+	b.Run("batch=1000/writers=2/log=raw", ingest(Options{Log: segment.Options{NoCompression: true}}, 2))
 	b.Run("batch=1", func(b *testing.B) {
 		db, err := Open(b.TempDir(), Options{})
 		if err != nil {
