@@ -39,7 +39,10 @@ type Options struct {
 	// records. Default 512.
 	SegmentRecords int
 	// SegmentBytes seals a segment once the unsealed tail holds this many raw
-	// payload bytes. Default 64 KiB.
+	// payload bytes. Default 32 KiB: a cold read of one record decompresses
+	// its whole segment, and at 64 KiB that was 45% of a cold 1M-record
+	// recall's CPU (agent-only p50 5.5 ms, 3.7 ms at 32 KiB; zstd-3 stores
+	// 0.348x of the records at 32 KiB against 0.323x at 64 KiB).
 	SegmentBytes int
 
 	// Compression of sealed segments. Default (the zero value)
@@ -81,7 +84,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.SegmentRecords = 512
 	}
 	if o.SegmentBytes == 0 {
-		o.SegmentBytes = 64 << 10
+		o.SegmentBytes = 32 << 10
 	}
 	switch {
 	case o.NoCompression:

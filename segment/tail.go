@@ -29,7 +29,7 @@ type tailRec struct {
 }
 
 // mirrorSegments is how many full segments' worth of bytes the mirror may
-// hold before it restarts (4 MiB with the default 64 KiB segments).
+// hold before it restarts (2 MiB with the default 32 KiB segments).
 const mirrorSegments = 64
 
 // copyGroup copies a committed group's payloads into one buffer and returns
