@@ -29,7 +29,10 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+## lint: gofmt, go vet and staticcheck (fetched from the Go module proxy on first use; not part of CI).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: fmt-check vet
+	$(GO) run $(STATICCHECK) ./...
 
 ## bench: the benchmarks quoted in docs/BENCHMARKS.md (long; not part of `make test`).
 bench:

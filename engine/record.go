@@ -148,19 +148,6 @@ func metaError(field string, m map[string][]string, o *Options) error {
 	return nil
 }
 
-// metaFields turns a map into sorted fields (the codec's and the index's
-// shape). The value slices alias the map's.
-func metaFields(m map[string][]string) []codec.Field {
-	if len(m) == 0 {
-		return nil
-	}
-	fs := make([]codec.Field, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		fs = append(fs, codec.Field{Key: k, Values: m[k]})
-	}
-	return fs
-}
-
 // sortedKeys returns m's keys sorted, in dst's storage. A record has a
 // handful of keys: insertion sort, no allocation once dst has grown.
 func sortedKeys(dst []string, m map[string][]string) []string {
@@ -186,17 +173,6 @@ func indexFields(m map[string][]string) []index.Field {
 		fs = append(fs, index.Field{Key: k, Values: m[k]})
 	}
 	return fs
-}
-
-func toCodec(r *Record) codec.Record {
-	return codec.Record{
-		Time:    r.Time.UnixNano(),
-		Agent:   r.Agent,
-		Session: r.Session,
-		Role:    r.Role,
-		Text:    r.Text,
-		Meta:    metaFields(r.Meta),
-	}
 }
 
 // fromCodec copies a decoded record (whose Meta slices may be reused by the

@@ -364,27 +364,6 @@ func (p *Postings) Seek(d uint32) bool {
 	return true
 }
 
-// shallow moves the block cursor (without decoding) to the block that may
-// contain d and returns its metadata; ok is false past the last block.
-// A later Seek(d' >= d) continues from there.
-func (p *Postings) shallow(d uint32) (blockMeta, bool) {
-	if p.i >= 0 && p.decoded == p.bi && p.bi < p.nBlocks && p.cur >= d && p.cur != endDoc {
-		return p.meta(p.bi), true
-	}
-	bi := p.bi
-	for bi < p.nBlocks && p.blockLast(bi) < d {
-		bi++
-	}
-	if bi >= p.nBlocks {
-		return blockMeta{}, false
-	}
-	if bi != p.bi {
-		p.bi = bi
-		p.i = -1 // not positioned: the next Seek loads the block
-	}
-	return p.meta(bi), true
-}
-
 // shallowBlock is shallow without reading the metadata: it returns the
 // index of the block that may contain d, or -1 past the last block.
 func (p *Postings) shallowBlock(d uint32) int {

@@ -266,7 +266,6 @@ type segBuilder struct {
 	table []byte
 	posts []byte
 	nTerm int
-	tmp   []byte
 }
 
 // addTerm appends one term's postings (terms must come in sorted order).

@@ -29,11 +29,6 @@ func makeKey(prefix byte, id uint64) []byte {
 	return k[:]
 }
 
-func appendKey(dst []byte, prefix byte, id uint64) []byte {
-	dst = append(dst, prefix)
-	return binary.BigEndian.AppendUint64(dst, id)
-}
-
 func keyID(k []byte) (uint64, bool) {
 	if len(k) != 9 {
 		return 0, false

@@ -389,6 +389,7 @@ func (l *Log) Close() error {
 		// Let an in-flight group finish before closing Pebble under it.
 		l.mu.Unlock()
 		l.sealMu.Lock()
+		//lint:ignore SA2001 a barrier: wait for the sealer to leave its critical section
 		l.sealMu.Unlock()
 		l.mu.Lock()
 		if l.committing {
