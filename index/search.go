@@ -83,6 +83,23 @@ func (s *searcher) blockBound(sc *scorer, i int, doc uint32) (float64, uint32, b
 	return s.cUB[i], s.cLast[i], true
 }
 
+// boundsPruned reports whether the fe non-essential terms cannot lift doc's
+// partial sum above theta: first by their max scores (s.prefix), then by
+// their block maxima at doc. Both the exhaustive-order MaxScore loop and the
+// filter-driven one use it, so they prune by the same rule.
+func (s *searcher) boundsPruned(sc *scorer, fe int, doc uint32, sum, theta float64) bool {
+	if sum+s.prefix[fe-1] <= theta {
+		return true
+	}
+	bsum := sum
+	for i := 0; i < fe; i++ {
+		if ub, _, ok := s.blockBound(sc, i, doc); ok {
+			bsum += ub
+		}
+	}
+	return bsum <= theta
+}
+
 func (s *searcher) resetBounds(m int) {
 	if cap(s.cBlk) < m {
 		s.cBlk, s.cUB, s.cLast = make([]int, m), make([]float64, m), make([]uint32, m)
@@ -327,20 +344,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 			}
 		}
 		full := h.full()
-		pruned := false
-		if fe > 0 && full {
-			if sum+prefix[fe-1] <= theta {
-				pruned = true
-			} else {
-				bsum := sum
-				for i := 0; i < fe; i++ {
-					if ub, _, ok := s.blockBound(sc, i, doc); ok {
-						bsum += ub
-					}
-				}
-				pruned = bsum <= theta
-			}
-		}
+		pruned := fe > 0 && full && s.boundsPruned(sc, fe, doc, sum, theta)
 		for i := fe - 1; i >= 0 && !pruned; i-- {
 			if full && sum+prefix[i] <= theta {
 				pruned = true
@@ -443,20 +447,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.
-		pruned := false
-		if fe > 0 {
-			if sum+prefix[fe-1] <= theta {
-				pruned = true
-			} else {
-				bsum := sum
-				for i := 0; i < fe; i++ {
-					if ub, _, ok := s.blockBound(sc, i, doc); ok {
-						bsum += ub
-					}
-				}
-				pruned = bsum <= theta
-			}
-		}
+		pruned := fe > 0 && s.boundsPruned(sc, fe, doc, sum, theta)
 		for i := fe - 1; i >= 0 && !pruned; i-- {
 			if sum+prefix[i] <= theta {
 				pruned = true
