@@ -100,6 +100,30 @@ func (s *searcher) boundsPruned(sc *scorer, fe int, doc uint32, sum, theta float
 	return bsum <= theta
 }
 
+// nonEssential adds doc's scores for the fe non-essential terms (into
+// s.tmp and sum), from the highest bound down, unless their bounds cannot
+// lift the sum above theta; it reports that as pruned. Bounds only prune
+// once the heap is full. Both the MaxScore and the filter-driven loops use
+// it, so they score and prune alike.
+func (s *searcher) nonEssential(sc *scorer, fe int, doc, dl uint32, sum, theta float64, full bool) (float64, bool) {
+	if fe > 0 && full && s.boundsPruned(sc, fe, doc, sum, theta) {
+		return sum, true
+	}
+	for i := fe - 1; i >= 0; i-- {
+		if full && sum+s.prefix[i] <= theta {
+			return sum, true
+		}
+		it := &s.iters[i]
+		if it.Seek(doc) && it.At() == doc {
+			q := s.segT[i].q
+			v := sc.score(s.terms[q].w, it.TF(), dl)
+			s.tmp[q] = v
+			sum += v
+		}
+	}
+	return sum, false
+}
+
 func (s *searcher) resetBounds(m int) {
 	if cap(s.cBlk) < m {
 		s.cBlk, s.cUB, s.cLast = make([]int, m), make([]float64, m), make([]uint32, m)
@@ -343,20 +367,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 				it.Next()
 			}
 		}
-		full := h.full()
-		pruned := fe > 0 && full && s.boundsPruned(sc, fe, doc, sum, theta)
-		for i := fe - 1; i >= 0 && !pruned; i-- {
-			if full && sum+prefix[i] <= theta {
-				pruned = true
-				break
-			}
-			it := &s.iters[i]
-			if it.Seek(doc) && it.At() == doc {
-				v := sc.score(s.terms[order[i].q].w, it.TF(), dl)
-				tmp[order[i].q] = v
-				sum += v
-			}
-		}
+		sum, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, h.full())
 		score := canonical(tmp)
 		if pruned || (tomb != nil && tomb.Contains(doc)) {
 			continue
@@ -447,19 +458,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.
-		pruned := fe > 0 && s.boundsPruned(sc, fe, doc, sum, theta)
-		for i := fe - 1; i >= 0 && !pruned; i-- {
-			if sum+prefix[i] <= theta {
-				pruned = true
-				break
-			}
-			p := &s.iters[i]
-			if p.Seek(doc) && p.At() == doc {
-				v := sc.score(s.terms[order[i].q].w, p.TF(), dl)
-				tmp[order[i].q] = v
-				sum += v
-			}
-		}
+		sum, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, true)
 		score := canonical(tmp)
 		if pruned {
 			continue
