@@ -27,6 +27,9 @@ var (
 	ErrUTF8 = errors.New("lazymem: invalid UTF-8")
 	// ErrRange: a number or a time range is out of range (since > until, K < 1).
 	ErrRange = errors.New("lazymem: out of range")
+	// ErrReserved: a metadata key starts with the NUL byte the index
+	// reserves for its own fields (index.ReservedKeyPrefix).
+	ErrReserved = errors.New("lazymem: reserved")
 	// ErrUnknown: an enumerated value (Mode, Fusion) is not one of the known ones.
 	ErrUnknown = errors.New("lazymem: unknown value")
 

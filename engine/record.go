@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,9 @@ import (
 type Record struct {
 	// ID is assigned by Append (dense, increasing from 1); ignored on input.
 	ID uint64
-	// Time of the interaction. Zero: the DB's clock at Append.
+	// Time of the interaction. Zero: the DB's clock at Append. Otherwise it
+	// must lie in [MinTime, MaxTime], the range of int64 nanoseconds since
+	// 1970 that the log stores.
 	Time time.Time
 	// Agent is the tenant: required. A query sees only the agents it names.
 	Agent string
@@ -31,12 +34,38 @@ type Record struct {
 	// Options.MaxTextBytes.
 	Text string
 	// Meta holds metadata filters can select on (tags, entities, ...).
-	// Keys and values must be non-empty.
+	// Keys and values must be non-empty; a key may not start with the NUL
+	// byte (index.ReservedKeyPrefix), which the index keeps for its own
+	// fields.
 	Meta map[string][]string
 }
 
 // validateRecord checks r against the limits of o; field names are prefixed
 // with where ("record" or "records[3]").
+// MinTime and MaxTime bound the times a record or a query can carry: the
+// log stores a time as int64 nanoseconds since 1970, which spans 1677-09-21
+// to 2262-04-11. A time outside is rejected, never silently rewritten.
+var (
+	MinTime = time.Unix(0, math.MinInt64).UTC()
+	MaxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// timeOK reports whether t is zero (meaning "now" where the field says so)
+// or within [MinTime, MaxTime].
+func timeOK(t time.Time) bool {
+	return t.IsZero() || (!t.Before(MinTime) && !t.After(MaxTime))
+}
+
+// checkTime returns a FieldError naming field when t is outside
+// [MinTime, MaxTime].
+func checkTime(field string, t time.Time) error {
+	if timeOK(t) {
+		return nil
+	}
+	return fieldErr(field, ErrRange, fmt.Sprintf("%s is outside %s..%s",
+		t.Format(time.RFC3339Nano), MinTime.Format(time.RFC3339Nano), MaxTime.Format(time.RFC3339Nano)))
+}
+
 func validateRecord(r *Record, o *Options, where string) error {
 	if recordOK(r, o) {
 		return nil
@@ -48,7 +77,7 @@ func validateRecord(r *Record, o *Options, where string) error {
 // errors (profile: naming the fields of every record of a batch, valid or
 // not, was a tenth of the ingest's allocations). recordError says why not.
 func recordOK(r *Record, o *Options) bool {
-	return r.Agent != "" && stringOK(r.Agent, o.MaxFieldBytes) &&
+	return timeOK(r.Time) && r.Agent != "" && stringOK(r.Agent, o.MaxFieldBytes) &&
 		stringOK(r.Session, o.MaxFieldBytes) && stringOK(r.Role, o.MaxFieldBytes) &&
 		strings.TrimSpace(r.Text) != "" && stringOK(r.Text, o.MaxTextBytes) &&
 		len(r.Meta) <= o.MaxMetaKeys && metaOK(r.Meta, o)
@@ -59,6 +88,9 @@ func stringOK(s string, limit int) bool { return len(s) <= limit && utf8.ValidSt
 // recordError is validateRecord's error for an invalid r (nil if r is
 // valid).
 func recordError(r *Record, o *Options, where string) error {
+	if err := checkTime(where+".time", r.Time); err != nil {
+		return err
+	}
 	if r.Agent == "" {
 		return fieldErr(where+".agent", ErrMissing, "")
 	}
@@ -103,7 +135,7 @@ func checkMeta(field string, m map[string][]string, o *Options) error {
 
 func metaOK(m map[string][]string, o *Options) bool {
 	for k, vs := range m {
-		if k == "" || len(k) > o.MaxFieldBytes || !utf8.ValidString(k) || len(vs) == 0 || len(vs) > o.MaxMetaValues {
+		if !index.MetaKeyOK(k) || len(k) > o.MaxFieldBytes || !utf8.ValidString(k) || len(vs) == 0 || len(vs) > o.MaxMetaValues {
 			return false
 		}
 		for _, v := range vs {
@@ -124,6 +156,9 @@ func metaError(field string, m map[string][]string, o *Options) error {
 		kf := field + "[" + strconv.Quote(k) + "]"
 		if k == "" {
 			return fieldErr(field, ErrEmpty, "empty key")
+		}
+		if !index.MetaKeyOK(k) {
+			return fieldErr(kf, ErrReserved, "a metadata key may not start with the NUL byte")
 		}
 		if err := checkString(kf, k, o.MaxFieldBytes); err != nil {
 			return err
@@ -195,12 +230,19 @@ func fromCodec(id uint64, c *codec.Record) Record {
 	return r
 }
 
+// codecToDoc converts a logged record for the index. A metadata key the
+// index refuses (one that starts with NUL, which versions before the shared
+// check let into the log) is left out of the index rather than failing the
+// catch-up, so such a store opens; the record itself stays readable by Get.
 func codecToDoc(id uint64, c *codec.Record, d *index.Doc) {
 	*d = index.Doc{ID: id, Time: c.Time, Agent: c.Agent, Session: c.Session, Role: c.Role, Text: c.Text}
 	if len(c.Meta) > 0 {
-		d.Meta = make([]index.Field, len(c.Meta))
-		for i, f := range c.Meta {
-			d.Meta[i] = index.Field{Key: f.Key, Values: slices.Clone(f.Values)}
+		d.Meta = make([]index.Field, 0, len(c.Meta))
+		for _, f := range c.Meta {
+			if !index.MetaKeyOK(f.Key) {
+				continue
+			}
+			d.Meta = append(d.Meta, index.Field{Key: f.Key, Values: slices.Clone(f.Values)})
 		}
 	}
 }

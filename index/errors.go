@@ -23,6 +23,11 @@ var (
 	// ErrAnalyzerChanged is returned by Open when the persisted segments were
 	// built with other analysis rules and there is no Source to rebuild from.
 	ErrAnalyzerChanged = errors.New("lazymem: index: analyzer changed")
+	// ErrReservedKey is returned when a metadata key starts with
+	// ReservedKeyPrefix.
+	ErrReservedKey = errors.New("lazymem: index: metadata key starts with the reserved NUL byte")
+	// ErrEmptyKey is returned when a metadata key is empty.
+	ErrEmptyKey = errors.New("lazymem: index: empty metadata key")
 	// ErrCorrupt is the sentinel inside every CorruptionError.
 	ErrCorrupt = errors.New("lazymem: index: corrupt file")
 )

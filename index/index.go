@@ -505,8 +505,8 @@ func validateDocs(docs []*Doc) error {
 			return fmt.Errorf("%w: %d after %d", ErrIDOrder, d.ID, prev)
 		}
 		for _, f := range d.Meta {
-			if strings.HasPrefix(f.Key, "\x00") {
-				return fmt.Errorf("%w: metadata key %q starts with NUL", ErrOptions, f.Key)
+			if err := CheckMetaKey(f.Key); err != nil {
+				return fmt.Errorf("document %d: %w", d.ID, err)
 			}
 		}
 		prev = d.ID

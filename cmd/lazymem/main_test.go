@@ -89,6 +89,9 @@ func TestIngestBadLines(t *testing.T) {
 not json at all
 {"agent":"a1","text":"meta of wrong type","meta":{"tags":[1,2]}}
 {"agent":"a1","text":"unknown field","colour":"red"}
+{"agent":"a1","text":"reserved key","meta":{"\u0000x":"v"}}
+{"agent":"a1","text":"far future","time":"9999-12-31T00:00:00Z"}
+{"agent":"a1","text":"year one","time":"0001-01-01T00:00:00Z"}
 `
 	dir := t.TempDir()
 	f := filepath.Join(dir, "in.jsonl")
@@ -101,7 +104,7 @@ not json at all
 	if code == 0 {
 		t.Fatal("ingest of a file with bad lines succeeded in reject mode")
 	}
-	for _, want := range []string{"in.jsonl:7:", "in.jsonl:8:", "in.jsonl:9:", "in.jsonl:10:", "in.jsonl:11:", `"time"`, "agent", "meta.tags", "colour", "nothing was written"} {
+	for _, want := range []string{"in.jsonl:7:", "in.jsonl:8:", "in.jsonl:9:", "in.jsonl:10:", "in.jsonl:11:", "in.jsonl:12:", "in.jsonl:13:", "in.jsonl:14:", `"time"`, "outside the storable range", "NUL", "agent", "meta.tags", "colour", "nothing was written"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -115,7 +118,7 @@ not json at all
 	}
 	// Skip: the good lines are stored.
 	code, out, errs = runCLI(t, "", "ingest", "--db", db, "--bad", "skip", f)
-	if code != 0 || !strings.Contains(out, "ingested 5 records (5 bad lines skipped)") {
+	if code != 0 || !strings.Contains(out, "ingested 5 records (8 bad lines skipped)") {
 		t.Fatalf("skip mode: code %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -96,6 +96,13 @@ func parseTime(field, s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fieldErr(field, fmt.Sprintf("%q is not an RFC 3339 time (like 2026-05-01T14:03:00Z)", truncate(s, 60)))
 	}
+	// An explicit time must be one the log can store: the zero time would
+	// read as "now" and a time past the int64-nanosecond range would be
+	// rewritten. Only an absent time means now.
+	if t.IsZero() || t.Before(engine.MinTime) || t.After(engine.MaxTime) {
+		return time.Time{}, fieldErr(field, fmt.Sprintf("%s is outside the storable range %s .. %s",
+			truncate(s, 60), engine.MinTime.Format(time.RFC3339), engine.MaxTime.Format(time.RFC3339)))
+	}
 	return t, nil
 }
 
