@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 func randF32s(rng *rand.Rand, n, dim int) [][]float32 {
@@ -316,7 +318,7 @@ func TestVecIOErrors(t *testing.T) {
 func sharedDataDir(t testing.TB) string {
 	dir := filepath.Join("..", "..", "shared", "data", "locomo")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("LoCoMo data not found at %s (expected ../../shared/data/locomo from the codec package): %v", dir, err)
+		testenv.Missing(t, "LoCoMo data not found at %s (expected ../../shared/data/locomo from the codec package): %v", dir, err)
 	}
 	return dir
 }
@@ -331,7 +333,7 @@ func TestLocomoFvecs(t *testing.T) {
 	dir := sharedDataDir(t)
 	jsons, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(jsons) == 0 {
-		t.Skipf("no LoCoMo conversations in %s", dir)
+		testenv.Missing(t, "no LoCoMo conversations in %s", dir)
 	}
 	for _, jpath := range jsons {
 		conv := strings.TrimSuffix(filepath.Base(jpath), ".json")

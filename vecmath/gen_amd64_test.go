@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 // TestGeneratedAsmIsCurrent re-runs the avo generator in _asm and compares
@@ -21,14 +23,14 @@ func TestGeneratedAsmIsCurrent(t *testing.T) {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go command not found")
+		testenv.Missing(t, "go command not found")
 	}
 	out := filepath.Join(t.TempDir(), "dot_amd64.s")
 	cmd := exec.Command(goBin, "run", ".", "-out", out, "-pkg", "vecmath")
 	cmd.Dir = "_asm"
 	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cannot run the avo generator offline (run `cd vecmath/_asm && go mod download` once to cache avo v0.5.0): %v\n%s", err, msg)
+		testenv.Missing(t, "cannot run the avo generator offline (run `cd vecmath/_asm && go mod download` once to cache avo v0.5.0): %v\n%s", err, msg)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {

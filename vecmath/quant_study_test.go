@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 // locomoDir holds the LoCoMo USE-lite embeddings (see DESIGN.md, section 6).
@@ -24,7 +26,7 @@ func readFvecs(t *testing.T, path string) [][]float32 {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("LoCoMo embeddings not available: %v", err)
+		testenv.Missing(t, "LoCoMo embeddings not available: %v", err)
 	}
 	var vs [][]float32
 	for len(b) > 0 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -209,7 +211,7 @@ func TestParseWhen(t *testing.T) {
 func TestEvalLocomo(t *testing.T) {
 	data := filepath.Join("..", "..", "..", "shared", "data", "locomo")
 	if _, err := os.Stat(data); err != nil {
-		t.Skipf("LoCoMo data not found at %s (it lives in ../shared beside the repository): %v", data, err)
+		testenv.Missing(t, "LoCoMo data not found at %s (it lives in ../shared beside the repository): %v", data, err)
 	}
 	if testing.Short() {
 		t.Skip("full LoCoMo run skipped in -short")
@@ -297,7 +299,7 @@ func TestRecallWithUse(t *testing.T) {
 		model = filepath.Join("..", "..", ".cache", "use-lite")
 	}
 	if _, err := os.Stat(filepath.Join(model, "model.json")); err != nil {
-		t.Skipf("USE-lite model not in %s (make use-model): %v", model, err)
+		testenv.Missing(t, "USE-lite model not in %s (make use-model): %v", model, err)
 	}
 	db := filepath.Join(t.TempDir(), "mem")
 	if code, _, errs := runCLI(t, goodJSONL, "ingest", "--db", db, "-"); code != 0 {

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/lazymem/lazymem/bench/locomo"
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 // TestLoCoMoRecall measures what the analysis choices do to retrieval: an
@@ -26,7 +27,7 @@ func TestLoCoMoRecall(t *testing.T) {
 		dir = "../../../shared/data/locomo"
 	}
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no LoCoMo data: %v", err)
+		testenv.Missing(t, "no LoCoMo data: %v", err)
 	}
 	convs, err := locomo.Load(dir)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 // goldenPath is the reference file of 66 texts with the TF.js ids and
@@ -24,7 +26,7 @@ func loadGolden(t testing.TB) []goldenCase {
 	t.Helper()
 	f, err := os.Open(goldenPath)
 	if err != nil {
-		t.Skipf("golden file absent (%v): skipping the reference comparison", err)
+		testenv.Missing(t, "golden file absent (%v): skipping the reference comparison", err)
 	}
 	defer f.Close()
 	var out []goldenCase
@@ -55,7 +57,7 @@ func modelDir(t testing.TB) string {
 		dir = filepath.Join("..", "..", "..", ".cache", "use-lite")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "model.json")); err != nil {
-		t.Skipf("USE-lite model absent in %s (set LAZYMEM_USE_DIR or run engine/embed/use/fetch.sh): %v", dir, err)
+		testenv.Missing(t, "USE-lite model absent in %s (set LAZYMEM_USE_DIR or run engine/embed/use/fetch.sh): %v", dir, err)
 	}
 	return dir
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 // locomoDir holds the LoCoMo conversations and their USE-lite vectors,
@@ -19,7 +20,7 @@ const locomoDir = "../../../../shared/data/locomo"
 func loadLoCoMo(t *testing.T) []*locomo.Conversation {
 	t.Helper()
 	if _, err := os.Stat(locomoDir); err != nil {
-		t.Skipf("LoCoMo data absent (%v)", err)
+		testenv.Missing(t, "LoCoMo data absent (%v)", err)
 	}
 	convs, err := locomo.Load(locomoDir)
 	if err != nil {
