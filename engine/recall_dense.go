@@ -59,6 +59,8 @@ func (p *plan) dense(ctx context.Context) error {
 	for j, i := range top {
 		p.cands[j] = cand{id: uint64(ids[i]), dense: scores[i], denseRank: j + 1}
 		p.fused[j] = fused[i]
+		// The boost applied (fused > 0): say so in the reasons.
+		p.cands[j].speaker = p.speakers != nil && fused[i] > 0 && p.speakers.Contains(ids[i])
 	}
 	if err := p.db.fetch(p.cands, nil); err != nil {
 		return err
