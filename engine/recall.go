@@ -38,7 +38,7 @@ type RecallStats struct {
 	Text string
 	// DenseText is the query text that was embedded (lazy and dense
 	// modes): the text after time-expression removal, without the
-	// speakers' names unless Query.KeepSpeakersInDense.
+	// speakers' names (see Query.SpeakerBoost).
 	DenseText string
 	// Since and Until are the effective time window (after ParseTime).
 	Since, Until time.Time

@@ -63,7 +63,7 @@ func (p *plan) detectSpeakers() error {
 			}
 			// Spaces collapsed where a name was: the embedded text is also
 			// the cache key.
-			if stripped := strings.Join(strings.Fields(stripWords(p.denseText, st.Speakers)), " "); stripped != "" && !q.KeepSpeakersInDense {
+			if stripped := strings.Join(strings.Fields(stripWords(p.denseText, st.Speakers)), " "); stripped != "" {
 				p.denseText = stripped
 			}
 		}
