@@ -5,11 +5,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // The parse stages: the time expression and synonym expansion before the
@@ -80,7 +80,7 @@ func (db *DB) findSpeakers(text string, agents []string) (*roaring.Bitmap, []str
 	var bm *roaring.Bitmap
 	var found []string
 	seen := map[string]bool{}
-	words := strings.FieldsFunc(text, func(r rune) bool { return !isWordRune(r) })
+	words := strings.FieldsFunc(text, func(r rune) bool { return !analysis.IsWordRune(r) })
 	if len(words) > maxSpeakerWords {
 		words = words[:maxSpeakerWords]
 	}
@@ -130,7 +130,7 @@ func stripWords(text string, ws []string) string {
 		}
 	}
 	for i, r := range text {
-		if isWordRune(r) {
+		if analysis.IsWordRune(r) {
 			if start < 0 {
 				start = i
 			}
@@ -163,8 +163,9 @@ func expandSynonyms(text string, syn map[string][]string) string {
 	return b.String()
 }
 
-// containsWord reports whether w occurs in s with no letter or digit just
-// before or after it. CJK text has no spaces: a CJK key matches anywhere.
+// containsWord reports whether w occurs in s on word boundaries as the
+// tokenizer draws them (analysis.IsWordRune). CJK text has no spaces: a
+// CJK key matches anywhere.
 func containsWord(s, w string) bool {
 	if w == "" {
 		return false
@@ -179,8 +180,8 @@ func containsWord(s, w string) bool {
 		after, _ := utf8.DecodeRuneInString(s[i+len(w):])
 		first, _ := utf8.DecodeRuneInString(w)
 		last, _ := utf8.DecodeLastRuneInString(w)
-		okB := i == 0 || !isWordRune(before) || isCJK(first)
-		okA := i+len(w) == len(s) || !isWordRune(after) || isCJK(last)
+		okB := i == 0 || !analysis.IsWordRune(before) || analysis.IsCJK(first)
+		okA := i+len(w) == len(s) || !analysis.IsWordRune(after) || analysis.IsCJK(last)
 		if okB && okA {
 			return true
 		}
@@ -188,11 +189,4 @@ func containsWord(s, w string) bool {
 		off = i + sz
 	}
 	return false
-}
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
