@@ -42,6 +42,16 @@
 //     boosted (x2); an optional recency prior; top K by vecmath.TopK.
 //
 // ModeSparse stops after step 2 (nothing embedded); ModeDense skips BM25
-// and embeds and scores every filtered record: the eager-RAG reference the
+// and embeds and scores every filtered record (at most Query.MaxDenseScan,
+// default DefaultMaxDenseScan, else ErrBudget): the eager-RAG reference the
 // lazy mode is measured against.
+//
+// In the code a recall is a plan (recall.go) run through one stage per
+// file: recall_parse.go (time expression, synonyms, speakers),
+// recall_filter.go, recall_source.go (the candidate sources, one type each:
+// BM25, the latest records of a time window, the session chain),
+// recall_selective.go (fetch, construct, embed through the cache, cosine),
+// recall_fuse.go, recall_assemble.go, and recall_dense.go for ModeDense.
+// The transcripts under testdata/planner print what each stage produced
+// for small stores.
 package engine

@@ -82,3 +82,7 @@ func (e *FieldError) Unwrap() []error { return []error{ErrInvalid, e.Reason} }
 func fieldErr(field string, reason error, detail string) error {
 	return &FieldError{Field: field, Reason: reason, Detail: detail}
 }
+
+// ErrBudget is returned by a recall that would do more work than a limit of
+// the query allows (Query.MaxDenseScan); the message names the limit.
+var ErrBudget = errors.New("lazymem: engine: over budget")
