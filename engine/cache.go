@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/vecmath"
@@ -66,7 +67,9 @@ type vecCache struct {
 	memHits, diskHits, computed, shared, calls atomic.Uint64
 }
 
-func newVecCache(dir string, emb embed.Embedder, memBytes, blockBytes int64) (*vecCache, error) {
+// newVecCache opens the cache; dir "" keeps it in memory only. fs holds
+// dir.
+func newVecCache(fs vfs.FS, dir string, emb embed.Embedder, memBytes, blockBytes int64) (*vecCache, error) {
 	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}}
 	c.pfx = append(append([]byte(cacheKeyPrefix), c.name...), 0)
 	if memBytes > 0 {
@@ -86,7 +89,7 @@ func newVecCache(dir string, emb embed.Embedder, memBytes, blockBytes int64) (*v
 		c.mem = m
 	}
 	if dir != "" {
-		popts := &pebble.Options{Logger: quietLogger{}, CacheSize: blockBytes}
+		popts := &pebble.Options{FS: fs, Logger: quietLogger{}, CacheSize: blockBytes}
 		// Point lookups of random keys: a bloom filter spares the misses a
 		// data-block read, and float32 vectors do not compress, so block
 		// compression would only cost CPU on every read (measured: snappy

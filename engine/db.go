@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,18 +52,19 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{dir: dir, opts: opts}
+	fs := opts.FS
 	var err error
-	db.log, err = segment.Open(filepath.Join(dir, "log"), opts.Log)
+	db.log, err = segment.Open(fs.PathJoin(dir, "log"), opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
-	idir := filepath.Join(dir, "index")
+	idir := fs.PathJoin(dir, "index")
 	db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
 	if err != nil && errors.Is(err, index.ErrCorrupt) && !opts.DisableIndexRepair {
 		// The index is derived data: set the damaged one aside (for
 		// forensics) and rebuild it from the log.
 		aside := fmt.Sprintf("%s.corrupt-%d", idir, time.Now().UnixNano())
-		if rerr := os.Rename(idir, aside); rerr == nil {
+		if rerr := opts.Index.FS.Rename(idir, aside); rerr == nil {
 			db.indexRepaired = aside
 			db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
 		}
@@ -77,9 +76,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.Embedder != nil {
 		cdir := ""
 		if !opts.DisableDiskCache {
-			cdir = filepath.Join(dir, "cache")
+			cdir = fs.PathJoin(dir, "cache")
 		}
-		db.cache, err = newVecCache(cdir, opts.Embedder, opts.CacheBytes, opts.DiskCacheBlockBytes)
+		db.cache, err = newVecCache(fs, cdir, opts.Embedder, opts.CacheBytes, opts.DiskCacheBlockBytes)
 		if err != nil {
 			_ = db.idx.Close()
 			_ = db.log.Close()

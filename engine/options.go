@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
@@ -95,9 +96,18 @@ type Options struct {
 	// existing store re-indexes the log at Open.
 	DisableSessionContext bool
 
-	// Log configures the append-only log under dir/log. Zero: its defaults.
+	// FS is the filesystem the store lives on: the log, the index, the
+	// embedding cache and every file the engine itself creates, renames or
+	// removes go through it. Default vfs.Default (the OS). Tests pass
+	// vfs.NewCrashableMem() to simulate crashes, or an errorfs wrapper to
+	// inject I/O errors. Log.FS and Index.FS default to it.
+	FS vfs.FS
+
+	// Log configures the append-only log under dir/log. Zero: its defaults
+	// (Log.FS: FS).
 	Log segment.Options
-	// Index configures the index under dir/index. Zero: its defaults.
+	// Index configures the index under dir/index. Zero: its defaults
+	// (Index.FS: FS).
 	Index index.Options
 }
 
@@ -133,6 +143,15 @@ func (o *Options) EnsureDefaults() *Options {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Log.FS == nil {
+		o.Log.FS = o.FS
+	}
+	if o.Index.FS == nil {
+		o.Index.FS = o.FS
 	}
 	o.Index.SessionContext = !o.DisableSessionContext
 	return o
