@@ -36,6 +36,8 @@ type DB struct {
 
 	// indexRepaired is where Open set a corrupt index aside ("" if not).
 	indexRepaired string
+	// format is the store format (the FORMAT marker).
+	format uint32
 
 	appended    atomic.Uint64
 	recalls     atomic.Uint64
@@ -54,6 +56,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	db := &DB{dir: dir, opts: opts}
 	fs := opts.FS
 	var err error
+	if db.format, err = openFormat(fs, dir); err != nil {
+		return nil, err
+	}
 	db.log, err = segment.Open(fs.PathJoin(dir, "log"), opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
@@ -325,9 +330,12 @@ type Metrics struct {
 	// IndexRepaired is the directory Open moved a corrupt index to before
 	// rebuilding it from the log; "" when the index opened cleanly.
 	IndexRepaired string
-	Log           segment.Metrics
-	Index         index.Metrics
-	Cache         CacheMetrics
+	// StoreFormat is the store's format version (its FORMAT marker; a
+	// store written before the marker existed is format 1).
+	StoreFormat uint32
+	Log         segment.Metrics
+	Index       index.Metrics
+	Cache       CacheMetrics
 }
 
 // Metrics returns a snapshot.
@@ -339,6 +347,7 @@ func (db *DB) Metrics() Metrics {
 		Recalls:       db.recalls.Load(),
 		IndexErrors:   db.indexErrors.Load(),
 		IndexRepaired: db.indexRepaired,
+		StoreFormat:   db.format,
 	}
 	if db.closed {
 		return m

@@ -10,9 +10,13 @@
 //
 // # Store layout
 //
+//	dir/FORMAT  the store format version (see storeformat.go; absent: format 1)
 //	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
 //	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
 //	dir/cache   Pebble: embedding cache, derived, keyed by embedder name + SHA-256/128 of the text
+//
+// Every file goes through Options.FS (a Pebble vfs.FS, default the OS).
+// docs/format/store.md lists what versions each structure.
 //
 // # Write path
 //

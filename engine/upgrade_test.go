@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
 )
@@ -324,3 +326,90 @@ func TestUpgradeStoreV1(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreFormat: a store without a FORMAT marker (written before it
+// existed) is format 1 and gets the marker; a new store writes it; a
+// marker of a newer format or a damaged one makes Open fail with
+// ErrFormat, before anything else is opened.
+func TestStoreFormat(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mem := vfs.NewMem()
+	readMarker := func(dir string) uint32 {
+		t.Helper()
+		b, err := readFile(mem, mem.PathJoin(dir, formatName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := decodeFormat(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	// An old store: the committed one has no marker.
+	if _, err := os.Stat(filepath.Join(pkgDir, storeV1Dir, formatName)); !os.IsNotExist(err) {
+		t.Fatalf("%s has a FORMAT marker (%v): it no longer stands for a store written before the marker", storeV1Dir, err)
+	}
+	db := openCopy(t, filepath.Join(pkgDir, storeV1Dir), storeOptions())
+	if v := db.Metrics().StoreFormat; v != 1 {
+		t.Errorf("store without a marker: format %d, want 1", v)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new store writes the marker.
+	db, err := Open("new", memStoreOptions(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := readMarker("new"); v != formatVersion {
+		t.Errorf("new store marker: version %d, want %d", v, formatVersion)
+	}
+
+	write := func(b []byte) {
+		t.Helper()
+		if err := writeFileSync(mem, mem.PathJoin("new", formatName), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"newer", appendFormat(nil, formatVersion+1), "store format 2"},
+		{"zero", appendFormat(nil, 0), "version 0"},
+		{"flipped", func() []byte { b := appendFormat(nil, 1); b[9] ^= 1; return b }(), "checksum"},
+		{"magic", append([]byte("LZMSTORX"), appendFormat(nil, 1)[8:]...), "bad magic"},
+		{"short", []byte("LZMSTORE"), "bad magic or size"},
+	} {
+		write(c.b)
+		_, err := Open("new", memStoreOptions(mem))
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s marker: Open = %v, want ErrFormat mentioning %q", c.name, err, c.want)
+		}
+	}
+	write(appendFormat(nil, 1))
+	db, err = Open("new", memStoreOptions(mem))
+	if err != nil {
+		t.Fatalf("after restoring the marker: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pkgDir is the package directory, where the test started: tests that
+// change the working directory still find testdata through it.
+var pkgDir = func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	return wd
+}()
