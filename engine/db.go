@@ -48,9 +48,12 @@ type DB struct {
 // acknowledged record; the index reloads its persisted segments and
 // re-indexes from the log whatever they lack; the embedding cache reopens
 // its Pebble store, so embeddings computed before a restart are reused.
+//
+// Open resolves opts once, into the DB's own copy: defaults fill the unset
+// fields, the fields the caller set are kept as they are, and the result is
+// validated.
 func Open(dir string, opts Options) (*DB, error) {
-	opts.EnsureDefaults()
-	if err := opts.Validate(); err != nil {
+	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
 	db := &DB{dir: dir, opts: opts}
@@ -146,9 +149,7 @@ func (db *DB) AppendBatch(ctx context.Context, recs []Record) ([]uint64, error) 
 }
 
 func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]uint64, error) {
-	lo := db.opts.Log
-	lo.EnsureDefaults()
-	maxRec := lo.MaxRecordBytes
+	maxRec := db.opts.Log.MaxRecordBytes
 	now := db.opts.Clock()
 
 	// First pass: validate every record and make its index document, so

@@ -92,8 +92,9 @@ type Options struct {
 	// its agent and session, because in a conversation an answer often
 	// shares no word with the question that the turn before it asked. On
 	// LoCoMo it lifts R@10 by about 0.06 (docs/benchmarks/locomo.md).
-	// EnsureDefaults sets Index.SessionContext from it. Changing it on an
-	// existing store re-indexes the log at Open.
+	// When it is false, EnsureDefaults turns Index.SessionContext on;
+	// setting both is an error. Changing it on an existing store re-indexes
+	// the log at Open.
 	DisableSessionContext bool
 
 	// FS is the filesystem the store lives on: the log, the index, the
@@ -111,7 +112,10 @@ type Options struct {
 	Index index.Options
 }
 
-// EnsureDefaults fills unset fields with their defaults and returns o.
+// EnsureDefaults fills unset fields with their defaults and returns o. It
+// never changes a field the caller set. Open calls it once, on the DB's own
+// copy of the options (with Log.EnsureDefaults and Index.EnsureDefaults):
+// later changes to the caller's Options do not reach an open DB.
 func (o *Options) EnsureDefaults() *Options {
 	if o.Embedder == nil && !o.DisableEmbedder {
 		// The hash embedder's defaults are valid, so this cannot fail; if it
@@ -153,8 +157,23 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Index.FS == nil {
 		o.Index.FS = o.FS
 	}
-	o.Index.SessionContext = !o.DisableSessionContext
+	// Session context is on unless DisableSessionContext: a false
+	// Index.SessionContext is the zero value, not a choice, so it is
+	// turned on; a true one is kept (Validate rejects it together with
+	// DisableSessionContext).
+	if !o.DisableSessionContext {
+		o.Index.SessionContext = true
+	}
 	return o
+}
+
+// resolve is Open's one pass over the options: defaults of o and of its
+// Log and Index, then Validate.
+func (o *Options) resolve() error {
+	o.EnsureDefaults()
+	o.Log.EnsureDefaults()
+	o.Index.EnsureDefaults()
+	return o.Validate()
 }
 
 // Validate reports the first invalid field, by name. Call it after
@@ -177,6 +196,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: DisableEmbedder is set but Embedder is not nil", ErrOptions)
 	case o.Embedder != nil && o.Embedder.Dim() < 1:
 		return fmt.Errorf("%w: Embedder %q has Dim %d", ErrOptions, o.Embedder.Name(), o.Embedder.Dim())
+	case o.DisableSessionContext && o.Index.SessionContext:
+		return fmt.Errorf("%w: Index.SessionContext is set but DisableSessionContext is too", ErrOptions)
 	}
 	lo := o.Log
 	if err := lo.EnsureDefaults().Validate(); err != nil {
