@@ -17,9 +17,14 @@ import (
 // index (dir/index) and the embedding cache (dir/cache). All methods are
 // safe for concurrent use.
 type DB struct {
-	dir   string
-	opts  Options
-	log   *segment.Log
+	dir  string
+	opts Options
+	log  *segment.Log
+	// w is the append path: the log itself here. It is the one narrow
+	// interface appends go through, so a cluster mode can put a
+	// replicated writer in front of the same log without touching the
+	// engine's write path.
+	w     segment.Writer
 	idx   *index.Index
 	cache *vecCache // nil when no embedder
 
@@ -66,6 +71,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
+	db.w = db.log
 	idir := fs.PathJoin(dir, "index")
 	db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
 	if err != nil && errors.Is(err, index.ErrCorrupt) && !opts.DisableIndexRepair {
@@ -219,7 +225,7 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 		payloads[i] = buf[start:len(buf):len(buf)]
 	}
 	db.appendMu.Lock()
-	first, err := db.log.AppendBatch(ctx, payloads)
+	first, err := db.w.AppendBatch(ctx, payloads)
 	if err != nil {
 		db.appendMu.Unlock()
 		analyzed.Release()
