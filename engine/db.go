@@ -44,9 +44,20 @@ type DB struct {
 	// format is the store format (the FORMAT marker).
 	format uint32
 
-	appended    atomic.Uint64
-	recalls     atomic.Uint64
-	indexErrors atomic.Uint64
+	appended         atomic.Uint64
+	recalls          atomic.Uint64
+	indexErrors      atomic.Uint64
+	backgroundErrors atomic.Uint64
+}
+
+// backgroundError counts err, an error of work the DB runs in the
+// background (no caller to return it to), and hands it to
+// Options.OnBackgroundError.
+func (db *DB) backgroundError(err error) {
+	db.backgroundErrors.Add(1)
+	if f := db.opts.OnBackgroundError; f != nil {
+		f(err)
+	}
 }
 
 // Open opens or creates the store in dir. The log recovers every
@@ -92,7 +103,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		if !opts.DisableDiskCache {
 			cdir = fs.PathJoin(dir, "cache")
 		}
-		db.cache, err = newVecCache(fs, cdir, opts.Embedder, opts.CacheBytes, opts.DiskCacheBlockBytes)
+		db.cache, err = newVecCache(cacheConfig{
+			fs: fs, dir: cdir, emb: opts.Embedder,
+			memBytes: opts.CacheBytes, blockBytes: opts.DiskCacheBlockBytes,
+			timeout: opts.EmbedTimeout, onErr: db.backgroundError,
+		})
 		if err != nil {
 			_ = db.idx.Close()
 			_ = db.log.Close()
@@ -334,6 +349,12 @@ type Metrics struct {
 	Appended    uint64 // records appended since Open
 	Recalls     uint64 // recalls answered since Open
 	IndexErrors uint64 // batches stored but not indexed (re-indexed on Open)
+	// BackgroundErrors counts the errors of work the DB ran in the
+	// background, with no caller to return them to (each also went to
+	// Options.OnBackgroundError): a shared embedding that failed after
+	// every recall waiting for it had given up, a failure of the embedding
+	// cache's Pebble (flush, compaction).
+	BackgroundErrors uint64
 	// IndexRepaired is the directory Open moved a corrupt index to before
 	// rebuilding it from the log; "" when the index opened cleanly.
 	IndexRepaired string
@@ -350,11 +371,12 @@ func (db *DB) Metrics() Metrics {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	m := Metrics{
-		Appended:      db.appended.Load(),
-		Recalls:       db.recalls.Load(),
-		IndexErrors:   db.indexErrors.Load(),
-		IndexRepaired: db.indexRepaired,
-		StoreFormat:   db.format,
+		Appended:         db.appended.Load(),
+		Recalls:          db.recalls.Load(),
+		IndexErrors:      db.indexErrors.Load(),
+		BackgroundErrors: db.backgroundErrors.Load(),
+		IndexRepaired:    db.indexRepaired,
+		StoreFormat:      db.format,
 	}
 	if db.closed {
 		return m

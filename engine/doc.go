@@ -37,7 +37,9 @@
 //     becomes a constructed memory text (Options.Construct, default
 //     "Role: Text"); vectors come from the cache (ristretto in memory, Pebble
 //     on disk) and the misses, with the query, are embedded in one batched
-//     call. Concurrent recalls missing the same text compute it once.
+//     call. Concurrent recalls missing the same text compute it once; that
+//     shared call runs detached from the recall that started it (bounded by
+//     Options.EmbedTimeout), so one client hanging up fails no other.
 //     Dense scores are one vecmath.DotBatch of the unit-length query against
 //     the unit-length candidates (cosine).
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores

@@ -19,6 +19,10 @@ const (
 	DefaultCacheBytes    = 64 << 20
 	// DefaultDiskCacheBlockBytes is the default Options.DiskCacheBlockBytes.
 	DefaultDiskCacheBlockBytes = 32 << 20
+	// DefaultEmbedTimeout is the default Options.EmbedTimeout: long enough
+	// for a remote embedder's batch with its retries, short enough that a
+	// hung endpoint does not hold cache misses forever.
+	DefaultEmbedTimeout = 30 * time.Second
 
 	DefaultK = 10
 	// DefaultCandidates is the least number of BM25 candidates of a recall;
@@ -76,6 +80,21 @@ type Options struct {
 	// DisableDiskCache keeps embeddings in memory only: a restart
 	// re-embeds. Default false (persisted under dir/cache).
 	DisableDiskCache bool
+
+	// EmbedTimeout bounds one call to the embedder made by the cache.
+	// Recalls missing the same text share one call, which therefore runs
+	// detached from the recall that started it: a recall whose context
+	// ends stops waiting (its error is its context's) but the call goes on
+	// for the others, until it returns, EmbedTimeout passes or the DB
+	// closes. Default DefaultEmbedTimeout (30 s).
+	EmbedTimeout time.Duration
+
+	// OnBackgroundError, when not nil, receives every error of work the
+	// DB runs in the background, which has no caller to return it to (see
+	// Metrics.BackgroundErrors, which counts them either way). It is
+	// called from background goroutines, possibly concurrently; it must
+	// return promptly and must not call Close. Default nil.
+	OnBackgroundError func(error)
 
 	// Clock is the time source for records without a Time and for
 	// queries without Now. Default time.Now.
@@ -145,6 +164,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.DiskCacheBlockBytes == 0 {
 		o.DiskCacheBlockBytes = DefaultDiskCacheBlockBytes
 	}
+	if o.EmbedTimeout == 0 {
+		o.EmbedTimeout = DefaultEmbedTimeout
+	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
@@ -188,6 +210,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMetaKeys = %d, want >= 1", ErrOptions, o.MaxMetaKeys)
 	case o.MaxMetaValues < 1:
 		return fmt.Errorf("%w: MaxMetaValues = %d, want >= 1", ErrOptions, o.MaxMetaValues)
+	case o.EmbedTimeout < 0:
+		return fmt.Errorf("%w: EmbedTimeout = %v, want > 0", ErrOptions, o.EmbedTimeout)
 	case o.DiskCacheBlockBytes < 0:
 		return fmt.Errorf("%w: DiskCacheBlockBytes = %d, want >= 0", ErrOptions, o.DiskCacheBlockBytes)
 	case o.Embedder == nil && !o.DisableEmbedder:

@@ -25,6 +25,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 	}
 	construct := func(r *Record) string { return "x " + r.Text }
 	clock := func() time.Time { return storeClock }
+	onErr := func(error) {}
 	// set: the field's explicit value; each case opens its own store.
 	cases := map[string]func(o *Options){
 		"Embedder":              func(o *Options) { o.Embedder = h },
@@ -41,6 +42,8 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"DisableIndexRepair":    func(o *Options) { o.DisableIndexRepair = true },
 		"DisableSessionContext": func(o *Options) { o.DisableSessionContext = true },
 		"FS":                    func(o *Options) { o.FS = vfs.NewMem() },
+		"EmbedTimeout":          func(o *Options) { o.EmbedTimeout = time.Minute },
+		"OnBackgroundError":     func(o *Options) { o.OnBackgroundError = onErr },
 
 		"Log.FS":                    func(o *Options) { o.Log.FS = vfs.NewMem() },
 		"Log.SegmentRecords":        func(o *Options) { o.Log.SegmentRecords = 7 },
