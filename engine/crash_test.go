@@ -263,6 +263,7 @@ func crashWorkload(t *testing.T, emit func(crashImage)) {
 	recallLazy("note about the pool")
 	must(db.idx.Flush())
 	appendN(6)
+	must(db.log.Seal()) // and the background sealer, every 5 records
 	must(db.idx.Flush())
 	must(db.idx.Merge())
 	appendN(1)
@@ -270,6 +271,9 @@ func crashWorkload(t *testing.T, emit func(crashImage)) {
 	recallLazy("数据库连接池")
 	if m := db.idx.Metrics(); m.Flushes < 3 || m.Merges < 1 {
 		t.Fatalf("the workload did %d flushes and %d merges, want 3 and 1", m.Flushes, m.Merges)
+	}
+	if m := db.log.Metrics(); m.Segments == 0 || m.TailRecords == 0 {
+		t.Fatalf("the log has %d segments and %d tail records, want both", m.Segments, m.TailRecords)
 	}
 	must(db.Close())
 	if next != len(plan) {
@@ -336,8 +340,9 @@ func verifyCrashImage(img crashImage) error {
 }
 
 // TestCrashAnyOperation takes a crash image after every filesystem
-// operation of the engine workload (appends single and batched, lazy
-// recalls writing the embedding cache, index flushes and a merge, Close)
+// operation of the engine workload (appends single and batched, log
+// seals, lazy recalls writing the embedding cache, index flushes and a
+// merge, Close)
 // and checks each reopens with every acknowledged record present and
 // recallable and nothing invented. Images are verified while the workload
 // runs (two workers, a short queue: memory stays bounded). Every image is
