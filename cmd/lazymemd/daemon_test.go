@@ -33,9 +33,18 @@ const childEnv = "LAZYMEMD_TEST_CHILD"
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// testConfig is the command line's defaults for a store in dir.
+func testConfig(dir string) config {
+	cfg, err := parseArgs([]string{"--db", dir, "--shutdown-timeout", "5s", "--quiet"}, io.Discard)
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
 func TestParseArgs(t *testing.T) {
 	cfg, err := parseArgs([]string{"--db", "d"}, io.Discard)
-	if err != nil || cfg.addr != defaultAddr || cfg.maxBody != defaultMaxBody || cfg.embedder != "hash" || cfg.shutdown != defaultShutdown {
+	if err != nil || cfg.addr != defaultAddr || cfg.lim != defaultLimits() || cfg.embedder != "hash" || cfg.shutdown != defaultShutdown {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
 	for _, args := range [][]string{{}, {"--db", "d", "extra"}, {"--db", "d", "--max-body", "0"}, {"--db", "d", "--shutdown-timeout", "-1s"}, {"--nope"}} {
@@ -58,7 +67,7 @@ func TestParseArgs(t *testing.T) {
 
 // startServe runs serve on a free port until the returned stop is called;
 // stop returns serve's error.
-func startServe(t *testing.T, dir string) (url string, stop func() error) {
+func startServe(t *testing.T, cfg config) (url string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -67,11 +76,13 @@ func startServe(t *testing.T, dir string) (url string, stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, config{db: dir, embedder: "hash", maxBody: defaultMaxBody, shutdown: 5 * time.Second, quiet: true}, ln, io.Discard)
+		done <- serve(ctx, cfg, ln, io.Discard)
 	}()
 	url = "http://" + ln.Addr().String()
+	// No keep-alive: the probe must not hold a connection slot.
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/v1/health")
+		resp, err := probe.Get(url + "/v1/health")
 		if err == nil {
 			resp.Body.Close()
 			break
@@ -90,7 +101,7 @@ func startServe(t *testing.T, dir string) (url string, stop func() error) {
 // without re-embedding (the embedding cache is on disk).
 func TestServeRestart(t *testing.T) {
 	dir := t.TempDir()
-	url, stop := startServe(t, dir)
+	url, stop := startServe(t, testConfig(dir))
 	var ids struct{ IDs []uint64 }
 	if st := call(t, "POST", url+"/v1/records", `{"records":[{"agent":"a","text":"the cache lives in pebble"},{"agent":"a","text":"ristretto in front of it"}]}`, &ids); st != 200 {
 		t.Fatal(st)
@@ -102,7 +113,7 @@ func TestServeRestart(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	url, stop = startServe(t, dir)
+	url, stop = startServe(t, testConfig(dir))
 	defer func() {
 		if err := stop(); err != nil {
 			t.Error(err)
@@ -217,7 +228,9 @@ func TestAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger(), token: "s3cret"}).routes())
+	srv := newServer(db, defaultLimits())
+	srv.token = "s3cret"
+	ts := httptest.NewServer(srv.routes())
 	defer ts.Close()
 	do := func(path, auth string) int {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
@@ -284,8 +297,9 @@ func TestOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger(),
-		origins: map[string]bool{"http://localhost:3000": true}}).routes())
+	srv := newServer(db, defaultLimits())
+	srv.origins["http://localhost:3000"] = true
+	ts := httptest.NewServer(srv.routes())
 	defer ts.Close()
 	post := func(origin string) int {
 		req, _ := http.NewRequest("POST", ts.URL+"/v1/records", strings.NewReader(`{"agent":"a","text":"x"}`))

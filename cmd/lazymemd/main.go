@@ -41,10 +41,9 @@ import (
 	"github.com/lazymem/lazymem/engine"
 )
 
-// Defaults of the flags.
+// Defaults of the flags (the limits' are in limits.go).
 const (
 	defaultAddr     = "127.0.0.1:7373"
-	defaultMaxBody  = 64 << 20
 	defaultShutdown = 15 * time.Second
 )
 
@@ -60,7 +59,12 @@ type config struct {
 	mcpAgent           string
 	tokenFile          string
 	origins            []string
-	maxBody            int64
+	lim                limits
+	maxConns           int
+	readHeaderTimeout  time.Duration
+	readTimeout        time.Duration
+	idleTimeout        time.Duration
+	maxHeaderBytes     int
 	shutdown           time.Duration
 	quiet              bool
 }
@@ -89,7 +93,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 func parseArgs(args []string, stderr io.Writer) (config, error) {
-	cfg := config{}
+	cfg := config{lim: defaultLimits()}
 	fs := flag.NewFlagSet("lazymemd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -99,7 +103,19 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.db, "db", "", "store directory, created if absent (required)")
 	fs.StringVar(&cfg.addr, "addr", defaultAddr, "address to listen on (host:port; :0 picks a free port)")
 	fs.StringVar(&cfg.embedder, "embedder", "hash", embedspec.Usage)
-	fs.Int64Var(&cfg.maxBody, "max-body", defaultMaxBody, "largest request body in bytes")
+	fs.Int64Var(&cfg.lim.maxBody, "max-body", defaultMaxBody, "largest request body in bytes (413 over it)")
+	fs.IntVar(&cfg.lim.maxBatch, "max-batch", defaultMaxBatch, "most records of one append (413 over it)")
+	fs.Int64Var(&cfg.lim.maxInflight, "max-inflight-records", defaultMaxInflight, "most records being appended at once, all requests together (503 busy over it)")
+	fs.Int64Var(&cfg.lim.maxDecode, "max-decode-bytes", defaultMaxDecode, "most bytes of request bodies held in memory at once, all requests together (503 busy over it)")
+	fs.IntVar(&cfg.lim.maxSynonyms, "max-synonyms", defaultMaxSynonyms, "most keys of a query's synonym table (413 over it)")
+	fs.IntVar(&cfg.lim.maxSynonymBytes, "max-synonym-bytes", defaultMaxSynonymBytes, "most bytes of a synonym table's keys and values (413 over it)")
+	fs.IntVar(&cfg.lim.maxAgents, "max-agents", defaultMaxAgents, "most agents one query searches (413 over it)")
+	fs.DurationVar(&cfg.lim.requestTimeout, "request-timeout", defaultRequestTimeout, "deadline of a request's work once its headers are read (503 timeout past it)")
+	fs.IntVar(&cfg.maxConns, "max-conns", defaultMaxConns, "most client connections open at once; more wait to be accepted")
+	fs.DurationVar(&cfg.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time a client has to send a request's headers (slow clients are disconnected)")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, body included")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", defaultIdleTimeout, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (431 over it)")
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "how long requests in flight may take to finish on SIGTERM")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but GET /v1/health must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
@@ -119,10 +135,17 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	case cfg.db == "":
 		return cfg, errors.New("--db is required")
-	case cfg.maxBody < 1:
-		return cfg, fmt.Errorf("--max-body %d: want a positive number of bytes", cfg.maxBody)
-	case cfg.shutdown < 0:
-		return cfg, fmt.Errorf("--shutdown-timeout %v: want >= 0", cfg.shutdown)
+	case cfg.shutdown <= 0:
+		return cfg, fmt.Errorf("--shutdown-timeout %v: want a positive duration", cfg.shutdown)
+	case cfg.maxConns < 1:
+		return cfg, fmt.Errorf("--max-conns %d: want a positive number", cfg.maxConns)
+	case cfg.readHeaderTimeout <= 0 || cfg.readTimeout <= 0 || cfg.idleTimeout <= 0:
+		return cfg, fmt.Errorf("--read-header-timeout, --read-timeout and --idle-timeout must be positive (%v, %v, %v)", cfg.readHeaderTimeout, cfg.readTimeout, cfg.idleTimeout)
+	case cfg.maxHeaderBytes < 1:
+		return cfg, fmt.Errorf("--max-header-bytes %d: want a positive number of bytes", cfg.maxHeaderBytes)
+	}
+	if err := cfg.lim.validate(); err != nil {
+		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
 	}
 	return cfg, nil
 }
@@ -144,7 +167,8 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	if err != nil {
 		return errors.Join(err, db.Close())
 	}
-	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent, token: token, origins: map[string]bool{}}
+	s := newServer(db, cfg.lim)
+	s.errLog, s.mcpAgent, s.token = logger, cfg.mcpAgent, token
 	for _, o := range cfg.origins {
 		s.origins[o] = true
 	}
@@ -153,9 +177,10 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	}
 	srv := &http.Server{
 		Handler:           s.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute, // a 64 MiB batch on a slow link, not a stalled client forever
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    cfg.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	m := db.Metrics()
@@ -166,7 +191,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db,
 		"records", m.Log.Next-1, "embedder", name, "auth", token != "")
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(newLimitListener(ln, cfg.maxConns)) }()
 	select {
 	case err = <-errc:
 		// Serve failed on its own: nothing is in flight any more.

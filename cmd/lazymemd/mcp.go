@@ -103,10 +103,11 @@ var mcpTools = []mcpTool{
 const mcpDefaultBudget = 4000
 
 func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
+	body, release, ok := s.body(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 		s.rpcReply(w, nil, nil, &rpcError{Code: rpcInvalidRequest, Message: "batches are not supported: send one message per request"})
 		return
@@ -249,6 +250,10 @@ func (s *server) toolRemember(r *http.Request, args json.RawMessage) toolResult 
 	if rec.Agent == "" {
 		rec.Agent = s.mcpAgent
 	}
+	if !s.records.take(1) {
+		return toolError(fmt.Errorf("the daemon is busy: the records being appended fill the --max-inflight-records budget (%d); retry shortly", s.lim.maxInflight))
+	}
+	defer s.records.give(1)
 	id, err := s.db.Append(r.Context(), rec)
 	if err != nil {
 		return toolError(err)

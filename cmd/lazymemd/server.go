@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -20,11 +20,15 @@ import (
 // server is the HTTP/JSON API over one engine.DB. Every handler is safe for
 // concurrent use (the engine is).
 type server struct {
-	db      *engine.DB
-	maxBody int64
-	clock   func() time.Time
-	log     *slog.Logger // request log; nil: none
-	errLog  *slog.Logger // internal errors
+	db  *engine.DB
+	lim limits
+	// records counts the records being appended, decoding the bytes of
+	// request bodies held, across all requests (limits.maxInflight,
+	// limits.maxDecode).
+	records, decoding *budget
+	clock             func() time.Time
+	log               *slog.Logger // request log; nil: none
+	errLog            *slog.Logger // internal errors
 	// mcpAgent is the agent the MCP tools use when a call names none.
 	mcpAgent string
 	// token, when set, is the bearer token every request but the health
@@ -33,6 +37,14 @@ type server struct {
 	// origins are the browser origins allowed to call the API; a request
 	// carrying any other Origin header is refused (see guarded).
 	origins map[string]bool
+}
+
+// newServer serves db within lim; the caller sets the optional fields.
+func newServer(db *engine.DB, lim limits) *server {
+	return &server{
+		db: db, lim: lim, records: newBudget(lim.maxInflight), decoding: newBudget(lim.maxDecode),
+		clock: time.Now, errLog: slog.New(slog.DiscardHandler), origins: map[string]bool{},
+	}
 }
 
 // apiError is the body of every error response:
@@ -57,7 +69,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(s.guarded(s.authorized(mux)))
+	return s.logged(s.guarded(s.authorized(s.deadlined(mux))))
 }
 
 // guarded refuses requests sent by a web page of another origin. Browsers
@@ -141,10 +153,11 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 // one durable batch: the 200 reply means they are on disk. Any invalid
 // record rejects the whole body and writes nothing.
 func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
+	body, release, ok := s.body(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	batch := wire.IsBatch(body)
 	prefix := "record"
 	if batch {
@@ -155,6 +168,17 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err, prefix)
 		return
 	}
+	if len(recs) > s.lim.maxBatch {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "records",
+			Message: fmt.Sprintf("records: %d records, limit %d (lazymemd --max-batch); split the batch", len(recs), s.lim.maxBatch)})
+		return
+	}
+	n := int64(len(recs))
+	if !s.records.take(n) {
+		s.busy(w, r, fmt.Sprintf("the records being appended fill the --max-inflight-records budget (%d)", s.lim.maxInflight))
+		return
+	}
+	defer s.records.give(n)
 	var ids []uint64
 	if !batch {
 		var id uint64
@@ -187,13 +211,18 @@ func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) recall(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
+	body, release, ok := s.body(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	q, err := wire.ParseQuery(body)
 	if err != nil {
 		s.error(w, r, err, "query")
+		return
+	}
+	if e := s.lim.checkQuery(q); e != nil {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, *e)
 		return
 	}
 	res, err := s.db.Recall(r.Context(), q)
@@ -208,23 +237,30 @@ func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, http.StatusOK, s.db.Metrics())
 }
 
-// body reads the request body, at most maxBody bytes.
-func (s *server) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+// body reads the request body, at most maxBody bytes, holding its size
+// in the decoding budget until release is called.
+func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release func(), ok bool) {
+	b, held, err := readBody(http.MaxBytesReader(w, r.Body, s.lim.maxBody), s.lim.maxBody, r.ContentLength, s.decoding)
 	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig):
+	case errors.Is(err, errBodyTooLarge), errors.As(err, &tooBig):
 		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
-			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.maxBody)})
-		return nil, false
+			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.lim.maxBody)})
+		return nil, nil, false
+	case errors.Is(err, errBodyBusy):
+		s.busy(w, r, fmt.Sprintf("the request bodies being decoded fill the --max-decode-bytes budget (%d bytes)", s.lim.maxDecode))
+		return nil, nil, false
 	case err != nil:
 		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Message: "reading the request body: " + err.Error()})
-		return nil, false
-	case len(strings.TrimSpace(string(b))) == 0:
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
-		return nil, false
+		return nil, nil, false
 	}
-	return b, true
+	release = func() { s.decoding.give(held) }
+	if len(bytes.TrimSpace(b)) == 0 {
+		release()
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
+		return nil, nil, false
+	}
+	return b, release, true
 }
 
 // error replies to a failed call with the status its cause deserves.
@@ -253,6 +289,9 @@ func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix
 		s.fail(w, r, http.StatusBadGateway, apiError{Code: "embedder", Message: msg})
 	case errors.Is(err, engine.ErrClosed):
 		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the store is closing: " + msg})
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "timeout",
+			Message: fmt.Sprintf("the request took longer than %v (lazymemd --request-timeout): %s", s.lim.requestTimeout, msg)})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg})
 	default:
