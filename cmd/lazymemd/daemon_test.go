@@ -347,3 +347,83 @@ func TestOrigin(t *testing.T) {
 		t.Fatalf("%+v %v", cfg.origins, err)
 	}
 }
+
+// TestHostCheck: a request naming a host other than the allowed ones (a
+// DNS-rebinding page: Host evil.example on 127.0.0.1) is refused with 403
+// and writes nothing; the loopback names pass on any port by default.
+func TestHostCheck(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := newServer(db, defaultLimits())
+	ts := httptest.NewServer(srv.routes())
+	defer ts.Close()
+	post := func(host string) (int, errorReply) {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/records", strings.NewReader(`{"agent":"a","text":"x"}`))
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e errorReply
+		json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e
+	}
+	for _, h := range []string{"evil.example", "evil.example:7373", "localhost.evil.example", "127.0.0.2:7373", "[::2]", "a b"} {
+		if st, e := post(h); st != http.StatusForbidden || e.Error.Code != "forbidden_host" {
+			t.Errorf("Host %q: %d %+v, want 403 forbidden_host", h, st, e.Error)
+		}
+	}
+	if db.Metrics().Log.Next != 1 {
+		t.Fatal("a refused request wrote")
+	}
+	for _, h := range []string{"localhost", "LOCALHOST:7373", "127.0.0.1:1", "[::1]", "[::1]:8080"} {
+		if st, e := post(h); st != 200 {
+			t.Errorf("Host %q: %d %+v, want 200", h, st, e.Error)
+		}
+	}
+	// Probes answer any host (supervisors probe by address).
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/health", nil)
+	req.Host = "10.1.2.3:7373"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("probe by address: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// Configured lists: a host with a port matches that port only; * any.
+	h, err := parseHosts([]string{"mem.internal:7373", "10.0.0.5"})
+	if err != nil || !h.allows("MEM.internal:7373") || h.allows("mem.internal:80") || h.allows("mem.internal") ||
+		!h.allows("10.0.0.5:1") || h.allows("localhost") {
+		t.Fatalf("list: %+v %v", h, err)
+	}
+	if h, _ := parseHosts([]string{"*"}); !h.allows("anything:1") {
+		t.Fatal("* refused a host")
+	}
+	for _, bad := range []string{"", "a:b", "a:99999", "x/y", "[::1"} {
+		if _, err := parseHosts([]string{bad}); err == nil {
+			t.Errorf("entry %q accepted", bad)
+		}
+	}
+	// A non-loopback --addr needs the operator's list.
+	if _, err := parseArgs([]string{"--db", "d", "--addr", "0.0.0.0:7373"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--allowed-hosts") {
+		t.Fatalf("non-loopback addr without --allowed-hosts: %v", err)
+	}
+	if _, err := parseArgs([]string{"--db", "d", "--addr", ":7373"}, io.Discard); err == nil {
+		t.Fatal("all interfaces without --allowed-hosts accepted")
+	}
+	for _, args := range [][]string{
+		{"--addr", "0.0.0.0:7373", "--allowed-hosts", "*"},
+		{"--addr", "10.0.0.5:7373", "--allowed-hosts", "mem.internal,10.0.0.5"},
+		{"--addr", "localhost:7373"}, {"--addr", "[::1]:7373"},
+	} {
+		if _, err := parseArgs(append([]string{"--db", "d"}, args...), io.Discard); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+	if cfg, _ := parseArgs([]string{"--db", "d", "--allowed-hosts", "a,b", "--allowed-hosts", "c"}, io.Discard); len(cfg.hosts) != 3 {
+		t.Fatalf("hosts %q", cfg.hosts)
+	}
+}

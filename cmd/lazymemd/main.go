@@ -59,6 +59,7 @@ type config struct {
 	mcpAgent           string
 	tokenFile          string
 	origins            []string
+	hosts              []string
 	lim                limits
 	maxConns           int
 	readHeaderTimeout  time.Duration
@@ -126,6 +127,14 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		cfg.origins = append(cfg.origins, strings.TrimSuffix(v, "/"))
 		return nil
 	})
+	fs.Func("allowed-hosts", "Host headers answered, comma-separated: names or addresses (any port), host:port, or * for any (repeatable; default localhost,127.0.0.1,[::1]; required when --addr is not a loopback address)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				cfg.hosts = append(cfg.hosts, h)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -143,6 +152,15 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--read-header-timeout, --read-timeout and --idle-timeout must be positive (%v, %v, %v)", cfg.readHeaderTimeout, cfg.readTimeout, cfg.idleTimeout)
 	case cfg.maxHeaderBytes < 1:
 		return cfg, fmt.Errorf("--max-header-bytes %d: want a positive number of bytes", cfg.maxHeaderBytes)
+	}
+	if len(cfg.hosts) == 0 {
+		if !loopbackAddr(cfg.addr) {
+			return cfg, fmt.Errorf("--addr %s is not a loopback address: list the host names clients reach it by with --allowed-hosts (or --allowed-hosts '*')", cfg.addr)
+		}
+		cfg.hosts = defaultHosts
+	}
+	if _, err := parseHosts(cfg.hosts); err != nil {
+		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
 	}
 	if err := cfg.lim.validate(); err != nil {
 		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
@@ -169,6 +187,9 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	}
 	s := newServer(db, cfg.lim)
 	s.errLog, s.mcpAgent, s.token = logger, cfg.mcpAgent, token
+	if s.hosts, err = parseHosts(cfg.hosts); err != nil {
+		return errors.Join(err, db.Close())
+	}
 	for _, o := range cfg.origins {
 		s.origins[o] = true
 	}

@@ -37,6 +37,8 @@ type server struct {
 	// origins are the browser origins allowed to call the API; a request
 	// carrying any other Origin header is refused (see guarded).
 	origins map[string]bool
+	// hosts are the Host headers answered (see hostChecked).
+	hosts hostSet
 }
 
 // newServer serves db within lim; the caller sets the optional fields.
@@ -44,8 +46,12 @@ func newServer(db *engine.DB, lim limits) *server {
 	return &server{
 		db: db, lim: lim, records: newBudget(lim.maxInflight), decoding: newBudget(lim.maxDecode),
 		clock: time.Now, errLog: slog.New(slog.DiscardHandler), origins: map[string]bool{},
+		hosts: loopbackHosts,
 	}
 }
+
+// loopbackHosts is the default hostSet.
+var loopbackHosts, _ = parseHosts(defaultHosts)
 
 // apiError is the body of every error response:
 //
@@ -69,7 +75,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(s.guarded(s.authorized(s.deadlined(mux))))
+	return s.logged(s.hostChecked(s.guarded(s.authorized(s.deadlined(mux)))))
 }
 
 // guarded refuses requests sent by a web page of another origin. Browsers
