@@ -82,10 +82,12 @@ func startServe(t *testing.T, cfg config) (url string, stop func() error) {
 	// No keep-alive: the probe must not hold a connection slot.
 	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := 0; ; i++ {
-		resp, err := probe.Get(url + "/v1/health")
+		resp, err := probe.Get(url + "/v1/ready")
 		if err == nil {
 			resp.Body.Close()
-			break
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
 		}
 		select {
 		case err := <-done:
@@ -148,19 +150,8 @@ func TestCrashKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	// The daemon's first log line names its URL.
-	urlRE := regexp.MustCompile(`url=(http://[0-9.:]+)`)
-	sc := bufio.NewScanner(stderr)
-	var url string
-	for url == "" && sc.Scan() {
-		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("the daemon never said where it listens: %v", sc.Err())
-	}
-	go io.Copy(io.Discard, stderr)
+	url := daemonURL(t, stderr, nil)
+	waitReady(t, url)
 
 	var mu sync.Mutex
 	acked := map[uint64]string{}
@@ -426,4 +417,42 @@ func TestHostCheck(t *testing.T) {
 	if cfg, _ := parseArgs([]string{"--db", "d", "--allowed-hosts", "a,b", "--allowed-hosts", "c"}, io.Discard); len(cfg.hosts) != 3 {
 		t.Fatalf("hosts %q", cfg.hosts)
 	}
+}
+
+// daemonURL reads the daemon's log until the line naming its URL, then
+// copies the rest to log (nil: discards it).
+func daemonURL(t *testing.T, stderr io.Reader, log io.Writer) string {
+	t.Helper()
+	urlRE := regexp.MustCompile(`url=(http://[0-9.:]+)`)
+	sc := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && sc.Scan() {
+		if log != nil {
+			fmt.Fprintln(log, sc.Text())
+		}
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("the daemon never said where it listens: %v", sc.Err())
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	go io.Copy(log, stderr)
+	return url
+}
+
+// waitReady polls GET /v1/ready until the store is open.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	waitFor(t, "the daemon is ready", func() bool {
+		resp, err := http.Get(url + "/v1/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
@@ -20,8 +21,11 @@ import (
 // server is the HTTP/JSON API over one engine.DB. Every handler is safe for
 // concurrent use (the engine is).
 type server struct {
-	db  *engine.DB
-	lim limits
+	// db is set before state turns ready and only read by handlers that
+	// saw it ready (gated).
+	db    *engine.DB
+	state atomic.Int32
+	lim   limits
 	// records counts the records being appended, decoding the bytes of
 	// request bodies held, across all requests (limits.maxInflight,
 	// limits.maxDecode).
@@ -42,12 +46,23 @@ type server struct {
 }
 
 // newServer serves db within lim; the caller sets the optional fields.
+// With a nil db the server answers 503 but for /v1/live until open.
 func newServer(db *engine.DB, lim limits) *server {
-	return &server{
-		db: db, lim: lim, records: newBudget(lim.maxInflight), decoding: newBudget(lim.maxDecode),
+	s := &server{
+		lim: lim, records: newBudget(lim.maxInflight), decoding: newBudget(lim.maxDecode),
 		clock: time.Now, errLog: slog.New(slog.DiscardHandler), origins: map[string]bool{},
 		hosts: loopbackHosts,
 	}
+	if db != nil {
+		s.open(db)
+	}
+	return s
+}
+
+// open starts serving db.
+func (s *server) open(db *engine.DB) {
+	s.db = db
+	s.state.Store(stateReady)
 }
 
 // loopbackHosts is the default hostSet.
@@ -66,16 +81,18 @@ type apiError struct {
 // with another method 405, both as JSON errors.
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/health", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.health}))
+	mux.HandleFunc("/v1/live", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.live}))
+	mux.HandleFunc("/v1/ready", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.ready}))
+	mux.HandleFunc("/v1/health", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.ready}))
 	mux.HandleFunc("/v1/records", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.appendRecords}))
 	mux.HandleFunc("/v1/records/{id}", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.getRecord}))
 	mux.HandleFunc("/v1/recall", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.recall}))
 	mux.HandleFunc("/v1/stats", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.stats}))
 	mux.HandleFunc("/mcp", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.mcp}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
+		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/live, GET /v1/ready, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(s.hostChecked(s.guarded(s.authorized(s.deadlined(mux)))))
+	return s.logged(s.hostChecked(s.guarded(s.authorized(s.gated(s.deadlined(mux))))))
 }
 
 // guarded refuses requests sent by a web page of another origin. Browsers
@@ -120,7 +137,7 @@ func (s *server) authorized(h http.Handler) http.Handler {
 	want := []byte("Bearer " + s.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if r.URL.Path != "/v1/health" && subtle.ConstantTimeCompare(got, want) != 1 {
+		if !probePath(r.URL.Path) && subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lazymemd"`)
 			s.fail(w, r, http.StatusUnauthorized, apiError{Code: "unauthorized",
 				Message: "missing or wrong \"Authorization: Bearer <token>\" header (lazymemd --token-file)"})
@@ -151,8 +168,39 @@ func (s *server) methods(hs map[string]http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (s *server) health(w http.ResponseWriter, r *http.Request) {
+// live answers while the process runs, whatever the store's state.
+func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// ready answers 200 once the store is open and until shutdown starts.
+func (s *server) ready(w http.ResponseWriter, r *http.Request) {
+	switch s.state.Load() {
+	case stateReady:
+		s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
+	case stateOpening:
+		s.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "opening"})
+	default:
+		s.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "closing"})
+	}
+}
+
+// gated answers 503 to everything but the probes until the store is open
+// and once shutdown starts.
+func (s *server) gated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := s.state.Load()
+		if st == stateReady || probePath(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		if st == stateOpening {
+			s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "starting", Message: "the store is opening; retry when GET /v1/ready answers 200"})
+			return
+		}
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the daemon is shutting down"})
+	})
 }
 
 // appendRecords takes one record or {"records": [...]} and appends them as
