@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
@@ -317,41 +318,64 @@ func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release
 	return b, release, true
 }
 
-// error replies to a failed call with the status its cause deserves.
-// prefix ("record", "query") is put before a decoding error's field so that
-// it reads like the engine's own ("query.k", "record.text").
+// error replies to a failed call with the status its cause deserves
+// (classify); an error that is not the client's is logged.
 func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix string) {
+	status, e := classify(err, prefix, r.Context().Err() != nil, s.lim.requestTimeout)
+	if status >= 500 && status != http.StatusServiceUnavailable {
+		s.errLog.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	s.fail(w, r, status, e)
+}
+
+// classify maps an error to its status and JSON error. What the client
+// can fix is 4xx; a full disk is 507 (the operator frees space, the
+// request can be retried as is); a request stopped by its deadline or by
+// shutdown is 503; an embedder failure 502; anything else 500 (a bug or a
+// corrupt store). prefix ("record", "query") is put before a decoding
+// error's field so that it reads like the engine's own ("query.k",
+// "record.text"); expired reports that the request's own context is done
+// (its --request-timeout passed).
+func classify(err error, prefix string, expired bool, timeout time.Duration) (int, apiError) {
 	msg := strings.TrimPrefix(err.Error(), "lazymem: ")
 	var we *wire.Error
 	var fe *engine.FieldError
 	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// First: a full disk can surface wrapped in any of the engine's
+		// errors, and it is the one the operator must act on.
+		return http.StatusInsufficientStorage, apiError{Code: "disk_full",
+			Message: "the disk holding the store is full (free space, then retry): " + msg}
 	case errors.As(err, &we):
 		field := we.Field
 		if prefix != "" {
 			field = strings.TrimSuffix(prefix+"."+field, ".")
 		}
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg})
+		return http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg}
 	case errors.As(err, &fe):
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: fe.Field, Message: msg})
+		return http.StatusBadRequest, apiError{Code: "invalid", Field: fe.Field, Message: msg}
 	case errors.Is(err, engine.ErrInvalid):
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: msg})
+		return http.StatusBadRequest, apiError{Code: "invalid", Message: msg}
+	case errors.Is(err, engine.ErrNoEmbedder):
+		return http.StatusBadRequest, apiError{Code: "invalid", Field: "query.mode",
+			Message: msg + ": this store has no embedder; ask for mode sparse"}
 	case errors.Is(err, engine.ErrNotFound):
-		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: msg})
+		return http.StatusNotFound, apiError{Code: "not_found", Message: msg}
 	case errors.Is(err, engine.ErrDeleted):
-		s.fail(w, r, http.StatusGone, apiError{Code: "deleted", Message: msg})
+		return http.StatusGone, apiError{Code: "deleted", Message: msg}
 	case errors.Is(err, engine.ErrEmbed):
-		s.fail(w, r, http.StatusBadGateway, apiError{Code: "embedder", Message: msg})
+		return http.StatusBadGateway, apiError{Code: "embedder", Message: msg}
 	case errors.Is(err, engine.ErrClosed):
-		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the store is closing: " + msg})
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
-		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "timeout",
-			Message: fmt.Sprintf("the request took longer than %v (lazymemd --request-timeout): %s", s.lim.requestTimeout, msg)})
+		return http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the store is closing: " + msg}
+	case errors.Is(err, context.DeadlineExceeded) && expired:
+		return http.StatusServiceUnavailable, apiError{Code: "timeout",
+			Message: fmt.Sprintf("the request took longer than %v (lazymemd --request-timeout): %s", timeout, msg)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg})
-	default:
-		s.errLog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		s.fail(w, r, http.StatusInternalServerError, apiError{Code: "internal", Message: msg})
+		return http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg}
+	case errors.Is(err, engine.ErrCorrupt):
+		return http.StatusInternalServerError, apiError{Code: "corrupt", Message: msg}
 	}
+	return http.StatusInternalServerError, apiError{Code: "internal", Message: msg}
 }
 
 func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, e apiError) {
