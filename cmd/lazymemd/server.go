@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -93,7 +94,21 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/live, GET /v1/ready, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(s.hostChecked(s.guarded(s.authorized(s.gated(s.deadlined(mux))))))
+	return s.logged(canonical(s, s.hostChecked(s.guarded(s.authorized(s.gated(s.deadlined(mux)))))))
+}
+
+// canonical answers 404 to a path that is not clean ("//v1/stats",
+// "/v1/../v1/stats", "/v1/records/", "*", a CONNECT authority): the mux
+// would redirect those, and a client of a JSON API wants an error it can
+// read, not a Location to follow.
+func canonical(s *server, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p {
+			s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: fmt.Sprintf("no such endpoint: %q (paths are clean: no //, no .., no trailing /)", wire.Truncate(p, 80))})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // guarded refuses requests sent by a web page of another origin. Browsers
