@@ -342,6 +342,21 @@ func TestConnLimitServe(t *testing.T) {
 	resp.Body.Close()
 }
 
+// TestHTTPServerConfig: the connection flags reach the HTTP server.
+func TestHTTPServerConfig(t *testing.T) {
+	cfg, err := parseArgs([]string{"--db", "d", "--read-header-timeout", "3s", "--read-timeout", "4s", "--idle-timeout", "5s", "--max-header-bytes", "6000"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPServer(cfg, http.NotFoundHandler(), t.Context(), discardLogger())
+	if srv.ReadHeaderTimeout != 3*time.Second || srv.ReadTimeout != 4*time.Second || srv.IdleTimeout != 5*time.Second || srv.MaxHeaderBytes != 6000 {
+		t.Fatalf("%+v", srv)
+	}
+	if srv.BaseContext(nil) != t.Context() {
+		t.Fatal("requests do not run under the daemon's context")
+	}
+}
+
 // TestSlowloris: a client that never finishes its headers is disconnected
 // after --read-header-timeout, without a request reaching a handler.
 func TestSlowloris(t *testing.T) {

@@ -203,15 +203,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	// so that the engine's calls stop.
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	defer cancelReqs()
-	srv := &http.Server{
-		Handler:           s.routes(),
-		ReadHeaderTimeout: cfg.readHeaderTimeout,
-		ReadTimeout:       cfg.readTimeout,
-		IdleTimeout:       cfg.idleTimeout,
-		MaxHeaderBytes:    cfg.maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-	}
+	srv := newHTTPServer(cfg, s.routes(), reqCtx, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(newLimitListener(ln, cfg.maxConns)) }()
 	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", token != "")
@@ -247,6 +239,21 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	s.state.Store(stateClosing)
 	err = stopHTTP(srv, errc, cancelReqs, cfg.shutdown)
 	return errors.Join(err, closeWithin(cfg.shutdown, db.Close))
+}
+
+// newHTTPServer is the HTTP server of cfg: its timeouts bound slow
+// clients (slowloris: headers sent a byte at a time), its requests run
+// under reqCtx.
+func newHTTPServer(cfg config, h http.Handler, reqCtx context.Context, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    cfg.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
 }
 
 // Server states: /v1/ready is 200 only while the state is ready.
