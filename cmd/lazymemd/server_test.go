@@ -33,7 +33,10 @@ func newTestServerAgent(t testing.TB, maxBody int64, mcpAgent string) (*httptest
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{db: db, maxBody: maxBody, clock: func() time.Time { return testNow }, errLog: discardLogger(), mcpAgent: mcpAgent}
+	lim := defaultLimits()
+	lim.maxBody = maxBody
+	s := newServer(db, lim)
+	s.clock, s.mcpAgent = func() time.Time { return testNow }, mcpAgent
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(func() {
 		ts.Close()
@@ -267,7 +270,11 @@ func openFuzzStore() {
 	if fuzzDB, err = engine.Open(dir, engine.Options{}); err != nil {
 		panic(err)
 	}
-	fuzzSrv = (&server{db: fuzzDB, maxBody: 1 << 20, clock: time.Now, errLog: discardLogger(), mcpAgent: "fuzz"}).routes()
+	lim := defaultLimits()
+	lim.maxBody = 1 << 20
+	s := newServer(fuzzDB, lim)
+	s.mcpAgent = "fuzz"
+	fuzzSrv = s.routes()
 }
 
 func closeFuzzStore() {
@@ -297,7 +304,7 @@ func FuzzAPI(f *testing.F) {
 		}
 		before := fuzzDB.Metrics().Log.Next
 		w := httptest.NewRecorder()
-		fuzzSrv.ServeHTTP(w, httptest.NewRequest("POST", path, bytes.NewReader(body)))
+		fuzzSrv.ServeHTTP(w, localRequest("POST", path, body))
 		if w.Code >= 500 {
 			t.Fatalf("%s %q: %d %s", path, body, w.Code, w.Body.Bytes())
 		}
@@ -311,4 +318,12 @@ func FuzzAPI(f *testing.F) {
 			}
 		}
 	})
+}
+
+// localRequest is a request to the daemon by its default host name
+// (httptest's example.com would be refused by the host check).
+func localRequest(method, path string, body []byte) *http.Request {
+	r := httptest.NewRequest(method, path, bytes.NewReader(body))
+	r.Host = "localhost:7373"
+	return r
 }
