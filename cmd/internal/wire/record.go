@@ -101,7 +101,7 @@ func parseTime(field, s string) (time.Time, error) {
 	// rewritten. Only an absent time means now.
 	if t.IsZero() || t.Before(engine.MinTime) || t.After(engine.MaxTime) {
 		return time.Time{}, fieldErr(field, fmt.Sprintf("%s is outside the storable range %s .. %s",
-			truncate(s, 60), engine.MinTime.Format(time.RFC3339), engine.MaxTime.Format(time.RFC3339)))
+			Truncate(s, 60), engine.MinTime.Format(time.RFC3339), engine.MaxTime.Format(time.RFC3339)))
 	}
 	return t, nil
 }
