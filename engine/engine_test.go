@@ -785,13 +785,9 @@ func TestSpeakerBoost(t *testing.T) {
 		if fmt.Sprint(res.Stats.Speakers) != "[Caroline]" || res.Memories[0].Role != "Caroline" {
 			t.Errorf("%s: speakers %q, top %s", mode, res.Stats.Speakers, res.Memories[0].Role)
 		}
-		// The name is dropped from the embedded query too, unless kept.
-		if res.Stats.DenseText != "what did research about adoption" {
-			t.Errorf("%s: embedded %q", mode, res.Stats.DenseText)
-		}
-		res = recall(t, db, engine.Query{Text: "what did caroline research about adoption", Agent: "conv", Mode: mode, KeepSpeakersInDense: true})
-		if res.Stats.DenseText != "what did caroline research about adoption" || strings.Contains(res.Stats.Text, "caroline") {
-			t.Errorf("%s, names kept: embedded %q, searched %q", mode, res.Stats.DenseText, res.Stats.Text)
+		// The name is dropped from the embedded query too.
+		if res.Stats.DenseText != "what did research about adoption" || strings.Contains(res.Stats.Text, "caroline") {
+			t.Errorf("%s: embedded %q, searched %q", mode, res.Stats.DenseText, res.Stats.Text)
 		}
 	}
 	if res = recall(t, db, q); res.Stats.DenseText != "" {

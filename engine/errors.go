@@ -49,6 +49,9 @@ var (
 	ErrEmbed = errors.New("lazymem: engine: embedding failed")
 	// ErrCorrupt wraps a stored record that does not decode.
 	ErrCorrupt = errors.New("lazymem: engine: corrupt record")
+	// ErrFormat is returned by Open for a store whose FORMAT marker is
+	// damaged or names a format this engine does not read.
+	ErrFormat = errors.New("lazymem: engine: unsupported store format")
 )
 
 // FieldError is a validation error: which field (a path such as
@@ -82,3 +85,7 @@ func (e *FieldError) Unwrap() []error { return []error{ErrInvalid, e.Reason} }
 func fieldErr(field string, reason error, detail string) error {
 	return &FieldError{Field: field, Reason: reason, Detail: detail}
 }
+
+// ErrBudget is returned by a recall that would do more work than a limit of
+// the query allows (Query.MaxDenseScan); the message names the limit.
+var ErrBudget = errors.New("lazymem: engine: over budget")

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Mode selects the recall pipeline.
@@ -83,6 +81,10 @@ type Query struct {
 
 	// Mode: ModeLazy (default), ModeSparse or ModeDense.
 	Mode Mode
+	// MaxDenseScan is the most records a ModeDense recall may embed and
+	// score; a dense recall whose filters pass more fails with ErrBudget
+	// before embedding anything. Default (0) DefaultMaxDenseScan.
+	MaxDenseScan int
 	// Fusion: FusionWeighted (default) or FusionRRF.
 	Fusion Fusion
 	// DenseWeight is the share of the dense evidence in the fusion, in
@@ -97,14 +99,10 @@ type Query struct {
 	// also dropped from the BM25 text and from the embedded query (they
 	// match the other speaker addressing them, not the answer; the boost
 	// carries them). Default 2 (measured on LoCoMo: x1.5 -0.025, x3 +0.005
-	// R@10 against x2). Negative or 1 disables it.
+	// R@10 against x2; dropping the names from the embedded query lifts
+	// LoCoMo dense R@10 0.463 -> 0.542 with USE-lite and 0.448 -> 0.554 with
+	// the hash embedder). Negative or 1 disables it.
 	SpeakerBoost float64
-	// KeepSpeakersInDense embeds the query as written even when it names a
-	// speaker (see SpeakerBoost): for an embedder that only knows a fixed
-	// set of texts, such as embed.Replay. Default false: dropping the names
-	// lifts LoCoMo dense R@10 0.463 -> 0.542 (USE-lite) and 0.448 -> 0.554
-	// (hash).
-	KeepSpeakersInDense bool
 
 	// RecencyHalfLife, when positive, multiplies each fused score by
 	// (1 - RecencyWeight) + RecencyWeight * 0.5^(age/RecencyHalfLife),
@@ -161,6 +159,12 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	if err := checkMeta("query.not", q.Not, o); err != nil {
 		return err
 	}
+	if err := checkTime("query.since", q.Since); err != nil {
+		return err
+	}
+	if err := checkTime("query.until", q.Until); err != nil {
+		return err
+	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && q.Since.After(q.Until) {
 		return fieldErr("query.since", ErrRange, fmt.Sprintf("since %s is after until %s",
 			q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339)))
@@ -191,6 +195,12 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	case ModeLazy, ModeSparse, ModeDense:
 	default:
 		return fieldErr("query.mode", ErrUnknown, fmt.Sprintf("%q, want lazy, sparse or dense", string(q.Mode)))
+	}
+	switch {
+	case q.MaxDenseScan == 0:
+		q.MaxDenseScan = DefaultMaxDenseScan
+	case q.MaxDenseScan < 0:
+		return fieldErr("query.max_dense_scan", ErrRange, fmt.Sprintf("%d, want a positive limit (0: default %d)", q.MaxDenseScan, DefaultMaxDenseScan))
 	}
 	switch q.Fusion {
 	case "":
@@ -262,58 +272,4 @@ func checkList(field string, list []string, o *Options) error {
 		}
 	}
 	return nil
-}
-
-// expandSynonyms appends to text the values of every synonym key found in
-// it (case-insensitive, on word boundaries), in sorted key order.
-func expandSynonyms(text string, syn map[string][]string) string {
-	if len(syn) == 0 || text == "" {
-		return text
-	}
-	lower := strings.ToLower(text)
-	var b strings.Builder
-	b.WriteString(text)
-	for _, k := range slices.Sorted(maps.Keys(syn)) {
-		if containsWord(lower, strings.ToLower(strings.TrimSpace(k))) {
-			for _, v := range syn[k] {
-				b.WriteByte(' ')
-				b.WriteString(v)
-			}
-		}
-	}
-	return b.String()
-}
-
-// containsWord reports whether w occurs in s with no letter or digit just
-// before or after it. CJK text has no spaces: a CJK key matches anywhere.
-func containsWord(s, w string) bool {
-	if w == "" {
-		return false
-	}
-	for off := 0; off <= len(s)-len(w); {
-		i := strings.Index(s[off:], w)
-		if i < 0 {
-			return false
-		}
-		i += off
-		before, _ := utf8.DecodeLastRuneInString(s[:i])
-		after, _ := utf8.DecodeRuneInString(s[i+len(w):])
-		first, _ := utf8.DecodeRuneInString(w)
-		last, _ := utf8.DecodeLastRuneInString(w)
-		okB := i == 0 || !isWordRune(before) || isCJK(first)
-		okA := i+len(w) == len(s) || !isWordRune(after) || isCJK(last)
-		if okB && okA {
-			return true
-		}
-		_, sz := utf8.DecodeRuneInString(s[i:])
-		off = i + sz
-	}
-	return false
-}
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }

@@ -34,8 +34,11 @@ type Config struct {
 	//   "hash"        the engine's default hash embedder (embed.NewHash);
 	//   "replay:DIR"  the vectors of DIR/N.speaker_turns.fvecs,
 	//                 N.turns.fvecs and N.questions.fvecs beside DIR/N.json
-	//                 (USE-lite for ../shared/data/locomo), keyed by text; a
-	//                 text without a vector is an error;
+	//                 (USE-lite vectors of the published LoCoMo data), keyed
+	//                 by text (Replay); the question without the speakers'
+	//                 names, which the engine embeds, gets the vector of
+	//                 the question as written; any other text without a
+	//                 vector is an error;
 	//   "use[:DIR]"   USE-lite in process (engine/embed/use) from the model
 	//                 files in DIR, default $LAZYMEM_USE_DIR or .cache/use-lite
 	//                 (fetched by `make use-model`); it embeds any text, so

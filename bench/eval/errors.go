@@ -12,4 +12,10 @@ var (
 	// ErrNoQuestions reports a data directory whose conversations hold no
 	// question of the evaluated categories with evidence.
 	ErrNoQuestions = errors.New("lazymem: eval: no questions to evaluate")
+	// ErrUnknownText reports a text that a Replay embedder has no vector for
+	// and no fallback to compute one.
+	ErrUnknownText = errors.New("lazymem: eval: replay: unknown text")
+	// ErrSource reports replay source files that do not load or do not agree
+	// (vector count differs from text count, mixed dimensions).
+	ErrSource = errors.New("lazymem: eval: bad replay source")
 )

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lazymem/lazymem/bench/locomo"
@@ -87,26 +88,11 @@ func newEmbedder(spec string, convs []*locomo.Conversation) (embed.Embedder, err
 	}
 	switch kind {
 	case "replay":
-		r, err := embed.LoadLoCoMoReplay(arg, embed.LoCoMoReplayOptions{})
+		r, err := LoadLoCoMoReplay(arg, LoCoMoReplayOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("lazymem: eval: embedder %s: %w", spec, err)
 		}
-		// The engine embeds the query with surrounding space trimmed; the
-		// questions file is keyed by the question as written.
-		alias := map[string]string{}
-		for _, c := range convs {
-			for _, qa := range c.QA {
-				if t := strings.TrimSpace(qa.Question); t != qa.Question {
-					if _, ok := r.Lookup(t); !ok {
-						alias[t] = qa.Question
-					}
-				}
-			}
-		}
-		if len(alias) == 0 {
-			return r, nil
-		}
-		return &aliasEmbedder{Embedder: r, alias: alias}, nil
+		return &questionReplay{Replay: r}, nil
 	case "use":
 		u, err := use.New(use.ModelDir(arg), use.Options{})
 		if err != nil {
@@ -118,28 +104,64 @@ func newEmbedder(spec string, convs []*locomo.Conversation) (embed.Embedder, err
 	}
 }
 
-// aliasEmbedder maps some texts to others before embedding. It keeps the
-// wrapped embedder's Name: the alias only restores the exact text a
-// replayed vector was computed for.
-type aliasEmbedder struct {
-	embed.Embedder
-	alias map[string]string
+// questionReplay serves the replay vectors and, for a text the replay has
+// no vector for that is the question being asked with some of its words
+// removed, the vector of the question as written. The engine embeds the
+// question trimmed and without the speakers' names (Query.SpeakerBoost),
+// texts the questions file has no vector for; the replay rows thus embed
+// the names (as USE-lite computed them), and two questions that differ by
+// a name only share the vector of the first asked (the engine caches the
+// query by its text). Measure the dense side without names with the
+// in-process "use" embedder. It keeps the Replay's Name: it only restores
+// the text a replayed vector was computed for.
+type questionReplay struct {
+	*Replay
+	mu       sync.Mutex
+	question string // the question being asked, as written
 }
 
-func (a *aliasEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+// ask sets the question the next recalls are for.
+func (a *questionReplay) ask(q string) {
+	a.mu.Lock()
+	a.question = q
+	a.mu.Unlock()
+}
+
+func (a *questionReplay) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	a.mu.Lock()
+	q := a.question
+	a.mu.Unlock()
 	var mapped []string
 	for i, t := range texts {
-		if o, ok := a.alias[t]; ok {
-			if mapped == nil {
-				mapped = slices.Clone(texts)
-			}
-			mapped[i] = o
+		if _, ok := a.Lookup(t); ok || q == "" || !wordsOf(t, q) {
+			continue
 		}
+		if mapped == nil {
+			mapped = slices.Clone(texts)
+		}
+		mapped[i] = q
 	}
 	if mapped == nil {
 		mapped = texts
 	}
-	return a.Embedder.Embed(ctx, mapped)
+	return a.Replay.Embed(ctx, mapped)
+}
+
+// wordsOf reports whether every space-separated field of t occurs in q, in
+// order: t is q with some words (and spaces) removed.
+func wordsOf(t, q string) bool {
+	fs := strings.Fields(t)
+	if len(fs) == 0 {
+		return false
+	}
+	for _, f := range fs {
+		i := strings.Index(q, f)
+		if i < 0 {
+			return false
+		}
+		q = q[i+len(f):]
+	}
+	return true
 }
 
 // runMode ingests every conversation into a fresh store and asks every
@@ -201,9 +223,7 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		infos[i] = Conversation{ID: c.ID, Speakers: []string{c.SpeakerA, c.SpeakerB}}
 	}
 	maxK := ks[len(ks)-1]
-	// The replay embedder has vectors for the questions as written only,
-	// not for them without the speakers' names.
-	keepNames := strings.HasPrefix(cfg.Embedder, "replay:")
+	replay, _ := emb.(*questionReplay)
 	sums := map[int]map[int]float64{} // category -> k -> sum
 	counts := map[int]int{}
 	t1 := time.Now()
@@ -224,7 +244,6 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		}
 		eq.Agent, eq.Agents = convs[q.conv].ID, nil
 		eq.K, eq.Mode = maxK, mode
-		eq.KeepSpeakersInDense = eq.KeepSpeakersInDense || keepNames
 		if eq.Candidates == 0 {
 			eq.Candidates = cfg.Candidates
 		}
@@ -233,6 +252,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 		}
 		if eq.DenseWeight == 0 {
 			eq.DenseWeight = cfg.DenseWeight
+		}
+		if replay != nil {
+			replay.ask(q.text)
 		}
 		var res *engine.Result
 		if cfg.x.recall != nil {

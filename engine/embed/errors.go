@@ -19,10 +19,4 @@ var (
 	// ErrDim reports a vector whose length differs from the expected
 	// dimension; the message names expected and got.
 	ErrDim = errors.New("lazymem: embed: wrong dimension")
-	// ErrUnknownText reports a text that a Replay embedder has no vector for
-	// and no fallback to compute one.
-	ErrUnknownText = errors.New("lazymem: embed: unknown text")
-	// ErrSource reports replay source files that do not load or do not agree
-	// (vector count differs from text count, mixed dimensions).
-	ErrSource = errors.New("lazymem: embed: bad replay source")
 )

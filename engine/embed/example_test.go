@@ -53,12 +53,3 @@ func ExampleNewOpenAI() {
 	// Output:
 	// openai:nomic-embed-text http://localhost:11434/v1/embeddings
 }
-
-func ExampleCounting() {
-	h, _ := embed.NewHash(embed.HashOptions{})
-	c := embed.NewCounting(h)
-	_, _ = c.Embed(context.Background(), []string{"a", "b"})
-	_, _ = c.Embed(context.Background(), []string{"c"})
-	fmt.Println(c.Calls(), c.Texts())
-	// Output: 2 3
-}

@@ -284,6 +284,14 @@ func wordHash(w []rune) uint64 {
 	return fmix64(h)
 }
 
+// isCJK and isWordRune are deliberately not the tokenizer's predicates
+// (analysis.IsCJK, analysis.IsWordRune), which the engine uses elsewhere:
+// the embedder's features are a versioned format. A vector is cached under
+// the embedder's name ("hash-v2-..."), so changing what a word is (the
+// tokenizer also counts Hangul and U+30FC as CJK, Me marks and non-decimal
+// numbers as word runes) would change the vectors of Korean and other text
+// under an unchanged name, and silently mix old and new vectors in every
+// existing cache. Align them only together with a new name (hash-v3).
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }

@@ -681,3 +681,19 @@ func checkFinite(v []float32) error {
 	}
 	return nil
 }
+
+// sleepCtx waits d or until ctx is done, whichever comes first, and returns
+// ctx.Err() in the second case.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -152,6 +152,33 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 0x30FC
 }
 
+// IsCJK reports whether the tokenizer treats r as CJK: a character of the
+// scripts written without spaces (Han, Hiragana, Katakana, Hangul, and
+// U+30FC inside Katakana words), indexed as overlapping bigrams. Callers
+// that match words the way the index does (on word boundaries, but
+// anywhere inside CJK text) use it and IsWordRune.
+func IsCJK(r rune) bool { return isCJK(r) }
+
+// IsWordRune reports whether r is part of a word for the tokenizer: a
+// letter, a number, a combining mark (it continues the word it follows) or
+// a CJK character. Everything else (space, punctuation, symbols, and the
+// joiners such as '.', '-', '_' and the apostrophe, which only join two
+// atoms into one term) separates words.
+func IsWordRune(r rune) bool {
+	var c class
+	switch {
+	case r < 0:
+		return false
+	case r < utf8.RuneSelf:
+		c = asciiClass[r]
+	case r < 0x10000:
+		c = class(bmpInfo(r) &^ nfkcSafe)
+	default:
+		c = classify(r)
+	}
+	return c >= cLower && c <= cMark || c == cCJK
+}
+
 func isAlnum(c class) bool { return c >= cLower && c <= cDigit }
 
 func isLetter(c class) bool { return c >= cLower && c <= cLetter }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/codec"
-	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/internal/testenv"
 )
 
@@ -82,7 +81,7 @@ func TestLoCoMoVectors(t *testing.T) {
 		var texts, speakerTexts []string
 		for _, turn := range c.Turns() {
 			texts = append(texts, turn.Text)
-			speakerTexts = append(speakerTexts, embed.SpeakerTurnText(turn.Speaker, turn.Text))
+			speakerTexts = append(speakerTexts, turn.Speaker+": "+turn.Text)
 		}
 		var qs []string
 		for _, q := range c.QA {

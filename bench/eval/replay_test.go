@@ -1,29 +1,34 @@
-package embed
+package eval
 
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lazymem/lazymem/bench/eager"
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
-// locomoDir is ../shared/data/locomo seen from the repository root, i.e.
-// three levels up from this package directory.
-func locomoDir(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "locomo"))
-	if err != nil {
-		t.Fatal(err)
+// locomoDir is the shared LoCoMo directory; the test skips without it.
+func locomoDir(t testing.TB) string { return dataDir(t) }
+
+func cos(a, b []float32) float64 {
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
 	}
-	if _, err := os.Stat(filepath.Join(dir, "26.json")); err != nil {
-		t.Skipf("LoCoMo data not found at %s (expected beside the repository as ../shared/data/locomo): %v", dir, err)
+	if na == 0 || nb == 0 {
+		return 0
 	}
-	return dir
+	return d / math.Sqrt(na*nb)
 }
 
 func TestReplayPairs(t *testing.T) {
@@ -79,7 +84,11 @@ func TestReplayPairs(t *testing.T) {
 }
 
 func TestReplayFallback(t *testing.T) {
-	fb := NewCounting(newHash(t, HashOptions{Dim: 8}))
+	h, err := embed.NewHash(embed.HashOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := eager.NewMeter(h, 0)
 	known := []float32{1, 0, 0, 0, 0, 0, 0, 0}
 	r, err := NewReplay([]string{"known"}, [][]float32{known}, ReplayOptions{Fallback: fb})
 	if err != nil {
@@ -92,10 +101,14 @@ func TestReplayFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vs[1][0] != 1 || cos(vs[0], embedOne(t, fb.Embedder, "x")) < 0.999999 || fb.Calls() != 1 || fb.Texts() != 2 {
-		t.Fatalf("fallback: calls %d texts %d", fb.Calls(), fb.Texts())
+	x, err := h.Embed(context.Background(), []string{"x"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := NewReplay([]string{"k"}, [][]float32{{1, 2}}, ReplayOptions{Fallback: fb}); !errors.Is(err, ErrOptions) {
+	if u := fb.Usage(); vs[1][0] != 1 || cos(vs[0], x[0]) < 0.999999 || u.Calls != 1 || u.Texts != 2 {
+		t.Fatalf("fallback: calls %d texts %d", u.Calls, u.Texts)
+	}
+	if _, err := NewReplay([]string{"k"}, [][]float32{{1, 2}}, ReplayOptions{Fallback: fb}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("dim mismatch: err %v", err)
 	}
 }
@@ -187,7 +200,7 @@ func TestReplayLoCoMo(t *testing.T) {
 
 func TestReplayLoCoMoErrors(t *testing.T) {
 	dir := locomoDir(t)
-	if _, err := LoadLoCoMoReplay(dir, LoCoMoReplayOptions{Sets: []string{"answers"}}); !errors.Is(err, ErrOptions) {
+	if _, err := LoadLoCoMoReplay(dir, LoCoMoReplayOptions{Sets: []string{"answers"}}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("bad set: %v", err)
 	}
 	if _, err := LoadLoCoMoReplay(dir, LoCoMoReplayOptions{IDs: []string{"nope"}}); !errors.Is(err, ErrSource) {

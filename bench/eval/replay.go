@@ -1,4 +1,4 @@
-package embed
+package eval
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
 // ReplayOptions configures a Replay embedder.
@@ -23,7 +24,7 @@ type ReplayOptions struct {
 	// Fallback embeds texts that have no stored vector. Its Dim must equal
 	// the stored vectors' (or be 0, checked on use) and its name becomes
 	// part of Name. Default nil: an unknown text is an ErrUnknownText error.
-	Fallback Embedder
+	Fallback embed.Embedder
 	// Label names the source in Name. Default "pairs" for NewReplay,
 	// "locomo" for LoadLoCoMoReplay.
 	Label string
@@ -32,18 +33,19 @@ type ReplayOptions struct {
 	Tolerance float64
 }
 
-// Replay serves precomputed vectors keyed by exact text: it replays the
-// output of a model that is not run in process (the USE-lite vectors of
-// ../shared/data/locomo) so evaluations can use it. Safe for concurrent use:
-// it is read-only after construction.
+// Replay is an embedder that serves precomputed vectors keyed by exact
+// text: it replays the output of a model that is not run in process (the
+// USE-lite vectors published beside the LoCoMo conversations) so that an
+// evaluation can use it. Safe for concurrent use: it is read-only after
+// construction.
 type Replay struct {
 	name     string
 	dim      int
 	vecs     map[string][]float32
-	fallback Embedder
+	fallback embed.Embedder
 }
 
-var _ Embedder = (*Replay)(nil)
+var _ embed.Embedder = (*Replay)(nil)
 
 func (o *ReplayOptions) ensureDefaults(label string) {
 	if o.Label == "" {
@@ -113,7 +115,7 @@ func (r *Replay) finish(d hash.Hash, opts ReplayOptions) (*Replay, error) {
 	}
 	if fb := opts.Fallback; fb != nil && fb.Dim() != 0 && fb.Dim() != r.dim {
 		return nil, fmt.Errorf("%w: ReplayOptions.Fallback %s has dimension %d, the stored vectors %d",
-			ErrOptions, fb.Name(), fb.Dim(), r.dim)
+			ErrConfig, fb.Name(), fb.Dim(), r.dim)
 	}
 	r.fallback = opts.Fallback
 	r.name = "replay-" + opts.Label + "-" + hex.EncodeToString(d.Sum(nil)[:8]) + "-d" + strconv.Itoa(r.dim)
@@ -153,7 +155,7 @@ func LoadLoCoMoReplay(dir string, opts LoCoMoReplayOptions) (*Replay, error) {
 	}
 	for _, s := range sets {
 		if s != "turns" && s != "speaker_turns" && s != "questions" {
-			return nil, fmt.Errorf("%w: LoCoMoReplayOptions.Sets: unknown set %q (want turns, speaker_turns, questions)", ErrOptions, s)
+			return nil, fmt.Errorf("%w: LoCoMoReplayOptions.Sets: unknown set %q (want turns, speaker_turns, questions)", ErrConfig, s)
 		}
 	}
 	var convs []*locomo.Conversation
@@ -281,14 +283,14 @@ func (r *Replay) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	}
 	vs, err := r.fallback.Embed(ctx, miss)
 	if err != nil {
-		return nil, fmt.Errorf("lazymem: embed: replay fallback %s: %w", r.fallback.Name(), err)
+		return nil, fmt.Errorf("lazymem: eval: replay fallback %s: %w", r.fallback.Name(), err)
 	}
 	if len(vs) != len(miss) {
-		return nil, fmt.Errorf("%w: replay fallback %s returned %d vectors for %d texts", ErrResponse, r.fallback.Name(), len(vs), len(miss))
+		return nil, fmt.Errorf("%w: replay fallback %s returned %d vectors for %d texts", embed.ErrResponse, r.fallback.Name(), len(vs), len(miss))
 	}
 	for k, i := range missing {
 		if len(vs[k]) != r.dim {
-			return nil, fmt.Errorf("%w: replay fallback %s: expected %d, got %d", ErrDim, r.fallback.Name(), r.dim, len(vs[k]))
+			return nil, fmt.Errorf("%w: replay fallback %s: expected %d, got %d", embed.ErrDim, r.fallback.Name(), r.dim, len(vs[k]))
 		}
 		out[i] = vs[k]
 	}
