@@ -56,7 +56,7 @@ def main() -> int:
     args = ap.parse_args()
     mem = Client(args.url, token=args.token)
     try:
-        mem.health()
+        mem.wait_ready(timeout=10)
     except LazymemError as e:
         print(f"no daemon at {args.url}: {e}", file=sys.stderr)
         return 1

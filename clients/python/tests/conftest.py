@@ -24,7 +24,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout too
 
 TOKEN = "test-token-3f9a"
-MAX_BODY = 1 << 20  # small, so that a 413 is cheap to provoke
+# Limits small enough that a 413 is cheap to provoke.
+MAX_BODY = 1 << 20
+MAX_BATCH = 100
+MAX_AGENTS = 5
 
 _URL = re.compile(r"url=(http://\S+)")
 
@@ -76,7 +79,8 @@ class Daemon:
             env["LAZYMEMD_TOKEN"] = token
         self._logf = open(self.log, "wb")
         self.proc = subprocess.Popen(
-            [binary, "--db", str(self.dir), "--addr", "127.0.0.1:0", "--quiet", "--max-body", str(MAX_BODY), *extra],
+            [binary, "--db", str(self.dir), "--addr", "127.0.0.1:0", "--quiet", "--max-body", str(MAX_BODY),
+             "--max-batch", str(MAX_BATCH), "--max-agents", str(MAX_AGENTS), *extra],
             stdout=subprocess.DEVNULL, stderr=self._logf, env=env)
         self.url = self._wait_url()
 

@@ -24,7 +24,7 @@ from lazymem import (
     Unauthorized,
 )
 
-from conftest import MAX_BODY
+from conftest import MAX_AGENTS, MAX_BATCH, MAX_BODY
 
 
 def test_append_get_roundtrip(client: Client, agent: str) -> None:
@@ -137,6 +137,15 @@ def test_too_large(client: Client, agent: str) -> None:
     with pytest.raises(TooLarge) as ei:
         client.append("x" * (MAX_BODY + 1), agent=agent)
     assert ei.value.status == 413 and ei.value.code == "too_large"
+    before = client.stats()["Log"]["Next"]
+    with pytest.raises(TooLarge) as ei:
+        client.append_batch([Record(agent=agent, text=f"r{i}") for i in range(MAX_BATCH + 1)])
+    assert (ei.value.code, ei.value.field) == ("too_large", "records")
+    assert client.stats()["Log"]["Next"] == before
+    assert len(client.append_batch([Record(agent=agent, text=f"r{i}") for i in range(MAX_BATCH)])) == MAX_BATCH
+    with pytest.raises(TooLarge) as ei:
+        client.recall("x", agent=agent, agents=[f"a{i}" for i in range(MAX_AGENTS)])
+    assert (ei.value.code, ei.value.field) == ("too_large", "query.agents")
 
 
 def test_unauthorized(daemon, agent: str) -> None:
@@ -144,8 +153,8 @@ def test_unauthorized(daemon, agent: str) -> None:
         with pytest.raises(Unauthorized) as ei:
             Client(daemon.url, token=token).recall("x", agent=agent)
         assert ei.value.status == 401 and ei.value.code == "unauthorized"
-    # The health check needs no token.
-    assert Client(daemon.url).health() is True
+    # The probes need no token.
+    assert Client(daemon.url).ready() is True
 
 
 def test_forbidden_origin(daemon, agent: str) -> None:
@@ -168,21 +177,12 @@ def test_stats(client: Client, agent: str) -> None:
 
 
 def test_probes(daemon, client: Client) -> None:
-    assert client.health() is True
-    assert Client(daemon.url).health() is True  # no token needed
-    try:
-        assert client.live() is True
-        assert client.ready() is True
-    except NotFound as e:
-        _probe_missing(str(e))
-    client.wait_ready(timeout=5)
-
-
-def _probe_missing(why: str) -> None:
-    msg = f"this lazymemd has no /v1/live or /v1/ready probe (an older daemon): {why}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(msg)
-    pytest.skip(msg)
+    anon = Client(daemon.url)  # the probes need no token
+    for c in (client, anon):
+        assert c.live() is True
+        assert c.ready() is True
+        assert c.health() is True
+    anon.wait_ready(timeout=5)
 
 
 def test_connection_failed() -> None:

@@ -85,15 +85,15 @@ def check(spec: dict, schema: dict, v: Any, path: str = "$") -> List[str]:
     return errs
 
 
-def call(daemon, method: str, path: str, body: Optional[Any] = None, token: bool = True):
-    headers = {"Content-Type": "application/json"}
+def call(daemon, method: str, path: str, body: Optional[Any] = None, token: bool = True, headers=None):
+    headers = {"Content-Type": "application/json", **(headers or {})}
     if token:
         headers["Authorization"] = "Bearer " + daemon.token
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(daemon.url + path, data=data, headers=headers, method=method)
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"null")
+            return r.status, json.loads(r.read() or b"null")  # a 202 has no body
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
 
@@ -147,7 +147,8 @@ def test_replies_conform(spec: dict, daemon) -> None:
     res = assert_conforms(spec, daemon, "POST", "/v1/recall", "/v1/recall", {"agent": agent, "text": "pool"})
     assert res["memories"]
     assert_conforms(spec, daemon, "GET", "/v1/stats", "/v1/stats")
-    assert_conforms(spec, daemon, "GET", "/v1/health", "/v1/health", token=False)
+    for probe in ("/v1/health", "/v1/live", "/v1/ready"):
+        assert_conforms(spec, daemon, "GET", probe, probe, token=False)
 
 
 def test_errors_conform(spec: dict, daemon) -> None:
@@ -160,9 +161,30 @@ def test_errors_conform(spec: dict, daemon) -> None:
         ("GET", "/v1/records", "/v1/records", None, 405, True),
         ("POST", "/v1/recall", "/v1/recall", {"agent": "a"}, 401, False),
         ("GET", "/v1/stats", "/v1/stats", None, 401, False),
+        ("POST", "/v1/records", "/v1/records", {"records": [{"agent": "a", "text": "x"}] * 101}, 413, True),
+        ("POST", "/v1/recall", "/v1/recall", {"agent": "a", "agents": ["b", "c", "d", "e", "f"]}, 413, True),
     ]
     for method, path, template, body, want, token in cases:
         reply = assert_conforms(spec, daemon, method, path, template, body, want, token)
         if want == 400:
             assert reply["error"]["code"] in ("invalid", "bad_body")
             assert reply["error"].get("field"), reply  # bad input names the field
+
+
+def test_mcp_conforms(spec: dict, daemon) -> None:
+    agent = "openapi-mcp-" + os.urandom(3).hex()
+    for msg in (
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": "two", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "remember", "arguments": {"agent": agent, "text": "the pool is 20"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "no/such"},
+    ):
+        assert not check(spec, spec["components"]["schemas"]["RpcRequest"], msg)
+        reply = assert_conforms(spec, daemon, "POST", "/mcp", "/mcp", msg)
+        assert reply["id"] == msg["id"]
+    status, reply = call(daemon, "POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (status, reply) == (202, None)
+    status, reply = call(daemon, "POST", "/mcp", {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+                         headers={"Mcp-Protocol-Version": "1999-01-01"})
+    assert status == 400 and not check(spec, reply_schema(spec, "/mcp", "POST", 400), reply), reply

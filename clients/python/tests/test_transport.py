@@ -114,8 +114,8 @@ def test_retries_are_bounded(stub) -> None:
 def test_retry_after_capped_and_backoff_without_it(stub) -> None:
     url, script = stub
     script.replies = [(503, {"Retry-After": "3600"}, err("busy", "b")),
-                      (503, {}, err("not_ready", "opening")),
-                      (503, {}, err("not_ready", "opening")),
+                      (503, {"Retry-After": ""}, err("starting", "opening")),
+                      (503, {}, err("starting", "opening")),
                       OK_IDS]
     waits: List[float] = []
     c = Client(url, retries=5, backoff=0.2, max_wait=2.0, sleep=waits.append)
@@ -135,8 +135,8 @@ def test_timeout_not_retried_for_appends_but_for_reads(stub) -> None:
         c.append("x", agent="a")  # it may have been written: not sent twice
     assert ei.value.code == "timeout" and len(script.requests) == 1 and waits == []
     script.requests.clear()
-    script.replies = [timeout, (200, {}, {"status": "ok"})]
-    assert c.health() is True
+    script.replies = [timeout, (200, {}, {"Appended": 1})]
+    assert c.stats() == {"Appended": 1}
     assert len(script.requests) == 2 and len(waits) == 1
 
 
@@ -185,11 +185,18 @@ def test_error_without_json_body(stub) -> None:
     assert ei.value.status == 502 and ei.value.code == "" and ei.value.message == "HTTP 502"
 
 
-def test_ready_false_on_503(stub) -> None:
+def test_probes_false_on_503(stub) -> None:
     url, script = stub
-    script.replies = [(503, {}, err("not_ready", "opening the store"))]
-    assert Client(url, sleep=lambda s: None).ready() is False
-    assert len(script.requests) == 1  # a probe is not retried
+    script.replies = [(503, {}, {"status": "opening"})]
+    c = Client(url, sleep=lambda s: None)
+    assert c.ready() is False and c.health() is False
+    assert len(script.requests) == 2  # a probe is not retried
+    script.replies = [(503, {}, {"status": "closing"})]
+    with pytest.raises(Busy) as ei:
+        c._call("GET", "/v1/ready", None, idempotent=True, retries=0)
+    assert ei.value.code == "closing" and ei.value.message == "the store is closing"
+    script.replies = [(200, {}, {"status": "ok"})]
+    assert c.ready() and c.health() and c.live()
 
 
 def test_helpers() -> None:

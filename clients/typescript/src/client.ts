@@ -39,7 +39,7 @@ export interface ClientOptions {
 // 503 codes after which nothing was done, so any request may be sent again
 // unchanged. After other 503s (timeout, closed, canceled) an append may
 // already be written, so only requests that change nothing are retried.
-const retryAny = new Set(["busy", "not_ready"]);
+const retryAny = new Set(["busy", "starting"]);
 
 /**
  * A client of one lazymemd daemon.
@@ -135,22 +135,24 @@ export class Client {
     return (await this.#call("GET", "/v1/stats", undefined, true)) as Metrics;
   }
 
-  /** True when the daemon answers GET /v1/health. */
-  async health(): Promise<boolean> {
-    return ((await this.#call("GET", "/v1/health", undefined, true)) as Status).status === "ok";
-  }
-
-  /** True when the process answers its liveness probe (GET /v1/live). */
+  /** True when the process answers its liveness probe (GET /v1/live), which it does while the store opens too. */
   async live(): Promise<boolean> {
-    await this.#call("GET", "/v1/live", undefined, true);
-    return true;
+    return ((await this.#call("GET", "/v1/live", undefined, true)) as Status).status === "ok";
   }
 
-  /** True when GET /v1/ready answers 200, false when it answers 503 (not retried). */
+  /** True when the store is open (GET /v1/ready answers 200), false while it opens or closes (503; not retried). */
   async ready(): Promise<boolean> {
+    return this.#probe("/v1/ready");
+  }
+
+  /** GET /v1/health, the same as ready() (kept for older supervisors). */
+  async health(): Promise<boolean> {
+    return this.#probe("/v1/health");
+  }
+
+  async #probe(path: string): Promise<boolean> {
     try {
-      await this.#call("GET", "/v1/ready", undefined, true, 0);
-      return true;
+      return ((await this.#call("GET", path, undefined, true, 0)) as Status).status === "ok";
     } catch (e) {
       if (e instanceof Busy) return false;
       throw e;
@@ -164,7 +166,7 @@ export class Client {
       let err: LazymemError;
       try {
         if (await this.ready()) return;
-        err = new Busy("not ready", { status: 503, code: "not_ready" });
+        err = new Busy("the store is not open yet", { status: 503, code: "opening" });
       } catch (e) {
         if (!(e instanceof ConnectionFailed)) throw e;
         err = e;

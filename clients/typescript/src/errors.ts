@@ -58,7 +58,7 @@ export class TooLarge extends LazymemError {}
 export class UnsupportedMediaType extends LazymemError {}
 /** 500 (internal) or 502 (the embedder failed). */
 export class ServerError extends LazymemError {}
-/** 503: busy (retry after Retry-After), timeout, not_ready, closed or canceled. */
+/** 503: busy or starting (retry after Retry-After), timeout, closed or canceled; from a probe, code is its status ("opening", "closing"). */
 export class Busy extends LazymemError {}
 /** 507: the store's disk is full; nothing was written. */
 export class DiskFull extends LazymemError {}
@@ -87,6 +87,10 @@ export function errorFor(status: number, body: unknown, retryAfter?: number): La
     code = typeof d.code === "string" ? d.code : "";
     field = typeof d.field === "string" && d.field !== "" ? d.field : undefined;
     message = typeof d.message === "string" ? d.message : "";
+  } else if (typeof body === "object" && body !== null && typeof (body as { status?: unknown }).status === "string") {
+    // A probe's 503: {"status": "opening"} or {"status": "closing"}.
+    code = (body as { status: string }).status;
+    message = `the store is ${code}`;
   } else if (typeof body === "string") {
     message = body.trim();
   }

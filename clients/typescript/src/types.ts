@@ -3,9 +3,9 @@
 // same snake_case keys. `npm run check-types` compares the two.
 // Times are RFC 3339 strings, as on the wire (nanoseconds kept).
 
-/** A probe's reply. */
+/** A probe's reply: "ok"; with a 503 from /v1/ready or /v1/health, "opening" or "closing". */
 export interface Status {
-  status: string;
+  status: "ok" | "opening" | "closing";
 }
 
 /** Every error reply's body (schema Error). */

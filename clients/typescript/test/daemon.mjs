@@ -11,7 +11,10 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export const TOKEN = "test-token-7c21";
-export const MAX_BODY = 1 << 20; // small, so that a 413 is cheap to provoke
+// Limits small enough that a 413 is cheap to provoke.
+export const MAX_BODY = 1 << 20;
+export const MAX_BATCH = 100;
+export const MAX_AGENTS = 5;
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -78,7 +81,8 @@ export async function startDaemon(extraArgs = []) {
   const env = { ...process.env, LAZYMEMD_TOKEN: TOKEN };
   const proc = spawn(
     b.bin,
-    ["--db", join(work, "db"), "--addr", "127.0.0.1:0", "--quiet", "--max-body", String(MAX_BODY), ...extraArgs],
+    ["--db", join(work, "db"), "--addr", "127.0.0.1:0", "--quiet", "--max-body", String(MAX_BODY),
+      "--max-batch", String(MAX_BATCH), "--max-agents", String(MAX_AGENTS), ...extraArgs],
     { stdio: ["ignore", "ignore", fd], env },
   );
   closeSync(fd);

@@ -88,7 +88,7 @@ test("retries are bounded", async () => {
 });
 
 test("Retry-After is capped; backoff without it", async () => {
-  replies = [[503, { "Retry-After": "3600" }, err("busy", "b")], [503, {}, err("not_ready", "opening")], [503, {}, err("not_ready", "opening")], OK_IDS];
+  replies = [[503, { "Retry-After": "3600" }, err("busy", "b")], [503, {}, err("starting", "opening")], [503, {}, err("starting", "opening")], OK_IDS];
   const { waits, sleep } = recorder();
   const c = new Client(url, { retries: 5, backoffMs: 200, maxWaitMs: 2000, sleep });
   assert.equal(await c.append("x", { agent: "a" }), 7);
@@ -108,8 +108,8 @@ test("a timeout is not retried for appends, but is for reads", async () => {
   assert.equal(requests.length, 1);
   assert.deepEqual(waits, []);
   requests = [];
-  replies = [timeout, [200, {}, { status: "ok" }]];
-  assert.equal(await c.health(), true);
+  replies = [timeout, [200, {}, { Appended: 1 }]];
+  assert.deepEqual(await c.stats(), { Appended: 1 });
   assert.equal(requests.length, 2);
   assert.equal(waits.length, 1);
 });
@@ -154,10 +154,23 @@ test("an error reply without a JSON body", async () => {
   assert.deepEqual([e.status, e.code, e.message], [502, "", "HTTP 502"]);
 });
 
-test("ready() is false on 503 and not retried", async () => {
-  replies = [[503, {}, err("not_ready", "opening the store")]];
-  assert.equal(await new Client(url, { sleep: async () => {} }).ready(), false);
-  assert.equal(requests.length, 1);
+test("probes are false on 503 and not retried", async () => {
+  replies = [[503, {}, { status: "opening" }]];
+  const c = new Client(url, { sleep: async () => {} });
+  assert.equal(await c.ready(), false);
+  assert.equal(await c.health(), false);
+  assert.equal(requests.length, 2);
+  replies = [[200, {}, { status: "ok" }]];
+  assert.equal(await c.ready(), true);
+  assert.equal(await c.health(), true);
+  assert.equal(await c.live(), true);
+});
+
+test("a probe's 503 body gives the code", async () => {
+  const { errorFor } = await import("../dist/index.js");
+  const e = errorFor(503, { status: "closing" });
+  assert.ok(e instanceof Busy);
+  assert.deepEqual([e.code, e.message], ["closing", "the store is closing"]);
 });
 
 test("parseRetryAfter", () => {

@@ -22,7 +22,7 @@ DEFAULT_URL = "http://127.0.0.1:7373"
 # unchanged. Other 503s (timeout, closed, canceled) may follow work that was
 # done (an append that timed out after its write), so only requests that
 # change nothing are retried after them.
-_RETRY_ANY = frozenset({"busy", "not_ready"})
+_RETRY_ANY = frozenset({"busy", "starting"})
 
 
 class Client:
@@ -33,7 +33,7 @@ class Client:
     token: the bearer token of a daemon started with --token-file.
     timeout: seconds per HTTP attempt.
     retries: how many times a 503 is retried (0: never). A 503 "busy" or
-        "not_ready" is retried for every call; other 503s only for calls
+        "starting" is retried for every call; other 503s only for calls
         that change nothing (get, recall, stats, probes).
     backoff: first wait in seconds when the reply has no Retry-After; it
         doubles per attempt, with jitter.
@@ -189,23 +189,26 @@ class Client:
         """The store's metrics, as the daemon sends them (keys like "Appended", "Log": {"Next": ...})."""
         return self._call("GET", "/v1/stats", None, idempotent=True)
 
-    def health(self) -> bool:
-        """True when the daemon answers GET /v1/health."""
-        return self._call("GET", "/v1/health", None, idempotent=True).get("status") == "ok"
-
     def live(self) -> bool:
-        """True when the process answers its liveness probe (GET /v1/live)."""
-        self._call("GET", "/v1/live", None, idempotent=True)
-        return True
+        """True when the process answers its liveness probe (GET /v1/live),
+        which it does while the store is still opening too."""
+        return self._call("GET", "/v1/live", None, idempotent=True).get("status") == "ok"
 
     def ready(self) -> bool:
         """True when the store is open and serving (GET /v1/ready answers 200);
-        False when it answers 503. Not retried: a probe reports the moment."""
+        False while it opens or closes (503). Not retried: a probe reports
+        the moment."""
+        return self._probe("/v1/ready")
+
+    def health(self) -> bool:
+        """GET /v1/health, the same as ready() (kept for older supervisors)."""
+        return self._probe("/v1/health")
+
+    def _probe(self, path: str) -> bool:
         try:
-            self._call("GET", "/v1/ready", None, idempotent=True, retries=0)
+            return self._call("GET", path, None, idempotent=True, retries=0).get("status") == "ok"
         except Busy:
             return False
-        return True
 
     def wait_ready(self, timeout: float = 30.0, interval: float = 0.1) -> None:
         """Polls ready() until it is True; ConnectionFailed or Busy after timeout seconds."""
@@ -214,7 +217,7 @@ class Client:
             try:
                 if self.ready():
                     return
-                err: LazymemError = Busy("not ready", status=503, code="not_ready")
+                err: LazymemError = Busy("the store is not open yet", status=503, code="opening")
             except ConnectionFailed as e:
                 err = e
             if _time.monotonic() >= deadline:

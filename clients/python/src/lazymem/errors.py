@@ -89,7 +89,8 @@ class ServerError(LazymemError):
 
 
 class Busy(LazymemError):
-    """503: busy (retry after Retry-After), timeout, not_ready, closed or canceled."""
+    """503: busy or starting (retry after Retry-After), timeout, closed or canceled;
+    from a probe, code is the probe's status ("opening", "closing")."""
 
 
 class DiskFull(LazymemError):
@@ -118,6 +119,10 @@ def error_for(status: int, body: Any, retry_after: Optional[float] = None) -> La
         code = str(detail.get("code") or "")
         field = detail.get("field") or None
         message = str(detail.get("message") or "")
+    elif isinstance(body, dict) and isinstance(body.get("status"), str):
+        # A probe's 503: {"status": "opening"} or {"status": "closing"}.
+        code = body["status"]
+        message = f"the store is {code}"
     elif isinstance(body, str):
         message = body.strip()
     if not message:
