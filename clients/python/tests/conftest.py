@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Iterator, Optional
@@ -66,6 +67,16 @@ def lazymemd_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(out)
 
 
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/v1/ready", timeout=5) as r:
+            return r.status == 200
+    except urllib.error.HTTPError as e:
+        if e.code == 503:  # {"status": "opening"}
+            return False
+        raise
+
+
 class Daemon:
     """A running lazymemd: url, token, the store directory and its stderr log."""
 
@@ -86,21 +97,24 @@ class Daemon:
 
     def _wait_url(self) -> str:
         # The daemon logs `msg="lazymemd listening" url=http://127.0.0.1:PORT`
-        # once it is accepting; :0 lets the kernel pick a free port.
+        # once it is accepting (:0 lets the kernel pick a free port), then
+        # opens the store in the background: GET /v1/ready turns 200 when
+        # it is open.
         deadline = time.monotonic() + 60
+        url = None
         while time.monotonic() < deadline:
             text = self.log.read_text(errors="replace")
             m = _URL.search(text)
-            if m:
+            if m and url is None:
                 url = m.group(1)
-                urllib.request.urlopen(url + "/v1/health", timeout=5).read()
+            if url is not None and _ready(url):
                 return url
             if self.proc.poll() is not None:
                 self.stop()
                 pytest.fail(f"lazymemd exited with {self.proc.returncode}: {text.strip()}", pytrace=False)
             time.sleep(0.02)
         self.stop()
-        pytest.fail("lazymemd did not report its address within 60 s", pytrace=False)
+        pytest.fail(f"lazymemd was not ready within 60 s (address {url})", pytrace=False)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -213,8 +213,9 @@ def test_helpers() -> None:
 
 
 def test_bad_arguments() -> None:
-    with pytest.raises(ValueError, match="base_url"):
-        Client("localhost:7373")
+    for bad in ("localhost:7373", "http://", "http://127.0.0.1:port", "ftp://127.0.0.1:7373"):
+        with pytest.raises(ValueError, match="base_url"):
+            Client(bad)
     with pytest.raises(ValueError, match="retries"):
         Client(retries=-1)
     c = Client()

@@ -98,12 +98,20 @@ export async function startDaemon(extraArgs = []) {
     rmSync(work, { recursive: true, force: true });
   };
   // The daemon logs `msg="lazymemd listening" url=http://127.0.0.1:PORT`
-  // once it accepts; --addr :0 lets the kernel pick a free port.
+  // once it accepts (--addr :0 lets the kernel pick a free port), then
+  // opens the store in the background: GET /v1/ready turns 200 when it is.
   const deadline = Date.now() + 60000;
+  let url;
   while (Date.now() < deadline) {
     const text = readFileSync(log, "utf8");
     const m = /url=(http:\/\/\S+)/.exec(text);
-    if (m) return { url: m[1], token: TOKEN, stop };
+    if (m && url === undefined) url = m[1];
+    if (url !== undefined) {
+      const r = await fetch(url + "/v1/ready");
+      await r.arrayBuffer();
+      if (r.status === 200) return { url, token: TOKEN, stop };
+      if (r.status !== 503) throw new Error(`GET /v1/ready: ${r.status}`);
+    }
     if (exited !== null) {
       await stop();
       throw new Error(`lazymemd exited (${exited}): ${text.trim()}`);
@@ -111,7 +119,7 @@ export async function startDaemon(extraArgs = []) {
     await sleep(20);
   }
   await stop();
-  throw new Error("lazymemd did not report its address within 60 s");
+  throw new Error(`lazymemd was not ready within 60 s (address ${url})`);
 }
 
 export const packageRoot = resolve(here, "..");

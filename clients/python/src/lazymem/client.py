@@ -1,4 +1,4 @@
-"""The synchronous HTTP client of lazymemd (standard library only)."""
+"""The synchronous HTTP client of lazymemd (standard library only: http.client, json)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import http.client
 import json
 import random
 import time as _time
-import urllib.error
 import urllib.parse
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -60,9 +58,14 @@ class Client:
         if backoff < 0 or max_wait < 0:
             raise ValueError("backoff and max_wait: want >= 0 seconds")
         parsed = urllib.parse.urlsplit(base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        try:
+            port_ok = parsed.port is None or parsed.port > 0
+        except ValueError:
+            port_ok = False
+        if parsed.scheme not in ("http", "https") or not parsed.hostname or not port_ok:
             raise ValueError(f"base_url: {base_url!r}, want http(s)://host:port")
         self.base_url = base_url.rstrip("/")
+        self._url = parsed
         self.token = token
         self.timeout = timeout
         self.retries = retries
@@ -253,22 +256,39 @@ class Client:
         return min(wait * (0.5 + random.random() / 2), self.max_wait)
 
     def _once(self, method: str, path: str, data: Optional[bytes], headers: Dict[str, str]) -> Any:
-        req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
+        # http.client rather than urllib.request: when the daemon refuses a
+        # body early (413 over --max-body) it answers before reading it and
+        # closes, so sending the rest fails with a broken pipe; the reply is
+        # already in the socket and getresponse() still reads it. urllib
+        # drops the connection on that error and reports only the pipe.
+        u = self._url
+        conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        conn = conn_cls(u.hostname or "", u.port, timeout=self.timeout)
+        target = u.path.rstrip("/") + path
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            try:
+                conn.request(method, target, body=data, headers=headers)
+            except (BrokenPipeError, ConnectionResetError) as e:
+                send_err: Optional[OSError] = e
+            else:
+                send_err = None
+            try:
+                resp = conn.getresponse()
                 raw = resp.read()
-        except urllib.error.HTTPError as e:
-            raw = e.read() if e.fp is not None else b""
-            raise error_for(e.code, _decode(raw), _retry_after(e.headers.get("Retry-After"))) from None
-        except (OSError, http.client.HTTPException) as e:  # URLError, timeouts, resets
-            reason = getattr(e, "reason", e)
-            raise ConnectionFailed(f"{method} {self.base_url}{path}: {reason}") from e
+            except (OSError, http.client.HTTPException) as e:
+                raise send_err or e
+        except (OSError, http.client.HTTPException) as e:  # refused, reset, timed out
+            raise ConnectionFailed(f"{method} {self.base_url}{path}: {e}") from e
+        finally:
+            conn.close()
+        if resp.status >= 400:
+            raise error_for(resp.status, _decode(raw), _retry_after(resp.getheader("Retry-After")))
         if not raw:
             return {}
         try:
             return json.loads(raw)
         except ValueError as e:
-            raise LazymemError(f"{method} {path}: the reply is not JSON: {e}", status=200) from None
+            raise LazymemError(f"{method} {path}: the reply is not JSON: {e}", status=resp.status) from None
 
 
 def _decode(raw: bytes) -> Any:
