@@ -239,3 +239,41 @@ def test_example_agent_loop(daemon) -> None:
     assert answers[0] == "agent> I don't remember anything about that yet."
     assert "connection pool should be 20" in answers[2]
     assert "on-call rotation switches on Mondays" in answers[3]
+
+
+def test_busy_retried_against_the_daemon(lazymemd_bin: str, tmp_path) -> None:
+    """A real 503 busy: a stalled request holds the daemon's --max-decode-bytes
+    budget, the client's append is refused with Retry-After, and the retry,
+    once the stalled request is finished, succeeds."""
+    import socket
+
+    from conftest import TOKEN, Daemon
+
+    budget = 65536  # --max-body and --max-decode-bytes: one body fills it
+    dm = Daemon(lazymemd_bin, tmp_path, TOKEN, ["--max-body", str(budget), "--max-decode-bytes", str(budget)])
+    try:
+        host, port = dm.url.removeprefix("http://").split(":")
+        stalled = json.dumps({"agent": "stall", "text": "s" * (budget - 200)}).encode()  # leaves < 200 bytes
+        sock = socket.create_connection((host, int(port)), timeout=30)
+        head = (f"POST /v1/records HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(stalled)}\r\nConnection: close\r\n\r\n")
+        sock.sendall(head.encode() + stalled[:100])  # the daemon reserves the announced length
+        waits = []
+
+        def finish_stalled(seconds: float) -> None:
+            waits.append(seconds)
+            if len(waits) == 1:
+                sock.sendall(stalled[100:])
+                reply = b""
+                while chunk := sock.recv(65536):
+                    reply += chunk
+                assert reply.startswith(b"HTTP/1.1 200"), reply[-300:]
+
+        c = Client(dm.url, token=TOKEN, retries=3, sleep=finish_stalled)
+        # Refused at first: not enough of the budget is left for this body.
+        rid = c.append("x" * 300, agent="busy-test")
+        assert waits == [1.0]  # the daemon's Retry-After
+        assert c.get(rid).text == "x" * 300
+        sock.close()
+    finally:
+        dm.stop()

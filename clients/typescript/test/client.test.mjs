@@ -238,3 +238,39 @@ test("formatContext: oldest first within the budget", { skip }, async (t) => {
   ]);
   assert.equal(formatContext(res.memories, 45).split("\n").length, 1);
 });
+
+test("a real 503 busy is retried", { skip }, async () => {
+  // A stalled request holds the daemon's --max-decode-bytes budget; the
+  // client's append is refused with Retry-After, and its retry, once the
+  // stalled request is finished, succeeds.
+  const budget = 65536; // --max-body and --max-decode-bytes: one body fills it
+  const dm = await startDaemon(["--max-body", String(budget), "--max-decode-bytes", String(budget)]);
+  try {
+    const { hostname, port } = new URL(dm.url);
+    const stalled = Buffer.from(JSON.stringify({ agent: "stall", text: "s".repeat(budget - 200) })); // leaves < 200 bytes
+    const sock = net.connect(Number(port), hostname);
+    await new Promise((res, rej) => { sock.once("connect", res); sock.once("error", rej); });
+    let reply = "";
+    sock.on("data", (b) => { reply += b; });
+    const ended = new Promise((res) => sock.on("end", res));
+    sock.write(`POST /v1/records HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${dm.token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${stalled.length}\r\nConnection: close\r\n\r\n`);
+    sock.write(stalled.subarray(0, 100)); // the daemon reserves the announced length
+    const waits = [];
+    const sleep = async (ms) => {
+      waits.push(ms);
+      if (waits.length === 1) {
+        sock.write(stalled.subarray(100));
+        await ended;
+        assert.match(reply, /^HTTP\/1\.1 200/);
+      }
+    };
+    const c = new Client(dm.url, { token: dm.token, retries: 3, sleep });
+    const id = await c.append("x".repeat(300), { agent: "busy-test" });
+    assert.deepEqual(waits, [1000]); // the daemon's Retry-After
+    assert.equal((await c.get(id)).text, "x".repeat(300));
+    sock.destroy();
+  } finally {
+    await dm.stop();
+  }
+});
