@@ -192,7 +192,10 @@ export interface Metrics {
   Appended: number;
   Recalls: number;
   IndexErrors: number;
+  BackgroundErrors: number;
   IndexRepaired: string;
+  /** The store's format version. */
+  StoreFormat: number;
   Log: LogMetrics;
   Index: IndexMetrics;
   Cache: CacheMetrics;
