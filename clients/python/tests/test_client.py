@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from lazymem import (
+    Busy,
     Client,
     ConnectionFailed,
     Forbidden,
@@ -245,7 +246,9 @@ def test_busy_retried_against_the_daemon(lazymemd_bin: str, tmp_path) -> None:
     """A real 503 busy: a stalled request holds the daemon's --max-decode-bytes
     budget, the client's append is refused with Retry-After, and the retry,
     once the stalled request is finished, succeeds."""
+    import select
     import socket
+    import time
 
     from conftest import TOKEN, Daemon
 
@@ -254,10 +257,31 @@ def test_busy_retried_against_the_daemon(lazymemd_bin: str, tmp_path) -> None:
     try:
         host, port = dm.url.removeprefix("http://").split(":")
         stalled = json.dumps({"agent": "stall", "text": "s" * (budget - 200)}).encode()  # leaves < 200 bytes
-        sock = socket.create_connection((host, int(port)), timeout=30)
         head = (f"POST /v1/records HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(stalled)}\r\nConnection: close\r\n\r\n")
-        sock.sendall(head.encode() + stalled[:100])  # the daemon reserves the announced length
+        probe = Client(dm.url, token=TOKEN, retries=0)
+
+        def stall() -> "socket.socket | None":
+            """Sends the headers and the start of the body; returns once the
+            daemon holds the budget (a harmless recall of the client's size
+            is refused), or None when the daemon refused the stalled request
+            itself (a probe held part of the budget at that moment)."""
+            sock = socket.create_connection((host, int(port)), timeout=30)
+            sock.sendall(head.encode() + stalled[:100])  # the daemon reserves the announced length
+            while True:
+                try:
+                    probe.recall("y" * 300, agent="busy-test")
+                except Busy as e:
+                    assert e.code == "busy"
+                    return sock
+                if select.select([sock], [], [], 0)[0]:  # the stalled request got its reply: a 503
+                    sock.close()
+                    return None
+                time.sleep(0.01)
+
+        deadline = time.monotonic() + 30
+        while (sock := stall()) is None:
+            assert time.monotonic() < deadline, "the stalled request never held the budget: " + dm.log.read_text()[-2000:]
         waits = []
 
         def finish_stalled(seconds: float) -> None:

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 
 import {
+  Busy,
   Client,
   ConnectionFailed,
   Forbidden,
@@ -248,21 +249,46 @@ test("a real 503 busy is retried", { skip }, async () => {
   try {
     const { hostname, port } = new URL(dm.url);
     const stalled = Buffer.from(JSON.stringify({ agent: "stall", text: "s".repeat(budget - 200) })); // leaves < 200 bytes
-    const sock = net.connect(Number(port), hostname);
-    await new Promise((res, rej) => { sock.once("connect", res); sock.once("error", rej); });
-    let reply = "";
-    sock.on("data", (b) => { reply += b; });
-    const ended = new Promise((res) => sock.on("end", res));
-    sock.write(`POST /v1/records HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${dm.token}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${stalled.length}\r\nConnection: close\r\n\r\n`);
-    sock.write(stalled.subarray(0, 100)); // the daemon reserves the announced length
+    const head = `POST /v1/records HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${dm.token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${stalled.length}\r\nConnection: close\r\n\r\n`;
+    const probe = new Client(dm.url, { token: dm.token, retries: 0 });
+    // Sends the headers and the start of the body; resolves once the daemon
+    // holds the budget (a harmless recall of the client's size is refused),
+    // or to undefined when the daemon refused the stalled request itself (a
+    // probe held part of the budget at that moment).
+    const stall = async () => {
+      const s = net.connect(Number(port), hostname);
+      await new Promise((res, rej) => { s.once("connect", res); s.once("error", rej); });
+      const conn = { sock: s, reply: "" };
+      s.on("data", (b) => { conn.reply += b; });
+      conn.ended = new Promise((res) => s.on("end", res));
+      s.write(head);
+      s.write(stalled.subarray(0, 100)); // the daemon reserves the announced length
+      for (;;) {
+        const e = await probe.recall("y".repeat(300), { agent: "busy-test" }).then(() => undefined, (e) => e);
+        if (e !== undefined) {
+          assert.ok(e instanceof Busy && e.code === "busy", String(e));
+          return conn;
+        }
+        if (conn.reply !== "") { // the stalled request got its reply: a 503
+          s.destroy();
+          return undefined;
+        }
+        await new Promise((res) => setTimeout(res, 10));
+      }
+    };
+    let conn;
+    for (const deadline = Date.now() + 30000; (conn = await stall()) === undefined; ) {
+      assert.ok(Date.now() < deadline, "the stalled request never held the budget");
+    }
+    const { sock } = conn;
     const waits = [];
     const sleep = async (ms) => {
       waits.push(ms);
       if (waits.length === 1) {
         sock.write(stalled.subarray(100));
-        await ended;
-        assert.match(reply, /^HTTP\/1\.1 200/);
+        await conn.ended;
+        assert.match(conn.reply, /^HTTP\/1\.1 200/);
       }
     };
     const c = new Client(dm.url, { token: dm.token, retries: 3, sleep });
