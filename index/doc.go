@@ -60,6 +60,18 @@
 // Wire constants (never change) are marked in segment.go, postings.go and
 // manifest.go; docs/format/index.md has the full drawing and the rules.
 //
+// # Files
+//
+// The code is split by role: index.go (types, Open, Close, Metrics),
+// recover.go (reading the manifest and segments at Open, rebuilding the
+// tail from the log), analyze.go (text analysis of a batch on a worker
+// pool), add.go (validation and insertion into the mutable segment),
+// flush.go (freezing and sealing the mutable segment, the manifest write),
+// delete.go (tombstones), merge.go (the merge policy and merging),
+// segment.go and segment_build.go (a segment read and written), search.go
+// and heap.go (BM25 top-k), manifest.go (the MANIFEST format and file
+// helpers).
+//
 // # Time filters
 //
 // Ids are mostly time-ordered. The time index keeps per id the running
