@@ -2,11 +2,8 @@ package index
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -72,10 +69,7 @@ func (x *Index) AddAnalyzed(docs []*Doc, a *Analyzed) error {
 	if err := x.checkAppend(docs); err != nil {
 		return err
 	}
-	for c := range a.bts {
-		<-a.ready[c]
-		x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], a.bts, c)
-	}
+	x.insertAnalyzed(docs, a)
 	return x.afterAdd(true)
 }
 
@@ -91,53 +85,22 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 	if err := x.checkAppend(docs); err != nil {
 		return err
 	}
-	// Analysis runs outside the lock. Large batches are cut into chunks that
-	// worker goroutines analyse while this goroutine inserts the chunks
-	// already analysed, in order, taking the write lock once per chunk.
-	nChunks := (len(docs) + addChunk - 1) / addChunk
-	bts := make([]*batchTerms, nChunks)
-	for i := range bts {
-		bts[i] = x.getBatch()
-	}
-	if nChunks == 1 || len(docs) < parallelMin {
-		for c := range nChunks {
-			x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
-		}
-		for c := range nChunks {
-			x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts, c)
-		}
-	} else {
-		done := make([]chan struct{}, nChunks)
-		for i := range done {
-			done[i] = make(chan struct{})
-		}
-		var next atomic.Int64
-		workers := min(runtime.GOMAXPROCS(0), nChunks)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					c := int(next.Add(1)) - 1
-					if c >= nChunks {
-						return
-					}
-					x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts[c])
-					close(done[c])
-				}
-			}()
-		}
-		for c := range nChunks {
-			<-done[c]
-			x.insertChunk(docs[c*addChunk:min((c+1)*addChunk, len(docs))], bts, c)
-		}
-		wg.Wait()
-	}
-	for _, bt := range bts {
-		x.putBatch(bt)
-	}
+	// Analysis runs outside the write lock, on the worker pool for large
+	// batches, while this goroutine inserts the chunks already analysed.
+	a := x.startAnalysis(docs, true)
+	x.insertAnalyzed(docs, a)
+	a.Release()
 	return x.afterAdd(autoFlush)
+}
+
+// insertAnalyzed inserts the chunks of docs in order, each as soon as a's
+// workers have analysed it, taking the write lock once per chunk. Callers
+// hold x.addMu.
+func (x *Index) insertAnalyzed(docs []*Doc, a *Analyzed) {
+	for c := range a.bts {
+		a.wait(c)
+		x.insertChunk(chunkOf(docs, c), a.bts, c)
+	}
 }
 
 // afterAdd starts a flush when the mutable segment is full. Callers hold

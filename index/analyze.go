@@ -131,7 +131,8 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 	out.scratch = scratch[:0]
 }
 
-// parallelMin is the batch size from which Add analyses on several cores.
+// parallelMin is the batch size from which a batch is analysed on several
+// cores.
 const parallelMin = 256
 
 // Analyzed is the text analysis of a batch made by Analyze before the
@@ -141,7 +142,7 @@ type Analyzed struct {
 	x     *Index
 	n     int
 	bts   []*batchTerms
-	ready []chan struct{} // ready[c] is closed once bts[c] is analysed
+	ready []chan struct{} // ready[c] is closed once bts[c] is analysed; nil when analysed inline
 	wg    sync.WaitGroup  // the analysing goroutines
 }
 
@@ -152,18 +153,34 @@ type Analyzed struct {
 // AddAnalyzed inserts each chunk as soon as it is analysed (profile: a lone
 // writer waited for the whole batch's analysis after its log sync, then
 // inserted on one core while the other idled).
-func (x *Index) Analyze(docs []*Doc) *Analyzed {
+func (x *Index) Analyze(docs []*Doc) *Analyzed { return x.startAnalysis(docs, false) }
+
+// startAnalysis is the one analysis worker pool, behind both Analyze and
+// Add: docs are cut into chunks of addChunk documents that workers (up to
+// GOMAXPROCS, one below parallelMin documents) analyse in any order while
+// the caller consumes them in order through wait. With inline set, a batch
+// that would get a single worker is analysed on the caller's goroutine
+// before startAnalysis returns: a one-record Add starts no goroutine.
+func (x *Index) startAnalysis(docs []*Doc, inline bool) *Analyzed {
 	a := &Analyzed{x: x, n: len(docs)}
 	nChunks := (len(docs) + addChunk - 1) / addChunk
 	a.bts = make([]*batchTerms, nChunks)
-	a.ready = make([]chan struct{}, nChunks)
 	for i := range a.bts {
 		a.bts[i] = x.getBatch()
-		a.ready[i] = make(chan struct{})
 	}
 	workers := min(runtime.GOMAXPROCS(0), nChunks)
 	if len(docs) < parallelMin {
 		workers = min(1, nChunks)
+	}
+	if inline && workers <= 1 {
+		for c := range nChunks {
+			x.analyze(chunkOf(docs, c), a.bts[c])
+		}
+		return a
+	}
+	a.ready = make([]chan struct{}, nChunks)
+	for i := range a.ready {
+		a.ready[i] = make(chan struct{})
 	}
 	next := new(atomic.Int64)
 	for range workers {
@@ -173,12 +190,24 @@ func (x *Index) Analyze(docs []*Doc) *Analyzed {
 				if c >= nChunks {
 					return
 				}
-				x.analyze(docs[c*addChunk:min((c+1)*addChunk, len(docs))], a.bts[c])
+				x.analyze(chunkOf(docs, c), a.bts[c])
 				close(a.ready[c])
 			}
 		})
 	}
 	return a
+}
+
+// chunkOf returns chunk c of a batch: docs[c*addChunk : (c+1)*addChunk].
+func chunkOf(docs []*Doc, c int) []*Doc {
+	return docs[c*addChunk : min((c+1)*addChunk, len(docs))]
+}
+
+// wait blocks until chunk c is analysed.
+func (a *Analyzed) wait(c int) {
+	if a.ready != nil {
+		<-a.ready[c]
+	}
 }
 
 // Release returns an analysis that will not be added, once its goroutines
