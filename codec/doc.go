@@ -48,7 +48,10 @@
 // from. The fuzz target FuzzDecodeRecord checks that property.
 //
 // Records carry no checksum of their own: the segment layer packs many of
-// them into a block and checksums the block (AppendChecksum, VerifyChecksum).
+// them into a block and checksums the block (AppendChecksum,
+// VerifyChecksum). The same framing, payload | CRC32-C(payload), seals the
+// index's segment files and MANIFEST (DecodeChecksummed when bytes follow
+// the sum): this package is its one home.
 //
 // The wire constants (RecordVersion1, the layout above, ChecksumSize) never
 // change; a new layout takes a new version byte and the decoder keeps the old

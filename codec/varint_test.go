@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -144,9 +145,6 @@ func TestChecksum(t *testing.T) {
 	if got := Checksum([]byte("123456789")); got != 0xe3069283 {
 		t.Fatalf("Checksum(123456789) = %#x, want 0xe3069283", got)
 	}
-	if UpdateChecksum(Checksum([]byte("12345")), []byte("6789")) != Checksum([]byte("123456789")) {
-		t.Fatal("UpdateChecksum does not continue Checksum")
-	}
 	block := []byte("header:")
 	block = append(block, "payload"...)
 	block = AppendChecksum(block, block[7:]) // aliasing dst is allowed
@@ -165,5 +163,35 @@ func TestChecksum(t *testing.T) {
 	}
 	if _, err := VerifyChecksum([]byte{1, 2, 3}); !errors.Is(err, ErrTruncated) {
 		t.Fatalf("short block err %v", err)
+	}
+}
+
+// TestDecodeChecksummed: payload | CRC32-C | tail, the framing of the
+// index segment footer (the tail is its magic). The stored bytes are the
+// little-endian CRC32-C of the payload alone.
+func TestDecodeChecksummed(t *testing.T) {
+	b := AppendChecksum([]byte("123456789"), []byte("123456789"))
+	if got := b[9:]; string(got) != "\x83\x92\x06\xe3" {
+		t.Fatalf("framed checksum bytes %x, want 839206e3", got)
+	}
+	b = append(b, "TAIL"...)
+	payload, tail, err := DecodeChecksummed(b, 9)
+	if err != nil || string(payload) != "123456789" || string(tail) != "TAIL" {
+		t.Fatalf("DecodeChecksummed = %q, %q, %v", payload, tail, err)
+	}
+	for _, n := range []int{-1, len(b) - ChecksumSize + 1, len(b)} {
+		if _, _, err := DecodeChecksummed(b, n); !errors.Is(err, ErrTruncated) {
+			t.Fatalf("n=%d: err %v, want ErrTruncated", n, err)
+		}
+	}
+	bad := slices.Clone(b)
+	bad[3] ^= 1
+	_, _, err = DecodeChecksummed(bad, 9)
+	var de *DecodeError
+	if !errors.Is(err, ErrChecksum) || !errors.As(err, &de) || de.Offset != 9 {
+		t.Fatalf("flipped payload: err %v", err)
+	}
+	if !strings.Contains(err.Error(), "stored e3069283") {
+		t.Fatalf("error %q does not name the stored sum", err)
 	}
 }

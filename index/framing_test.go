@@ -49,6 +49,10 @@ func TestManifestBytes(t *testing.T) {
 	if hex.EncodeToString(b) != want {
 		t.Fatalf("manifest bytes\n%x\nwant\n%s", b, want)
 	}
+	// Append style: a caller's prefix is neither changed nor checksummed.
+	if pb, err := appendManifest([]byte("prefix"), m); err != nil || string(pb) != "prefix"+string(b) {
+		t.Fatalf("appendManifest after a prefix = %x, %v; want prefix then the same bytes", pb, err)
+	}
 	got, err := decodeManifest(b)
 	if err != nil || got.nextNum != 9 || len(got.segs) != 2 || got.sig != m.sig || !got.tomb.Equals(tomb) {
 		t.Fatalf("decodeManifest = %+v, %v", got, err)

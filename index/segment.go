@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/codec"
 )
 
 // Segment file constants. Never change: they define the on-disk format
@@ -24,8 +24,6 @@ const (
 	segFooterMagic = 0x4c5a4d46 // "LZMF"
 	termEntrySize  = 28         // strOff u32, strLen u32, df u32, maxTF u32, minDL u32, postOff u64
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // fieldSet holds bitmap postings: key -> value -> ids.
 type fieldSet map[string]map[string]*roaring.Bitmap
@@ -269,8 +267,8 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if binary.LittleEndian.Uint32(buf[len(buf)-4:]) != segFooterMagic {
 		return bad(len(buf)-4, errors.New("bad footer magic"))
 	}
-	if crc32.Checksum(buf[:len(buf)-8], castagnoli) != binary.LittleEndian.Uint32(buf[len(buf)-8:]) {
-		return bad(len(buf)-8, errors.New("checksum mismatch"))
+	if _, _, err := codec.DecodeChecksummed(buf, len(buf)-8); err != nil {
+		return bad(len(buf)-8, err)
 	}
 	s := &segment{num: num, buf: buf}
 	s.lo = binary.LittleEndian.Uint32(buf[16:])

@@ -2,10 +2,10 @@ package index
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/codec"
 )
 
 // segBuilder accumulates one sealed segment image.
@@ -114,7 +114,7 @@ func (b *segBuilder) finish() ([]byte, error) {
 	for _, o := range offs {
 		out = binary.LittleEndian.AppendUint64(out, o)
 	}
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	out = codec.AppendChecksum(out, out)
 	out = binary.LittleEndian.AppendUint32(out, segFooterMagic)
 	return out, nil
 }
