@@ -23,6 +23,9 @@ var (
 	// ErrAnalyzerChanged is returned by Open when the persisted segments were
 	// built with other analysis rules and there is no Source to rebuild from.
 	ErrAnalyzerChanged = errors.New("lazymem: index: analyzer changed")
+	// ErrBackground wraps the errors of background flushes and merges
+	// handed to Options.OnBackgroundError.
+	ErrBackground = errors.New("lazymem: index: background work failed")
 	// ErrCorrupt is the sentinel inside every CorruptionError.
 	ErrCorrupt = errors.New("lazymem: index: corrupt file")
 )

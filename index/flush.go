@@ -36,6 +36,7 @@ func (x *Index) flushLoop() {
 		}
 		if err := x.flushPending(); err != nil && !errors.Is(err, ErrClosed) {
 			x.flushErrs.Add(1)
+			x.backgroundError("flush", err)
 		}
 	}
 }

@@ -48,8 +48,8 @@ type Metrics struct {
 	SegmentBytes int64  // bytes of sealed segment images
 	Flushes      int64
 	Merges       int64
-	MergeErrors  int64
-	FlushErrors  int64  // background flushes that failed (retried by the next Flush)
+	MergeErrors  int64  // background merges that failed (also reported to Options.OnBackgroundError)
+	FlushErrors  int64  // background flushes that failed (retried by the next Flush; also reported)
 	Rebuilt      uint64 // documents re-indexed from the Source by Open
 	Dropped      int    // segments dropped by Open (beyond the log, or corrupt)
 	LateDocs     int    // documents whose time is below an earlier id's time

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -30,13 +31,24 @@ func (x *Index) mergeLoop() {
 			}
 			did, err := x.mergeOnce(false)
 			if err != nil {
-				x.mergeErrs.Add(1)
+				if !errors.Is(err, ErrClosed) {
+					x.mergeErrs.Add(1)
+					x.backgroundError("merge", err)
+				}
 				break
 			}
 			if !did {
 				break
 			}
 		}
+	}
+}
+
+// backgroundError reports a failure of background work (what: "flush" or
+// "merge") to Options.OnBackgroundError.
+func (x *Index) backgroundError(what string, err error) {
+	if fn := x.opts.OnBackgroundError; fn != nil {
+		fn(fmt.Errorf("%w: %s: %w", ErrBackground, what, err))
 	}
 }
 
