@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,9 +52,13 @@ type Metrics struct {
 	MergeErrors  int64  // background merges that failed (also reported to Options.OnBackgroundError)
 	FlushErrors  int64  // background flushes that failed (retried by the next Flush; also reported)
 	Rebuilt      uint64 // documents re-indexed from the Source by Open
-	Dropped      int    // segments dropped by Open (beyond the log, or corrupt)
+	Dropped      int    // segments dropped by Open: len(Repairs)
 	LateDocs     int    // documents whose time is below an earlier id's time
 	Terms        int    // distinct terms in the mutable segment
+	// Repairs lists the segments Open dropped (corrupt, beyond the log,
+	// built by another analyzer), each with its id range and reason; their
+	// ids were re-indexed from the Source. A caller logs them.
+	Repairs []Repair
 	// ContextErrors counts predecessors SessionContext could not read from
 	// the Source (those documents were indexed without context).
 	ContextErrors int64
@@ -92,7 +97,7 @@ type Index struct {
 
 	flushes, merges, mergeErrs, flushErrs atomic.Int64
 	rebuilt                               uint64
-	dropped                               int
+	repairs                               []Repair // set by Open
 
 	pool sync.Pool // *searcher
 
@@ -182,7 +187,7 @@ func (x *Index) Metrics() Metrics {
 	m := Metrics{
 		Docs: x.nLive, Deleted: x.tomb.GetCardinality(), MemDocs: uint64(x.mut.nDocs),
 		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(), FlushErrors: x.flushErrs.Load(),
-		Rebuilt: x.rebuilt, Dropped: x.dropped, LateDocs: len(x.times.lateIDs), Terms: len(x.mut.mut.terms),
+		Rebuilt: x.rebuilt, Dropped: len(x.repairs), Repairs: slices.Clone(x.repairs), LateDocs: len(x.times.lateIDs), Terms: len(x.mut.mut.terms),
 		ContextErrors: x.ctx.errors.Load(),
 	}
 	for _, s := range x.segs {

@@ -45,7 +45,7 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 			return false, fmt.Errorf("%w: index built with analyzer %q, options say %q, and no Source to rebuild from",
 				ErrAnalyzerChanged, m.sig, sig)
 		}
-		x.dropped += len(m.segs)
+		x.dropSegments(m.segs, RepairAnalyzerChanged, nil)
 		m.segs = nil // re-index everything from the log with the new rules
 		dirty = true
 	}
@@ -53,7 +53,7 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 	for i, ms := range m.segs {
 		if uint64(ms.hi) > limit {
 			// The log lacks these ids (it lost a tail): never claim them.
-			x.dropped += len(m.segs) - i
+			x.dropSegments(m.segs[i:], RepairBeyondLog, nil)
 			dirty = true
 			break
 		}
@@ -72,7 +72,7 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 			}
 			// Index files are derived data: drop this segment and the
 			// ones after it and rebuild their ids from the log.
-			x.dropped += len(m.segs) - i
+			x.dropSegments(m.segs[i:], RepairCorrupt, err)
 			dirty = true
 			break
 		}
