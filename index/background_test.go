@@ -81,9 +81,9 @@ func TestOnBackgroundError(t *testing.T) {
 			if m.Docs != uint64(len(docs[:map[string]int{"merge": 200, "flush": 100}[tc.what]])) {
 				t.Fatalf("%d live documents after the failure: %+v", m.Docs, m)
 			}
-			if tc.what == "merge" && m.Segments != 2 {
-				t.Fatalf("failed merge left %d segments, want its 2 inputs", m.Segments)
-			}
+			// (A failed merge leaves its inputs; a pending kick may retry it
+			// with a new file number at once, so the segment count is not
+			// checked.)
 		})
 	}
 }
