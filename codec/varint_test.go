@@ -23,21 +23,21 @@ func TestUvarintTable(t *testing.T) {
 		{1 << 14, []byte{0x80, 0x80, 0x01}},
 		{math.MaxUint64, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
 	} {
-		got := AppendUvarint([]byte{0xaa}, tc.v)
+		got := appendUvarint([]byte{0xaa}, tc.v)
 		if !slices.Equal(got[1:], tc.wire) || got[0] != 0xaa {
-			t.Errorf("AppendUvarint(%d) = %x, want %x", tc.v, got[1:], tc.wire)
+			t.Errorf("appendUvarint(%d) = %x, want %x", tc.v, got[1:], tc.wire)
 		}
-		if UvarintLen(tc.v) != len(tc.wire) {
-			t.Errorf("UvarintLen(%d) = %d, want %d", tc.v, UvarintLen(tc.v), len(tc.wire))
+		if uvarintLen(tc.v) != len(tc.wire) {
+			t.Errorf("uvarintLen(%d) = %d, want %d", tc.v, uvarintLen(tc.v), len(tc.wire))
 		}
-		v, tail, err := DecodeUvarint(append(slices.Clone(tc.wire), 0x55))
+		v, tail, err := decodeUvarint(append(slices.Clone(tc.wire), 0x55))
 		if err != nil || v != tc.v || !slices.Equal(tail, []byte{0x55}) {
-			t.Errorf("DecodeUvarint(%x) = %d, %x, %v", tc.wire, v, tail, err)
+			t.Errorf("decodeUvarint(%x) = %d, %x, %v", tc.wire, v, tail, err)
 		}
 		// Every strict prefix is truncated.
 		for n := range len(tc.wire) {
-			if _, _, err := DecodeUvarint(tc.wire[:n]); !errors.Is(err, ErrTruncated) {
-				t.Errorf("DecodeUvarint(%x) err %v, want ErrTruncated", tc.wire[:n], err)
+			if _, _, err := decodeUvarint(tc.wire[:n]); !errors.Is(err, ErrTruncated) {
+				t.Errorf("decodeUvarint(%x) err %v, want ErrTruncated", tc.wire[:n], err)
 			}
 		}
 	}
@@ -46,8 +46,8 @@ func TestUvarintTable(t *testing.T) {
 func TestUvarintLenMatchesStdlib(t *testing.T) {
 	for shift := range 64 {
 		for _, v := range []uint64{1<<shift - 1, 1 << shift, 1<<shift + 1} {
-			if got, want := UvarintLen(v), len(binary.AppendUvarint(nil, v)); got != want {
-				t.Fatalf("UvarintLen(%d) = %d, want %d", v, got, want)
+			if got, want := uvarintLen(v), len(binary.AppendUvarint(nil, v)); got != want {
+				t.Fatalf("uvarintLen(%d) = %d, want %d", v, got, want)
 			}
 		}
 	}
@@ -66,7 +66,7 @@ func TestUvarintMalformed(t *testing.T) {
 		{"overflow 10th byte", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, ErrCorrupt},
 		{"eleven bytes", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, ErrCorrupt},
 	} {
-		_, tail, err := DecodeUvarint(tc.b)
+		_, tail, err := decodeUvarint(tc.b)
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
 		}
@@ -76,22 +76,18 @@ func TestUvarintMalformed(t *testing.T) {
 	}
 }
 
+// TestVarint: the decoder's signed varints are the stdlib's zig-zag.
 func TestVarint(t *testing.T) {
 	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, math.MaxInt64, math.MinInt64, 1767225600_123456789} {
-		b := AppendVarint(nil, v)
-		if len(b) != VarintLen(v) {
-			t.Errorf("VarintLen(%d) = %d, encoded %d", v, VarintLen(v), len(b))
-		}
-		if got, _ := binary.Varint(b); got != v {
-			t.Errorf("AppendVarint(%d) is not stdlib zig-zag", v)
-		}
-		got, tail, err := DecodeVarint(b)
-		if err != nil || got != v || len(tail) != 0 {
-			t.Errorf("DecodeVarint(AppendVarint(%d)) = %d, %v", v, got, err)
+		b := binary.AppendVarint(nil, v)
+		d := newDecoder(b)
+		if got := d.Varint(); d.Err() != nil || got != v || d.Len() != 0 {
+			t.Errorf("decoder.Varint(%x) = %d, %v, want %d", b, got, d.Err(), v)
 		}
 	}
-	if _, _, err := DecodeVarint([]byte{0x80}); !errors.Is(err, ErrTruncated) {
-		t.Errorf("err %v", err)
+	d := newDecoder([]byte{0x80})
+	if d.Varint(); !errors.Is(d.Err(), ErrTruncated) {
+		t.Errorf("err %v", d.Err())
 	}
 }
 
@@ -108,27 +104,27 @@ func TestDeltaUint64s(t *testing.T) {
 		{"max", []uint64{0, math.MaxUint64}, 1 + 1 + 10},
 		{"unsorted round-trips", []uint64{10, 3, math.MaxUint64, 0}, -1},
 	} {
-		b := AppendDeltaUint64s([]byte{0xee}, tc.vs)[1:]
-		if len(b) != DeltaUint64sSize(tc.vs) {
-			t.Errorf("%s: size %d, DeltaUint64sSize %d", tc.name, len(b), DeltaUint64sSize(tc.vs))
+		b := appendDeltaUint64s([]byte{0xee}, tc.vs)[1:]
+		if len(b) != deltaUint64sSize(tc.vs) {
+			t.Errorf("%s: size %d, deltaUint64sSize %d", tc.name, len(b), deltaUint64sSize(tc.vs))
 		}
 		if tc.size >= 0 && len(b) != tc.size {
 			t.Errorf("%s: encoded %d bytes, want %d", tc.name, len(b), tc.size)
 		}
-		got, tail, err := DecodeDeltaUint64s(append(b, 0x42), []uint64{99})
+		got, tail, err := decodeDeltaUint64s(append(b, 0x42), []uint64{99})
 		if err != nil || !slices.Equal(got[1:], tc.vs) || got[0] != 99 || !slices.Equal(tail, []byte{0x42}) {
 			t.Errorf("%s: decode = %v, %x, %v", tc.name, got, tail, err)
 		}
 		for n := range len(b) {
-			if _, _, err := DecodeDeltaUint64s(b[:n], nil); !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
+			if _, _, err := decodeDeltaUint64s(b[:n], nil); !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
 				t.Errorf("%s: prefix %d err %v", tc.name, n, err)
 			}
 		}
 	}
 	// A count that the input cannot hold is rejected before allocating.
-	huge := AppendUvarint(nil, 1<<40)
+	huge := appendUvarint(nil, 1<<40)
 	allocs := testing.AllocsPerRun(10, func() {
-		if _, _, err := DecodeDeltaUint64s(huge, nil); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := decodeDeltaUint64s(huge, nil); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("err %v", err)
 		}
 	})

@@ -23,7 +23,7 @@
 //
 // Search is BM25 (k1, b configurable; idf = ln(1 + (N-df+0.5)/(df+0.5)))
 // with N, avgdl and df computed over live documents across all segments.
-// Per segment it runs block-max MaxScore over the postings (Postings:
+// Per segment it runs block-max MaxScore over the postings (postingsIter:
 // Next/Seek/At/TF/Err, a concrete reusable iterator: no interface call per
 // posting), or, when a filter bitmap holds few of the segment's documents
 // compared with the query's postings (Options.FilterDrivenRatio), scores the

@@ -43,7 +43,7 @@ func FuzzOpenSegment(f *testing.F) {
 			return
 		}
 		var ti termInfo
-		var p Postings
+		var p postingsIter
 		for i := 0; i < s.nTerms; i++ {
 			s.entry(i, &ti)
 			p.reset(&ti)

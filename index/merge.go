@@ -252,7 +252,7 @@ func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*s
 	// k-way merge of the sorted term tables.
 	pos := make([]int, len(in))
 	var docs, tfs []uint32
-	var p Postings
+	var p postingsIter
 	var ti termInfo
 	for {
 		var best []byte

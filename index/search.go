@@ -50,7 +50,7 @@ type segTerm struct {
 type searcher struct {
 	scratch []string
 	terms   []qterm
-	iters   []Postings
+	iters   []postingsIter
 	segT    []segTerm
 	prefix  []float64
 	tmp     []float64
@@ -161,7 +161,7 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		sc.avgdl = 1
 	}
 	if len(s.iters) < 1 {
-		s.iters = make([]Postings, 1)
+		s.iters = make([]postingsIter, 1)
 	}
 	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
 	segs := s.segs
@@ -181,7 +181,7 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 	}
 	s.terms = kept
 	if len(s.iters) < len(s.terms) {
-		s.iters = make([]Postings, len(s.terms))
+		s.iters = make([]postingsIter, len(s.terms))
 	}
 	if cap(s.tmp) < len(s.terms) {
 		s.tmp = make([]float64, len(s.terms))
@@ -490,7 +490,7 @@ func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([
 		return nil, nil
 	}
 	per := map[uint32][]float64{}
-	var p Postings
+	var p postingsIter
 	for _, seg := range x.allSegs() {
 		for q, t := range s.terms {
 			if !seg.term(t.text, &s.ti) {

@@ -85,7 +85,7 @@ type tfdl struct{ tf, dl uint32 }
 // upper bound is the best BM25 score over them: as tight as the max of the
 // block bounds, at the cost of a handful of evaluations. Cached per term
 // for sealed segments; computed afresh for the mutable one. p is scratch.
-func (s *segment) frontier(t string, ti *termInfo, p *Postings) []tfdl {
+func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
 	if s.mut == nil {
 		s.boundMu.Lock()
 		defer s.boundMu.Unlock()
@@ -227,7 +227,7 @@ func (s *segment) entry(i int, ti *termInfo) {
 
 // deletedDF returns how many postings of term t in s belong to deleted
 // documents, so df stays exact before merges drop them.
-func (s *segment) deletedDF(t string, ti *termInfo, tomb *roaring.Bitmap, p *Postings) uint32 {
+func (s *segment) deletedDF(t string, ti *termInfo, tomb *roaring.Bitmap, p *postingsIter) uint32 {
 	if s.nDeleted == 0 {
 		return 0
 	}
