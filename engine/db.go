@@ -352,5 +352,5 @@ func (db *DB) Metrics() Metrics {
 	return m
 }
 
-// Stats is Metrics under the name of the design sketch (DESIGN §4).
+// Stats is Metrics under the name docs/DESIGN.md gives it (stats).
 func (db *DB) Stats() Metrics { return db.Metrics() }
