@@ -10,10 +10,9 @@ import (
 // written with them live in segments on users' disks. A new layout gets a new
 // version number and a new decoding branch; the old branch stays.
 const (
-	// recordVersion1 is the first byte of every version-1 record.
+	// recordVersion1 is the first byte of every version-1 record, the
+	// version AppendRecord writes.
 	recordVersion1 byte = 1
-	// recordVersion is the version AppendRecord writes.
-	recordVersion = recordVersion1
 )
 
 // Version 0 is deliberately not a record version, so that a zeroed region

@@ -5,9 +5,6 @@ import (
 	"math/bits"
 )
 
-// maxVarintLen is the longest encoding of a 64-bit varint.
-const maxVarintLen = binary.MaxVarintLen64
-
 // appendUvarint appends the LEB128 encoding of v (7 bits a byte, low group
 // first, high bit set on every byte but the last) and returns the extended
 // buffer.

@@ -367,7 +367,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 				it.Next()
 			}
 		}
-		sum, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, h.full())
+		_, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, h.full())
 		score := canonical(tmp)
 		if pruned || (tomb != nil && tomb.Contains(doc)) {
 			continue
@@ -458,7 +458,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.
-		sum, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, true)
+		_, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, true)
 		score := canonical(tmp)
 		if pruned {
 			continue
