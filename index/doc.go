@@ -64,7 +64,8 @@
 //
 // The code is split by role: index.go (types, Open, Close, Metrics),
 // recover.go (reading the manifest and segments at Open, rebuilding the
-// tail from the log), analyze.go (text analysis of a batch on a worker
+// tail from the log), repair.go (the segments Open drops, reported in
+// Metrics.Repairs), analyze.go (text analysis of a batch on a worker
 // pool), add.go (validation and insertion into the mutable segment),
 // flush.go (freezing and sealing the mutable segment, the manifest write),
 // delete.go (tombstones), merge.go (the merge policy and merging),
