@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -94,4 +95,61 @@ func TestMergeTranscripts(t *testing.T) {
 			return b.String()
 		})
 	})
+}
+
+// TestMergePolicyMatchesIndex: an index driven like the transcripts (flushes
+// of given sizes, merging to a fixed point after each, as the background
+// merger does) ends with the segment sizes the pure policy predicts, so the
+// transcripts describe the real merger.
+func TestMergePolicyMatchesIndex(t *testing.T) {
+	p := mergePolicy{factor: 3, minDocs: 100}
+	x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, FlushDocs: -1, DisableBackgroundMerge: true,
+		MergeFactor: p.factor, MergeMinDocs: int(p.minDocs)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	rng := rand.New(rand.NewPCG(5, 5))
+	var want []uint64
+	next := uint64(1)
+	for _, n := range []int{100, 100, 100, 60, 100, 400, 100, 100, 100, 100, 50, 50, 50, 300, 300} {
+		docs := genCorpus(rng, n, next, 30)
+		next = docs[len(docs)-1].ID + 1
+		if err := x.Add(docs); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			did, err := x.mergeOnce(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !did {
+				break
+			}
+		}
+		want = append(want, uint64(n))
+		for {
+			i, j, ok := p.pick(want)
+			if !ok {
+				break
+			}
+			var sum uint64
+			for _, v := range want[i:j] {
+				sum += v
+			}
+			want = append(want[:i], append([]uint64{sum}, want[j:]...)...)
+		}
+		var got []uint64
+		x.mu.RLock()
+		for _, s := range x.segs {
+			got = append(got, uint64(s.nDocs-s.nDeleted))
+		}
+		x.mu.RUnlock()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after a flush of %d: index segments %v, policy predicts %v", n, got, want)
+		}
+	}
 }
