@@ -83,6 +83,13 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
 	db.w = db.log
+	// The index's background flushes and merges report through the DB
+	// (counted in Metrics.BackgroundErrors, then Options.OnBackgroundError)
+	// unless the caller wired the index's own hook.
+	if db.opts.Index.OnBackgroundError == nil {
+		db.opts.Index.OnBackgroundError = db.backgroundError
+	}
+	opts.Index = db.opts.Index
 	idir := fs.PathJoin(dir, "index")
 	db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
 	if err != nil && errors.Is(err, index.ErrCorrupt) && !opts.DisableIndexRepair {
@@ -389,5 +396,5 @@ func (db *DB) Metrics() Metrics {
 	return m
 }
 
-// Stats is Metrics under the name of the design sketch (DESIGN §4).
+// Stats is Metrics under the name docs/DESIGN.md gives it (stats).
 func (db *DB) Stats() Metrics { return db.Metrics() }
