@@ -172,7 +172,20 @@ export interface IndexMetrics {
   Dropped: number;
   LateDocs: number;
   Terms: number;
+  /** Segments the open dropped and rebuilt from the log; null when none. */
+  Repairs: IndexRepair[] | null;
   ContextErrors: number;
+}
+
+/** One index segment dropped by the open and rebuilt from the log. */
+export interface IndexRepair {
+  File: string;
+  Lo: number;
+  Hi: number;
+  /** 1 corrupt, 2 after a corrupt segment, 3 beyond the log, 4 analyzer changed. */
+  Reason: 1 | 2 | 3 | 4;
+  /** The Go error as encoding/json writes it (usually {}); null unless Reason is 1. */
+  Err: Record<string, unknown> | null;
 }
 
 export interface CacheMetrics {
