@@ -18,6 +18,7 @@ test: fmt-check tidy-check vet
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(GO) test -count=1 -tags purego ./vecmath/
 	GOARCH=arm64 $(GO) vet ./vecmath/
+	sh clients/test.sh
 
 ## tidy-check: go.mod and go.sum are exactly what `go mod tidy` makes them.
 tidy-check:
