@@ -12,7 +12,7 @@ all: build
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages.
+## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages, the client suites against a real lazymemd (clients/test.sh).
 test: fmt-check tidy-check vet
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
