@@ -153,7 +153,43 @@ var (
 // leadTrimZH are connectives between a cue and its content.
 const leadTrimZH = "了：:，,、 的吧就那也还是"
 
+// changeZH and changeEN are revisions of a plan stated as a fact ("上线时间
+// 推迟到二十二号", "the launch moved to March"): a decision whose content is
+// the whole clause, subject included.
+var (
+	changeZH = regexp.MustCompile(`(?:推迟|延期|延后|提前|改|调整|挪)(?:到|成|为|至)`)
+	changeEN = regexp.MustCompile(`(?i)\b(?:moves|moved|pushed|postponed|slips|slipped|delayed|changed|brought forward|pulled in)\s+(?:back\s+)?(?:to|until|till)\b`)
+	// leadClause is a back-reference or filler clause before a statement.
+	leadClause = regexp.MustCompile(`(?i)^(?:ok|okay|so|好|好的|那|那么|嗯|对)[,，\s]+|^[^,，]*(?:said|discussed|mentioned|说的|提到的|讲的)[,，]\s*`)
+)
+
 func decision(s string) (Tag, bool) {
+	if t, ok := decisionCue(s); ok {
+		return t, true
+	}
+	for _, re := range []*regexp.Regexp{changeZH, changeEN} {
+		if loc := re.FindStringIndex(s); loc != nil && loc[0] > 0 {
+			if decisionENNeg.MatchString(s) || decisionZHNeg.MatchString(s) {
+				return Tag{}, false
+			}
+			c := s
+			for {
+				d := leadClause.ReplaceAllString(c, "")
+				if d == c {
+					break
+				}
+				c = d
+			}
+			if c = cleanContent(c); c == "" {
+				return Tag{}, false
+			}
+			return Tag{Trigger: s[loc[0]:loc[1]], Content: c}, true
+		}
+	}
+	return Tag{}, false
+}
+
+func decisionCue(s string) (Tag, bool) {
 	if loc := decisionEN.FindStringIndex(s); loc != nil {
 		if decisionENNeg.MatchString(s) {
 			return Tag{}, false

@@ -52,6 +52,9 @@ func TestLabelTable(t *testing.T) {
 		{"会议定在12月5日。", []Type{TypeDecision}, "", ""},
 		{"预算是五十万。", []Type{TypeFact}, "", ""},
 		{"OK thanks", nil, "", ""},
+		{"就像刚才说的，上线时间推迟到十二月二十二号。", []Type{TypeDecision}, "上线时间推迟到十二月二十二号", ""},
+		{"As we said, the launch moved to March 10.", []Type{TypeDecision}, "the launch moved to March 10", ""},
+		{"上线时间会不会推迟到下周？", nil, "", ""},
 	} {
 		tags := Label(tc.text)
 		var got []Type
