@@ -3,6 +3,7 @@ package consolidate
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -115,7 +116,11 @@ func (in *Input) ids() map[uint64]bool {
 // topic the statement's subject (Topic), its participants the speaker and
 // any owner, its time the record's, its source the record. An action item
 // gets an owner (a named person, or the speaker for "I'll"/"我来") and a
-// due time resolved against the record's time. A short acceptance ("我来",
+// due time resolved against the record's time; a sentence assigning several
+// tasks ("赵强负责通知运维，Alice 负责定价页面") gives one action item per
+// clause. A short agreement ("同意，十二月十五号没问题") or a decision with no
+// subject takes the topic of the decision in the turn before and cites it,
+// so a later revision supersedes it too. A short acceptance ("我来",
 // "I'll do it", "on it") answering a request in the turn before becomes an
 // action item for the speaker, citing both turns. Confidence starts at the
 // type's base (decision and action item 0.8, preference and outcome 0.7,
@@ -204,16 +209,15 @@ func (c *Rules) record(r *Selected, agent string) []Unit {
 			Agent:        agent,
 		}
 		if tag.Type == TypeActionItem {
-			owner := tag.Owner
-			if owner == OwnerSpeaker {
-				owner = r.Speaker
+			u.ActionItems = actionItems(tag, r)
+			names := []string{r.Speaker}
+			for _, a := range u.ActionItems {
+				names = append(names, a.Owner)
 			}
-			a := ActionItem{Owner: owner, Task: tag.Content}
-			if d, ok := ResolveDate(tag.Sentence, r.Time); ok {
-				a.Due = d.Time
-			}
-			u.ActionItems = []ActionItem{a}
-			u.Participants = participants(r.Speaker, owner)
+			u.Participants = participants(names...)
+		}
+		if tag.Type == TypeDecision {
+			c.borrowTopic(&u, tag, r)
 		}
 		out = append(out, u)
 	}
@@ -235,6 +239,68 @@ func (c *Rules) record(r *Selected, agent string) []Unit {
 		}
 	}
 	return out
+}
+
+// actionItems returns the tasks of an action item tag: one per clause
+// when the sentence assigns several ("赵强负责通知运维，Alice 负责定价页面"),
+// else the tag's own. Each due time is resolved in its clause, then in the
+// sentence.
+func actionItems(tag Tag, r *Selected) []ActionItem {
+	item := func(t Tag, dateText string) ActionItem {
+		owner := t.Owner
+		if owner == OwnerSpeaker {
+			owner = r.Speaker
+		}
+		a := ActionItem{Owner: owner, Task: t.Content}
+		if d, ok := ResolveDate(dateText, r.Time); ok {
+			a.Due = d.Time
+		}
+		return a
+	}
+	var many []ActionItem
+	for _, clause := range clauseRe.Split(tag.Sentence, -1) {
+		if t, ok := actionItem(clause); ok {
+			many = append(many, item(t, clause))
+		}
+	}
+	if len(many) >= 2 {
+		return many
+	}
+	return []ActionItem{item(tag, tag.Sentence)}
+}
+
+var (
+	clauseRe     = regexp.MustCompile(`[，,；;、]`)
+	agreementCue = regexp.MustCompile(`(?i)^(?:同意|一致同意|agreed|agree)$|\bagreed$`)
+)
+
+// borrowTopic gives an agreement ("同意，十二月十五号没问题", "Agreed: ...")
+// or a decision that names no subject the topic of the decision in the
+// turn before it, and cites that turn: an agreement is about what was just
+// said, and without the topic a later revision could never supersede it.
+func (c *Rules) borrowTopic(u *Unit, tag Tag, r *Selected) {
+	if len(r.Before) == 0 {
+		return
+	}
+	k, err := TopicKey(u.Topic)
+	// A short agreement ("同意，十二月十五号没问题") is about what was just
+	// said; a long one states its own subject.
+	short := agreementCue.MatchString(tag.Trigger) && utf8.RuneCountInString(u.Content) <= 16
+	if err != nil || len(k) > 0 && !short {
+		return
+	}
+	prev := &r.Before[len(r.Before)-1]
+	for _, t := range Label(prev.Text) {
+		if t.Type != TypeDecision {
+			continue
+		}
+		if k, err := TopicKey(Topic(t.Content)); err == nil && len(k) > 0 {
+			u.Topic = Topic(t.Content)
+			u.SourceIDs = append(u.SourceIDs, prev.ID)
+			u.Participants = participants(append(u.Participants, prev.Speaker)...)
+		}
+		return
+	}
 }
 
 func participants(names ...string) []string {

@@ -209,3 +209,30 @@ func TestLink(t *testing.T) {
 		t.Errorf("Link with id 0: %v", err)
 	}
 }
+
+func TestRulesAgreementBorrowsTopic(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	prev := Turn{ID: 1, Time: t0, Speaker: "王磊", Role: "host", Text: "好，那我们决定产品上线时间定在十二月十五号。"}
+	in := Input{Agent: "a", Records: []Selected{
+		{Turn: Turn{ID: 2, Time: t0.Add(time.Second), Speaker: "赵强", Text: "同意，十二月十五号没问题。"}, Before: []Turn{prev}},
+		{Turn: Turn{ID: 3, Time: t0.Add(time.Hour), Speaker: "王磊", Text: "上线时间推迟到十二月二十二号。"}},
+	}}
+	c, _ := NewRules(Options{})
+	units, err := c.Consolidate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != 2 || units[0].Topic != "产品上线时间" || !reflect.DeepEqual(units[0].SourceIDs, []uint64{1, 2}) {
+		t.Fatalf("agreement unit %+v", units[0])
+	}
+	units[0].ID, units[1].ID = 10, 11
+	if _, err := Link(nil, units); err != nil || units[0].SupersededBy != 11 {
+		t.Fatalf("the revision does not supersede the agreement: %v %+v", err, units[0])
+	}
+	// Without the turn before, the agreement keeps its own words as topic.
+	in.Records[0].Before = nil
+	units, _ = c.Consolidate(context.Background(), in)
+	if units[0].Topic != "十二月十五号没问题" {
+		t.Errorf("topic %q", units[0].Topic)
+	}
+}

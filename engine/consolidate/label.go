@@ -37,7 +37,8 @@ const OwnerSpeaker = "speaker"
 //
 // The rules work sentence by sentence and skip a sentence that is a
 // question ("Did we agree...?", "...吗"), a hypothetical ("if we decide",
-// "要是决定") or tentative ("maybe", "可能"), or that negates the cue ("we
+// "要是决定"), tentative ("maybe", "可能") or a proposal ("I suggest",
+// "建议"), or that negates the cue ("we
 // haven't decided", "不同意", "I don't prefer either"). Decisions need a
 // decision cue with a subject or a colon ("we agreed", "decision:", "决定",
 // "确定了", "达成共识"): a bare "agreed" is a back-channel. Action items need
@@ -123,7 +124,7 @@ var (
 	enQuestionStart = regexp.MustCompile(`(?i)^(are|is|was|were|do|does|did|will|would|should|shall|can|could|has|have|had|what|when|where|who|whom|which|why|how|any|anyone|anybody)\b`)
 	zhQuestionEnd   = regexp.MustCompile(`[吗呢][\s。!！]*$`)
 	zhQuestionWords = regexp.MustCompile(`是不是|要不要|会不会|能不能|有没有|做不做|行不行|对不对|还是.*还是`)
-	tentativeRe     = regexp.MustCompile(`(?i)\b(if|suppose|supposing|assuming|unless|maybe|perhaps|might|could|whether)\b|如果|要是|假如|假设|万一|或许|也许|可能|是否`)
+	tentativeRe     = regexp.MustCompile(`(?i)\b(if|suppose|supposing|assuming|unless|maybe|perhaps|might|could|whether|i suggest|we suggest|i propose|i recommend)\b|如果|要是|假如|假设|万一|或许|也许|可能|是否|建议|提议`)
 )
 
 func isQuestion(s string) bool {
@@ -244,6 +245,7 @@ var (
 
 	actionZHOwner = regexp.MustCompile(`负责|交给|跟进|待办`)
 	zhTimeRe      = regexp.MustCompile(`^(?:在)?(?:今天|明天|后天|今晚|明早|明晚|明天上午|明天下午|下周[一二三四五六日天]?|本周内?|这周|周[一二三四五六日天]|月底|本月|这个月|下个月|年底|[一二三四五六七八九十两\d]+(?:月|号|日|点))[^，,。把]{0,8}?(?:之前|以前|前|内|上午|下午|晚上|中午|点)?`)
+	latinNameEnd  = regexp.MustCompile(`(?:^|[^A-Za-z])([A-Z][a-z]+)\s*$`)
 	zhVerbLead    = regexp.MustCompile(`^(?:会在|会|在|来|你来|你|他|她|请你|将)`)
 )
 
@@ -383,7 +385,13 @@ func actionZH(s string) (Tag, bool) {
 		case vocative != "":
 			owner = vocative
 		default:
-			owner = zhNameBefore(strings.TrimSuffix(strings.TrimSuffix(before, "来"), "会"))
+			b := strings.TrimSuffix(strings.TrimSuffix(before, "来"), "会")
+			if owner = zhNameBefore(b); owner == "" {
+				// A Latin name in Chinese speech: "Alice 负责定价页面".
+				if m := latinNameEnd.FindStringSubmatch(b); m != nil && !notNames[strings.ToLower(m[1])] {
+					owner = m[1]
+				}
+			}
 		}
 		if owner == "" {
 			return Tag{}, false
