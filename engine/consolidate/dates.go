@@ -46,8 +46,9 @@ var weekdayZH = map[string]time.Weekday{"一": time.Monday, "二": time.Tuesday,
 const zhNum = `[零〇一二两三四五六七八九十\d]+`
 
 var (
-	zhDateRe  = regexp.MustCompile(`(大后天|后天|明天|明早|明晚|今天|今晚|今早|(?:下|下个|这|这个|本)?(?:周|星期|礼拜)[一二三四五六日天末]|下周|月底|年底|下个?月(?:` + zhNum + `)[号日]|(?:` + zhNum + `)月(?:` + zhNum + `)[号日]?|本月(?:` + zhNum + `)[号日]|(?:` + zhNum + `)[号日])`)
-	zhClockRe = regexp.MustCompile(`^(?:的)?(上午|早上|早晨|中午|下午|傍晚|晚上)?(` + zhNum + `)?(?:点|:|：)?(半|一刻|三刻|(` + zhNum + `)分?)?`)
+	zhDateRe      = regexp.MustCompile(`(大后天|后天|明天|明早|明晚|今天|今晚|今早|(?:下|下个|这|这个|本)?(?:周|星期|礼拜)[一二三四五六日天末]|下周|月底|年底|下个?月(?:` + zhNum + `)[号日]|(?:` + zhNum + `)月(?:` + zhNum + `)[号日]?|本月(?:` + zhNum + `)[号日]|(?:` + zhNum + `)[号日])`)
+	zhBareClockRe = regexp.MustCompile(`(?:上午|早上|早晨|中午|下午|傍晚|晚上)?(?:` + zhNum + `)点`)
+	zhClockRe     = regexp.MustCompile(`^(?:的)?(上午|早上|早晨|中午|下午|傍晚|晚上)?(` + zhNum + `)?(?:点|:|：)?(半|一刻|三刻|(` + zhNum + `)分?)?`)
 )
 
 func resolveZH(text string, ref time.Time) (Date, bool) {
@@ -116,17 +117,14 @@ func resolveZH(text string, ref time.Time) (Date, bool) {
 		return d, true
 	}
 	// A time of day alone: "下午三点" is today.
-	for i := range text {
-		if h, m, n, ok := zhClock(text[i:], false); ok && zhClockNeedsPeriod(text[i:i+n]) {
-			return Date{Time: today.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute), Expr: text[i : i+n], HasClock: true}, true
+	// A bare clock needs 点, so a lone number is never a time.
+	if loc := zhBareClockRe.FindStringIndex(text); loc != nil {
+		if h, m, n, ok := zhClock(text[loc[0]:], false); ok {
+			return Date{Time: today.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute), Expr: text[loc[0] : loc[0]+n], HasClock: true}, true
 		}
 	}
 	return Date{}, false
 }
-
-// zhClockNeedsPeriod accepts a bare clock only with a period word or 点,
-// so a lone number is never a time.
-func zhClockNeedsPeriod(s string) bool { return strings.Contains(s, "点") }
 
 // zhClock parses a time of day at the start of s ("下午两点半"); evening
 // says the date word already meant the evening (今晚八点).

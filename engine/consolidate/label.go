@@ -144,7 +144,7 @@ var (
 	// A decision verb needs a subject ("we agreed"), or stands at the start
 	// of a clause with a colon after it ("Agreed: ...").
 	decisionEN    = regexp.MustCompile(`(?i)\b(?:we|we've|we have|we're|we are|the team|team|everyone|everybody|they|i|all|[A-Z][a-z]+)\s+(?:all\s+|both\s+|have\s+|has\s+|had\s+|just\s+|finally\s+)*(?:decided|agreed)\b|^(?:ok,?\s+|so\s+|right,?\s+)?(?:agreed|decided)\s*:|\b(?:let'?s|we'?ll|we will|we'?re|we are)\s+(?:go|going)\s+with\b|\b(?:the\s+)?decision(?:\s+is)?\s*:|\bfinal (?:call|decision|answer)\s*:|\bsettled on\b|\b(?:that's|that is|it's|it is)\s+(?:settled|decided|final)\b`)
-	decisionENNeg = regexp.MustCompile(`(?i)\b(?:not|never|n't|haven't|hasn't|didn't|don't|no)\s+(?:yet\s+)?(?:decide|decided|agree|agreed|settled)\b|\bnot\s+(?:been\s+)?(?:decided|settled|agreed)\b|\bdisagree|\bnothing\b.*\b(?:settled|decided|agreed)\b|\blet'?s not\b|\byet\b`)
+	decisionENNeg = regexp.MustCompile(`(?i)\b(?:nobody|no one|not|never|n't|haven't|hasn't|didn't|don't|no)\s+(?:yet\s+)?(?:decide|decided|agree|agreed|settled)\b|\bnot\s+(?:been\s+)?(?:decided|settled|agreed)\b|\bdisagree|\bnothing\b.*\b(?:settled|decided|agreed)\b|\blet'?s not\b|\byet\b`)
 	decisionZH    = regexp.MustCompile(`达成(?:了)?共识|一致同意|就这么定|就这样定|就这样决定|就这么决定|定下来|拍板|决定|同意|确定|定了|定在|定于`)
 	decisionZHNeg = regexp.MustCompile(`不同意|没同意|还没|没有定|没定|未定|不确定|没确定|再议|再讨论|有分歧|你们决定|你来决定|还会变|不一定`)
 	prefTrimEN    = regexp.MustCompile(`(?i)^(?:[\s,:;-]|then\b|that\b|is\b)+`)
