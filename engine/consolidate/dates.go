@@ -193,16 +193,17 @@ var monthEN = map[string]time.Month{"january": 1, "february": 2, "march": 3, "ap
 	"jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12}
 
 var (
-	enDateRe  = regexp.MustCompile(`(?i)\b(day after tomorrow|tomorrow|tonight|today|next week|end of (?:the )?(?:week|month|day)|eod|eow|(?:next|this|on|by|until|before)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?\s+\d{1,2}(?:st|nd|rd|th)?|the\s+\d{1,2}(?:st|nd|rd|th))\b`)
-	enClockRe = regexp.MustCompile(`(?i)\b(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b(?:at\s+)(\d{1,2}):(\d{2})\b|\b(noon|midnight)\b`)
+	enDateRe  = regexp.MustCompile(`\b(day after tomorrow|tomorrow|tonight|today|next week|end of (?:the )?(?:week|month|day)|eod|eow|(?:next|this|on|by|until|before)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?\s+\d{1,2}(?:st|nd|rd|th)?|the\s+\d{1,2}(?:st|nd|rd|th))\b`)
+	enClockRe = regexp.MustCompile(`\b(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b(?:at\s+)(\d{1,2}):(\d{2})\b|\b(noon|midnight)\b`)
 	enDayNum  = regexp.MustCompile(`\d{1,2}`)
 )
 
 func resolveEN(text string, ref time.Time) (Date, bool) {
+	low := asciiLower(text)
 	today := midnight(ref)
 	var d Date
 	found := false
-	if loc := enDateRe.FindStringIndex(text); loc != nil {
+	if loc := enDateRe.FindStringIndex(low); loc != nil {
 		expr := text[loc[0]:loc[1]]
 		low := strings.ToLower(expr)
 		fields := strings.Fields(low)
@@ -255,7 +256,7 @@ func resolveEN(text string, ref time.Time) (Date, bool) {
 			d.Time, d.HasClock = day.Add(20*time.Hour), true
 		}
 	}
-	if m := enClockRe.FindStringSubmatchIndex(text); m != nil {
+	if m := enClockRe.FindStringSubmatchIndex(low); m != nil {
 		h, mm := -1, 0
 		switch {
 		case m[2] >= 0:

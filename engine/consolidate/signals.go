@@ -168,8 +168,8 @@ func (o *Options) Validate() error {
 }
 
 var (
-	actionWordRe  = regexp.MustCompile(`(?i)\b(?:will|shall|must|assigned|assign|owner|owns|own|responsible|todo|action items?|follow(?:s|ing)? up|deadline|due|deliver|by (?:monday|tuesday|wednesday|thursday|friday|tomorrow|tonight|eod|end of)|next step)\b|负责|待办|跟进|截止|交付|安排|落实|之前|前完成|交给`)
-	backRefRe     = regexp.MustCompile(`(?i)\b(?:as (?:we|i|you) (?:said|discussed|mentioned|agreed)|as (?:discussed|mentioned|agreed)(?: earlier| before)?|like (?:i|we) said|going back to|back to what|we agreed earlier|earlier we said|as per our)\b|就像刚才说的|刚才说的|刚才提到|刚才讲的|之前说过|之前提到|前面说的|前面提到|如前所述|回到刚才|上次说的|上次提到|按刚才说的`)
+	actionWordRe  = regexp.MustCompile(`\b(?:will|shall|must|assigned|assign|owner|owns|own|responsible|todo|action items?|follow(?:s|ing)? up|deadline|due|deliver|by (?:monday|tuesday|wednesday|thursday|friday|tomorrow|tonight|eod|end of)|next step)\b|负责|待办|跟进|截止|交付|安排|落实|之前|前完成|交给`)
+	backRefRe     = regexp.MustCompile(`\b(?:as (?:we|i|you) (?:said|discussed|mentioned|agreed)|as (?:discussed|mentioned|agreed)(?: earlier| before)?|like (?:i|we) said|going back to|back to what|we agreed earlier|earlier we said|as per our)\b|就像刚才说的|刚才说的|刚才提到|刚才讲的|之前说过|之前提到|前面说的|前面提到|如前所述|回到刚才|上次说的|上次提到|按刚才说的`)
 	deliverableRe = regexp.MustCompile(`https?://[^\s，。)>\]"']+|(?i:\b(?:PR|MR|pull request|merge request|issue|task|ticket|bug|工单|需求)\s*#?\s*\d+\b)|(?:^|[\s(])#\d+\b|\b[A-Z][A-Z0-9]{1,9}-\d+\b|\b[0-9a-f]{7,40}\b`)
 )
 
@@ -181,8 +181,11 @@ func (o *Options) Signals(text, role string) Signals {
 		s.Types = append(s.Types, t.Type)
 	}
 	seen := map[string]bool{}
-	for _, m := range actionWordRe.FindAllString(text, -1) {
-		m = strings.ToLower(m)
+	low := asciiLower(text)
+	if !gate(low, actionWordGate) {
+		low = ""
+	}
+	for _, m := range actionWordRe.FindAllString(low, -1) {
 		if !seen[m] {
 			seen[m] = true
 			s.ActionWords++
@@ -190,7 +193,11 @@ func (o *Options) Signals(text, role string) Signals {
 	}
 	s.Role = role
 	s.RoleValue = o.Roles[strings.ToLower(strings.TrimSpace(role))]
-	s.BackReference = backRefRe.MatchString(text)
+	low = asciiLower(text)
+	s.BackReference = gate(low, backRefGate) && backRefRe.MatchString(low)
+	if !mayHoldDeliverable(text, low) {
+		return s
+	}
 	for _, m := range deliverableRe.FindAllString(text, -1) {
 		m = strings.TrimSpace(strings.TrimLeft(m, " ("))
 		m = strings.TrimRight(m, ".,;:!?")
@@ -200,6 +207,34 @@ func (o *Options) Signals(text, role string) Signals {
 		s.Deliverables = append(s.Deliverables, m)
 	}
 	return s
+}
+
+// Gates for the signal patterns (see gate in label.go): a literal every
+// match must contain.
+var (
+	actionWordGate = []string{"will", "shall", "must", "assign", "own", "responsib", "todo", "action", "follow", "deadline",
+		"due", "deliver", "by ", "next step", "负责", "待办", "跟进", "截止", "交付", "安排", "落实", "之前", "前完成", "交给"}
+	backRefGate = []string{"as ", "like ", "back to", "earlier", "per our", "刚才", "之前", "前面", "如前", "回到", "上次"}
+	idGate      = []string{"http", "#", "pr", "mr", "request", "issue", "task", "ticket", "bug", "工单", "需求"}
+)
+
+// mayHoldDeliverable gates deliverableRe: a URL or id word, a '#', a
+// dash before a digit (OPS-118), or a run of seven hex digits.
+func mayHoldDeliverable(text, low string) bool {
+	if gate(low, idGate) || strings.Contains(text, "-") && strings.ContainsAny(text, "0123456789") {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c >= '0' && c <= '9' || c >= 'a' && c <= 'f' {
+			if run++; run >= 7 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 func isHexOnly(s string) bool {

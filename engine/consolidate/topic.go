@@ -21,7 +21,7 @@ func Topic(content string) string {
 			return s
 		}
 	}
-	if loc := topicSplitEN.FindStringIndex(content); loc != nil && loc[0] > 0 {
+	if loc := topicSplitEN.FindStringIndex(asciiLower(content)); loc != nil && loc[0] > 0 {
 		if s := cleanContent(content[:loc[0]]); len(s) >= 2 {
 			return s
 		}
@@ -31,7 +31,7 @@ func Topic(content string) string {
 
 var (
 	topicSplitZH = regexp.MustCompile(`定在|定于|定为|改到|改成|改为|改在|推迟到|提前到|延期到|延到|放在|换成|是|为|用|在`)
-	topicSplitEN = regexp.MustCompile(`(?i)\s(?:is|are|was|will be|stays|stay|moves to|moved to|goes to|should be|must be|to be|needs|at|on)\s`)
+	topicSplitEN = regexp.MustCompile(`\s(?:is|are|was|will be|stays|stay|moves to|moved to|goes to|should be|must be|to be|needs|at|on)\s`)
 )
 
 var topicAnalyzer = sync.OnceValues(func() (*analysis.Analyzer, error) {
