@@ -8,6 +8,38 @@
 // OpenAI-compatible chat completions endpoint (LLM), and supersession (Link).
 // It knows nothing about the log or the index: the engine selects the
 // records, hands them in as an Input, and stores the units it gets back.
+// docs/LIFECYCLE.md describes the whole design (value, triggers, core
+// memory, supersession, retention and forgetting) and which parts live
+// here.
+//
+// # Use from the engine
+//
+//	opts := consolidate.Options{}            // defaults: weights, roles, threshold 0.5
+//	opts.EnsureDefaults()
+//	v := opts.Value(rec.Text, rec.Role)      // per record; queue it when v >= opts.Threshold
+//
+//	c, _ := consolidate.NewRules(opts)       // or NewLLM(LLMOptions{BaseURL, Model})
+//	units, err := c.Consolidate(ctx, consolidate.Input{
+//		Agent:   agent,
+//		Records: selected,                   // each with opts.ContextTurns turns of its session either side
+//	})
+//	// assign ids, then supersession against the agent's live units:
+//	rewrite, err := consolidate.Link(live, units)
+//	// store units with AppendUnit; rewrite the units whose ids are in rewrite.
+//
+// Scoring costs about 8-35 µs a chat-sized record on a 2-core machine
+// (BenchmarkValue), so an engine that must append 150k records/s scores in
+// the background or when a trigger fires, not inline in Append.
+//
+// # Labels and their quality
+//
+// Label finds decisions, action items, preferences, outcomes and facts by
+// rule in English and Chinese. testdata/labels.jsonl holds 226 labelled
+// snippets with hard negatives, split into a dev half (the rules were
+// written on it) and a held-back half that TestHeldBackPrecisionRecall
+// scores: decision precision 1.000 / recall 0.957, action item 0.952 /
+// 0.909, preference 0.917 / 1.000 (one author wrote both the snippets and
+// the rules).
 //
 // # Unit encoding, version 1
 //
