@@ -3,6 +3,7 @@ package consolidate
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"math"
@@ -264,4 +265,36 @@ func FuzzUnitRoundTrip(f *testing.F) {
 			t.Fatalf("round trip: %v %d\n got %+v\nwant %+v", err, len(tail), got, u)
 		}
 	})
+}
+
+// TestUnitJSON pins the JSON form: snake_case keys, the type by name, and
+// the store's fields left out while they are zero.
+func TestUnitJSON(t *testing.T) {
+	u := goldenUnits[1].u
+	b, err := json.Marshal(&u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":7,"type":"decision","topic":"launch date","content":"上线时间定在 12 月 15 日","action_items":null,` +
+		`"participants":["王磊","Alice"],"source_ids":[100,101,300],"time":"2026-12-01T10:30:00Z","confidence":0.9,"agent":"meeting-bot"}`
+	if string(b) != want {
+		t.Fatalf("JSON\n got %s\nwant %s", b, want)
+	}
+	var back Unit
+	if err := json.Unmarshal(b, &back); err != nil || !unitEqual(&back, &u) {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	a := goldenUnits[2].u
+	b, _ = json.Marshal(&a)
+	for _, key := range []string{`"type":"action_item"`, `"owner":"李娜"`, `"due":"2026-12-04T18:00:00Z"`, `"supersedes":[3,8]`, `"superseded_by":12`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("JSON %s lacks %s", b, key)
+		}
+	}
+	if strings.Contains(string(b), `"task":"write the runbook","due"`) {
+		t.Errorf("a zero due is written: %s", b)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"idea"}`), &back); !errors.Is(err, ErrInvalidUnit) {
+		t.Errorf("unknown type name: %v", err)
+	}
 }

@@ -98,9 +98,11 @@ type Options struct {
 	// Threshold is the value score at or above which a record is worth
 	// consolidating, in (0, 1]. Default DefaultThreshold (0.5).
 	Threshold float64
-	// ContextTurns is how many neighbouring turns on each side of a
-	// selected record the rule consolidator reads to resolve "我来负责"
-	// or "yes, I'll do it" to a speaker. Default 2.
+	// ContextTurns is how many turns of the same session on each side of
+	// a selected record the caller puts in Selected.Before and After when
+	// it builds an Input. Rules reads the turn just before (an acceptance
+	// answers it, an agreement borrows its topic); the LLM consolidator
+	// sends them all as context. Default 2.
 	ContextTurns int
 }
 
