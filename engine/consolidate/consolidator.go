@@ -119,8 +119,8 @@ func (in *Input) ids() map[uint64]bool {
 // due time resolved against the record's time; a sentence assigning several
 // tasks ("赵强负责通知运维，Alice 负责定价页面") gives one action item per
 // clause. A short agreement ("同意，十二月十五号没问题") or a decision with no
-// subject takes the topic of the decision in the turn before and cites it,
-// so a later revision supersedes it too. A short acceptance ("我来",
+// subject restates the decision in the turn before (its topic and content,
+// both turns cited), so a later revision supersedes it too. A short acceptance ("我来",
 // "I'll do it", "on it") answering a request in the turn before becomes an
 // action item for the speaker, citing both turns. Confidence starts at the
 // type's base (decision and action item 0.8, preference and outcome 0.7,
@@ -274,10 +274,11 @@ var (
 	agreementCue = regexp.MustCompile(`(?i)^(?:同意|一致同意|agreed|agree)$|\bagreed$`)
 )
 
-// borrowTopic gives an agreement ("同意，十二月十五号没问题", "Agreed: ...")
-// or a decision that names no subject the topic of the decision in the
-// turn before it, and cites that turn: an agreement is about what was just
-// said, and without the topic a later revision could never supersede it.
+// borrowTopic turns a short agreement ("同意，十二月十五号没问题") or a
+// decision that names no subject into a restatement of the decision in the
+// turn before it: that decision's topic and content, citing both turns. An
+// agreement is about what was just said, and without the topic a later
+// revision could never supersede it.
 func (c *Rules) borrowTopic(u *Unit, tag Tag, r *Selected) {
 	if len(r.Before) == 0 {
 		return
@@ -295,7 +296,9 @@ func (c *Rules) borrowTopic(u *Unit, tag Tag, r *Selected) {
 			continue
 		}
 		if k, err := TopicKey(Topic(t.Content)); err == nil && len(k) > 0 {
-			u.Topic = Topic(t.Content)
+			// The agreement restates the decision: the unit says what was
+			// agreed, and cites both turns.
+			u.Topic, u.Content = Topic(t.Content), t.Content
 			u.SourceIDs = append(u.SourceIDs, prev.ID)
 			u.Participants = participants(append(u.Participants, prev.Speaker)...)
 		}

@@ -27,9 +27,10 @@
 //	rewrite, err := consolidate.Link(live, units)
 //	// store units with AppendUnit; rewrite the units whose ids are in rewrite.
 //
-// Scoring costs about 8-35 µs a chat-sized record on a 2-core machine
-// (BenchmarkValue), so an engine that must append 150k records/s scores in
-// the background or when a trigger fires, not inline in Append.
+// Scoring costs roughly 10-100 µs a chat-sized record on a loaded 2-core
+// machine (BenchmarkValue; a sentence with a cue costs more than chatter),
+// so an engine that must append 150k records/s scores in the background or
+// when a trigger fires, not inline in Append.
 //
 // # Labels and their quality
 //

@@ -46,17 +46,24 @@ const OwnerSpeaker = "speaker"
 // "Dave is assigned to", "张伟负责", "交给刘洋", a name followed by a due
 // time). Preferences need a liking cue that is not negated ("I prefer",
 // "my favourite ... is", "更喜欢", "偏好"). Outcomes need a completion cue
-// ("shipped", "merged", "上线了"); facts a number or a date.
+// ("shipped", "merged", "上线了"); facts a number or a date in a sentence
+// that is neither a question nor tentative.
 //
 // The rules were written on the dev half of testdata/labels.jsonl; their
 // precision and recall on the held-back half are logged by
 // TestHeldBackPrecisionRecall.
 func Label(text string) []Tag {
 	var found [TypeFact + 1]*Tag
+	factAt := ""
 	for _, s := range sentences(text) {
 		// Whether the sentence is a question or tentative is asked only
 		// once a rule fires: most sentences fire none.
 		checked, skip := false, false
+		if factAt == "" && mayHoldFact(s) {
+			if loc := factRe.FindStringIndex(asciiLower(s)); loc != nil && !isQuestion(s) && !isTentative(s) {
+				factAt = s[loc[0]:loc[1]]
+			}
+		}
 		for _, t := range []Type{TypeDecision, TypeActionItem, TypePreference, TypeOutcome} {
 			if found[t] != nil {
 				continue
@@ -75,11 +82,8 @@ func Label(text string) []Tag {
 			found[t] = &tag
 		}
 	}
-	if found[TypeDecision] == nil && found[TypeActionItem] == nil && found[TypePreference] == nil && found[TypeOutcome] == nil && mayHoldFact(text) {
-		if loc := factRe.FindStringIndex(asciiLower(text)); loc != nil {
-			m := text[loc[0]:loc[1]]
-			found[TypeFact] = &Tag{Type: TypeFact, Trigger: m, Content: cleanContent(text), Sentence: text}
-		}
+	if found[TypeDecision] == nil && found[TypeActionItem] == nil && found[TypePreference] == nil && found[TypeOutcome] == nil && factAt != "" {
+		found[TypeFact] = &Tag{Type: TypeFact, Trigger: factAt, Content: cleanContent(text), Sentence: text}
 	}
 	var out []Tag
 	for _, t := range Types {
