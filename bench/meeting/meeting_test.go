@@ -300,3 +300,35 @@ func TestKeyMomentsConsolidate(t *testing.T) {
 		t.Errorf("%d preferences, want 2", prefs)
 	}
 }
+
+// TestValueSelection scores every utterance with the default value options
+// and logs how many key moments and filler turns reach the threshold. The
+// decisions and action items must; chatter must mostly not.
+func TestValueSelection(t *testing.T) {
+	m := generate(t, 1)
+	var o consolidate.Options
+	o.EnsureDefaults()
+	keys, filler := 0, 0
+	var missed []string
+	for _, u := range m.Utterances {
+		above := o.Value(u.Text, u.Role) >= o.Threshold
+		switch {
+		case u.Key != "" && above:
+			keys++
+		case u.Key != "":
+			missed = append(missed, u.Key)
+		case above:
+			filler++
+		}
+	}
+	t.Logf("selected %d of %d key moments and %d of %d filler turns; missed %v",
+		keys, len(m.Keys), filler, len(m.Utterances)-len(m.Keys), missed)
+	for _, k := range []string{KeyLaunchDecision, KeyLaunchRevised, KeyOpsAction, KeyPricingAction, KeyLoadTestAction, KeyBudgetDecision, KeyDemoPreference} {
+		if slices.Contains(missed, k) {
+			t.Errorf("key moment %s not selected", k)
+		}
+	}
+	if share := float64(filler) / float64(len(m.Utterances)); share > 0.05 {
+		t.Errorf("%.1f%% of filler selected", 100*share)
+	}
+}
