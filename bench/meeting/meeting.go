@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"time"
 )
@@ -123,6 +124,17 @@ func (m *Meeting) Stream(fn func(Utterance) error) error {
 		}
 	}
 	return nil
+}
+
+// All yields the utterances in order, for range-over-func loops.
+func (m *Meeting) All() iter.Seq[Utterance] {
+	return func(yield func(Utterance) bool) {
+		for _, u := range m.Utterances {
+			if !yield(u) {
+				return
+			}
+		}
+	}
 }
 
 // WriteJSONL writes one utterance a line.

@@ -216,6 +216,15 @@ func TestStreamStopsOnError(t *testing.T) {
 	if !errors.Is(err, stop) || n != 10 {
 		t.Fatalf("err %v after %d", err, n)
 	}
+	n = 0
+	for u := range m.All() {
+		if u.Seq != n {
+			t.Fatalf("All yielded %d at position %d", u.Seq, n)
+		}
+		if n++; n == 5 {
+			break
+		}
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
