@@ -38,8 +38,8 @@ const OwnerSpeaker = "speaker"
 // The rules work sentence by sentence and skip a sentence that is a
 // question ("Did we agree...?", "...吗"), a hypothetical ("if we decide",
 // "要是决定"), tentative ("maybe", "可能") or a proposal ("I suggest",
-// "建议"), or that negates the cue ("we
-// haven't decided", "不同意", "I don't prefer either"). Decisions need a
+// "建议"), or that negates the cue ("we haven't decided", "不同意", "I don't
+// prefer either"). Decisions need a
 // decision cue with a subject or a colon ("we agreed", "decision:", "决定",
 // "确定了", "达成共识"): a bare "agreed" is a back-channel. Action items need
 // a named or first-person owner with a commitment ("Alice will", "I'll",
@@ -548,10 +548,8 @@ func preference(s string) (Tag, bool) {
 	if loc := preferenceZH.FindStringIndex(s); loc != nil {
 		// Negation before the first cue only: "喜欢飞书，不太喜欢钉钉" is a
 		// preference.
-		if preferenceZHNeg.MatchString(s[:min(len(s), loc[1]+len("不喜欢"))]) && !strings.HasPrefix(s[loc[0]:], "更喜欢") {
-			if neg := preferenceZHNeg.FindStringIndex(s); neg != nil && neg[0] <= loc[1] {
-				return Tag{}, false
-			}
+		if neg := preferenceZHNeg.FindStringIndex(s); neg != nil && neg[0] <= loc[1] {
+			return Tag{}, false
 		}
 		c := cleanContent(strings.TrimLeft(s[loc[1]:], leadTrimZH))
 		if c == "" {
