@@ -341,3 +341,60 @@ func TestValueSelection(t *testing.T) {
 		t.Errorf("%.1f%% of filler selected", 100*share)
 	}
 }
+
+// TestWholeMeetingConsolidates runs the offline pipeline over all 5,000
+// utterances: select by value (with two turns of context each side),
+// consolidate by rule, link. The core memory that comes out is small, its
+// live launch decision is the revised date, and 赵强 owns the ops task.
+func TestWholeMeetingConsolidates(t *testing.T) {
+	m := generate(t, 1)
+	turns := make([]consolidate.Turn, len(m.Utterances))
+	for i, u := range m.Utterances {
+		turns[i] = consolidate.Turn{ID: uint64(u.Seq + 1), Time: u.Time, Speaker: u.Speaker, Role: u.Role, Text: u.Text}
+	}
+	var o consolidate.Options
+	o.EnsureDefaults()
+	in := o.Select("meeting", turns)
+	c, err := consolidate.NewRules(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, err := c.Consolidate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range units {
+		units[i].ID = uint64(i + 1)
+	}
+	if _, err := consolidate.Link(nil, units); err != nil {
+		t.Fatal(err)
+	}
+	live, byType := 0, map[consolidate.Type]int{}
+	var launch []string
+	opsOwner := ""
+	for _, u := range units {
+		if !u.Live() {
+			continue
+		}
+		live++
+		byType[u.Type]++
+		if u.Type == consolidate.TypeDecision && strings.Contains(u.Content, "上线时间") {
+			launch = append(launch, u.Content)
+		}
+		for _, a := range u.ActionItems {
+			if strings.Contains(a.Task, "通知运维") && opsOwner == "" {
+				opsOwner = a.Owner
+			}
+		}
+	}
+	t.Logf("%d utterances -> %d selected -> %d units, %d live %v", len(turns), len(in.Records), len(units), live, byType)
+	if len(launch) != 1 || !strings.Contains(launch[0], "十二月二十二号") {
+		t.Errorf("live launch decisions %q, want the revised one only", launch)
+	}
+	if opsOwner != "赵强" {
+		t.Errorf("ops task owner %q", opsOwner)
+	}
+	if byType[consolidate.TypePreference] != 2 {
+		t.Errorf("%d live preferences, want 2", byType[consolidate.TypePreference])
+	}
+}

@@ -236,3 +236,28 @@ func TestRulesAgreementBorrowsTopic(t *testing.T) {
 		t.Errorf("topic %q", units[0].Topic)
 	}
 }
+
+func TestSelect(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	var turns []Turn
+	for i, text := range []string{"嗯", "好的", "我们决定下周一发布。", "对", "OK", "nice", "Bob will send the notes.", "thanks"} {
+		turns = append(turns, Turn{ID: uint64(i + 1), Time: t0.Add(time.Duration(i) * time.Second), Speaker: "s", Role: "engineer", Text: text})
+	}
+	var o Options
+	o.EnsureDefaults()
+	in := o.Select("a", turns)
+	if len(in.Records) != 2 || in.Records[0].ID != 3 || in.Records[1].ID != 7 {
+		t.Fatalf("selected %+v", in.Records)
+	}
+	r := in.Records[1]
+	if len(r.Before) != 2 || r.Before[0].ID != 5 || r.Before[1].ID != 6 || len(r.After) != 1 || r.After[0].ID != 8 {
+		t.Errorf("context of 7: before %v after %v", r.Before, r.After)
+	}
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o.ContextTurns = -1
+	if in := o.Select("a", turns); len(in.Records[0].Before) != 0 || len(in.Records[0].After) != 0 {
+		t.Errorf("ContextTurns -1 still gives context: %+v", in.Records[0])
+	}
+}

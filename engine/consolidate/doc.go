@@ -18,6 +18,7 @@
 //	opts.EnsureDefaults()
 //	v := opts.Value(rec.Text, rec.Role)      // per record; queue it when v >= opts.Threshold
 //
+//	// or, offline over a session's turns in order: in := opts.Select(agent, turns)
 //	c, _ := consolidate.NewRules(opts)       // or NewLLM(LLMOptions{BaseURL, Model})
 //	units, err := c.Consolidate(ctx, consolidate.Input{
 //		Agent:   agent,

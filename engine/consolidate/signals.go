@@ -102,7 +102,7 @@ type Options struct {
 	// a selected record the caller puts in Selected.Before and After when
 	// it builds an Input. Rules reads the turn just before (an acceptance
 	// answers it, an agreement borrows its topic); the LLM consolidator
-	// sends them all as context. Default 2.
+	// sends them all as context. Default 2; negative means none.
 	ContextTurns int
 }
 
@@ -162,9 +162,6 @@ func (o *Options) Validate() error {
 	}
 	if math.IsNaN(o.Threshold) || o.Threshold <= 0 || o.Threshold > 1 {
 		return fmt.Errorf("%w: Options.Threshold = %v, want a value in (0, 1]", ErrOptions, o.Threshold)
-	}
-	if o.ContextTurns < 0 {
-		return fmt.Errorf("%w: Options.ContextTurns = %d, want >= 0", ErrOptions, o.ContextTurns)
 	}
 	return nil
 }

@@ -168,7 +168,6 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Roles: map[string]float64{"host": 1.5}}, `Roles["host"]`},
 		{Options{Roles: map[string]float64{"Host": 1}}, "not lowercase"},
 		{Options{Threshold: 1.1}, "Threshold"},
-		{Options{ContextTurns: -1}, "ContextTurns"},
 	} {
 		tc.o.EnsureDefaults()
 		err := tc.o.Validate()
