@@ -387,6 +387,11 @@ func TestWholeMeetingConsolidates(t *testing.T) {
 			}
 		}
 	}
+	for _, u := range units {
+		if u.Live() {
+			t.Logf("live %s %q %v", u.Type, u.Content, u.ActionItems)
+		}
+	}
 	t.Logf("%d utterances -> %d selected -> %d units, %d live %v", len(turns), len(in.Records), len(units), live, byType)
 	if len(launch) != 1 || !strings.Contains(launch[0], "十二月二十二号") {
 		t.Errorf("live launch decisions %q, want the revised one only", launch)
