@@ -27,6 +27,11 @@ type DB struct {
 	w     segment.Writer
 	idx   *index.Index
 	cache *vecCache // nil when no embedder
+	// core is the core store (dir/core): units, value signals; ring the
+	// recent recalls feedback can name; bg its background goroutine.
+	core *coreStore
+	ring *recallRing
+	bg   *background
 
 	// mu guards closed: every method holds it shared, Close exclusively,
 	// so Close waits for calls in progress.
@@ -120,6 +125,14 @@ func Open(dir string, opts Options) (*DB, error) {
 			_ = db.log.Close()
 			return nil, fmt.Errorf("lazymem: engine: open embedding cache: %w", err)
 		}
+	}
+	if err := db.openCore(); err != nil {
+		if db.cache != nil {
+			_ = db.cache.close()
+		}
+		_ = db.idx.Close()
+		_ = db.log.Close()
+		return nil, err
 	}
 	return db, nil
 }
@@ -325,6 +338,7 @@ func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
 // Close flushes the index (so the next Open need not re-index), closes the
 // embedding cache, the index and the log. Calls in progress finish first.
 func (db *DB) Close() error {
+	db.stopBackground()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -337,6 +351,7 @@ func (db *DB) Close() error {
 			errs = append(errs, fmt.Errorf("lazymem: engine: flush index: %w", err))
 		}
 	}
+	errs = append(errs, db.closeCore())
 	if db.cache != nil {
 		if err := db.cache.close(); err != nil {
 			errs = append(errs, fmt.Errorf("lazymem: engine: close cache: %w", err))
