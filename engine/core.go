@@ -300,3 +300,18 @@ func (db *DB) closeCore() error {
 	}
 	return errors.Join(errs...)
 }
+
+// coreCited reports whether a live unit cites record id: retention must
+// keep such a record, it is the unit's evidence. A superseded unit does
+// not pin its sources.
+func (db *DB) coreCited(id uint64) bool {
+	cs := db.core
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, uid := range cs.citedBy[id] {
+		if e := cs.units[uid]; e != nil && e.u.Live() {
+			return true
+		}
+	}
+	return false
+}

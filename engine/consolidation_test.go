@@ -1,0 +1,265 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/engine/consolidate"
+)
+
+// standup is one session: a decision, a fact below the value threshold,
+// and chatter. Index 1 is the decision, 3 the fact.
+func standup() []engine.Record {
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	return []engine.Record{
+		{Time: at(0), Agent: "a1", Session: "s1", Role: "Alice", Text: "Morning everyone, let's start."},
+		{Time: at(1), Agent: "a1", Session: "s1", Role: "Alice", Text: "We decided to move the database migration to Thursday."},
+		{Time: at(2), Agent: "a1", Session: "s1", Role: "Bob", Text: "Sounds good."},
+		{Time: at(3), Agent: "a1", Session: "s1", Role: "Bob", Text: "The staging replica runs Postgres 16 on port 5433."},
+		{Time: at(4), Agent: "a1", Session: "s1", Role: "Alice", Text: "Nice weather today."},
+	}
+}
+
+func citing(units []consolidate.Unit, id uint64) bool {
+	for _, u := range units {
+		if containsID(u.SourceIDs, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestConsolidationTriggers: each trigger, alone, turns its record into a
+// unit; the fact below the threshold is not consolidated by the value
+// trigger alone.
+func TestConsolidationTriggers(t *testing.T) {
+	ctx := context.Background()
+	const decision, fact = 1, 3
+	for _, tc := range []struct {
+		name string
+		opts engine.CoreOptions
+		// act pulls the trigger and returns the units it produced.
+		act func(t *testing.T, db *engine.DB, ids []uint64) []consolidate.Unit
+		// want and notWant index records of standup that the units must
+		// and must not cite.
+		want, notWant []int
+	}{
+		{
+			name: "end of session: value threshold",
+			act: func(t *testing.T, db *engine.DB, _ []uint64) []consolidate.Unit {
+				rep, err := db.EndSession(ctx, "a1", "s1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep.Units
+			},
+			want: []int{decision}, notWant: []int{fact},
+		},
+		{
+			name: "returned in the top k three times",
+			act: func(t *testing.T, db *engine.DB, ids []uint64) []consolidate.Unit {
+				for range 3 {
+					res := recall(t, db, engine.Query{Agent: "a1", Text: "postgres staging port", K: 1})
+					if len(res.Memories) != 1 || res.Memories[0].ID != ids[fact] {
+						t.Fatalf("recall returned %v, want the fact %d", texts(res.Memories), ids[fact])
+					}
+				}
+				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep.Units
+			},
+			want: []int{decision, fact},
+		},
+		{
+			name: "returned twice is not enough",
+			act: func(t *testing.T, db *engine.DB, ids []uint64) []consolidate.Unit {
+				for range 2 {
+					recall(t, db, engine.Query{Agent: "a1", Text: "postgres staging port", K: 1})
+				}
+				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep.Units
+			},
+			want: []int{decision}, notWant: []int{fact},
+		},
+		{
+			name: "positive feedback",
+			act: func(t *testing.T, db *engine.DB, ids []uint64) []consolidate.Unit {
+				res := recall(t, db, engine.Query{Agent: "a1", Text: "postgres staging port", K: 3})
+				if err := db.Feedback(ctx, res.RecallID, []uint64{ids[fact]}, +1); err != nil {
+					t.Fatal(err)
+				}
+				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep.Units
+			},
+			want: []int{decision, fact},
+		},
+		{
+			name: "explicit ids",
+			act: func(t *testing.T, db *engine.DB, ids []uint64) []consolidate.Unit {
+				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{IDs: []uint64{ids[fact]}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep.Units
+			},
+			want: []int{decision, fact},
+		},
+		{
+			name: "idle timeout",
+			opts: engine.CoreOptions{IdleTimeout: 20 * time.Millisecond, FlushInterval: 5 * time.Millisecond},
+			act: func(t *testing.T, db *engine.DB, _ []uint64) []consolidate.Unit {
+				// Wait for the background pass, whatever the machine's
+				// speed; the test fails only if it never happens.
+				for range 2000 {
+					units, err := db.Core(ctx, "a1", true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(units) > 0 {
+						return units
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				t.Fatal("the idle session was never consolidated")
+				return nil
+			},
+			want: []int{decision}, notWant: []int{fact},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0 }, Core: tc.opts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ids, err := db.AppendBatch(ctx, standup())
+			if err != nil {
+				t.Fatal(err)
+			}
+			units := tc.act(t, db, ids)
+			for _, i := range tc.want {
+				if !citing(units, ids[i]) {
+					t.Errorf("no unit cites record %d %q; units %+v", ids[i], standup()[i].Text, units)
+				}
+			}
+			for _, i := range tc.notWant {
+				if citing(units, ids[i]) {
+					t.Errorf("a unit cites record %d %q", ids[i], standup()[i].Text)
+				}
+			}
+		})
+	}
+}
+
+// TestConsolidateTwiceIsIdempotent: a record becomes units once.
+func TestConsolidateTwiceIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	db := openT(t, t.TempDir(), nil)
+	defer db.Close()
+	if _, err := db.AppendBatch(ctx, standup()); err != nil {
+		t.Fatal(err)
+	}
+	first, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Units) == 0 || len(again.Units) != 0 || again.Selected != 0 {
+		t.Errorf("first run %d units; second run %d units from %d records, want none", len(first.Units), len(again.Units), again.Selected)
+	}
+}
+
+// TestCoreSurvivesReopen: units, their supersession and the value counts
+// are in dir/core after a reopen.
+func TestCoreSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openT(t, dir, nil)
+	ids, err := db.AppendBatch(ctx, standup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := recall(t, db, engine.Query{Agent: "a1", Text: "postgres staging port", K: 1})
+	if err := db.Feedback(ctx, res.RecallID, []uint64{ids[3]}, -1); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.EndSession(ctx, "a1", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openT(t, dir, nil)
+	defer db.Close()
+	units, err := db.Core(ctx, "a1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != len(rep.Units) {
+		t.Fatalf("after reopen %d units, want %d", len(units), len(rep.Units))
+	}
+	v, err := db.Value(ctx, ids[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.TopK != 1 || v.Negative != 1 || !v.Labelled || v.Queued {
+		t.Errorf("value after reopen %+v, want topk 1, one negative, labelled, not queued", v)
+	}
+	d, err := db.Value(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Consolidated || len(d.Types) == 0 || d.Types[0] != consolidate.TypeDecision || d.Score < 0.5 {
+		t.Errorf("decision value %+v, want consolidated, a decision, score >= 0.5", d)
+	}
+	// Labels are filterable metadata.
+	res = recall(t, db, engine.Query{Agent: "a1", Where: map[string][]string{engine.TypeMetaKey: {"decision"}}, Tier: engine.TierRaw})
+	if len(res.Memories) != 1 || res.Memories[0].ID != ids[1] {
+		t.Errorf("where type=decision returned %v, want the decision", texts(res.Memories))
+	}
+}
+
+func TestFeedbackErrors(t *testing.T) {
+	ctx := context.Background()
+	db := openT(t, t.TempDir(), nil)
+	defer db.Close()
+	ids, err := db.AppendBatch(ctx, standup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := recall(t, db, engine.Query{Agent: "a1", Text: "postgres staging port", K: 1})
+	for _, tc := range []struct {
+		name     string
+		recallID uint64
+		ids      []uint64
+		signal   int
+		want     error
+	}{
+		{"signal 0", res.RecallID, ids[3:4], 0, engine.ErrRange},
+		{"no ids", res.RecallID, nil, 1, engine.ErrMissing},
+		{"unknown recall", res.RecallID + 100, ids[3:4], 1, engine.ErrNotFound},
+		{"id not returned", res.RecallID, ids[0:1], 1, engine.ErrUnknown},
+		{"no such record", 0, []uint64{999}, 1, engine.ErrUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := db.Feedback(ctx, tc.recallID, tc.ids, tc.signal); !errors.Is(err, tc.want) {
+				t.Errorf("Feedback = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
