@@ -14,6 +14,7 @@
 //	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
 //	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
 //	dir/cache   Pebble: embedding cache, derived, keyed by embedder name + SHA-256/128 of the text
+//	dir/core    Pebble: core memory units and their vectors, value signals, the consolidation bitmaps
 //
 // Every file goes through Options.FS (a Pebble vfs.FS, default the OS).
 // docs/format/store.md lists what versions each structure.
@@ -60,4 +61,18 @@
 // recall_fuse.go, recall_assemble.go, and recall_dense.go for ModeDense.
 // The transcripts under testdata/planner print what each stage produced
 // for small stores.
+//
+// # Value and core memory
+//
+// Recall counts what it touched and Feedback what a user judged, in memory;
+// a background goroutine flushes both to dir/core (core.go, value.go,
+// feedback.go). Records are scored and labelled by package consolidate's
+// rules lazily (10-100 µs a record is too slow for the append path): when
+// a consolidation covers them, or in an optional background pass. The
+// triggers (value threshold, top k PromoteTopK times, positive feedback,
+// EndSession, an idle timeout, Consolidate) queue records; a consolidation
+// turns the queue into units, links supersession, embeds and stores them
+// (consolidation.go). Recall searches the units through the records they
+// cite and fuses them with raw records (recall_source_core.go); Query.Tier
+// narrows it to one kind.
 package engine
