@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,5 +262,64 @@ func TestFeedbackErrors(t *testing.T) {
 				t.Errorf("Feedback = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCoreConcurrent: recalls, feedback, appends and consolidations at
+// once (run it with -race); every unit stored cites records of its agent.
+func TestCoreConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0 },
+		Core: engine.CoreOptions{FlushInterval: time.Millisecond, Background: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				switch w {
+				case 0:
+					if _, err := db.AppendBatch(ctx, standup()); err != nil {
+						errs <- err
+					}
+				case 1:
+					res, err := db.Recall(ctx, engine.Query{Agent: "a1", Text: "database migration thursday"})
+					if err != nil {
+						errs <- err
+						continue
+					}
+					if len(res.Memories) > 0 && res.Memories[0].Kind == engine.KindRaw {
+						if err := db.Feedback(ctx, res.RecallID, []uint64{res.Memories[0].ID}, 1-2*(i%2)); err != nil {
+							errs <- err
+						}
+					}
+				default:
+					if _, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{}); err != nil {
+						errs <- err
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	units, err := db.Core(ctx, "a1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for _, u := range units {
+		if u.Agent != "a1" || len(u.SourceIDs) == 0 || seen[u.ID] {
+			t.Errorf("bad unit %+v", u)
+		}
+		seen[u.ID] = true
 	}
 }
