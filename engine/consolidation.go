@@ -500,6 +500,9 @@ type background struct {
 	done sync.WaitGroup
 	// watermark is the first record id the labelling pass has not seen.
 	watermark uint64
+	// vectorsChecked: units without a vector for the DB's embedder (the
+	// embedder changed) have been re-embedded.
+	vectorsChecked bool
 }
 
 func (db *DB) startBackground() {
@@ -539,6 +542,13 @@ func (db *DB) backgroundPass(bg *background) {
 	if err := db.flushValues(); err != nil {
 		db.backgroundError(err)
 		return
+	}
+	if !bg.vectorsChecked {
+		if err := db.reembedUnits(); err != nil {
+			db.backgroundError(err)
+		} else {
+			bg.vectorsChecked = true
+		}
 	}
 	if !db.opts.Core.Background {
 		return
@@ -601,5 +611,49 @@ func (db *DB) labelNew(from, to uint64) error {
 		cs.sessions[k] = &sessionSeen{at: now}
 	}
 	cs.mu.Unlock()
+	return nil
+}
+
+// reembedUnits embeds the units that have no vector for the DB's embedder
+// (stored by another one), so they get their own cosine again.
+func (db *DB) reembedUnits() error {
+	if db.cache == nil {
+		return nil
+	}
+	cs := db.core
+	cs.run.Lock()
+	defer cs.run.Unlock()
+	cs.mu.Lock()
+	var units []consolidate.Unit
+	for _, e := range cs.units {
+		if e.vec == nil {
+			units = append(units, e.u)
+		}
+	}
+	cs.mu.Unlock()
+	if len(units) == 0 {
+		return nil
+	}
+	vecs, err := db.embedUnits(context.Background(), units)
+	if err != nil {
+		return err
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	b := cs.pdb.NewBatch()
+	defer b.Close()
+	for i := range units {
+		e := cs.units[units[i].ID]
+		if e == nil || vecs[i] == nil {
+			continue
+		}
+		e.vec = vecs[i]
+		if err := b.Set(coreKey(coreVector, units[i].ID), appendCoreVector(nil, db.opts.Embedder.Name(), vecs[i]), nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("lazymem: engine: core store: re-embed units: %w", err)
+	}
 	return nil
 }

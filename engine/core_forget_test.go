@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
 // TestCoreForgetSources: forgetting the source of a live unit deletes the
@@ -69,4 +71,48 @@ func TestCoreForgetSources(t *testing.T) {
 	if units, _ := db.Core(ctx, "a", true); len(units) != 0 {
 		t.Errorf("units left: %+v", units)
 	}
+}
+
+// TestCoreReembedOnEmbedderChange: units stored under one embedder get
+// vectors of the next one the DB opens with, in the background.
+func TestCoreReembedOnEmbedderChange(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := Open(dir, Options{Clock: func() time.Time { return storeClock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Append(ctx, Record{Time: storeClock, Agent: "a", Session: "s", Role: "王磊", Text: "好，那我们决定上线时间定在十二月十五号。"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := db.EndSession(ctx, "a", "s"); err != nil || len(rep.Units) != 1 {
+		t.Fatalf("EndSession: %v, %v", rep, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := embed.NewHash(embed.HashOptions{Dim: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, Options{Embedder: h, Core: CoreOptions{FlushInterval: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vecLen := func() int {
+		db.core.mu.Lock()
+		defer db.core.mu.Unlock()
+		for _, e := range db.core.units {
+			return len(e.vec)
+		}
+		return -1
+	}
+	for range 2000 { // the test fails only if the pass never runs
+		if vecLen() == 64 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("unit vector length %d, want 64", vecLen())
 }

@@ -62,6 +62,9 @@ func decodeValueEntry(b []byte) (valueEntry, error) {
 	if err := d.Err(); err != nil {
 		return v, fmt.Errorf("%w: value entry: %w", ErrCorrupt, err)
 	}
+	if d.Len() != 0 {
+		return v, fmt.Errorf("%w: value entry: %d bytes left over", ErrCorrupt, d.Len())
+	}
 	return v, nil
 }
 
