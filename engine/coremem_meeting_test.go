@@ -96,6 +96,19 @@ func TestMeetingCoreFirst(t *testing.T) {
 		}
 	}
 
+	// A question naming a unit type lists the live units of that type,
+	// whatever words they share with it.
+	res := recall(t, db, engine.Query{Agent: "meet", Text: "会上有哪些待办事项？", K: 10})
+	actions := 0
+	for _, mem := range res.Memories {
+		if mem.Unit != nil && mem.Unit.Type == consolidate.TypeActionItem && mem.Unit.Live() {
+			actions++
+		}
+	}
+	if actions < 3 {
+		t.Errorf("会上有哪些待办事项？ returned %d live action items, want at least 3: %v", actions, texts(res.Memories))
+	}
+
 	// The launch date: the live unit is the revision, and the first
 	// decision is kept as history.
 	units, err := db.Core(ctx, "meet", true)

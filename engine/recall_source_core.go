@@ -80,16 +80,28 @@ func (coreSource) candidates(_ context.Context, p *plan) error {
 	}
 	cs := p.db.core
 	cited := roaring.New()
+	types := typeCues(p.q.Text)
+	var listed []uint64 // sources of the live units of a type the query names
 	cs.mu.Lock()
 	for _, a := range p.filter.Agents {
 		if bm := cs.cited[a]; bm != nil {
 			cited.Or(bm)
+		}
+		for _, uid := range cs.byAgent[a] {
+			if u := &cs.units[uid].u; u.Live() && slices.Contains(types, u.Type) {
+				listed = append(listed, u.SourceIDs...)
+			}
 		}
 	}
 	cs.mu.Unlock()
 	cited.And(p.bm)
 	if cited.IsEmpty() {
 		return nil
+	}
+	for _, id := range listed {
+		if id <= math.MaxUint32 && p.bm.Contains(uint32(id)) {
+			p.propose(id, fromCore)
+		}
 	}
 	hits, err := p.db.idx.Search(p.text, cited, p.q.K, nil)
 	if err != nil {
@@ -249,4 +261,32 @@ func (p *plan) mergeCore() {
 		mems = mems[:p.q.K]
 	}
 	p.res.Memories = mems
+}
+
+// typeCueWords name a unit type in a question: "what are the action
+// items?" asks for every live action item, whatever words they share with
+// it. Only words that name the type itself are cues ("负责", "who owns" ask
+// about one task and are left to BM25).
+var typeCueWords = []struct {
+	t     consolidate.Type
+	words []string
+}{
+	{consolidate.TypeActionItem, []string{"待办", "行动项", "action item", "to-do", "todo"}},
+	{consolidate.TypeDecision, []string{"哪些决定", "做了什么决定", "decisions"}},
+	{consolidate.TypePreference, []string{"哪些偏好", "preferences"}},
+}
+
+// typeCues returns the unit types text names.
+func typeCues(text string) []consolidate.Type {
+	low := strings.ToLower(text)
+	var out []consolidate.Type
+	for _, c := range typeCueWords {
+		for _, w := range c.words {
+			if strings.Contains(low, w) {
+				out = append(out, c.t)
+				break
+			}
+		}
+	}
+	return out
 }
