@@ -315,3 +315,22 @@ func (db *DB) coreCited(id uint64) bool {
 	}
 	return false
 }
+
+// coreCitedLive returns every record a live unit cites, of any agent: the
+// set retention subtracts from what it expires.
+func (db *DB) coreCitedLive() *roaring.Bitmap {
+	out := roaring.New()
+	cs := db.core
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, e := range cs.units {
+		if e.u.Live() {
+			for _, s := range e.u.SourceIDs {
+				if s <= math.MaxUint32 {
+					out.Add(uint32(s))
+				}
+			}
+		}
+	}
+	return out
+}

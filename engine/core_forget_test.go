@@ -35,6 +35,9 @@ func TestCoreForgetSources(t *testing.T) {
 		t.Fatalf("units %+v: want the second to supersede the first", rep.Units)
 	}
 	first, second := rep.Units[0].ID, rep.Units[1].ID
+	if live := db.coreCitedLive(); live.GetCardinality() != 1 || !live.Contains(uint32(ids[2])) {
+		t.Errorf("coreCitedLive = %v, want only %d", live.ToArray(), ids[2])
+	}
 	if db.coreCited(ids[0]) || !db.coreCited(ids[2]) || db.coreCited(ids[1]) {
 		t.Errorf("cited: %v %v %v, want only the live unit's source pinned", db.coreCited(ids[0]), db.coreCited(ids[1]), db.coreCited(ids[2]))
 	}
