@@ -494,7 +494,7 @@ type sessionSeen struct{ at time.Time }
 // background is the core store's goroutine: it flushes the value counts
 // every FlushInterval and, with CoreOptions.Background, labels the new
 // records and runs the idle-timeout trigger.
-type background struct {
+type coreBackground struct {
 	once sync.Once
 	stop chan struct{}
 	done sync.WaitGroup
@@ -505,8 +505,8 @@ type background struct {
 	vectorsChecked bool
 }
 
-func (db *DB) startBackground() {
-	bg := &background{stop: make(chan struct{}), watermark: 1}
+func (db *DB) startCoreBackground() {
+	bg := &coreBackground{stop: make(chan struct{}), watermark: 1}
 	db.bg = bg
 	bg.done.Add(1)
 	go func() {
@@ -519,21 +519,21 @@ func (db *DB) startBackground() {
 				return
 			case <-t.C:
 			}
-			db.backgroundPass(bg)
+			db.coreBackgroundPass(bg)
 		}
 	}()
 }
 
-// stopBackground stops the goroutine and waits for it. Close calls it
+// stopCoreBackground stops the goroutine and waits for it. Close calls it
 // before it takes the DB's lock, so a pass in progress finishes.
-func (db *DB) stopBackground() {
+func (db *DB) stopCoreBackground() {
 	if bg := db.bg; bg != nil {
 		bg.once.Do(func() { close(bg.stop) })
 		bg.done.Wait()
 	}
 }
 
-func (db *DB) backgroundPass(bg *background) {
+func (db *DB) coreBackgroundPass(bg *coreBackground) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {

@@ -284,7 +284,7 @@ func (db *DB) openCore() error {
 	}
 	db.core = cs
 	db.ring = &recallRing{buf: make([]recallEntry, db.opts.Core.RecallRing)}
-	db.startBackground()
+	db.startCoreBackground()
 	return nil
 }
 

@@ -31,7 +31,7 @@ type DB struct {
 	// recent recalls feedback can name; bg its background goroutine.
 	core *coreStore
 	ring *recallRing
-	bg   *background
+	bg   *coreBackground
 
 	// mu guards closed: every method holds it shared, Close exclusively,
 	// so Close waits for calls in progress.
@@ -338,7 +338,7 @@ func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
 // Close flushes the index (so the next Open need not re-index), closes the
 // embedding cache, the index and the log. Calls in progress finish first.
 func (db *DB) Close() error {
-	db.stopBackground()
+	db.stopCoreBackground()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
