@@ -323,3 +323,39 @@ func TestCoreConcurrent(t *testing.T) {
 		seen[u.ID] = true
 	}
 }
+
+// TestCoreTenantScope: one agent's units never reach another agent's
+// recall, listing or feedback.
+func TestCoreTenantScope(t *testing.T) {
+	ctx := context.Background()
+	db := openT(t, t.TempDir(), nil)
+	defer db.Close()
+	recs := standup()
+	for _, r := range standup() {
+		r.Agent = "b1"
+		recs = append(recs, r)
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.EndSession(ctx, "a1", "s1")
+	if err != nil || len(rep.Units) == 0 {
+		t.Fatalf("EndSession a1: %v, %v", rep, err)
+	}
+	if units, err := db.Core(ctx, "b1", true); err != nil || len(units) != 0 {
+		t.Fatalf("b1's core memory: %v, %v", units, err)
+	}
+	res := recall(t, db, engine.Query{Agent: "b1", Text: "database migration thursday"})
+	for _, m := range res.Memories {
+		if m.Agent != "b1" || m.Unit != nil {
+			t.Errorf("b1's recall returned %+v", m)
+		}
+	}
+	if err := db.Feedback(ctx, res.RecallID, []uint64{rep.Units[0].ID}, 1); !errors.Is(err, engine.ErrUnknown) {
+		t.Errorf("feedback naming a1's unit through b1's recall: %v", err)
+	}
+	res = recall(t, db, engine.Query{Agent: "a1", Text: "database migration thursday", Tier: engine.TierCore})
+	if len(res.Memories) == 0 || res.Memories[0].Unit == nil || res.Memories[0].Agent != "a1" {
+		t.Errorf("a1's core recall: %v", texts(res.Memories))
+	}
+}
