@@ -89,6 +89,7 @@ type Log struct {
 	corruptions       atomic.Uint64 // reads that returned a *CorruptionError
 	pebbleCorruptions atomic.Uint64 // Pebble's DataCorruption reports
 	bgFull            atomic.Int64  // consecutive background errors for want of space
+	bgErr             atomic.Pointer[error]
 	reserveHeld       atomic.Bool
 	readOnly          atomic.Bool // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
@@ -377,7 +378,7 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 	err := l.write(group)
 
 	l.mu.Lock()
-	if err != nil && l.failed == nil {
+	if err != nil && l.failed == nil && !errors.Is(err, errWouldStall) {
 		// Pebble cannot take another commit on this DB (see QuietLogger);
 		// a full disk is retried by the next append (submit).
 		l.failed = err

@@ -152,14 +152,30 @@ func (l *Log) eventListener() *pebble.EventListener {
 			}
 			if isDiskFull(err) {
 				l.releaseReserve()
+				l.bgErr.Store(&err)
 				n := l.bgFull.Add(1)
 				time.Sleep(min(time.Duration(n)*10*time.Millisecond, 500*time.Millisecond))
 				return
 			}
-			l.bgFull.Store(0)
+		},
+		FlushEnd: func(info pebble.FlushInfo) {
+			if info.Err == nil {
+				l.bgFull.Store(0)
+			}
+		},
+		CompactionEnd: func(info pebble.CompactionInfo) {
+			if info.Err == nil {
+				l.bgFull.Store(0)
+			}
 		},
 	}
 }
+
+// errWouldStall: Pebble's last flush or compaction failed for want of
+// space. A commit now could fill the memtables and stall in Pebble until a
+// flush succeeds (an append that hangs instead of failing), so writes are
+// refused, without failing the log, until a flush succeeds again.
+var errWouldStall = errors.New("lazymem: segment: Pebble cannot flush for want of space")
 
 // onFatal records the first fatal report of the current Pebble DB.
 func (l *Log) onFatal(err error) {
@@ -186,6 +202,11 @@ func (l *Log) commit(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	defer l.commitMu.Unlock()
 	if err := l.fatalErr(); err != nil {
 		return err
+	}
+	if l.bgFull.Load() > 0 {
+		if p := l.bgErr.Load(); p != nil {
+			return fmt.Errorf("%w: %w", errWouldStall, diskFull("write", *p))
+		}
 	}
 	err := b.Commit(opts)
 	if ferr := l.fatalErr(); ferr != nil {

@@ -53,24 +53,26 @@ func (l *Log) reopen() error {
 		return fmt.Errorf("%w: reopen after a full disk: %w", ErrFailed, err)
 	}
 	l.db = db
-	if roErr != nil {
-		return roErr
+	if roErr == nil {
+		// Drop what the failed group may have left: ids from committed on
+		// were never acknowledged, and must not appear after the next
+		// restart.
+		b := db.NewBatch()
+		defer b.Close()
+		var nb [8]byte
+		binary.BigEndian.PutUint64(nb[:], committed)
+		if err := b.DeleteRange(makeKey(prefixTail, committed), makeKey(prefixTail, math.MaxUint64), nil); err != nil {
+			return err
+		}
+		if err := b.Set([]byte(keyNext), nb[:], nil); err != nil {
+			return err
+		}
+		if err := l.commit(b, pebble.Sync); err != nil {
+			return wrapWrite("reopen", err)
+		}
 	}
-	// Drop what the failed group may have left: ids from committed on were
-	// never acknowledged, and must not appear after the next restart.
-	b := db.NewBatch()
-	defer b.Close()
-	var nb [8]byte
-	binary.BigEndian.PutUint64(nb[:], committed)
-	if err := b.DeleteRange(makeKey(prefixTail, committed), makeKey(prefixTail, math.MaxUint64), nil); err != nil {
-		return err
-	}
-	if err := b.Set([]byte(keyNext), nb[:], nil); err != nil {
-		return err
-	}
-	if err := l.commit(b, pebble.Sync); err != nil {
-		return wrapWrite("reopen", err)
-	}
+	// Rebuild the state from the store: a seal committed without sync just
+	// before the disk filled may not have reached it.
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
 	l.segs, l.sealed, l.tailCount, l.tailBytes = nil, 0, 0, 0
@@ -79,6 +81,15 @@ func (l *Log) reopen() error {
 	l.cache.reset()
 	if err := l.recover(); err != nil {
 		return fmt.Errorf("%w: reopen after a full disk: %w", ErrFailed, err)
+	}
+	if l.next > committed {
+		// Read-only: the failed group's records may be in the WAL; they
+		// were never acknowledged.
+		l.next = committed
+		l.committed.Store(committed)
+	}
+	if roErr != nil {
+		return roErr
 	}
 	l.makeReserve()
 	return nil
