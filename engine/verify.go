@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -113,7 +114,7 @@ func verify(ctx context.Context, dir string, vo *VerifyOptions) (*VerifyReport, 
 		if !segment.IsCorruption(err) {
 			return nil, fmt.Errorf("lazymem: engine: verify: open log: %w", err)
 		}
-		rep.Damage = append(rep.Damage, Damage{Kind: "log", Offset: -1, Err: err.Error()})
+		rep.Damage = append(rep.Damage, Damage{Kind: "log", Offset: -1, Err: firstLine(err.Error())})
 		return rep, nil
 	}
 	defer log.Close()
@@ -139,7 +140,7 @@ func verify(ctx context.Context, dir string, vo *VerifyOptions) (*VerifyReport, 
 			kind = "record"
 		}
 		rep.Damage = append(rep.Damage, Damage{Kind: kind, Segment: ce.Segment, Offset: ce.Offset,
-			FirstID: first, LastID: end - 1, Count: end - first, Err: ce.Error(), ce: ce})
+			FirstID: first, LastID: end - 1, Count: end - first, Err: firstLine(ce.Error()), ce: ce})
 	}, func(done, total uint64) { progress("log", done, total) })
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: verify log: %w", err)
@@ -150,7 +151,7 @@ func verify(ctx context.Context, dir string, vo *VerifyOptions) (*VerifyReport, 
 	xo.DisableBackgroundMerge = true
 	idx, err := index.Open(filepath.Join(dir, "index"), xo, nil)
 	if err != nil {
-		rep.Damage = append(rep.Damage, Damage{Kind: "index", Offset: -1, Err: err.Error()})
+		rep.Damage = append(rep.Damage, Damage{Kind: "index", Offset: -1, Err: firstLine(err.Error())})
 		return rep, nil
 	}
 	defer idx.Close()
@@ -191,6 +192,12 @@ func verify(ctx context.Context, dir string, vo *VerifyOptions) (*VerifyReport, 
 func isSegmentStart(l *segment.Log, id uint64) bool {
 	m := l.Metrics()
 	return id < m.Next-uint64(m.TailRecords)
+}
+
+// firstLine drops the detail lines Pebble joins to its errors.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func bitmapDamage(kind string, ids *roaring.Bitmap, msg string) Damage {

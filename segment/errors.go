@@ -47,6 +47,9 @@ type CorruptionError struct {
 }
 
 func (e *CorruptionError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("lazymem: segment: corruption in segment %d (offset unknown): %v", e.Segment, e.Err)
+	}
 	return fmt.Sprintf("lazymem: segment: corruption in segment %d at offset %d: %v", e.Segment, e.Offset, e.Err)
 }
 

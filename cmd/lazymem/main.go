@@ -29,6 +29,8 @@ Commands:
   stats     show what a store holds
   bench     compare lazymem with eager-RAG baselines on a generated history
   eval      evaluate recall on a dataset (eval locomo --data DIR)
+  verify    check a closed store's log and index; exits 1 naming any damage
+  repair    set aside what cannot be read (under DIR/quarantine) and rebuild
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -71,6 +73,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdBench(ctx, rest, stdout, stderr)
 	case "eval":
 		err = cmdEval(ctx, rest, stdout, stderr)
+	case "verify":
+		err = cmdVerify(ctx, rest, stdout, stderr)
+	case "repair":
+		err = cmdRepair(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lazymem: unknown command %q\n\n%s", cmd, usage)
 		return 2
