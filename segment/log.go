@@ -176,16 +176,16 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// Segment values are already compressed; Pebble's own block compression
 	// would spend CPU for nothing.
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-	db, err = pebble.Open(l.dir, popts)
+	db, err = openRecovering(l.dir, popts)
 	if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
 		l.releaseReserve()
 		l.fatal.Store(nil)
-		db, err = pebble.Open(l.dir, popts)
+		db, err = openRecovering(l.dir, popts)
 		if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
 			cause := err
 			l.fatal.Store(nil)
 			popts.ReadOnly = true
-			if db, err = pebble.Open(l.dir, popts); err == nil {
+			if db, err = openRecovering(l.dir, popts); err == nil {
 				l.readOnly.Store(true)
 				return db, diskFull("open read-only, the disk is full", cause), nil
 			}
@@ -206,6 +206,34 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	}
 	l.readOnly.Store(false)
 	return db, nil, nil
+}
+
+// openRecovering is pebble.Open with its panics turned into errors. Pebble
+// panics when a directory sync fails while it moves a marker (fsync errors
+// are unrecoverable: the next open must start from what is on disk); Open
+// has then already released everything it made (its deferred cleanup runs
+// before it panics again), so the caller gets an error instead of a dead
+// process, and opening again starts from the disk as a restart would.
+func openRecovering(dir string, popts *pebble.Options) (db *pebble.DB, err error) {
+	// Pebble's default compaction scheduler starts a goroutine when Open
+	// registers the DB and stops it only in Close: an Open that fails after
+	// that (a full disk, a failed sync) leaks it, and the reopen after a
+	// full disk may try Open many times. This one starts no goroutine. All
+	// it lacks is re-sampling the allowed compaction concurrency every
+	// 100 ms, which is constant here (Pebble's default range, 1 to 1). A
+	// scheduler serves one DB: a fresh one per attempt.
+	popts.Experimental.CompactionScheduler = pebble.NewConcurrencyLimitSchedulerWithNoPeriodicGrantingForTest()
+	defer func() {
+		if r := recover(); r != nil {
+			db = nil
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("%w: pebble panicked while opening: %w", ErrFailed, e)
+			} else {
+				err = fmt.Errorf("%w: pebble panicked while opening: %v", ErrFailed, r)
+			}
+		}
+	}()
+	return pebble.Open(dir, popts)
 }
 
 // recover rebuilds the in-memory state from the keyspace.
