@@ -212,3 +212,80 @@ func TestVerifyIndexDisagreement(t *testing.T) {
 		t.Fatalf("repair: %v %+v", err, rr)
 	}
 }
+
+// TestRepairDamagedWAL damages the newest WAL of the log: the log does not
+// open (Verify reports kind "log"); Repair copies the log aside, moves the
+// damaged WAL into the quarantine, and the store opens with the records
+// that were already in sstables or older WALs, its index rebuilt.
+func TestRepairDamagedWAL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mem")
+	opts := engine.Options{Log: segment.Options{ReserveBytes: -1}}
+	ctx := context.Background()
+	recs := corpus()
+	for i := 0; i < 2; i++ {
+		db, err := engine.Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := recs[:4]
+		if i == 1 {
+			batch = nil
+			for j := 0; j < 60; j++ {
+				r := recs[4+j%4]
+				r.Text = fmt.Sprintf("%s (%d) %s", r.Text, j, strings.Repeat("padding ", 150))
+				batch = append(batch, r)
+			}
+		}
+		for _, r := range batch {
+			if _, err := db.Append(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wals, _ := filepath.Glob(filepath.Join(dir, "log", "*.log"))
+	if len(wals) == 0 {
+		t.Fatal("no WAL")
+	}
+	sort.Strings(wals)
+	newest := wals[len(wals)-1]
+	b, err := os.ReadFile(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) / 2; i < len(b)/2+8; i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(newest, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := engine.Verify(dir, engine.VerifyOptions{Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Damage) != 1 || rep.Damage[0].Kind != "log" {
+		t.Fatalf("verify of a log with a damaged WAL: %+v", rep.Damage)
+	}
+	rr, err := engine.Repair(dir, engine.VerifyOptions{Options: opts})
+	if err != nil {
+		t.Fatalf("repair: %v\n%+v", err, rr)
+	}
+	if _, err := os.Stat(filepath.Join(rr.Quarantine, filepath.Base(newest))); err != nil {
+		t.Fatalf("damaged WAL not in the quarantine: %v (moved %v)", err, rr.Moved)
+	}
+	if rr.After.Records < 4 || !rr.After.OK() {
+		t.Fatalf("after repair: %+v", rr.After)
+	}
+	db, err := engine.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for id := uint64(1); id <= 4; id++ {
+		if r, err := db.Get(ctx, id); err != nil || r.Text != recs[id-1].Text {
+			t.Fatalf("record %d of the first session: %v", id, err)
+		}
+	}
+}

@@ -68,7 +68,13 @@
 // silently. Other segments stay readable. Verify checks every segment.
 // Pebble's own reports of damaged blocks are counted (Metrics) and never
 // end the process: every Pebble store uses QuietLogger, whose doc lists
-// what Pebble does after a fatal report.
+// what Pebble does after a fatal report. The log's Pebble format writes WAL
+// sync chunks, so a damaged record in the newest WAL fails Open with a
+// *CorruptionError instead of ending the replay there as a torn tail
+// would. Two limits remain (Pebble v2.1.7): replay confirms damage only
+// from a later 32 KiB WAL block, so damage inside the WAL's last block
+// still reads as a torn tail; and the WAL a new store's first Open creates
+// predates the format, so it has no sync chunks.
 //
 // # Full disk
 //
