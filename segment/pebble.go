@@ -200,6 +200,12 @@ func (l *Log) fatalErr() error {
 func (l *Log) commit(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
+	return l.commitLocked(b, opts)
+}
+
+// commitLocked is commit for a caller that holds commitMu (taken before
+// any other lock it needs held across the commit: see writeSegment).
+func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	if err := l.fatalErr(); err != nil {
 		return err
 	}

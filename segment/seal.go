@@ -257,7 +257,11 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		}
 	}
 	// The commit happens under segMu so that readers never see the tail
-	// keys gone before the segment is in l.segs (or the reverse).
+	// keys gone before the segment is in l.segs (or the reverse). commitMu
+	// is taken first: waiting for it (an append's fsync) must not hold
+	// segMu, which every reader and the append's bookkeeping take.
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
 	sealed := l.sealed
@@ -272,7 +276,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	// No sync: every record in the segment is already durable in the tail or
 	// in the segment this one replaces; the batch is atomic, so a crash
 	// leaves either the old or the new form.
-	if err := l.commit(b, pebble.NoSync); err != nil {
+	if err := l.commitLocked(b, pebble.NoSync); err != nil {
 		return m, wrapWrite(fmt.Sprintf("seal %d", first), err)
 	}
 	l.cache.invalidate(first)
