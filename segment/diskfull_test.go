@@ -95,9 +95,23 @@ func TestDiskFull(t *testing.T) {
 	}
 
 	disk.on.Store(true)
-	for i := 0; i < 5; i++ {
+	files := func() int {
+		names, err := mem.List("db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(names)
+	}
+	var filesAfter5 int
+	for i := 0; i < 50; i++ { // each failed append may try to reopen Pebble
 		_, err := l.AppendBatch(ctx, [][]byte{[]byte("lost"), []byte("lost too")})
 		checkDiskFull(t, err)
+		if i == 4 {
+			filesAfter5 = files()
+		}
+	}
+	if n := files(); n > filesAfter5+2 {
+		t.Fatalf("files in the log directory grew from %d to %d over 45 failed appends", filesAfter5, n)
 	}
 	if _, err := mem.Stat("db/" + reserveName); err == nil {
 		t.Fatal("the space reserve was not released when the disk filled")

@@ -18,7 +18,7 @@ func (l *Log) makeReserve() {
 	}
 	fs := l.opts.FS
 	name := fs.PathJoin(l.dir, reserveName)
-	if fi, err := fs.Stat(name); err == nil && fi.Size() >= l.opts.ReserveBytes {
+	if _, err := fs.Stat(name); err == nil {
 		l.reserveHeld.Store(true)
 		return
 	}
@@ -27,12 +27,10 @@ func (l *Log) makeReserve() {
 		l.logf("lazymem: segment: no space reserve: %v", err)
 		return
 	}
-	// Preallocate takes the blocks on filesystems that support it; the
-	// size is also written so that Stat sees a full reserve.
+	// Preallocate takes the blocks (fallocate on Linux, the file's size
+	// unchanged); where the filesystem cannot, the reserve holds nothing
+	// but costs nothing either.
 	err = f.Preallocate(0, l.opts.ReserveBytes)
-	if err == nil {
-		_, err = f.WriteAt([]byte{0}, l.opts.ReserveBytes-1)
-	}
 	if err == nil {
 		err = f.Sync()
 	}
