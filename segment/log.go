@@ -88,7 +88,8 @@ type Log struct {
 	fatal             atomic.Pointer[error]
 	corruptions       atomic.Uint64 // reads that returned a *CorruptionError
 	pebbleCorruptions atomic.Uint64 // Pebble's DataCorruption reports
-	bgFull            atomic.Int64  // consecutive background errors for want of space
+	bgFull            atomic.Int64  // consecutive flushes that failed for want of space
+	compFull          atomic.Int64  // consecutive compactions that failed for want of space
 	bgErr             atomic.Pointer[error]
 	reserveHeld       atomic.Bool
 	readOnly          atomic.Bool // Pebble is open read-only (the disk was full)

@@ -136,37 +136,42 @@ func (fs noArchiveFS) Rename(oldname, newname string) error {
 
 // eventListener counts Pebble's corruption reports instead of ending the
 // process (the default listener calls Logger.Fatalf), and slows Pebble's
-// retries of a background flush or compaction that failed for want of
-// space: Pebble retries at once, and the listener runs in its loop.
+// retries of a flush or compaction that failed for want of space: Pebble
+// retries at once, and the listener runs in its loop. A flush that failed
+// for want of space also makes writes refused (errWouldStall) until one
+// succeeds; a compaction that failed does not (writes do not wait on it).
 func (l *Log) eventListener() *pebble.EventListener {
+	backoff := func(n int64) {
+		time.Sleep(min(time.Duration(n)*10*time.Millisecond, 500*time.Millisecond))
+	}
 	return &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			l.pebbleCorruptions.Add(1)
-			if l.opts.Logf != nil {
-				l.opts.Logf("lazymem: segment: %s", info)
-			}
+			l.logf("lazymem: segment: %s", info)
 		},
 		BackgroundError: func(err error) {
-			if l.opts.Logf != nil {
-				l.opts.Logf("lazymem: segment: background: %v", err)
-			}
+			l.logf("lazymem: segment: background: %v", err)
 			if isDiskFull(err) {
 				l.releaseReserve()
-				l.bgErr.Store(&err)
-				n := l.bgFull.Add(1)
-				time.Sleep(min(time.Duration(n)*10*time.Millisecond, 500*time.Millisecond))
-				return
 			}
 		},
 		FlushEnd: func(info pebble.FlushInfo) {
-			if info.Err == nil {
+			if !isDiskFull(info.Err) {
 				l.bgFull.Store(0)
+				return
 			}
+			l.releaseReserve()
+			err := info.Err
+			l.bgErr.Store(&err)
+			backoff(l.bgFull.Add(1))
 		},
 		CompactionEnd: func(info pebble.CompactionInfo) {
-			if info.Err == nil {
-				l.bgFull.Store(0)
+			if !isDiskFull(info.Err) {
+				l.compFull.Store(0)
+				return
 			}
+			l.releaseReserve()
+			backoff(l.compFull.Add(1))
 		},
 	}
 }
