@@ -250,24 +250,34 @@ func Repair(dir string, opts VerifyOptions) (*RepairReport, error) {
 			opts.Progress(VerifyProgress{Stage: "repair", Done: done, Total: total})
 		}
 	}
+	// A log that did not open hid the rest of the damage: after salvaging
+	// it, verify again and go on with what that finds.
 	quarantineIndex := false
-	var logDamage []Damage
-	for _, d := range before.Damage {
-		switch d.Kind {
-		case "log":
-			if err := rr.salvageLog(dir, &opts); err != nil {
+	rep := before
+	for pass := 0; ; pass++ {
+		var logDamage []Damage
+		salvaged := false
+		for _, d := range rep.Damage {
+			quarantineIndex = true
+			switch d.Kind {
+			case "log":
+				if err := rr.salvageLog(dir, &opts); err != nil {
+					return rr, err
+				}
+				salvaged = true
+			case "segment", "record":
+				logDamage = append(logDamage, d)
+			}
+		}
+		if len(logDamage) > 0 {
+			if err := rr.quarantineRecords(ctx, dir, &opts, logDamage, step); err != nil {
 				return rr, err
 			}
-			quarantineIndex = true
-		case "segment", "record":
-			logDamage = append(logDamage, d)
-			quarantineIndex = true
-		default:
-			quarantineIndex = true
 		}
-	}
-	if len(logDamage) > 0 {
-		if err := rr.quarantineRecords(ctx, dir, &opts, logDamage, step); err != nil {
+		if !salvaged || pass > 0 {
+			break
+		}
+		if rep, err = verify(ctx, dir, &opts); err != nil {
 			return rr, err
 		}
 	}
