@@ -45,12 +45,21 @@ func checkDiskFull(t *testing.T, err error) {
 	}
 }
 
-// TestDiskFull fills the disk under a working log (Pebble's errorfs returns
+// TestDiskFull fills the disk three ways: errorfs returning ENOSPC for
+// every write, errorfs failing only sstable writes (flushes), and, as root,
+// a real 4 MiB tmpfs.
+func TestDiskFull(t *testing.T) {
+	t.Run("errorfs", diskFullErrorfs)
+	t.Run("flush-retries", diskFullFlushRetries)
+	t.Run("tmpfs", diskFullTmpfs)
+}
+
+// diskFullErrorfs fills the disk under a working log (Pebble's errorfs returns
 // ENOSPC for every write): appends fail with ErrDiskFull and ENOSPC, reads
 // go on, and once space returns appends work again on the same Log, with
 // dense ids. Then the log is opened on a full disk (read-only), and
 // becomes writable again when space returns, without reopening.
-func TestDiskFull(t *testing.T) {
+func diskFullErrorfs(t *testing.T) {
 	disk := &fullDisk{}
 	mem := vfs.NewMem()
 	fs := errorfs.Wrap(mem, disk)
@@ -169,11 +178,11 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
-// TestDiskFullFlushRetries fills the disk for sstables only while the WAL
+// diskFullFlushRetries fills the disk for sstables only while the WAL
 // still takes writes: Pebble's background flush fails and retries at once.
 // No file piles up (the archive cleaner moved every abandoned sstable into
 // archive/), and once space returns the data flushes.
-func TestDiskFullFlushRetries(t *testing.T) {
+func diskFullFlushRetries(t *testing.T) {
 	var full atomic.Bool
 	var creates atomic.Int64
 	mem := vfs.NewMem()
@@ -258,13 +267,13 @@ func TestDiskFullFlushRetries(t *testing.T) {
 	}
 }
 
-// TestDiskFullTmpfs fills a real 4 MiB tmpfs: the kernel's ENOSPC, not an
+// diskFullTmpfs fills a real 4 MiB tmpfs: the kernel's ENOSPC, not an
 // injected one. It needs root to mount; without root it fails under CI
 // (where it must run) and is skipped elsewhere.
-func TestDiskFullTmpfs(t *testing.T) {
+func diskFullTmpfs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("TestDiskFullTmpfs needs root to mount a tmpfs; CI must run it as root")
+			t.Fatal("TestDiskFull/tmpfs needs root to mount a tmpfs; CI must run it as root")
 		}
 		t.Skip("not root: cannot mount a tmpfs to fill (runs under CI=true as root)")
 	}
