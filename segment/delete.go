@@ -249,7 +249,9 @@ func (l *Log) Metrics() Metrics {
 	}
 	l.mu.Unlock()
 	if db, err := l.rdb(); err == nil {
-		m.DiskBytes = db.Metrics().DiskSpaceUsage()
+		if !Parked(l.fatalErr()) { // Pebble's Metrics waits for the mutex a parked goroutine holds
+			m.DiskBytes = db.Metrics().DiskSpaceUsage()
+		}
 		l.dbMu.RUnlock()
 	}
 	return m

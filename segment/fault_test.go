@@ -84,9 +84,12 @@ func (f *faultAt) String() string { return fmt.Sprintf("%s at %d", f.kind.name, 
 //     test then crashes and reopens, as after a restart. Reached from a
 //     MANIFEST rotation in a background flush or compaction, it stops the
 //     process, like a crash.
-//   - rotateWAL panics when the previous WAL fails to close (a memtable
-//     rotation after a failed WAL write); the log makes no commit after a
-//     failed one, and this workload's memtable never rotates.
+//   - rotateWAL panics when the memtable rotates inside a commit and the
+//     new WAL cannot be created or the old one closed; this workload's
+//     memtable never rotates (TestFaultInjectionFlushes, in child
+//     processes, covers it).
+//   - after a failed MANIFEST write or sync in a flush or compaction,
+//     QuietLogger parks Pebble's goroutine (see its doc).
 //
 // After Pebble's fatal reports (a failed WAL write or sync, a failed
 // MANIFEST write) the log takes no more writes (ErrFailed until reopened;

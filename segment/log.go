@@ -94,6 +94,7 @@ type Log struct {
 	reserveHeld       atomic.Bool
 	readOnly          atomic.Bool // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
+	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
 }
 
 type appendReq struct {
@@ -164,9 +165,9 @@ func Open(dir string, opts Options) (*Log, error) {
 func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	l.fatal.Store(nil)
 	popts := &pebble.Options{
-		FS:           noArchiveFS{FS: l.opts.FS, archive: l.opts.FS.PathJoin(l.dir, "archive")},
+		FS:           noArchiveFS{FS: l.opts.FS, archive: l.opts.FS.PathJoin(l.dir, "archive"), onFull: l.releaseReserve},
 		MemTableSize: l.opts.MemTableBytes,
-		Logger:       QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal},
+		Logger:       QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
 		// Pebble recycles obsolete WAL files by default, keeping their old
 		// bytes on disk: a privacy delete would then leave the record in a
 		// recycled log. The archive cleaner disables recycling; noArchiveFS
@@ -184,6 +185,8 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// Segment values are already compressed; Pebble's own block compression
 	// would spend CPU for nothing.
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	l.opening.Store(true)
+	defer l.opening.Store(false)
 	db, err = openRecovering(l.dir, popts)
 	if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
 		l.releaseReserve()
@@ -373,7 +376,7 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 		return 0, ErrClosed
 	}
 	if l.failed != nil {
-		if !errors.Is(l.failed, ErrDiskFull) || l.committing || !l.spaceFor() {
+		if !errors.Is(l.failed, ErrDiskFull) || Parked(l.fatalErr()) || l.committing || !l.spaceFor() {
 			err := l.failed
 			l.mu.Unlock()
 			return 0, err
@@ -523,9 +526,16 @@ func (l *Log) Close() error {
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
 	var err error
-	if l.db != nil { // nil after a reopen that failed
+	switch ferr := l.fatalErr(); {
+	case l.db == nil: // a reopen that failed
+	case Parked(ferr):
+		// Pebble's goroutine is parked holding the DB's mutex: Close would
+		// wait for it forever. The store stays locked until the process
+		// exits.
+		err = ferr
+	default:
 		err = l.db.Close()
-		if err != nil && l.fatalErr() != nil {
+		if err != nil && ferr != nil {
 			// The WAL writer's error again: what was acknowledged is synced.
 			err = nil
 		}

@@ -17,29 +17,48 @@ import (
 // for a failed WAL write or sync (DB.Commit), for a failed MANIFEST write
 // and for broken invariants. Every Pebble store of lazymem uses this logger.
 //
-// What Pebble does after Fatalf returns (v2.1.7):
-//   - DB.Commit: the batch was applied to the memtable but its WAL write or
-//     sync failed; Commit then returns nil. The caller must not believe it:
-//     a Log checks OnFatal's record after each commit and fails the write.
-//     The WAL writer keeps its error, so the next commit through the same DB
+// What Pebble does after Fatalf returns (v2.1.7), and what this logger does:
+//   - DB.Commit ("pebble: fatal commit error"): the batch was applied to
+//     the memtable but its WAL write or sync failed; Commit then returns
+//     nil. Fatalf returns: the caller must not believe Commit, and a Log
+//     checks OnFatal's record after each commit and fails the write. The
+//     WAL writer keeps its error, so the next commit through the same DB
 //     fails in its prepare step and leaves its batch unpublished: every
 //     later commit blocks. A Log therefore makes no further commit on that
 //     DB and reopens it (disk full) or refuses writes until reopened.
-//   - MANIFEST write/sync in logAndApply (flush, compaction): Pebble
-//     returns the error with its version state possibly out of step with
-//     the MANIFEST ("preferred to attempting to unwind"). Only reopening
-//     is safe; the Log refuses writes until then.
-//   - corruption reports: handled by the Log's EventListener, not Fatalf.
+//   - MANIFEST creation while a new store opens: Open returns the error.
+//     Fatalf returns.
+//   - Every other report, above all a failed MANIFEST write or sync while
+//     a flush or compaction installs its result: Pebble goes on with its
+//     in-memory version out of step with the MANIFEST and retries the
+//     flush, writing the same keys and sequence numbers into a second
+//     sstable; the store then fails Pebble's own invariants on every later
+//     open (TestFaultInjectionFlushes reopened such a store and Pebble
+//     panicked, "out of order"). Continuing is never safe, and exiting is
+//     not a library's call: Fatalf parks the calling goroutine for good.
+//     That goroutine holds Pebble's DB mutex, so the DB takes no more
+//     flushes, compactions or commits; reads go on. OnFatal learns of it
+//     first (Parked reports it), and a Log then refuses writes and does
+//     not close the DB (that would wait for the mutex): the process must be
+//     restarted to release the store. TestFaultInjectionFlushes lists it as
+//     a point where the process must stop.
 //
-// Pebble also panics on a few paths (a WAL that fails to close when the
-// memtable rotates, a closed DB used again); those stop the process.
+// Pebble also panics on a few paths (a WAL it cannot create or close while
+// it rotates the memtable, a directory sync that fails as it moves a
+// marker); those stop the process.
 type QuietLogger struct {
 	// Logf receives Infof and Errorf messages and the fatal ones. Nil
 	// discards them.
 	Logf func(format string, args ...any)
 	// OnFatal receives every Fatalf as an error that wraps ErrFailed and
-	// the first error among Pebble's arguments. Nil: only Logf sees it.
+	// the first error among Pebble's arguments, before Fatalf parks (see
+	// Parked). Nil: only Logf sees it.
 	OnFatal func(err error)
+	// Opening, if not nil, reports that pebble.Open is running for this
+	// store: Fatalf then always returns, because Open fails with the error
+	// and releases what it made (a MANIFEST edit that fails while an
+	// existing store opens would otherwise park the caller of Open).
+	Opening func() bool
 }
 
 // Infof implements pebble.Logger.
@@ -56,35 +75,67 @@ func (q QuietLogger) Errorf(format string, args ...any) {
 	}
 }
 
-// Fatalf implements pebble.Logger: it records the error and returns.
+// Fatalf implements pebble.Logger: it records the error, then returns
+// where Pebble stops safely after it, and parks the calling goroutine
+// everywhere else (see QuietLogger).
 func (q QuietLogger) Fatalf(format string, args ...any) {
 	err := fatalError(format, args)
+	if q.Opening != nil && q.Opening() {
+		err.(*pebbleFatal).parked = false
+	}
 	if q.Logf != nil {
 		q.Logf("%v", err)
 	}
 	if q.OnFatal != nil {
 		q.OnFatal(err)
 	}
+	if err.(*pebbleFatal).parked {
+		select {} // see QuietLogger: continuing would damage the store
+	}
+}
+
+// Parked reports whether err is a fatal report after which QuietLogger
+// parked Pebble's goroutine: the DB must not be closed or written again.
+func Parked(err error) bool {
+	var pf *pebbleFatal
+	return errors.As(err, &pf) && pf.parked
+}
+
+// safeFatal lists the Fatalf formats after which Pebble stops safely by
+// itself (v2.1.7): DB.Commit, which returns (the caller checks), and the
+// MANIFEST creation of a new store, after which Open returns the error.
+var safeFatal = map[string]bool{
+	"pebble: fatal commit error: %v":  true,
+	"MANIFEST flush failed: %v":       true,
+	"MANIFEST sync failed: %v":        true,
+	"MANIFEST set current failed: %v": true,
 }
 
 // fatalError turns a Fatalf call into an error wrapping ErrFailed and the
 // first error argument, so errors.Is finds syscall.ENOSPC and the like.
 func fatalError(format string, args []any) error {
-	msg := fmt.Sprintf(format, args...)
+	pf := &pebbleFatal{msg: fmt.Sprintf(format, args...), parked: !safeFatal[format]}
 	for _, a := range args {
 		if e, ok := a.(error); ok {
-			return &pebbleFatal{msg: msg, cause: e}
+			pf.cause = e
+			break
 		}
 	}
-	return &pebbleFatal{msg: msg}
+	return pf
 }
 
 type pebbleFatal struct {
-	msg   string
-	cause error
+	msg    string
+	cause  error
+	parked bool
 }
 
-func (e *pebbleFatal) Error() string { return "lazymem: segment: pebble stopped: " + e.msg }
+func (e *pebbleFatal) Error() string {
+	if e.parked {
+		return "lazymem: segment: pebble stopped (restart the process to reopen the store): " + e.msg
+	}
+	return "lazymem: segment: pebble stopped: " + e.msg
+}
 
 func (e *pebbleFatal) Unwrap() []error {
 	if e.cause == nil {
@@ -115,9 +166,57 @@ func diskFull(op string, err error) error {
 // and on a full disk every attempt creates and abandons an sstable;
 // archived, they filled archive/ with millions of files while a restart
 // spun at 100% CPU. Deleted, there is at most one such file at a time.
+//
+// It also spends the space reserve where Pebble cannot survive a full
+// disk: a file create or write that fails for want of space releases the
+// reserve and is tried once more. Pebble panics when it cannot create the
+// new WAL, or close the old one, while it rotates the memtable inside a
+// commit (TestFaultInjectionFlushes found both with ENOSPC); with the
+// reserve freed the retry succeeds, the commit goes on, and the log sees
+// the full disk at its next write instead of the process dying.
 type noArchiveFS struct {
 	vfs.FS
-	archive string // dir/archive
+	archive string      // dir/archive
+	onFull  func() bool // releases the space reserve; true if it freed it now
+}
+
+func (fs noArchiveFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil && isDiskFull(err) && fs.onFull != nil && fs.onFull() {
+		f, err = fs.FS.Create(name, category)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return reserveFile{File: f, onFull: fs.onFull}, nil
+}
+
+// reserveFile retries a write that failed for want of space once, after
+// releasing the space reserve (see noArchiveFS). Syncs are not retried: a
+// failed sync may have dropped the data it was to make durable.
+type reserveFile struct {
+	vfs.File
+	onFull func() bool
+}
+
+func (f reserveFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	if err != nil && isDiskFull(err) && f.onFull != nil && f.onFull() {
+		var m int
+		m, err = f.File.Write(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+func (f reserveFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	if err != nil && isDiskFull(err) && f.onFull != nil && f.onFull() {
+		var m int
+		m, err = f.File.WriteAt(p[n:], off+int64(n))
+		n += m
+	}
+	return n, err
 }
 
 func (fs noArchiveFS) MkdirAll(dir string, perm os.FileMode) error {

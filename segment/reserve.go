@@ -48,14 +48,17 @@ func (l *Log) makeReserve() {
 // releaseReserve deletes the reserve so that a flush, a compaction or
 // Close can complete on a full disk. It is called when Pebble reports a
 // full disk; the reserve is made again once writes work again.
-func (l *Log) releaseReserve() {
+// It reports whether it freed the reserve now.
+func (l *Log) releaseReserve() bool {
 	if !l.reserveHeld.Swap(false) {
-		return
+		return false
 	}
 	fs := l.opts.FS
 	if err := fs.Remove(fs.PathJoin(l.dir, reserveName)); err != nil && !oserror.IsNotExist(err) {
 		l.logf("lazymem: segment: release space reserve: %v", err)
+		return false
 	}
+	return true
 }
 
 // spaceFor reports whether the disk has room to reopen Pebble and make the
