@@ -68,7 +68,9 @@
 // silently. Other segments stay readable. Verify checks every segment.
 // Pebble's own reports of damaged blocks are counted (Metrics) and never
 // end the process: every Pebble store uses QuietLogger, whose doc lists
-// what Pebble does after a fatal report. The log's Pebble format writes WAL
+// what Pebble does after a fatal report (where going on would damage the
+// store, Pebble's goroutine is parked and the log refuses writes until the
+// process restarts). The log's Pebble format writes WAL
 // sync chunks, so a damaged record in the newest WAL fails Open with a
 // *CorruptionError instead of ending the replay there as a torn tail
 // would. Two limits remain (Pebble v2.1.7): replay confirms damage only

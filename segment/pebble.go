@@ -46,6 +46,10 @@ import (
 // Pebble also panics on a few paths (a WAL it cannot create or close while
 // it rotates the memtable, a directory sync that fails as it moves a
 // marker); those stop the process.
+//
+// Another owner of a Pebble store (a cache) should set OnFatal, check
+// Parked before closing its DB, and set Opening around pebble.Open, as Log
+// does.
 type QuietLogger struct {
 	// Logf receives Infof and Errorf messages and the fatal ones. Nil
 	// discards them.
