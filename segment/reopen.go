@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"syscall"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -37,7 +38,9 @@ func (l *Log) reopen() error {
 	// RLock while the first waits for it.
 	for deadline := time.Now().Add(2 * time.Second); !l.dbMu.TryLock(); {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: reopen postponed: reads in progress", ErrDiskFull)
+			// Still a full-disk error for the caller (ErrDiskFull and
+			// ENOSPC); the next append tries again.
+			return fmt.Errorf("%w: reopen postponed, reads in progress: %w", ErrDiskFull, syscall.ENOSPC)
 		}
 		waitBrief()
 	}
