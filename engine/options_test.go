@@ -56,6 +56,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Log.MemTableBytes":         func(o *Options) { o.Log.MemTableBytes = 4 << 20 },
 		"Log.DisableBackgroundSeal": func(o *Options) { o.Log.DisableBackgroundSeal = true },
 		"Log.Logf":                  func(o *Options) { o.Log.Logf = t.Logf },
+		"Log.ReserveBytes":          func(o *Options) { o.Log.ReserveBytes = 1 << 20 },
 
 		"Index.K1":                     func(o *Options) { o.Index.K1 = 0.9 },
 		"Index.B":                      func(o *Options) { o.Index.B = 0.4 },

@@ -30,6 +30,8 @@ Commands:
   bench     compare lazymem with eager-RAG baselines on a generated history
   eval      evaluate recall on a dataset (eval locomo --data DIR)
   evalzh    evaluate recall on the Chinese memory set (bench/zhmem)
+  verify    check a closed store's log and index; exits 1 naming any damage
+  repair    set aside what cannot be read (under DIR/quarantine) and rebuild
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -74,6 +76,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdEval(ctx, rest, stdout, stderr)
 	case "evalzh":
 		err = cmdEvalZh(ctx, rest, stdout, stderr)
+	case "verify":
+		err = cmdVerify(ctx, rest, stdout, stderr)
+	case "repair":
+		err = cmdRepair(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lazymem: unknown command %q\n\n%s", cmd, usage)
 		return 2
