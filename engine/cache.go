@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -21,16 +24,23 @@ import (
 
 // Embedding cache keys. On disk (Pebble, dir/cache):
 //
-//	key:   "v1/" | embedder name | 0x00 | first 16 bytes of SHA-256(text)
+//	key:   "v2/" | embedder name | 0x00 | first 16 bytes of
+//	       SHA-256(uvarint(len(ns)) | ns | text)
 //	value: Dim x float32, little-endian (unit length)
 //
-// The in-memory tier (ristretto) keys by the 16-byte digest alone: one
-// cache serves one embedder. 128 bits of SHA-256 make a collision between
-// two texts practically impossible at any corpus size, so the cache never
-// returns a vector computed for another text. The "v1/" prefix is a wire
-// constant: never change it; a new layout takes a new prefix.
+// ns is the tenant namespace: a record's agent, or for a query the agents
+// it searches. One tenant's lookups therefore never find a vector another
+// tenant's text put there, and the cache's hit counts reveal nothing about
+// other tenants' texts or questions. The in-memory tier (ristretto) keys by
+// the 16-byte digest alone: one cache serves one embedder. 128 bits of
+// SHA-256 make a collision between two texts practically impossible at any
+// corpus size, so the cache never returns a vector computed for another
+// text. The "v2/" prefix is a wire constant: never change it; a new layout
+// takes a new prefix. "v1/" keys (no namespace) are no longer read;
+// Compact deletes them.
 const (
-	cacheKeyPrefix = "v1/"
+	cacheKeyPrefix = "v2/"
+	cacheKeyV1     = "v1/"
 	cacheHashLen   = 16
 )
 
@@ -61,7 +71,9 @@ type vecCache struct {
 	emb  embed.Embedder
 	name string
 	dim  int
-	pfx  []byte // disk key prefix: "v1/" name 0x00
+	pfx  []byte // disk key prefix: "v2/" name 0x00
+	fs   vfs.FS
+	dir  string // "": no disk tier
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
 	disk *pebble.DB                          // nil: disk tier off
@@ -98,7 +110,7 @@ type cacheConfig struct {
 
 func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	emb, memBytes := cfg.emb, cfg.memBytes
-	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{},
+	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}, fs: cfg.fs, dir: cfg.dir,
 		timeout: cfg.timeout, onErr: cfg.onErr}
 	if c.onErr == nil {
 		c.onErr = func(error) {}
@@ -123,11 +135,14 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		c.mem = m
 	}
 	if cfg.dir != "" {
-		popts := &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes}
+		popts := &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes,
+			Cleaner: pebble.ArchiveCleaner{}}
 		popts.EventListener = &pebble.EventListener{
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
 			},
+			TableDeleted: func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
+			WALDeleted:   func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
 		}
 		// Point lookups of random keys: a bloom filter spares the misses a
 		// data-block read, and float32 vectors do not compress, so block
@@ -144,6 +159,10 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 			return nil, err
 		}
 		c.disk = d
+		if err := purgeArchive(cfg.fs, cfg.dir); err != nil {
+			_ = c.close()
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -203,9 +222,24 @@ func (c *vecCache) setID(id uint64, v []float32) {
 	c.mem.Set(k, v, c.cost(k))
 }
 
-func cacheKey(text string) string {
-	h := sha256.Sum256([]byte(text))
-	return string(h[:cacheHashLen])
+// cacheKey is the digest of text in namespace ns (see the key layout).
+func cacheKey(ns, text string) string {
+	h := sha256.New()
+	h.Write(binary.AppendUvarint(nil, uint64(len(ns))))
+	h.Write([]byte(ns))
+	h.Write([]byte(text))
+	var sum [sha256.Size]byte
+	return string(h.Sum(sum[:0])[:cacheHashLen])
+}
+
+// queryNS is the cache namespace of a query searching agents: its vector
+// is cached apart from every record's and from queries over other agent
+// sets.
+func queryNS(agents []string) string {
+	s := slices.Clone(agents)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	return "\x00query\x00" + strings.Join(s, "\x00")
 }
 
 func (c *vecCache) diskKey(dst []byte, key string) []byte {
@@ -229,13 +263,15 @@ type lookupStats struct {
 // only halve the vectors the tier holds (measured at 1M records: each
 // vector was kept twice, and 64 MiB held about 20k of the 48k vectors of
 // 1000 agent-only queries).
-func (c *vecCache) get(ctx context.Context, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
+//
+// ns[i] is texts[i]'s namespace (cacheKey).
+func (c *vecCache) get(ctx context.Context, ns, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
 	var st lookupStats
 	out := make([][]float32, len(texts))
 	keys := make([]string, len(texts))
 	var miss []int
 	for i, t := range texts {
-		keys[i] = cacheKey(t)
+		keys[i] = cacheKey(ns[i], t)
 		if c.mem != nil {
 			if v, ok := c.mem.Get(keys[i]); ok && len(v) == c.dim {
 				out[i] = v
@@ -488,6 +524,86 @@ func (c *vecCache) metrics() CacheMetrics {
 		m.MemDropped = rm.SetsDropped() + rm.SetsRejected()
 	}
 	return m
+}
+
+// drop removes the vectors of keys (cacheKey digests) from both tiers and
+// the memory tier's entries of the records ids. The bytes leave Pebble's
+// files at the next purge.
+func (c *vecCache) drop(keys []string, ids []uint64) error {
+	if c.mem != nil {
+		for _, id := range ids {
+			c.mem.Del(idKey(id))
+		}
+		for _, k := range keys {
+			c.mem.Del(k)
+		}
+		c.mem.Wait()
+	}
+	if c.disk == nil || len(keys) == 0 {
+		return nil
+	}
+	b := c.disk.NewBatch()
+	defer b.Close()
+	var kb []byte
+	for _, k := range keys {
+		kb = c.diskKey(kb[:0], k)
+		if err := b.Delete(kb, nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// purge makes the deleted entries leave the files: it deletes every
+// unnamespaced "v1/" entry (they may hold a forgotten text's vector and
+// are never read), flushes the memtable (a new WAL; the old one is
+// deleted, not recycled: see newVecCache) and compacts everything, so the
+// sstables that held deleted entries are rewritten and removed.
+func (c *vecCache) purge(ctx context.Context) error {
+	if c.disk == nil {
+		return nil
+	}
+	if err := c.disk.DeleteRange([]byte(cacheKeyV1), []byte("v10"), pebble.Sync); err != nil {
+		return err
+	}
+	if err := c.disk.Flush(); err != nil {
+		return err
+	}
+	if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		return err
+	}
+	return purgeArchive(c.fs, c.dir)
+}
+
+// unarchive removes a file Pebble's archive cleaner just moved from path
+// into dir/archive. The archive cleaner is used only because it turns off
+// Pebble's recycling of obsolete WAL files (a recycled WAL keeps the old
+// bytes of deleted, forgotten, entries until they are overwritten); the
+// archived copies are deleted as soon as Pebble reports them.
+func unarchive(fs vfs.FS, path string, onErr func(error)) {
+	a := fs.PathJoin(fs.PathDir(path), "archive", fs.PathBase(path))
+	if err := fs.Remove(a); err != nil && !oserror.IsNotExist(err) {
+		onErr(fmt.Errorf("lazymem: engine: embedding cache: remove %s: %w", a, err))
+	}
+}
+
+// purgeArchive empties dir/archive (files archived while no listener ran:
+// a crash between the archiving and the event).
+func purgeArchive(fs vfs.FS, dir string) error {
+	adir := fs.PathJoin(dir, "archive")
+	names, err := fs.List(adir)
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	for _, n := range names {
+		if err := fs.Remove(fs.PathJoin(adir, n)); err != nil && !oserror.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // clear empties both tiers (benchmarks of a cold cache).

@@ -45,6 +45,8 @@ type DB struct {
 	format uint32
 
 	appended         atomic.Uint64
+	forgotten        atomic.Uint64
+	compactions      atomic.Uint64
 	recalls          atomic.Uint64
 	indexErrors      atomic.Uint64
 	backgroundErrors atomic.Uint64
@@ -83,6 +85,13 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
 	db.w = db.log
+	// A rebuild of the index (Forget, Compact) renames the old one to
+	// index.old and removes it once the new one is flushed; a crash in
+	// between leaves it behind, with forgotten words in it.
+	if err := fs.RemoveAll(fs.PathJoin(dir, "index.old")); err != nil {
+		_ = db.log.Close()
+		return nil, fmt.Errorf("lazymem: engine: remove index.old: %w", err)
+	}
 	// The index's background flushes and merges report through the DB
 	// (counted in Metrics.BackgroundErrors, then Options.OnBackgroundError)
 	// unless the caller wired the index's own hook.
@@ -120,6 +129,10 @@ func Open(dir string, opts Options) (*DB, error) {
 			_ = db.log.Close()
 			return nil, fmt.Errorf("lazymem: engine: open embedding cache: %w", err)
 		}
+	}
+	if err := db.finishIntent(); err != nil {
+		_ = db.closeParts()
+		return nil, err
 	}
 	return db, nil
 }
@@ -308,10 +321,10 @@ func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
 	}
 	p, err := db.log.Get(id, nil)
 	switch {
-	case errors.Is(err, segment.ErrNotFound):
+	case errors.Is(err, segment.ErrNotFound), errors.Is(err, segment.ErrDeleted):
+		// A forgotten record is indistinguishable from an id never
+		// assigned: the same error, the same message.
 		return Record{}, fmt.Errorf("%w: id %d", ErrNotFound, id)
-	case errors.Is(err, segment.ErrDeleted):
-		return Record{}, fmt.Errorf("%w: id %d", ErrDeleted, id)
 	case err != nil:
 		return Record{}, fmt.Errorf("lazymem: engine: get %d: %w", id, err)
 	}
@@ -331,6 +344,12 @@ func (db *DB) Close() error {
 		return ErrClosed
 	}
 	db.closed = true
+	return db.closeParts()
+}
+
+// closeParts flushes the index and closes the cache, the index and the
+// log.
+func (db *DB) closeParts() error {
 	var errs []error
 	if db.idx.Metrics().MemDocs > 0 {
 		if err := db.idx.Flush(); err != nil {
@@ -354,6 +373,8 @@ func (db *DB) Close() error {
 // Metrics is a point-in-time snapshot of a DB.
 type Metrics struct {
 	Appended    uint64 // records appended since Open
+	Forgotten   uint64 // records forgotten since Open (Forget)
+	Compactions uint64 // purges (Compact, background) since Open
 	Recalls     uint64 // recalls answered since Open
 	IndexErrors uint64 // batches stored but not indexed (re-indexed on Open)
 	// BackgroundErrors counts the errors of work the DB ran in the
@@ -379,6 +400,8 @@ func (db *DB) Metrics() Metrics {
 	defer db.mu.RUnlock()
 	m := Metrics{
 		Appended:         db.appended.Load(),
+		Forgotten:        db.forgotten.Load(),
+		Compactions:      db.compactions.Load(),
 		Recalls:          db.recalls.Load(),
 		IndexErrors:      db.indexErrors.Load(),
 		BackgroundErrors: db.backgroundErrors.Load(),

@@ -37,9 +37,12 @@ var (
 	ErrOptions = errors.New("lazymem: engine: invalid options")
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("lazymem: engine: closed")
-	// ErrNotFound is returned by Get for an id that was never assigned.
+	// ErrNotFound is returned by Get for an id that was never assigned and
+	// for a forgotten record: the two are indistinguishable.
 	ErrNotFound = errors.New("lazymem: engine: record not found")
-	// ErrDeleted is returned by Get for a record that was deleted.
+	// ErrDeleted is no longer returned: Get answers ErrNotFound for a
+	// forgotten record, so that no caller can tell it from an id never
+	// assigned. Kept so that code testing for it still compiles.
 	ErrDeleted = errors.New("lazymem: engine: record deleted")
 	// ErrNoEmbedder is returned by a lazy or dense Recall on a DB opened
 	// without an embedder.

@@ -1,0 +1,365 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/index"
+)
+
+// Selector names the records Forget removes. It names ids, or an agent with
+// optional narrowing filters, or both (then only the listed ids of that
+// agent). Filters combine with AND, values within one filter with OR, as in
+// a Query. A selector naming neither ids nor an agent is refused: there is
+// no "forget everything" without naming the agent.
+type Selector struct {
+	// IDs are record ids. Ids never assigned or already forgotten are
+	// ignored (they are not counted).
+	IDs []uint64
+	// Agent restricts the selection to one tenant; required unless IDs is
+	// set.
+	Agent string
+	// Sessions and Roles narrow to these sessions and speakers (need Agent).
+	Sessions []string
+	Roles    []string
+	// Where keeps records having, for every key, one of the values (needs
+	// Agent).
+	Where map[string][]string
+	// Since and Until narrow to [Since, Until); zero is unbounded (need
+	// Agent).
+	Since, Until time.Time
+}
+
+// IDRange is the ids First..Last, both included.
+type IDRange struct {
+	First, Last uint64
+}
+
+// ForgetResult says what Forget removed.
+type ForgetResult struct {
+	// Forgotten is how many records were forgotten.
+	Forgotten int
+	// Ranges are the forgotten ids as ascending, disjoint, maximal runs.
+	Ranges []IDRange
+	// Reindexed is how many records were indexed again because they had
+	// inherited words from a forgotten record (session context). 0 when no
+	// forgotten record had a live successor in its session.
+	Reindexed int
+}
+
+// validate checks the selector; field names start with "selector".
+func (s *Selector) validate(o *Options) error {
+	narrowed := len(s.Sessions) > 0 || len(s.Roles) > 0 || len(s.Where) > 0 || !s.Since.IsZero() || !s.Until.IsZero()
+	if s.Agent == "" && len(s.IDs) == 0 {
+		return fieldErr("selector.agent", ErrMissing, "name the agent (or ids): forgetting everything is not allowed")
+	}
+	if s.Agent == "" && narrowed {
+		return fieldErr("selector.agent", ErrMissing, "sessions, roles, where, since and until narrow an agent: name it")
+	}
+	if err := checkString("selector.agent", s.Agent, o.MaxFieldBytes); err != nil {
+		return err
+	}
+	for i, v := range s.Sessions {
+		if v == "" {
+			return fieldErr(fmt.Sprintf("selector.sessions[%d]", i), ErrEmpty, "")
+		}
+	}
+	for i, v := range s.Roles {
+		if v == "" {
+			return fieldErr(fmt.Sprintf("selector.roles[%d]", i), ErrEmpty, "")
+		}
+	}
+	for i, id := range s.IDs {
+		if id == 0 {
+			return fieldErr(fmt.Sprintf("selector.ids[%d]", i), ErrRange, "ids start at 1")
+		}
+	}
+	if err := checkMeta("selector.where", s.Where, o); err != nil {
+		return err
+	}
+	if err := checkTime("selector.since", s.Since); err != nil {
+		return err
+	}
+	if err := checkTime("selector.until", s.Until); err != nil {
+		return err
+	}
+	if !s.Since.IsZero() && !s.Until.IsZero() && !s.Since.Before(s.Until) {
+		return fieldErr("selector.until", ErrRange, "until must be after since")
+	}
+	return nil
+}
+
+// Forget removes the records sel names. From the moment it returns no read
+// serves them: Get answers ErrNotFound (exactly as for an id never
+// assigned), no recall mode finds them, no record after them in their
+// session matches on the words it inherited from them through session
+// context (such successors are indexed again), and their vectors are gone
+// from the embedding cache unless a live record of the same agent has the
+// same constructed text.
+//
+// The bytes leave the files at the next Compact (or background
+// compaction). Forget is atomic across a crash: an intent file written
+// before anything changes makes the next Open finish an interrupted Forget.
+func (db *DB) Forget(ctx context.Context, sel Selector) (ForgetResult, error) {
+	if err := sel.validate(&db.opts); err != nil {
+		return ForgetResult{}, err
+	}
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return ForgetResult{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		db.mu.RUnlock()
+		return ForgetResult{}, err
+	}
+	bm, err := db.resolveSelector(&sel)
+	if err != nil || bm.IsEmpty() {
+		db.mu.RUnlock()
+		return ForgetResult{}, err
+	}
+	in, err := db.forgetIntent(bm)
+	if err != nil {
+		db.mu.RUnlock()
+		return ForgetResult{}, err
+	}
+	if err := writeIntent(db.opts.FS, db.dir, in); err != nil {
+		db.mu.RUnlock()
+		return ForgetResult{}, err
+	}
+	err = db.applyForget(ctx, in, false)
+	db.mu.RUnlock()
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	res := ForgetResult{Forgotten: int(bm.GetCardinality()), Ranges: ranges(bm)}
+	if in.reindex {
+		db.mu.Lock()
+		if db.closed { // the next Open finishes the intent
+			db.mu.Unlock()
+			return res, ErrClosed
+		}
+		res.Reindexed, err = db.rebuildIndex()
+		db.mu.Unlock()
+		if err != nil {
+			return res, err
+		}
+	}
+	if err := removeIntent(db.opts.FS, db.dir); err != nil {
+		return res, err
+	}
+	db.forgotten.Add(uint64(res.Forgotten))
+	return res, nil
+}
+
+// resolveSelector returns the live records sel names.
+func (db *DB) resolveSelector(sel *Selector) (*roaring.Bitmap, error) {
+	var f *index.Filter
+	if sel.Agent != "" {
+		f = &index.Filter{Agents: []string{sel.Agent}, Sessions: sel.Sessions, Roles: sel.Roles, Where: indexFields(sel.Where)}
+		if !sel.Since.IsZero() {
+			f.Since = sel.Since.UnixNano()
+		}
+		if !sel.Until.IsZero() {
+			f.Until = sel.Until.UnixNano()
+			if f.Until == 0 {
+				f.Until = 1
+			}
+		}
+	}
+	var bm *roaring.Bitmap
+	var err error
+	if f == nil {
+		bm, err = db.idx.Filter(nil)
+	} else {
+		bm, err = db.idx.Filter(f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: forget: %w", err)
+	}
+	if len(sel.IDs) > 0 {
+		ids := roaring.New()
+		for _, id := range sel.IDs {
+			if id < 1<<32-1 {
+				ids.Add(uint32(id))
+			}
+		}
+		bm.And(ids)
+	}
+	return bm, nil
+}
+
+// forgetIntent reads the records of bm and works out what forgetting them
+// implies beyond the log and the index: the cache keys to drop and whether
+// successors must be indexed again.
+func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
+	in := &intent{ids: bm}
+	ids := make([]uint64, 0, bm.GetCardinality())
+	it := bm.Iterator()
+	for it.HasNext() {
+		ids = append(ids, uint64(it.Next()))
+	}
+	// Per agent: the constructed texts forgotten; per agent+session: the
+	// lowest forgotten id (a live record of the session above it is a
+	// successor that may have inherited words).
+	texts := map[string]map[string]bool{}
+	type sessKey struct{ agent, session string }
+	lowest := map[sessKey]uint64{}
+	var c codec.Record
+	err := db.log.GetMany(ids, func(id uint64, payload []byte) error {
+		if _, err := codec.DecodeRecord(payload, &c); err != nil {
+			return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
+		}
+		r := fromCodec(id, &c)
+		if db.cache != nil {
+			if texts[r.Agent] == nil {
+				texts[r.Agent] = map[string]bool{}
+			}
+			texts[r.Agent][db.opts.Construct(&r)] = true
+		}
+		if r.Session != "" {
+			k := sessKey{r.Agent, r.Session}
+			if l, ok := lowest[k]; !ok || id < l {
+				lowest[k] = id
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: forget: read: %w", err)
+	}
+	if db.opts.Index.SessionContext {
+		for k, lo := range lowest {
+			rest, err := db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}})
+			if err != nil {
+				return nil, fmt.Errorf("lazymem: engine: forget: %w", err)
+			}
+			rest.AndNot(bm)
+			if !rest.IsEmpty() && uint64(rest.Maximum()) > lo {
+				in.reindex = true
+				break
+			}
+		}
+	}
+	// Cache keys: reference counted by constructed text within the agent.
+	// A text another live record of the agent constructs keeps its vector.
+	for agent, ts := range texts {
+		live, err := db.idx.Filter(&index.Filter{Agents: []string{agent}})
+		if err != nil {
+			return nil, fmt.Errorf("lazymem: engine: forget: %w", err)
+		}
+		live.AndNot(bm)
+		if !live.IsEmpty() {
+			lids := make([]uint64, 0, live.GetCardinality())
+			lit := live.Iterator()
+			for lit.HasNext() {
+				lids = append(lids, uint64(lit.Next()))
+			}
+			err := db.log.GetMany(lids, func(id uint64, payload []byte) error {
+				if _, err := codec.DecodeRecord(payload, &c); err != nil {
+					return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
+				}
+				r := fromCodec(id, &c)
+				delete(ts, db.opts.Construct(&r))
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("lazymem: engine: forget: read: %w", err)
+			}
+		}
+		for t := range ts {
+			in.keys = append(in.keys, cacheKey(agent, t))
+		}
+	}
+	slices.Sort(in.keys)
+	return in, nil
+}
+
+// applyForget deletes the intent's records from the log and the index and
+// its keys from the cache. replay is true at Open, finishing an intent a
+// crash interrupted: ids the log no longer holds are skipped.
+func (db *DB) applyForget(ctx context.Context, in *intent, replay bool) error {
+	ids := make([]uint64, 0, in.ids.GetCardinality())
+	it := in.ids.Iterator()
+	next := db.log.Next()
+	for it.HasNext() {
+		id := uint64(it.Next())
+		if replay && id >= next {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if err := db.log.Delete(ctx, ids); err != nil {
+		return fmt.Errorf("lazymem: engine: forget: log: %w", err)
+	}
+	if err := db.idx.Delete(ids); err != nil {
+		return fmt.Errorf("lazymem: engine: forget: index: %w", err)
+	}
+	if db.cache != nil {
+		if err := db.cache.drop(in.keys, ids); err != nil {
+			return fmt.Errorf("lazymem: engine: forget: cache: %w", err)
+		}
+	}
+	return nil
+}
+
+// rebuildIndex replaces the index with one built from the log: records
+// that inherited words from a forgotten one through session context are
+// indexed with their live predecessor's instead, and the old index files,
+// which hold the forgotten words, are removed. The caller holds db.mu
+// exclusively. It returns how many records were indexed.
+func (db *DB) rebuildIndex() (int, error) {
+	fs := db.opts.FS
+	idir := fs.PathJoin(db.dir, "index")
+	old := idir + ".old"
+	if err := db.idx.Close(); err != nil {
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: close: %w", err)
+	}
+	if err := fs.RemoveAll(old); err != nil {
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	}
+	if err := fs.Rename(idir, old); err != nil {
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	}
+	if err := syncDir(fs, db.dir); err != nil {
+		return 0, err
+	}
+	x, err := index.Open(idir, db.opts.Index, logSource{db.log})
+	if err != nil {
+		// The log is intact and the intent file stays: the next Open
+		// rebuilds the index. This DB cannot search any more: close it.
+		db.closed = true
+		if db.cache != nil {
+			_ = db.cache.close()
+		}
+		_ = db.log.Close()
+		return 0, fmt.Errorf("lazymem: engine: rebuild index (the store is closed; reopen it): %w", err)
+	}
+	db.idx = x
+	if err := x.Flush(); err != nil {
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: flush: %w", err)
+	}
+	if err := fs.RemoveAll(old); err != nil {
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: remove old: %w", err)
+	}
+	return int(x.Metrics().Rebuilt), nil
+}
+
+// ranges returns bm's ids as maximal runs.
+func ranges(bm *roaring.Bitmap) []IDRange {
+	var out []IDRange
+	it := bm.Iterator()
+	for it.HasNext() {
+		id := uint64(it.Next())
+		if n := len(out); n > 0 && out[n-1].Last+1 == id {
+			out[n-1].Last = id
+			continue
+		}
+		out = append(out, IDRange{id, id})
+	}
+	return out
+}
