@@ -44,6 +44,8 @@ type DB struct {
 	// format is the store format (the FORMAT marker).
 	format uint32
 
+	usage usageState // per-agent bytes for AgentDB quotas
+
 	appended         atomic.Uint64
 	forgotten        atomic.Uint64
 	compactions      atomic.Uint64

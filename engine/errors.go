@@ -30,6 +30,8 @@ var (
 	// ErrReserved: a metadata key starts with the NUL byte the index
 	// reserves for its own fields (index.ReservedKeyPrefix).
 	ErrReserved = errors.New("lazymem: reserved")
+	// ErrScope: a scoped handle (AgentDB) was asked about another agent.
+	ErrScope = errors.New("lazymem: outside the handle's agent")
 	// ErrUnknown: an enumerated value (Mode, Fusion) is not one of the known ones.
 	ErrUnknown = errors.New("lazymem: unknown value")
 
@@ -92,3 +94,8 @@ func fieldErr(field string, reason error, detail string) error {
 // ErrBudget is returned by a recall that would do more work than a limit of
 // the query allows (Query.MaxDenseScan); the message names the limit.
 var ErrBudget = errors.New("lazymem: engine: over budget")
+
+// ErrQuota is returned by an AgentDB append that would pass the agent's
+// Quota; the message names the agent, the usage and the limit. Nothing of
+// the batch is written.
+var ErrQuota = errors.New("lazymem: engine: quota exceeded")

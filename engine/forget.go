@@ -132,6 +132,9 @@ func (db *DB) Forget(ctx context.Context, sel Selector) (ForgetResult, error) {
 		return ForgetResult{}, err
 	}
 	err = db.applyForget(ctx, in, false)
+	db.usage.mu.Lock()
+	clear(db.usage.by)
+	db.usage.mu.Unlock()
 	db.mu.RUnlock()
 	if err != nil {
 		return ForgetResult{}, err
