@@ -42,6 +42,8 @@ const (
 	cacheKeyPrefix = "v2/"
 	cacheKeyV1     = "v1/"
 	cacheHashLen   = 16
+	// cachePurgeKey is written by purge to force a MANIFEST rotation.
+	cachePurgeKey = "purge"
 )
 
 // CacheMetrics describes the embedding cache.
@@ -136,7 +138,13 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	}
 	if cfg.dir != "" {
 		popts := &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes,
-			Cleaner: pebble.ArchiveCleaner{}}
+			Cleaner: pebble.ArchiveCleaner{},
+			// A MANIFEST keeps the smallest and largest key of every
+			// sstable it ever listed; a forgotten text's cache key may be
+			// one. A tiny limit makes Pebble start a new MANIFEST (a
+			// snapshot of the live files only) at every version edit; the
+			// old one is archived and removed (purgeArchive).
+			MaxManifestFileSize: 1}
 		popts.EventListener = &pebble.EventListener{
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
@@ -542,6 +550,11 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 	if c.disk == nil || len(keys) == 0 {
 		return nil
 	}
+	// The vectors go to an sstable first, so that the deletions below
+	// overlap them and the purge's compaction rewrites both (see purge).
+	if err := c.disk.Flush(); err != nil {
+		return err
+	}
 	b := c.disk.NewBatch()
 	defer b.Close()
 	var kb []byte
@@ -572,7 +585,55 @@ func (c *vecCache) purge(ctx context.Context) error {
 	if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		return err
 	}
+	// One more version edit (a flush) makes Pebble rotate the MANIFEST,
+	// dropping the boundaries of the files the compaction removed.
+	if err := c.disk.Set([]byte(cachePurgeKey), nil, pebble.NoSync); err != nil {
+		return err
+	}
+	if err := c.disk.Flush(); err != nil {
+		return err
+	}
+	// Pebble moves a file that overlaps nothing below it down without
+	// rewriting it; a file of deletions alone would keep the deleted keys.
+	// drop flushes the vectors before deleting them so that the deletions
+	// always overlap them; check, and compact again if a concurrent Forget
+	// added deletions meanwhile.
+	for try := 0; ; try++ {
+		n, name, err := c.deletionsLeft()
+		if err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		if try == 3 {
+			return fmt.Errorf("%w: embedding cache: sstable %s still holds %d deletions after compaction", ErrPurge, name, n)
+		}
+		if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+			return err
+		}
+	}
 	return purgeArchive(c.fs, c.dir)
+}
+
+// deletionsLeft returns the deletions the cache's sstables hold and one
+// file holding some.
+func (c *vecCache) deletionsLeft() (uint64, string, error) {
+	tabs, err := c.disk.SSTables(pebble.WithProperties())
+	if err != nil {
+		return 0, "", err
+	}
+	var n uint64
+	name := ""
+	for _, level := range tabs {
+		for _, t := range level {
+			if t.Properties.NumDeletions > 0 {
+				n += t.Properties.NumDeletions
+				name = t.FileNum.String()
+			}
+		}
+	}
+	return n, name, nil
 }
 
 // unarchive removes a file Pebble's archive cleaner just moved from path

@@ -99,3 +99,7 @@ var ErrBudget = errors.New("lazymem: engine: over budget")
 // Quota; the message names the agent, the usage and the limit. Nothing of
 // the batch is written.
 var ErrQuota = errors.New("lazymem: engine: quota exceeded")
+
+// ErrPurge is returned by Compact when a forgotten record's bytes could not
+// be proved gone from a file of the store.
+var ErrPurge = errors.New("lazymem: engine: purge incomplete")
