@@ -560,9 +560,22 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 	var kb []byte
 	for _, k := range keys {
 		kb = c.diskKey(kb[:0], k)
+		// Only keys that exist: a deletion of nothing would overlap no
+		// file and outlive every compaction (see purge).
+		_, closer, err := c.disk.Get(kb)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		_ = closer.Close()
 		if err := b.Delete(kb, nil); err != nil {
 			return err
 		}
+	}
+	if b.Empty() {
+		return nil
 	}
 	return b.Commit(pebble.Sync)
 }
@@ -576,8 +589,18 @@ func (c *vecCache) purge(ctx context.Context) error {
 	if c.disk == nil {
 		return nil
 	}
-	if err := c.disk.DeleteRange([]byte(cacheKeyV1), []byte("v10"), pebble.Sync); err != nil {
+	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: []byte(cacheKeyV1), UpperBound: []byte("v10")})
+	if err != nil {
 		return err
+	}
+	v1 := it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	if v1 { // a range deletion over nothing would outlive the compaction
+		if err := c.disk.DeleteRange([]byte(cacheKeyV1), []byte("v10"), pebble.Sync); err != nil {
+			return err
+		}
 	}
 	if err := c.disk.Flush(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ import (
 type DB struct {
 	dir  string
 	opts Options
+	lock io.Closer // the store lock (lock.go)
 	log  *segment.Log
 	// w is the append path: the log itself here. It is the one narrow
 	// interface appends go through, so a cluster mode can put a
@@ -82,8 +84,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	if db.format, err = openFormat(fs, dir); err != nil {
 		return nil, err
 	}
+	if db.lock, err = lockStore(fs, dir, time.Now()); err != nil {
+		return nil, err
+	}
 	db.log, err = segment.Open(fs.PathJoin(dir, "log"), opts.Log)
 	if err != nil {
+		_ = db.lock.Close()
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
 	db.w = db.log
@@ -92,6 +98,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	// between leaves it behind, with forgotten words in it.
 	if err := fs.RemoveAll(fs.PathJoin(dir, "index.old")); err != nil {
 		_ = db.log.Close()
+		_ = db.lock.Close()
 		return nil, fmt.Errorf("lazymem: engine: remove index.old: %w", err)
 	}
 	// The index's background flushes and merges report through the DB
@@ -114,6 +121,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if err != nil {
 		_ = db.log.Close()
+		_ = db.lock.Close()
 		return nil, fmt.Errorf("lazymem: engine: open index: %w", err)
 	}
 	if opts.Embedder != nil {
@@ -129,6 +137,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		if err != nil {
 			_ = db.idx.Close()
 			_ = db.log.Close()
+			_ = db.lock.Close()
 			return nil, fmt.Errorf("lazymem: engine: open embedding cache: %w", err)
 		}
 	}
@@ -368,6 +377,12 @@ func (db *DB) closeParts() error {
 	}
 	if err := db.log.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("lazymem: engine: close log: %w", err))
+	}
+	if db.lock != nil {
+		if err := db.lock.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("lazymem: engine: release lock: %w", err))
+		}
+		db.lock = nil
 	}
 	return errors.Join(errs...)
 }

@@ -103,3 +103,7 @@ var ErrQuota = errors.New("lazymem: engine: quota exceeded")
 // ErrPurge is returned by Compact when a forgotten record's bytes could not
 // be proved gone from a file of the store.
 var ErrPurge = errors.New("lazymem: engine: purge incomplete")
+
+// ErrLocked is wrapped by the *LockedError Open returns for a store that
+// another DB (another process, or this one) has open.
+var ErrLocked = errors.New("lazymem: engine: store is locked")

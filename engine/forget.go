@@ -340,6 +340,10 @@ func (db *DB) rebuildIndex() (int, error) {
 			_ = db.cache.close()
 		}
 		_ = db.log.Close()
+		if db.lock != nil {
+			_ = db.lock.Close()
+			db.lock = nil
+		}
 		return 0, fmt.Errorf("lazymem: engine: rebuild index (the store is closed; reopen it): %w", err)
 	}
 	db.idx = x
