@@ -257,3 +257,21 @@ func (a *AgentDB) Forget(ctx context.Context, sel Selector) (ForgetResult, error
 	sel.Agent = a.agent
 	return a.db.Forget(ctx, sel)
 }
+
+// Pin exempts this agent's records ids from retention; an id of another
+// agent is ErrNotFound. See DB.Pin.
+func (a *AgentDB) Pin(ctx context.Context, ids ...uint64) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	return a.db.setPins(ctx, ids, true, a.agent)
+}
+
+// Unpin makes this agent's records ids subject to retention again; an id
+// of another agent is ErrNotFound. See DB.Unpin.
+func (a *AgentDB) Unpin(ctx context.Context, ids ...uint64) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	return a.db.setPins(ctx, ids, false, a.agent)
+}

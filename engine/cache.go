@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/segment"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
@@ -636,7 +637,7 @@ func (c *vecCache) purge(ctx context.Context) error {
 			return err
 		}
 	}
-	return purgeArchive(c.fs, c.dir)
+	return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout)
 }
 
 // deletionsLeft returns the deletions the cache's sstables hold and one

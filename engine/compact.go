@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Compact purges forgotten and expired records physically: after it
@@ -31,6 +32,9 @@ func (db *DB) Compact(ctx context.Context) error {
 		return ErrClosed
 	}
 	err := db.log.Compact(ctx)
+	if err == nil {
+		err = db.log.WaitPurged(ctx, purgeTimeout)
+	}
 	if err == nil && db.cache != nil {
 		if perr := db.cache.purge(ctx); perr != nil {
 			err = fmt.Errorf("lazymem: engine: compact cache: %w", perr)
@@ -57,6 +61,11 @@ func (db *DB) Compact(ctx context.Context) error {
 	db.compactions.Add(1)
 	return nil
 }
+
+// purgeTimeout bounds the wait for Pebble to delete the files a
+// compaction made obsolete (it does so in the background, in
+// milliseconds).
+const purgeTimeout = 30 * time.Second
 
 // removeCorruptIndexes removes the damaged indexes Open set aside: they may
 // hold forgotten words.

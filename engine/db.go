@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
@@ -47,6 +48,19 @@ type DB struct {
 	format uint32
 
 	usage usageState // per-agent bytes for AgentDB quotas
+
+	// pins are the records retention keeps (dir/PINS), replaced whole
+	// under pinMu.
+	pinMu sync.Mutex
+	pins  *roaring.Bitmap
+	// bgStop ends the background loop (retention, compaction); bgWG
+	// waits for it.
+	bgStop chan struct{}
+	bgWG   sync.WaitGroup
+	// stopOnce: concurrent Close calls stop the loop once.
+	stopOnce sync.Once
+
+	retPasses, retExpired, retDropped atomic.Uint64
 
 	appended         atomic.Uint64
 	forgotten        atomic.Uint64
@@ -144,6 +158,15 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := db.finishIntent(); err != nil {
 		_ = db.closeParts()
 		return nil, err
+	}
+	if err := db.loadPins(); err != nil {
+		_ = db.closeParts()
+		return nil, err
+	}
+	db.bgStop = make(chan struct{})
+	if (opts.Retention.enabled() && opts.Retention.Interval > 0) || opts.CompactInterval > 0 {
+		db.bgWG.Add(1)
+		go db.background()
 	}
 	return db, nil
 }
@@ -349,6 +372,16 @@ func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
 // Close flushes the index (so the next Open need not re-index), closes the
 // embedding cache, the index and the log. Calls in progress finish first.
 func (db *DB) Close() error {
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	db.stopOnce.Do(func() {
+		close(db.bgStop)
+		db.bgWG.Wait() // a pass in progress finishes (or stops on its context)
+	})
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -406,6 +439,7 @@ type Metrics struct {
 	// StoreFormat is the store's format version (its FORMAT marker; a
 	// store written before the marker existed is format 1).
 	StoreFormat uint32
+	Retention   RetentionMetrics
 	Log         segment.Metrics
 	Index       index.Metrics
 	Cache       CacheMetrics
@@ -428,6 +462,10 @@ func (db *DB) Metrics() Metrics {
 	if db.closed {
 		return m
 	}
+	db.pinMu.Lock()
+	m.Retention = RetentionMetrics{Passes: db.retPasses.Load(), Expired: db.retExpired.Load(),
+		DroppedRecords: db.retDropped.Load(), Pinned: db.pins.GetCardinality()}
+	db.pinMu.Unlock()
 	m.Log = db.log.Metrics()
 	m.Index = db.idx.Metrics()
 	if db.cache != nil {

@@ -283,8 +283,9 @@ func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
 }
 
 // applyForget deletes the intent's records from the log and the index and
-// its keys from the cache. replay is true at Open, finishing an intent a
-// crash interrupted: ids the log no longer holds are skipped.
+// its keys from the cache. With replay (Open finishing an intent a crash
+// interrupted, or retention after dropping segments) ids the log no longer
+// holds get no tombstone.
 func (db *DB) applyForget(ctx context.Context, in *intent, replay bool) error {
 	ids := make([]uint64, 0, in.ids.GetCardinality())
 	it := in.ids.Iterator()
@@ -296,7 +297,19 @@ func (db *DB) applyForget(ctx context.Context, in *intent, replay bool) error {
 		}
 		ids = append(ids, id)
 	}
-	if err := db.log.Delete(ctx, ids); err != nil {
+	logIDs := ids
+	if replay {
+		// Only what the log still holds: a record already deleted, or in
+		// a segment retention dropped, needs no tombstone.
+		logIDs = make([]uint64, 0, len(ids))
+		if err := db.log.GetMany(ids, func(id uint64, _ []byte) error {
+			logIDs = append(logIDs, id)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("lazymem: engine: forget: log: %w", err)
+		}
+	}
+	if err := db.log.Delete(ctx, logIDs); err != nil {
 		return fmt.Errorf("lazymem: engine: forget: log: %w", err)
 	}
 	if err := db.idx.Delete(ids); err != nil {

@@ -44,6 +44,8 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"FS":                    func(o *Options) { o.FS = vfs.NewMem() },
 		"EmbedTimeout":          func(o *Options) { o.EmbedTimeout = time.Minute },
 		"OnBackgroundError":     func(o *Options) { o.OnBackgroundError = onErr },
+		"Retention":             func(o *Options) { o.Retention = RetentionOptions{Window: time.Hour, Interval: time.Minute} },
+		"CompactInterval":       func(o *Options) { o.CompactInterval = time.Minute },
 
 		"Log.FS":                    func(o *Options) { o.Log.FS = vfs.NewMem() },
 		"Log.SegmentRecords":        func(o *Options) { o.Log.SegmentRecords = 7 },
