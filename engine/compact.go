@@ -26,6 +26,8 @@ import (
 // Appends and recalls proceed during the log's and the cache's work; the
 // index rebuild holds the store exclusively (appends wait).
 func (db *DB) Compact(ctx context.Context) error {
+	db.maintMu.Lock()
+	defer db.maintMu.Unlock()
 	db.mu.RLock()
 	if db.closed {
 		db.mu.RUnlock()

@@ -48,6 +48,9 @@ type DB struct {
 	format uint32
 
 	usage usageState // per-agent bytes for AgentDB quotas
+	// maintMu serializes the operations that change what the store holds
+	// other than appends (Forget, retention, Compact) with Backup.
+	maintMu sync.Mutex
 
 	// pins are the records retention keeps (dir/PINS), replaced whole
 	// under pinMu.

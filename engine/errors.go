@@ -32,6 +32,8 @@ var (
 	ErrReserved = errors.New("lazymem: reserved")
 	// ErrScope: a scoped handle (AgentDB) was asked about another agent.
 	ErrScope = errors.New("lazymem: outside the handle's agent")
+	// ErrExists: a path that must be new (a backup directory) is not.
+	ErrExists = errors.New("lazymem: already exists")
 	// ErrUnknown: an enumerated value (Mode, Fusion) is not one of the known ones.
 	ErrUnknown = errors.New("lazymem: unknown value")
 

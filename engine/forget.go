@@ -108,6 +108,8 @@ func (db *DB) Forget(ctx context.Context, sel Selector) (ForgetResult, error) {
 	if err := sel.validate(&db.opts); err != nil {
 		return ForgetResult{}, err
 	}
+	db.maintMu.Lock()
+	defer db.maintMu.Unlock()
 	db.mu.RLock()
 	if db.closed {
 		db.mu.RUnlock()

@@ -57,6 +57,8 @@ type RetentionMetrics struct {
 // a rewrite. Appends continue during the pass. It returns how many records
 // expired.
 func (db *DB) ApplyRetention(ctx context.Context) (int, error) {
+	db.maintMu.Lock()
+	defer db.maintMu.Unlock()
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {
