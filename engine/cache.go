@@ -25,8 +25,8 @@ import (
 
 // Embedding cache keys. On disk (Pebble, dir/cache):
 //
-//	key:   "v2/" | embedder name | 0x00 | first 16 bytes of
-//	       SHA-256(uvarint(len(ns)) | ns | text)
+//	key:   "v2/" | first 16 bytes of SHA-256(uvarint(len(ns)) | ns | text)
+//	       | embedder name
 //	value: Dim x float32, little-endian (unit length)
 //
 // ns is the tenant namespace: a record's agent, or for a query the agents
@@ -36,9 +36,12 @@ import (
 // the 16-byte digest alone: one cache serves one embedder. 128 bits of
 // SHA-256 make a collision between two texts practically impossible at any
 // corpus size, so the cache never returns a vector computed for another
-// text. The "v2/" prefix is a wire constant: never change it; a new layout
-// takes a new prefix. "v1/" keys (no namespace) are no longer read;
-// Compact deletes them.
+// text. The digest comes before the embedder's name so that forgetting a
+// text removes its vectors of every embedder that ever cached it (a store
+// is sometimes queried with several) by one prefix scan. The "v2/" prefix
+// is a wire constant: never change it; a new layout takes a new prefix.
+// "v1/" keys ("v1/" name 0x00 SHA-256(text)[:16], no namespace) are no
+// longer read; Compact deletes them.
 const (
 	cacheKeyPrefix = "v2/"
 	cacheKeyV1     = "v1/"
@@ -74,7 +77,6 @@ type vecCache struct {
 	emb  embed.Embedder
 	name string
 	dim  int
-	pfx  []byte // disk key prefix: "v2/" name 0x00
 	fs   vfs.FS
 	dir  string // "": no disk tier
 
@@ -119,7 +121,6 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		c.onErr = func(error) {}
 	}
 	c.stop, c.cancel = context.WithCancel(context.Background())
-	c.pfx = append(append([]byte(cacheKeyPrefix), c.name...), 0)
 	if memBytes > 0 {
 		// About one entry per (4*dim + overhead) bytes; ristretto wants ~10
 		// counters per entry it may hold.
@@ -252,7 +253,7 @@ func queryNS(agents []string) string {
 }
 
 func (c *vecCache) diskKey(dst []byte, key string) []byte {
-	return append(append(dst, c.pfx...), key...)
+	return append(append(append(dst, cacheKeyPrefix...), key...), c.name...)
 }
 
 // lookupStats counts where the vectors of one get came from.
@@ -558,20 +559,23 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 	}
 	b := c.disk.NewBatch()
 	defer b.Close()
-	var kb []byte
 	for _, k := range keys {
-		kb = c.diskKey(kb[:0], k)
-		// Only keys that exist: a deletion of nothing would overlap no
-		// file and outlive every compaction (see purge).
-		_, closer, err := c.disk.Get(kb)
-		if errors.Is(err, pebble.ErrNotFound) {
-			continue
-		}
+		// Every embedder's vector of the text; only keys that exist: a
+		// deletion of nothing would overlap no file and outlive every
+		// compaction (see purge).
+		lo := append([]byte(cacheKeyPrefix), k...)
+		hi := append(append([]byte(nil), lo...), 0xff)
+		it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 		if err != nil {
 			return err
 		}
-		_ = closer.Close()
-		if err := b.Delete(kb, nil); err != nil {
+		for ok := it.First(); ok; ok = it.Next() {
+			if err := b.Delete(it.Key(), nil); err != nil {
+				_ = it.Close()
+				return err
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
 			return err
 		}
 	}
@@ -697,9 +701,7 @@ func (c *vecCache) clear() error {
 		c.mem.Clear()
 	}
 	if c.disk != nil {
-		end := append([]byte(nil), c.pfx...)
-		end[len(end)-1]++ // the 0x00 separator becomes 0x01: just past every key
-		return c.disk.DeleteRange(c.pfx, end, pebble.NoSync)
+		return c.disk.DeleteRange([]byte(cacheKeyPrefix), []byte("v20"), pebble.NoSync)
 	}
 	return nil
 }

@@ -98,6 +98,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	db := &DB{dir: dir, opts: opts}
 	fs := opts.FS
 	var err error
+	if opts.MustExist {
+		if err := storeExists(fs, dir); err != nil {
+			return nil, err
+		}
+	}
 	if db.format, err = openFormat(fs, dir); err != nil {
 		return nil, err
 	}

@@ -109,3 +109,7 @@ var ErrPurge = errors.New("lazymem: engine: purge incomplete")
 // ErrLocked is wrapped by the *LockedError Open returns for a store that
 // another DB (another process, or this one) has open.
 var ErrLocked = errors.New("lazymem: engine: store is locked")
+
+// ErrNoStore is returned by Open with Options.MustExist for a directory
+// that holds no store.
+var ErrNoStore = errors.New("lazymem: engine: not a lazymem store (no FORMAT marker, no log)")

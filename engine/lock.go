@@ -84,3 +84,14 @@ func lockStore(fs vfs.FS, dir string, now time.Time) (io.Closer, error) {
 	}
 	return l, nil
 }
+
+// storeExists returns ErrNoStore unless dir holds a FORMAT marker or a log
+// (a store written before the marker existed).
+func storeExists(fs vfs.FS, dir string) error {
+	for _, name := range []string{formatName, "log"} {
+		if _, err := fs.Stat(fs.PathJoin(dir, name)); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrNoStore, dir)
+}

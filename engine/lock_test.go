@@ -39,3 +39,28 @@ func TestStoreLock(t *testing.T) {
 		t.Fatalf("the refused opens changed the store: %d docs", m.Index.Docs)
 	}
 }
+
+func TestMustExist(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo")
+	_, err := engine.Open(dir, engine.Options{DisableEmbedder: true, MustExist: true})
+	if !errors.Is(err, engine.ErrNoStore) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Open of a missing store with MustExist = %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the refused Open created %s", dir)
+	}
+	db, err := engine.Open(dir, engine.Options{DisableEmbedder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = engine.Open(dir, engine.Options{DisableEmbedder: true, MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

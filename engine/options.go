@@ -130,6 +130,12 @@ type Options struct {
 	// in the background.
 	CompactInterval time.Duration
 
+	// MustExist makes Open fail with ErrNoStore when dir holds no store
+	// (neither a FORMAT marker nor a log) instead of creating one: tools
+	// that only read or maintain a store use it so a mistyped path is an
+	// error, not a new empty store. Default false.
+	MustExist bool
+
 	// FS is the filesystem the store lives on: the log, the index, the
 	// embedding cache and every file the engine itself creates, renames or
 	// removes go through it. Default vfs.Default (the OS). Tests pass
