@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +20,7 @@ import (
 type DB struct {
 	dir  string
 	opts Options
-	lock io.Closer // the store lock (lock.go)
+	lock interface{ Close() error } // the store lock (lock.go)
 	log  *segment.Log
 	// w is the append path: the log itself here. It is the one narrow
 	// interface appends go through, so a cluster mode can put a
@@ -103,10 +102,13 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	if db.format, err = openFormat(fs, dir); err != nil {
+	lock, fresh, err := prepareDir(fs, dir)
+	if err != nil {
 		return nil, err
 	}
-	if db.lock, err = lockStore(fs, dir, time.Now()); err != nil {
+	db.lock = lock
+	if db.format, err = openFormat(fs, dir); err != nil {
+		_ = db.lock.Close()
 		return nil, err
 	}
 	db.log, err = segment.Open(fs.PathJoin(dir, "log"), opts.Log)
@@ -170,6 +172,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := db.loadPins(); err != nil {
 		_ = db.closeParts()
 		return nil, err
+	}
+	if fresh {
+		if err := doneCreating(fs, dir); err != nil {
+			_ = db.closeParts()
+			return nil, err
+		}
 	}
 	db.bgStop = make(chan struct{})
 	if (opts.Retention.enabled() && opts.Retention.Interval > 0) || opts.CompactInterval > 0 {

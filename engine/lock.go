@@ -51,6 +51,10 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // lockStore takes the store lock of dir and records this process as its
 // holder.
+// timeNow is the holder's "since": wall time, not Options.Clock (a test
+// clock would misdate the holder).
+var timeNow = time.Now
+
 func lockStore(fs vfs.FS, dir string, now time.Time) (io.Closer, error) {
 	name := fs.PathJoin(dir, lockName)
 	if fs == vfs.Default {
