@@ -46,7 +46,8 @@ const (
 	cacheKeyPrefix = "v2/"
 	cacheKeyV1     = "v1/"
 	cacheHashLen   = 16
-	// cachePurgeKey is written by purge to force a MANIFEST rotation.
+	// cachePurgeKey is written by reopen: a version edit after Open makes
+	// Pebble start a new MANIFEST. Outside the "v1/" and "v2/" ranges.
 	cachePurgeKey = "purge"
 )
 
@@ -74,11 +75,14 @@ type flight struct {
 }
 
 type vecCache struct {
-	emb  embed.Embedder
-	name string
-	dim  int
-	fs   vfs.FS
-	dir  string // "": no disk tier
+	emb   embed.Embedder
+	name  string
+	dim   int
+	fs    vfs.FS
+	dir   string          // "": no disk tier
+	popts *pebble.Options // the disk tier's, for reopen
+	// diskReset is why Open emptied the disk tier ("" if it did not).
+	diskReset string
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
 	disk *pebble.DB                          // nil: disk tier off
@@ -139,15 +143,13 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		c.mem = m
 	}
 	if cfg.dir != "" {
-		popts := &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes,
-			Cleaner: pebble.ArchiveCleaner{},
-			// A MANIFEST keeps the smallest and largest key of every
-			// sstable it ever listed; a forgotten text's cache key may be
-			// one. A tiny limit makes Pebble start a new MANIFEST (a
-			// snapshot of the live files only) at every version edit; the
-			// old one is archived and removed (purgeArchive).
-			MaxManifestFileSize: 1}
-		popts.EventListener = &pebble.EventListener{
+		c.popts = &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes,
+			// Pebble recycles obsolete WAL files, keeping the old bytes of
+			// deleted (forgotten) entries, unless its cleaner needs the
+			// files' contents: the archive cleaner turns recycling off,
+			// and the listeners below remove what it archives.
+			Cleaner: pebble.ArchiveCleaner{}}
+		c.popts.EventListener = &pebble.EventListener{
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
 			},
@@ -158,9 +160,18 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		// data-block read, and float32 vectors do not compress, so block
 		// compression would only cost CPU on every read (measured: snappy
 		// decoding was a third of a warm recall at 1M records).
-		popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
-		popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-		d, err := pebble.Open(cfg.dir, popts)
+		c.popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+		c.popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+		d, err := pebble.Open(cfg.dir, c.popts)
+		if err != nil && (errors.Is(err, pebble.ErrCorruption) || oserror.IsNotExist(err)) {
+			// The cache is derived data: one that does not open (a crash
+			// in Pebble's MANIFEST switch, a damaged file) is emptied,
+			// not repaired; its vectors are computed again when needed.
+			c.diskReset = err.Error()
+			if rerr := cfg.fs.RemoveAll(cfg.dir); rerr == nil {
+				d, err = pebble.Open(cfg.dir, c.popts)
+			}
+		}
 		if err != nil {
 			if c.mem != nil {
 				c.mem.Close()
@@ -613,14 +624,6 @@ func (c *vecCache) purge(ctx context.Context) error {
 	if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		return err
 	}
-	// One more version edit (a flush) makes Pebble rotate the MANIFEST,
-	// dropping the boundaries of the files the compaction removed.
-	if err := c.disk.Set([]byte(cachePurgeKey), nil, pebble.NoSync); err != nil {
-		return err
-	}
-	if err := c.disk.Flush(); err != nil {
-		return err
-	}
 	// Pebble moves a file that overlaps nothing below it down without
 	// rewriting it; a file of deletions alone would keep the deleted keys.
 	// drop flushes the vectors before deleting them so that the deletions
@@ -638,6 +641,38 @@ func (c *vecCache) purge(ctx context.Context) error {
 			return fmt.Errorf("%w: embedding cache: sstable %s still holds %d deletions after compaction", ErrPurge, name, n)
 		}
 		if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+			return err
+		}
+	}
+	return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout)
+}
+
+// reopen closes and opens the disk tier again and makes Pebble start a
+// new MANIFEST (a snapshot of the live files) and delete the old one, which lists the smallest
+// and largest key of every sstable it ever held: a forgotten text's key
+// may be one. The caller guarantees no lookup runs meanwhile.
+func (c *vecCache) reopen(ctx context.Context) error {
+	if c.disk == nil {
+		return nil
+	}
+	// Pebble starts a new MANIFEST at the first version edit after Open
+	// (here a flush of a marker key) and keeps one previous MANIFEST
+	// (NumPrevManifest cannot be 0): two rounds retire the one that named
+	// the removed files.
+	for range 2 {
+		if err := c.disk.Close(); err != nil {
+			return err
+		}
+		d, err := pebble.Open(c.dir, c.popts)
+		if err != nil {
+			c.disk = nil
+			return err
+		}
+		c.disk = d
+		if err := d.Set([]byte(cachePurgeKey), nil, pebble.NoSync); err != nil {
+			return err
+		}
+		if err := d.Flush(); err != nil {
 			return err
 		}
 	}

@@ -20,11 +20,13 @@ import (
 //     directory and any corrupt index set aside by Open (index.corrupt-*)
 //     are removed.
 //   - The embedding cache's Pebble deletes every unnamespaced (v1) entry,
-//     flushes, compacts and deletes its obsolete files; entries of
-//     forgotten texts were deleted by Forget already.
+//     flushes, compacts and deletes its obsolete files (entries of
+//     forgotten texts were deleted by Forget already), then is reopened:
+//     the new MANIFEST no longer names the removed files' boundary keys.
 //
 // Appends and recalls proceed during the log's and the cache's work; the
-// index rebuild holds the store exclusively (appends wait).
+// index rebuild and the cache's reopen hold the store exclusively
+// (appends wait).
 func (db *DB) Compact(ctx context.Context) error {
 	db.maintMu.Lock()
 	defer db.maintMu.Unlock()
@@ -55,6 +57,11 @@ func (db *DB) Compact(ctx context.Context) error {
 	if rebuild {
 		if _, err := db.rebuildIndex(); err != nil {
 			return err
+		}
+	}
+	if db.cache != nil {
+		if err := db.cache.reopen(ctx); err != nil {
+			return fmt.Errorf("lazymem: engine: compact cache: %w", err)
 		}
 	}
 	if err := db.removeCorruptIndexes(); err != nil {

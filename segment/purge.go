@@ -58,14 +58,20 @@ func purged(db *pebble.DB, fs vfs.FS, dir string) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	logs := 0
+	logs, manifests := 0, 0
 	for _, n := range names {
+		if strings.HasPrefix(n, "MANIFEST-") {
+			manifests++
+		}
 		if strings.HasSuffix(n, ".sst") && !live[n] {
 			return false, "obsolete sstable " + n, nil
 		}
 		if strings.HasSuffix(n, ".log") {
 			logs++
 		}
+	}
+	if manifests > 2 { // the current one and Pebble's one previous
+		return false, fmt.Sprintf("%d MANIFEST files", manifests), nil
 	}
 	if walLive := db.Metrics().WAL.Files; int64(logs) > walLive {
 		return false, fmt.Sprintf("%d WAL files, %d live", logs, walLive), nil
