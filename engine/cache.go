@@ -62,6 +62,10 @@ type CacheMetrics struct {
 	MemBytes   int64  // cost of the entries in memory (ristretto)
 	MemEvicted uint64 // entries evicted from memory
 	MemDropped uint64 // sets ristretto dropped or rejected
+	// DiskReset is why Open emptied the on-disk tier, which did not open
+	// (a crash during Pebble's MANIFEST switch, a damaged file): the
+	// cache is derived data. "" when it opened.
+	DiskReset string
 }
 
 // flight is one text being embedded: the callers missing it wait on done.
@@ -537,6 +541,7 @@ func (c *vecCache) metrics() CacheMetrics {
 		Computed:   c.computed.Load(),
 		Shared:     c.shared.Load(),
 		EmbedCalls: c.calls.Load(),
+		DiskReset:  c.diskReset,
 	}
 	if c.mem != nil && c.mem.Metrics != nil {
 		rm := c.mem.Metrics

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// TestForgetTenThousand: a selector matching 10,000 records forgets all of
+// them and nothing of another agent holding the same texts; no forgotten
+// record comes back through BM25, dense scoring, session context, the
+// embedding cache or a restart.
+func TestForgetTenThousand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 records")
+	}
+	dir := t.TempDir()
+	o := storeOptions()
+	db, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	text := func(i int) string { return fmt.Sprintf("entry %d of the zephyrine ledger, topic %d", i, i%50) }
+	var a, b []Record
+	for i := range 10000 {
+		a = append(a, Record{Agent: "A", Session: fmt.Sprintf("s%d", i%100), Role: "user", Text: text(i)})
+	}
+	for i := range 500 {
+		b = append(b, Record{Agent: "B", Session: "b", Role: "user", Text: text(i)}) // the same texts
+	}
+	aIDs, err := db.AppendBatch(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bIDs, err := db.AppendBatch(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill the cache for both agents: lazy recalls over A and over B.
+	for _, ag := range []string{"A", "B"} {
+		for topic := range 5 {
+			if _, err := db.Recall(ctx, Query{Agent: ag, Text: fmt.Sprintf("zephyrine ledger topic %d", topic), K: 20, Candidates: 200}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res, err := db.Forget(ctx, Selector{Agent: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Forgotten != 10000 || len(res.Ranges) != 1 || res.Ranges[0] != (IDRange{aIDs[0], aIDs[len(aIDs)-1]}) {
+		t.Fatalf("Forget = %d records in %v, want 10000 in one range", res.Forgotten, res.Ranges)
+	}
+	check := func(stage string) {
+		t.Helper()
+		for _, id := range []uint64{aIDs[0], aIDs[4999], aIDs[9999]} {
+			if _, err := db.Get(ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("%s: Get(%d) = %v", stage, id, err)
+			}
+			if _, ok := db.cache.getID(id); ok {
+				t.Fatalf("%s: the memory tier serves forgotten id %d", stage, id)
+			}
+		}
+		for i, id := range bIDs {
+			r, err := db.Get(ctx, id)
+			if err != nil || r.Text != b[i].Text {
+				t.Fatalf("%s: B's record %d: %q, %v", stage, id, r.Text, err)
+			}
+		}
+		for _, m := range []Mode{ModeSparse, ModeLazy, ModeDense} {
+			r, err := db.Recall(ctx, Query{Agent: "A", Text: "zephyrine ledger topic 3", Mode: m, CurrentSession: "s3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Memories) != 0 {
+				t.Fatalf("%s: %s recall of A found %v", stage, m, r.Memories[0].ID)
+			}
+			r, err = db.Recall(ctx, Query{Agent: "B", Text: "zephyrine ledger topic 3", Mode: m, K: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Memories) != 10 {
+				t.Fatalf("%s: %s recall of B found %d", stage, m, len(r.Memories))
+			}
+			for _, mem := range r.Memories {
+				if mem.Agent != "B" {
+					t.Fatalf("%s: %s recall of B returned %s's record", stage, m, mem.Agent)
+				}
+			}
+		}
+		// On disk: A's vectors are gone, B's (same texts, its own
+		// namespace) stay.
+		goneA, keptB := 0, 0
+		for i := range 500 {
+			if _, c, err := db.cache.disk.Get(db.cache.diskKey(nil, cacheKey("A", db.opts.Construct(&a[i])))); err == nil {
+				c.Close()
+				t.Fatalf("%s: A's vector of %q is still on disk", stage, a[i].Text)
+			} else if errors.Is(err, pebble.ErrNotFound) {
+				goneA++
+			}
+			if _, c, err := db.cache.disk.Get(db.cache.diskKey(nil, cacheKey("B", db.opts.Construct(&b[i])))); err == nil {
+				c.Close()
+				keptB++
+			}
+		}
+		if keptB == 0 {
+			t.Fatalf("%s: none of B's vectors is on disk: the check is blind", stage)
+		}
+	}
+	check("after Forget")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = Open(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	check("after a restart")
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after Compact")
+}
