@@ -138,3 +138,49 @@ func TestRetention(t *testing.T) {
 }
 
 func ids2(ms []engine.Memory) []uint64 { return ids(ms) }
+
+// TestRetentionBackground: the background loop runs the passes (and the
+// compaction) on its own, appends going on meanwhile.
+func TestRetentionBackground(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	db, err := engine.Open(t.TempDir(), engine.Options{
+		DisableEmbedder: true, Clock: clk.Now,
+		Retention:       engine.RetentionOptions{Window: time.Hour, Interval: time.Millisecond},
+		CompactInterval: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	old, err := db.Append(ctx, engine.Record{Agent: "a", Time: t0.Add(-2 * time.Hour), Text: "stale"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := db.Append(ctx, engine.Record{Agent: "a", Text: "fresh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the loop (no assertion on how long it takes: the deadline
+	// only keeps a broken loop from hanging the test).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		m := db.Metrics()
+		if m.Retention.Expired == 1 && m.Compactions > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background loop did not expire and compact: %+v, %d compactions", m.Retention, m.Compactions)
+		}
+		if _, err := db.Append(ctx, engine.Record{Agent: "b", Text: "meanwhile"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := db.Get(ctx, old); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("the expired record: %v", err)
+	}
+	if _, err := db.Get(ctx, fresh); err != nil {
+		t.Fatalf("the fresh record: %v", err)
+	}
+}
