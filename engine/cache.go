@@ -601,6 +601,26 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 	return b.Commit(pebble.Sync)
 }
 
+// has reports whether either tier holds a vector under key (of any
+// embedder, on disk).
+func (c *vecCache) has(key string) (bool, error) {
+	if c.mem != nil {
+		if _, ok := c.mem.Get(key); ok {
+			return true, nil
+		}
+	}
+	if c.disk == nil {
+		return false, nil
+	}
+	lo := append([]byte(cacheKeyPrefix), key...)
+	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: append(append([]byte(nil), lo...), 0xff)})
+	if err != nil {
+		return false, err
+	}
+	found := it.First()
+	return found, errors.Join(it.Error(), it.Close())
+}
+
 // purge makes the deleted entries leave the files: it deletes every
 // unnamespaced "v1/" entry (they may hold a forgotten text's vector and
 // are never read), flushes the memtable (a new WAL; the old one is

@@ -252,6 +252,23 @@ func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
 	}
 	// Cache keys: reference counted by constructed text within the agent.
 	// A text another live record of the agent constructs keeps its vector.
+	// Only texts the cache holds need counting: most records were never a
+	// candidate, never embedded (the lazy design), and reading the agent's
+	// live records to count is the expensive part.
+	for agent, ts := range texts {
+		for t := range ts {
+			has, err := db.cache.has(cacheKey(agent, t))
+			if err != nil {
+				return nil, fmt.Errorf("lazymem: engine: forget: cache: %w", err)
+			}
+			if !has {
+				delete(ts, t)
+			}
+		}
+		if len(ts) == 0 {
+			delete(texts, agent)
+		}
+	}
 	for agent, ts := range texts {
 		live, err := db.idx.Filter(&index.Filter{Agents: []string{agent}})
 		if err != nil {
