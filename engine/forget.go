@@ -134,6 +134,14 @@ func (db *DB) Forget(ctx context.Context, sel Selector) (ForgetResult, error) {
 		return ForgetResult{}, err
 	}
 	err = db.applyForget(ctx, in, false)
+	if err == nil && !in.reindex && len(in.sessions) > 0 {
+		// A record appended to a forgotten session while Forget ran may
+		// have taken a forgotten turn's words: look again, now that the
+		// index no longer holds the forgotten records. (The intent on
+		// disk lacks the flag: after a crash here, Compact's rebuild
+		// removes those words.)
+		in.reindex, err = db.hasSuccessors(in)
+	}
 	db.usage.mu.Lock()
 	clear(db.usage.by)
 	db.usage.mu.Unlock()
@@ -239,15 +247,10 @@ func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
 	}
 	if db.opts.Index.SessionContext {
 		for k, lo := range lowest {
-			rest, err := db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}})
-			if err != nil {
-				return nil, fmt.Errorf("lazymem: engine: forget: %w", err)
-			}
-			rest.AndNot(bm)
-			if !rest.IsEmpty() && uint64(rest.Maximum()) > lo {
-				in.reindex = true
-				break
-			}
+			in.sessions = append(in.sessions, sessionLow{k.agent, k.session, lo})
+		}
+		if in.reindex, err = db.hasSuccessors(in); err != nil {
+			return nil, err
 		}
 	}
 	// Cache keys: reference counted by constructed text within the agent.
@@ -386,6 +389,29 @@ func (db *DB) rebuildIndex() (int, error) {
 		return 0, fmt.Errorf("lazymem: engine: rebuild index: remove old: %w", err)
 	}
 	return int(x.Metrics().Rebuilt), nil
+}
+
+// sessionLow is a session holding forgotten records and the lowest of
+// them: a live record of the session above it may have inherited words.
+type sessionLow struct {
+	agent, session string
+	lowest         uint64
+}
+
+// hasSuccessors reports whether a live record of a session of in follows
+// one of in's records.
+func (db *DB) hasSuccessors(in *intent) (bool, error) {
+	for _, k := range in.sessions {
+		rest, err := db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}})
+		if err != nil {
+			return false, fmt.Errorf("lazymem: engine: forget: %w", err)
+		}
+		rest.AndNot(in.ids)
+		if !rest.IsEmpty() && uint64(rest.Maximum()) > k.lowest {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // ranges returns bm's ids as maximal runs.

@@ -37,6 +37,9 @@ type intent struct {
 	ids     *roaring.Bitmap
 	keys    []string // cacheKey values, cacheHashLen bytes each
 	reindex bool
+	// sessions holds the sessions of the records and their lowest id
+	// (not stored: used by Forget to find successors).
+	sessions []sessionLow
 }
 
 func (in *intent) encode() ([]byte, error) {
