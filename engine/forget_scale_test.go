@@ -125,3 +125,39 @@ func TestForgetTenThousand(t *testing.T) {
 	}
 	check("after Compact")
 }
+
+// TestCompactDeletesV1CacheKeys: the unnamespaced keys of the previous
+// cache layout (a forgotten text's vector may be among them, and no
+// engine reads them) are gone after Compact.
+func TestCompactDeletesV1CacheKeys(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, storeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	v1 := append([]byte(cacheKeyV1+db.cache.name+"\x00"), []byte("0123456789abcdef")...)
+	if err := db.cache.disk.Set(v1, make([]byte, 4*db.cache.dim), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.cache.disk.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, c, err := db.cache.disk.Get(v1); !errors.Is(err, pebble.ErrNotFound) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("a v1 key survived Compact: %v", err)
+	}
+	for _, im := range storeImages(t, dir) {
+		if bytesContains(im.raw, v1) {
+			t.Fatalf("the v1 key is still in %s", im.path)
+		}
+	}
+}
+
+func bytesContains(b, sub []byte) bool { return len(findIn([]fileImage{{raw: b}}, sub)) > 0 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lazymem/lazymem/engine"
 )
@@ -141,5 +142,47 @@ func TestForgetSuccessorContext(t *testing.T) {
 	}
 	if got := recall(t, db, engine.Query{Agent: "c", Text: "Denver", Mode: engine.ModeSparse}).Memories; len(got) != 1 {
 		t.Fatalf("the answer itself is gone: %v", got)
+	}
+}
+
+// TestForgetSelectorFilters: roles, metadata and a time range narrow an
+// agent's records, as in a query.
+func TestForgetSelectorFilters(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		sel  engine.Selector
+		want []uint64 // ids forgotten (corpus ids from 1)
+	}{
+		{"role", engine.Selector{Agent: "a1", Roles: []string{"tool"}}, []uint64{8}},
+		{"where", engine.Selector{Agent: "a1", Where: map[string][]string{"tags": {"incident", "todo"}}}, []uint64{5, 7}},
+		{"time", engine.Selector{Agent: "a1", Since: t0.AddDate(0, 0, -1).Add(-12 * time.Hour), Until: t0.Add(-4 * time.Hour)}, []uint64{7, 8}},
+		{"ids of the agent only", engine.Selector{Agent: "a2", IDs: []uint64{1, 12}}, []uint64{12}},
+		{"session and role", engine.Selector{Agent: "a1", Sessions: []string{"s1", "s2"}, Roles: []string{"assistant"}}, []uint64{2, 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openT(t, t.TempDir(), nil)
+			defer db.Close()
+			load(t, db)
+			res, err := db.Forget(ctx, c.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []uint64
+			for _, r := range res.Ranges {
+				for id := r.First; id <= r.Last; id++ {
+					got = append(got, id)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) || res.Forgotten != len(c.want) {
+				t.Fatalf("forgot %v (%d), want %v", got, res.Forgotten, c.want)
+			}
+			for id := uint64(1); id <= 12; id++ {
+				_, err := db.Get(ctx, id)
+				if slices.Contains(c.want, id) != errors.Is(err, engine.ErrNotFound) {
+					t.Fatalf("Get(%d) = %v", id, err)
+				}
+			}
+		})
 	}
 }
