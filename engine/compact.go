@@ -24,9 +24,10 @@ import (
 //     forgotten texts were deleted by Forget already), then is reopened:
 //     the new MANIFEST no longer names the removed files' boundary keys.
 //
-// Appends and recalls proceed during the log's and the cache's work; the
-// index rebuild and the cache's reopen hold the store exclusively
-// (appends wait).
+// Appends and recalls proceed during the log's and the cache's work and
+// while the new index is built; the index swap (with the catch-up of the
+// records appended meanwhile) and the cache's reopen hold the store
+// exclusively (appends wait).
 func (db *DB) Compact(ctx context.Context) error {
 	db.maintMu.Lock()
 	defer db.maintMu.Unlock()
@@ -49,15 +50,15 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: compact: %w", err)
 	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
-		return ErrClosed
-	}
 	if rebuild {
 		if _, err := db.rebuildIndex(); err != nil {
 			return err
 		}
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
 	}
 	if db.cache != nil {
 		if err := db.cache.reopen(ctx); err != nil {

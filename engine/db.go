@@ -117,10 +117,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
 	db.w = db.log
-	// A rebuild of the index (Forget, Compact) renames the old one to
-	// index.old and removes it once the new one is flushed; a crash in
-	// between leaves it behind, with forgotten words in it.
-	if err := fs.RemoveAll(fs.PathJoin(dir, "index.old")); err != nil {
+	// A rebuild of the index (Forget, Compact) builds index.new, renames
+	// the old one to index.old and removes it once the new one is in
+	// place; a crash in between leaves them behind, the old one with
+	// forgotten words in it.
+	if err := errors.Join(fs.RemoveAll(fs.PathJoin(dir, "index.old")), fs.RemoveAll(fs.PathJoin(dir, "index.new"))); err != nil {
 		_ = db.log.Close()
 		_ = db.lock.Close()
 		return nil, fmt.Errorf("lazymem: engine: remove index.old: %w", err)

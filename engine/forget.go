@@ -151,14 +151,8 @@ func (db *DB) Forget(ctx context.Context, sel Selector) (ForgetResult, error) {
 	}
 	res := ForgetResult{Forgotten: int(bm.GetCardinality()), Ranges: ranges(bm)}
 	if in.reindex {
-		db.mu.Lock()
-		if db.closed { // the next Open finishes the intent
-			db.mu.Unlock()
-			return res, ErrClosed
-		}
-		res.Reindexed, err = db.rebuildIndex()
-		db.mu.Unlock()
-		if err != nil {
+		// If the DB closes meanwhile, the next Open finishes the intent.
+		if res.Reindexed, err = db.rebuildIndex(); err != nil {
 			return res, err
 		}
 	}
@@ -348,28 +342,94 @@ func (db *DB) applyForget(ctx context.Context, in *intent, replay bool) error {
 // rebuildIndex replaces the index with one built from the log: records
 // that inherited words from a forgotten one through session context are
 // indexed with their live predecessor's instead, and the old index files,
-// which hold the forgotten words, are removed. The caller holds db.mu
-// exclusively. It returns how many records were indexed.
+// which hold the forgotten words, are removed. It returns how many records
+// were indexed.
+//
+// The new index is built in dir/index.new while appends and recalls go on
+// (the caller holds neither db.mu nor is inside a call holding it, and
+// holds maintMu, so no record is deleted meanwhile); only the catch-up of
+// the records appended during the build, the flush and the swap of the
+// directories hold the store exclusively. A crash leaves index.new or
+// index.old behind (Open removes them) or no index at all (Open rebuilds
+// it from the log).
 func (db *DB) rebuildIndex() (int, error) {
 	fs := db.opts.FS
 	idir := fs.PathJoin(db.dir, "index")
-	old := idir + ".old"
+	ndir, old := idir+".new", idir+".old"
+
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return 0, ErrClosed
+	}
+	if err := fs.RemoveAll(ndir); err != nil {
+		db.mu.RUnlock()
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	}
+	src := fixedSource{logSource{db.log}, db.log.Next() - 1}
+	nx, err := index.Open(ndir, db.opts.Index, src)
+	db.mu.RUnlock()
+	if err != nil {
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	}
+	n := int(nx.Metrics().Rebuilt)
+
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	fail := func(err error) (int, error) {
+		_ = nx.Close()
+		_ = fs.RemoveAll(ndir)
+		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	}
+	if db.closed {
+		return fail(ErrClosed)
+	}
+	// Catch up: the records appended while the new index was built.
+	var batch []*index.Doc
+	err = logSource{db.log}.Scan(src.last+1, func(d *index.Doc) error {
+		batch = append(batch, d)
+		if len(batch) == 512 {
+			err := nx.Add(batch)
+			n += len(batch)
+			batch = batch[:0]
+			return err
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = nx.Add(batch)
+		n += len(batch)
+	}
+	if err == nil {
+		err = nx.Flush()
+	}
+	if err == nil {
+		err = nx.Close()
+	}
+	if err != nil {
+		return fail(err)
+	}
 	if err := db.idx.Close(); err != nil {
 		return 0, fmt.Errorf("lazymem: engine: rebuild index: close: %w", err)
 	}
-	if err := fs.RemoveAll(old); err != nil {
-		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	err = fs.RemoveAll(old)
+	if err == nil {
+		err = fs.Rename(idir, old)
 	}
-	if err := fs.Rename(idir, old); err != nil {
-		return 0, fmt.Errorf("lazymem: engine: rebuild index: %w", err)
+	if err == nil {
+		err = fs.Rename(ndir, idir)
 	}
-	if err := syncDir(fs, db.dir); err != nil {
-		return 0, err
+	if err == nil {
+		err = syncDir(fs, db.dir)
 	}
-	x, err := index.Open(idir, db.opts.Index, logSource{db.log})
+	var x *index.Index
+	if err == nil {
+		x, err = index.Open(idir, db.opts.Index, logSource{db.log})
+	}
 	if err != nil {
-		// The log is intact and the intent file stays: the next Open
-		// rebuilds the index. This DB cannot search any more: close it.
+		// The log is intact (and the intent file, if any, stays): the
+		// next Open rebuilds the index. This DB cannot search any more:
+		// close it.
 		db.closed = true
 		if db.cache != nil {
 			_ = db.cache.close()
@@ -382,14 +442,20 @@ func (db *DB) rebuildIndex() (int, error) {
 		return 0, fmt.Errorf("lazymem: engine: rebuild index (the store is closed; reopen it): %w", err)
 	}
 	db.idx = x
-	if err := x.Flush(); err != nil {
-		return 0, fmt.Errorf("lazymem: engine: rebuild index: flush: %w", err)
-	}
 	if err := fs.RemoveAll(old); err != nil {
-		return 0, fmt.Errorf("lazymem: engine: rebuild index: remove old: %w", err)
+		return n, fmt.Errorf("lazymem: engine: rebuild index: remove old: %w", err)
 	}
-	return int(x.Metrics().Rebuilt), nil
+	return n, nil
 }
+
+// fixedSource is the log as a Source whose last id is fixed: the records
+// appended after it are added by the caller.
+type fixedSource struct {
+	logSource
+	last uint64
+}
+
+func (s fixedSource) LastID() uint64 { return s.last }
 
 // sessionLow is a session holding forgotten records and the lowest of
 // them: a live record of the session above it may have inherited words.
