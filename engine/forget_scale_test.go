@@ -161,3 +161,63 @@ func TestCompactDeletesV1CacheKeys(t *testing.T) {
 }
 
 func bytesContains(b, sub []byte) bool { return len(findIn([]fileImage{{raw: b}}, sub)) > 0 }
+
+// TestRebuildIndexOnline: records appended while the index is rebuilt are
+// all in the new index (the catch-up), each found by its own word.
+func TestRebuildIndexOnline(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{DisableEmbedder: true, Clock: storeClock.Local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	var recs []Record
+	for i := range 5000 {
+		recs = append(recs, Record{Agent: "a", Session: fmt.Sprint(i % 7), Text: fmt.Sprintf("base %s", crashToken(i%600))})
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan []uint64)
+	go func() {
+		var ids []uint64
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- ids
+				return
+			default:
+			}
+			id, err := db.Append(ctx, Record{Agent: "a", Session: "live", Text: fmt.Sprintf("zqlive%dx", i)})
+			if err != nil {
+				t.Error(err)
+				done <- ids
+				return
+			}
+			ids = append(ids, id)
+		}
+	}()
+	n, err := db.rebuildIndex()
+	close(stop)
+	ids := <-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 5000 {
+		t.Fatalf("rebuilt %d records, want at least 5000", n)
+	}
+	if got, want := db.idx.Metrics().Docs, uint64(5000+len(ids)); got != want {
+		t.Fatalf("the index holds %d records, the log %d", got, want)
+	}
+	for i, id := range ids {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: fmt.Sprintf("zqlive%dx", i), Mode: ModeSparse, K: 3, SessionTurns: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].ID != id {
+			t.Fatalf("record %d appended during the rebuild is not found: %v", id, memIDs(res.Memories))
+		}
+	}
+	t.Logf("%d records appended during the rebuild", len(ids))
+}
