@@ -87,6 +87,12 @@ func (db *DB) backgroundError(err error) {
 // re-indexes from the log whatever they lack; the embedding cache reopens
 // its Pebble store, so embeddings computed before a restart are reused.
 //
+// Open first takes the store lock (a store another DB holds is refused
+// with a *LockedError naming the holder), undoes a creation a crash
+// interrupted (create.go), and finishes a Forget a crash interrupted
+// (forget_intent.go). With Options.MustExist a directory holding no store
+// is ErrNoStore instead of a new store.
+//
 // Open resolves opts once, into the DB's own copy: defaults fill the unset
 // fields, the fields the caller set are kept as they are, and the result is
 // validated.
