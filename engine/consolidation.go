@@ -361,22 +361,53 @@ func (db *DB) readRecords(ids []uint64) (map[uint64]Record, error) {
 }
 
 // embedUnits embeds the text of each unit (nil vectors without an
-// embedder). The core memory is small, so it is embedded eagerly.
+// embedder). The core memory is small, so it is embedded eagerly. The
+// call bypasses the embedding cache: a unit's vector lives in the core
+// store only, so forgetting the unit removes every copy of it.
 func (db *DB) embedUnits(ctx context.Context, units []consolidate.Unit) ([][]float32, error) {
 	vecs := make([][]float32, len(units))
-	if db.cache == nil || len(units) == 0 {
+	emb := db.opts.Embedder
+	if emb == nil || len(units) == 0 {
 		return vecs, nil
 	}
 	texts := make([]string, len(units))
 	for i := range units {
 		texts[i] = unitText(&units[i])
 	}
-	got, _, err := db.cache.get(ctx, texts, nil)
+	ctx, cancel := context.WithTimeout(ctx, db.opts.EmbedTimeout)
+	defer cancel()
+	got, err := emb.Embed(ctx, texts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: core units: %w", ErrEmbed, err)
 	}
-	copy(vecs, got)
+	if len(got) != len(texts) {
+		return nil, fmt.Errorf("%w: core units: %d vectors for %d texts", ErrEmbed, len(got), len(texts))
+	}
+	for i, v := range got {
+		if len(v) != emb.Dim() {
+			return nil, fmt.Errorf("%w: core units: vector of length %d, want %d", ErrEmbed, len(v), emb.Dim())
+		}
+		vecs[i] = unitLength(v)
+	}
 	return vecs, nil
+}
+
+// unitLength returns v scaled to unit length (v itself when it is zero),
+// so its dot product with the unit-length query is a cosine.
+func unitLength(v []float32) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return v
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = x * inv
+	}
+	return out
 }
 
 // storeUnits assigns ids to the new units, links them with the agent's
@@ -617,7 +648,7 @@ func (db *DB) labelNew(from, to uint64) error {
 // reembedUnits embeds the units that have no vector for the DB's embedder
 // (stored by another one), so they get their own cosine again.
 func (db *DB) reembedUnits() error {
-	if db.cache == nil {
+	if db.opts.Embedder == nil {
 		return nil
 	}
 	cs := db.core

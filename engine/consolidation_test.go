@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -357,5 +358,61 @@ func TestCoreTenantScope(t *testing.T) {
 	res = recall(t, db, engine.Query{Agent: "a1", Text: "database migration thursday", Tier: engine.TierCore})
 	if len(res.Memories) == 0 || res.Memories[0].Unit == nil || res.Memories[0].Agent != "a1" {
 		t.Errorf("a1's core recall: %v", texts(res.Memories))
+	}
+}
+
+// TestForgetReachesCoreMemory: forgetting a unit's only source deletes the
+// unit; retention keeps what a live unit cites and expires the rest.
+func TestForgetReachesCoreMemory(t *testing.T) {
+	ctx := context.Background()
+	now := t0.Add(30 * 24 * time.Hour)
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return now },
+		Retention: engine.RetentionOptions{Window: 7 * 24 * time.Hour, Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ids, err := db.AppendBatch(ctx, standup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{IDs: []uint64{ids[3]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !citing(rep.Units, ids[1]) || !citing(rep.Units, ids[3]) {
+		t.Fatalf("units %+v: want the decision and the fact", rep.Units)
+	}
+	// Forget the decision: its unit goes, and recall no longer finds it.
+	if _, err := db.Forget(ctx, engine.Selector{IDs: []uint64{ids[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	units, err := db.Core(ctx, "a1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if citing(units, ids[1]) || !citing(units, ids[3]) {
+		t.Fatalf("after Forget: %+v, want the fact's unit only", units)
+	}
+	res := recall(t, db, engine.Query{Agent: "a1", Text: "database migration thursday"})
+	for _, m := range res.Memories {
+		if strings.Contains(m.Text, "migration") {
+			t.Errorf("recall still returns the forgotten decision: %+v", m)
+		}
+	}
+	// Retention (everything is 30 days old): the fact a live unit cites
+	// stays, the rest expires.
+	n, err := db.ApplyRetention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("retention expired %d records, want 3 (all but the cited fact)", n)
+	}
+	if _, err := db.Get(ctx, ids[3]); err != nil {
+		t.Errorf("the cited fact: %v", err)
+	}
+	if _, err := db.Get(ctx, ids[0]); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("an uncited old record: %v, want ErrNotFound", err)
 	}
 }

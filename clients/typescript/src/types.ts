@@ -198,17 +198,31 @@ export interface CacheMetrics {
   MemBytes: number;
   MemEvicted: number;
   MemDropped: number;
+  /** Why the open emptied the on-disk tier; "" normally. */
+  DiskReset: string;
+}
+
+export interface RetentionMetrics {
+  Passes: number;
+  Expired: number;
+  DroppedRecords: number;
+  Pinned: number;
 }
 
 /** GET /v1/stats (keys are the engine's Go field names). */
 export interface Metrics {
   Appended: number;
+  /** Records forgotten or expired since the open. */
+  Forgotten: number;
+  /** Physical purges since the open. */
+  Compactions: number;
   Recalls: number;
   IndexErrors: number;
   BackgroundErrors: number;
   IndexRepaired: string;
   /** The store's format version. */
   StoreFormat: number;
+  Retention: RetentionMetrics;
   Log: LogMetrics;
   Index: IndexMetrics;
   Cache: CacheMetrics;
