@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/lazymem/lazymem/engine/consolidate"
+	"github.com/lazymem/lazymem/segment"
 )
 
 // The core store lives in dir/core, a Pebble store of its own: the units of
@@ -49,6 +51,10 @@ func metaKey(name string) []byte { return append([]byte{coreMeta}, name...) }
 // and what is on disk change together.
 type coreStore struct {
 	pdb *pebble.DB
+	// opening is true while pebble.Open runs; fatal is the first fatal
+	// report of the store's Pebble (segment.QuietLogger).
+	opening atomic.Bool
+	fatal   atomic.Pointer[error]
 	// run serializes consolidations.
 	run sync.Mutex
 
@@ -86,22 +92,28 @@ type coreUnitEntry struct {
 
 func openCoreStore(db *DB) (*coreStore, error) {
 	fs := db.opts.FS
-	popts := &pebble.Options{FS: fs, Logger: quietLogger{}}
+	cs := &coreStore{}
+	onFatal := func(err error) {
+		cs.fatal.CompareAndSwap(nil, &err)
+		db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err))
+	}
+	popts := &pebble.Options{FS: fs, Logger: segment.QuietLogger{OnFatal: onFatal, Opening: cs.opening.Load}}
 	popts.EventListener = &pebble.EventListener{
 		BackgroundError: func(err error) {
 			db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err))
 		},
 	}
+	cs.opening.Store(true)
 	pdb, err := pebble.Open(fs.PathJoin(db.dir, "core"), popts)
+	cs.opening.Store(false)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open core store: %w", err)
 	}
-	cs := &coreStore{
-		pdb: pdb, units: map[uint64]*coreUnitEntry{}, byAgent: map[string][]uint64{},
-		cited: map[string]*roaring.Bitmap{}, citedBy: map[uint64][]uint64{}, nextUnit: 1,
-		labelled: roaring.New(), queued: roaring.New(), consolidated: roaring.New(),
-		values: map[uint64]*valueEntry{}, sessions: map[sessionKey]*sessionSeen{},
-	}
+	cs.pdb, cs.nextUnit = pdb, 1
+	cs.units, cs.byAgent = map[uint64]*coreUnitEntry{}, map[string][]uint64{}
+	cs.cited, cs.citedBy = map[string]*roaring.Bitmap{}, map[uint64][]uint64{}
+	cs.labelled, cs.queued, cs.consolidated = roaring.New(), roaring.New(), roaring.New()
+	cs.values, cs.sessions = map[uint64]*valueEntry{}, map[sessionKey]*sessionSeen{}
 	for i := range cs.types {
 		cs.types[i] = roaring.New()
 	}
@@ -256,7 +268,12 @@ func (cs *coreStore) putBitmaps(b *pebble.Batch) error {
 	return nil
 }
 
+// close closes the store, unless a Pebble goroutine is parked in the
+// logger after a fatal report: closing would wait for it forever.
 func (cs *coreStore) close() error {
+	if p := cs.fatal.Load(); p != nil && segment.Parked(*p) {
+		return fmt.Errorf("lazymem: engine: core store left open: %w", *p)
+	}
 	return cs.pdb.Close()
 }
 
