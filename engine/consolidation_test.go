@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -414,5 +417,63 @@ func TestForgetReachesCoreMemory(t *testing.T) {
 	}
 	if _, err := db.Get(ctx, ids[0]); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("an uncited old record: %v, want ErrNotFound", err)
+	}
+}
+
+// TestCompactPurgesForgottenUnits: after Forget and Compact no byte of a
+// unit built from the forgotten record is left in the core store's files
+// (checked to be there before, so the check can fail).
+func TestCompactPurgesForgottenUnits(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openT(t, dir, nil)
+	defer db.Close()
+	secret := "We decided to rename the project to Bluefinch-7731."
+	ids, err := db.AppendBatch(ctx, []engine.Record{
+		{Time: t0, Agent: "a1", Session: "s1", Role: "Alice", Text: "Morning."},
+		{Time: t0.Add(time.Minute), Agent: "a1", Session: "s1", Role: "Alice", Text: secret},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.EndSession(ctx, "a1", "s1")
+	if err != nil || !citing(rep.Units, ids[1]) {
+		t.Fatalf("EndSession: %+v, %v", rep, err)
+	}
+	const needle = "Bluefinch-7731"
+	found := func() []string {
+		var in []string
+		err := filepath.WalkDir(filepath.Join(dir, "core"), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(b, []byte(needle)) {
+				in = append(in, filepath.Base(p))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(found()) == 0 {
+		t.Fatal("the unit's content is not in the core store's files before Forget: the check below could not fail")
+	}
+	if _, err := db.Forget(ctx, engine.Selector{IDs: ids[1:2]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in := found(); len(in) > 0 {
+		t.Errorf("after Forget and Compact %q is still in %v", needle, in)
 	}
 }

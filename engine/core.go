@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/engine/consolidate"
 	"github.com/lazymem/lazymem/segment"
 )
@@ -51,6 +53,8 @@ func metaKey(name string) []byte { return append([]byte{coreMeta}, name...) }
 // and what is on disk change together.
 type coreStore struct {
 	pdb *pebble.DB
+	fs  vfs.FS
+	dir string
 	// opening is true while pebble.Open runs; fatal is the first fatal
 	// report of the store's Pebble (segment.QuietLogger).
 	opening atomic.Bool
@@ -97,16 +101,30 @@ func openCoreStore(db *DB) (*coreStore, error) {
 		cs.fatal.CompareAndSwap(nil, &err)
 		db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err))
 	}
-	popts := &pebble.Options{FS: fs, Logger: segment.QuietLogger{OnFatal: onFatal, Opening: cs.opening.Load}}
+	// The archive cleaner turns off Pebble's recycling of obsolete WAL
+	// files, which would keep the old bytes of forgotten units; the
+	// listeners delete what it archives (as the embedding cache does).
+	popts := &pebble.Options{FS: fs, Logger: segment.QuietLogger{OnFatal: onFatal, Opening: cs.opening.Load},
+		Cleaner: pebble.ArchiveCleaner{}}
+	onErr := func(err error) { db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err)) }
 	popts.EventListener = &pebble.EventListener{
-		BackgroundError: func(err error) {
-			db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err))
-		},
+		BackgroundError: onErr,
+		TableDeleted:    func(i pebble.TableDeleteInfo) { unarchive(fs, i.Path, onErr) },
+		WALDeleted:      func(i pebble.WALDeleteInfo) { unarchive(fs, i.Path, onErr) },
 	}
+	// Uncompressed: the store is small, vectors do not compress, and a
+	// purge can then be checked byte for byte.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	cs.dir = fs.PathJoin(db.dir, "core")
+	cs.fs = fs
 	cs.opening.Store(true)
-	pdb, err := pebble.Open(fs.PathJoin(db.dir, "core"), popts)
+	pdb, err := pebble.Open(cs.dir, popts)
 	cs.opening.Store(false)
 	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: open core store: %w", err)
+	}
+	if err := purgeArchive(fs, cs.dir); err != nil {
+		_ = pdb.Close()
 		return nil, fmt.Errorf("lazymem: engine: open core store: %w", err)
 	}
 	cs.pdb, cs.nextUnit = pdb, 1
@@ -350,4 +368,50 @@ func (db *DB) coreCitedLive() *roaring.Bitmap {
 		}
 	}
 	return out
+}
+
+// purge makes the deletions of the core store physical: the memtable is
+// flushed, every level compacted (a deleted unit, vector or value entry is
+// dropped at the bottom level), compacted again while an sstable still
+// holds deletions, and the obsolete files waited for. Keys hold only table
+// bytes and ids, so the MANIFEST's key bounds name no content. Compact
+// calls it.
+func (cs *coreStore) purge(ctx context.Context) error {
+	if err := cs.pdb.Flush(); err != nil {
+		return err
+	}
+	for try := 0; ; try++ {
+		if err := cs.pdb.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+			return err
+		}
+		tabs, err := cs.pdb.SSTables(pebble.WithProperties())
+		if err != nil {
+			return err
+		}
+		var n uint64
+		for _, level := range tabs {
+			for _, t := range level {
+				n += t.Properties.NumDeletions
+			}
+		}
+		if n == 0 {
+			break
+		}
+		if try == 3 {
+			return fmt.Errorf("%w: core store: sstables still hold %d deletions after compaction", ErrPurge, n)
+		}
+	}
+	return segment.WaitPurged(ctx, cs.pdb, cs.fs, cs.dir, purgeTimeout)
+}
+
+// has reports whether key is in the store. Caller holds mu.
+func (cs *coreStore) has(key []byte) (bool, error) {
+	_, closer, err := cs.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lazymem: engine: core store: %w", err)
+	}
+	return true, closer.Close()
 }

@@ -85,11 +85,27 @@ func (db *DB) coreForgetSources(ctx context.Context, ids []uint64) error {
 
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	// What the deletions delete goes to sstables first, so that they
+	// always overlap it and a compaction drops both (a memtable holding a
+	// write and its deletion would flush as a file of deletions alone).
+	if err := cs.pdb.Flush(); err != nil {
+		return fmt.Errorf("lazymem: engine: core store: forget: %w", err)
+	}
 	b := cs.pdb.NewBatch()
 	defer b.Close()
 	var buf []byte
+	// Only keys that exist are deleted: a file of tombstones over nothing
+	// would be moved down by a compaction rather than dropped, and a
+	// purge could not finish.
+	del := func(k []byte) error {
+		ok, err := cs.has(k)
+		if err != nil || !ok {
+			return err
+		}
+		return b.Delete(k, nil)
+	}
 	for _, id := range ids {
-		if err := b.Delete(coreKey(coreValue, id), nil); err != nil {
+		if err := del(coreKey(coreValue, id)); err != nil {
 			return err
 		}
 		delete(cs.values, id)
@@ -115,10 +131,10 @@ func (db *DB) coreForgetSources(ctx context.Context, ids []uint64) error {
 			continue
 		}
 		delete(cs.units, uid)
-		if err := b.Delete(coreKey(coreUnit, uid), nil); err != nil {
+		if err := del(coreKey(coreUnit, uid)); err != nil {
 			return err
 		}
-		if err := b.Delete(coreKey(coreVector, uid), nil); err != nil {
+		if err := del(coreKey(coreVector, uid)); err != nil {
 			return err
 		}
 		// Unlink: the successor no longer supersedes it; its predecessors
