@@ -477,3 +477,54 @@ func TestCompactPurgesForgottenUnits(t *testing.T) {
 		t.Errorf("after Forget and Compact %q is still in %v", needle, in)
 	}
 }
+
+// TestAgentDBCore: a scoped handle consolidates, lists and judges only its
+// own agent's memories; a backup carries the core memory.
+func TestAgentDBCore(t *testing.T) {
+	ctx := context.Background()
+	db := openT(t, t.TempDir(), nil)
+	defer db.Close()
+	recs := standup()
+	for _, r := range standup() {
+		r.Agent = "b1"
+		recs = append(recs, r)
+	}
+	ids, err := db.AppendBatch(ctx, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := db.Agent("a1", engine.Quota{}), db.Agent("b1", engine.Quota{})
+	if _, err := a.EndSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if units, err := b.Core(ctx, true); err != nil || len(units) != 0 {
+		t.Fatalf("b1 sees %v, %v", units, err)
+	}
+	res, err := a.Recall(ctx, engine.Query{Text: "database migration thursday"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Feedback(ctx, res.RecallID, []uint64{ids[1]}, 1); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("b1's feedback on a1's recall: %v, want ErrNotFound", err)
+	}
+	if err := b.Feedback(ctx, 0, []uint64{ids[1]}, 1); !errors.Is(err, engine.ErrUnknown) {
+		t.Errorf("b1's feedback on a1's record: %v, want ErrUnknown", err)
+	}
+	if err := a.Feedback(ctx, 0, []uint64{ids[1]}, 1); err != nil {
+		t.Errorf("a1's feedback on its record: %v", err)
+	}
+	if _, err := b.Value(ctx, ids[1]); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("b1 reads a1's value: %v", err)
+	}
+	backup := filepath.Join(t.TempDir(), "copy")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := db.Core(ctx, "a1", true)
+	cp := openT(t, backup, nil)
+	defer cp.Close()
+	got, err := cp.Core(ctx, "a1", true)
+	if err != nil || len(got) != len(want) || len(got) == 0 {
+		t.Errorf("backup holds %d units (%v), want %d", len(got), err, len(want))
+	}
+}

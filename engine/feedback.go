@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -72,6 +73,12 @@ func (db *DB) rememberRecall(p *plan) uint64 {
 // leaves the queue. Feedback is counted in memory and persisted by the
 // background flush, like recall counts.
 func (db *DB) Feedback(ctx context.Context, recallID uint64, ids []uint64, signal int) error {
+	return db.feedback(ctx, "", recallID, ids, signal)
+}
+
+// feedback is Feedback; a non-empty agent scopes it: the recall must be
+// one of the agent's alone, and plain ids the agent's records.
+func (db *DB) feedback(ctx context.Context, agent string, recallID uint64, ids []uint64, signal int) error {
 	if signal != 1 && signal != -1 {
 		return fieldErr("feedback.signal", ErrRange, fmt.Sprintf("%d, want +1 or -1", signal))
 	}
@@ -89,6 +96,9 @@ func (db *DB) Feedback(ctx context.Context, recallID uint64, ids []uint64, signa
 	var recs []uint64
 	if recallID != 0 {
 		e, ok := db.ring.get(recallID)
+		if ok && agent != "" && (len(e.agents) != 1 || e.agents[0] != agent) {
+			ok = false // another tenant's recall reads as unknown
+		}
 		if !ok {
 			return fmt.Errorf("%w: feedback.recall_id %d is not one of the last %d recalls", ErrNotFound, recallID, len(db.ring.buf))
 		}
@@ -108,8 +118,18 @@ func (db *DB) Feedback(ctx context.Context, recallID uint64, ids []uint64, signa
 		}
 		db.core.mu.Unlock()
 	} else {
+		var c codec.Record
 		for i, id := range ids {
-			if _, err := db.log.Get(id, nil); err != nil {
+			p, err := db.log.Get(id, nil)
+			if err == nil && agent != "" {
+				if _, derr := codec.DecodeRecord(p, &c); derr != nil {
+					return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, derr)
+				}
+				if c.Agent != agent {
+					err = segment.ErrNotFound // another tenant's record reads as absent
+				}
+			}
+			if err != nil {
 				if errors.Is(err, segment.ErrNotFound) || errors.Is(err, segment.ErrDeleted) {
 					return fieldErr(fmt.Sprintf("feedback.ids[%d]", i), ErrUnknown, fmt.Sprintf("no record %d", id))
 				}
