@@ -326,6 +326,9 @@ func (db *DB) openCore() error {
 // closeCore flushes the value counts and closes the core store. Close
 // calls it with the background goroutine stopped.
 func (db *DB) closeCore() error {
+	if db.core == nil { // Open failed before the core store opened
+		return nil
+	}
 	var errs []error
 	if err := db.flushValues(); err != nil {
 		errs = append(errs, err)
