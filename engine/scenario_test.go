@@ -1,0 +1,346 @@
+package engine_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/engine"
+)
+
+// The scenario suite (testdata/scenarios, described in its README.md) asks
+// a bilingual history the questions people actually ask a memory and grades
+// hit@1 and hit@5 per class. It measures today's behaviour so later changes
+// are judged against it. By default each class must stay at or above its
+// floor (scenarioFloors: the value measured when the floor was set, rounded
+// down to two decimals), so a change that loses answers fails. Tenancy is
+// strict always: no question may return a record of another agent.
+//
+// The issue's targets are every class at hit@5 >= 0.8 and every example
+// question it quotes answered at rank 1; -scenario.strict asserts them
+// instead of the floors. Questions marked "needs" (a multilingual embedder)
+// are left out of the strict targets because the default hash embedder is
+// lexical; their figures are still logged. Run:
+//
+//	go test -run TestScenarios -v ./engine/                  # the table
+//	go test -run TestScenarios -v ./engine/ -scenario.strict # the targets
+var (
+	scenarioStrict  = flag.Bool("scenario.strict", false, "assert the issue's targets (hit@5 >= 0.8 per class, examples at rank 1) instead of today's floors")
+	scenarioSummary = flag.String("scenario.summary", "", "also write the summary table (markdown) to this file")
+)
+
+// scenarioNow is the fixed reference time of the scenario history.
+var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3600))
+
+// scenarioFloors are today's figures (lazy mode, hash embedder, default
+// options, ParseTime on) rounded down: a class falling below its floor is a
+// regression. Raise a floor when a change lifts the class. Measured on
+// 2026-12-01 (79 questions): time 0.42/0.71, inherited 0.71/1.00, speaker
+// 0.11/0.67, paraphrase 0.33/0.44, lowinfo 0.17/0.83, recency 0.43/1.00,
+// crosslingual 0/0 (the hash embedder is lexical), tenancy 1/1, nonempty
+// 0.80/0.80; issue examples 5 of 12 at rank 1, 7 in the top 5.
+var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
+	"time":         {0.41, 0.70},
+	"inherited":    {0.71, 1.00},
+	"speaker":      {0.11, 0.66},
+	"paraphrase":   {0.33, 0.44},
+	"lowinfo":      {0.16, 0.83},
+	"recency":      {0.42, 1.00},
+	"crosslingual": {0, 0},
+	"tenancy":      {1.00, 1.00},
+	"nonempty":     {0.80, 0.80},
+}
+
+// The issue's targets, asserted under -scenario.strict.
+const (
+	scenarioTargetHit5 = 0.8
+)
+
+type scenarioRecord struct {
+	Agent   string              `json:"agent"`
+	Session string              `json:"session"`
+	Role    string              `json:"role"`
+	Time    time.Time           `json:"time"`
+	Text    string              `json:"text"`
+	Meta    map[string][]string `json:"meta"`
+}
+
+type scenarioQuestion struct {
+	ID      string   `json:"id"`
+	Text    string   `json:"text"`
+	Agent   string   `json:"agent"`
+	Session string   `json:"session"`
+	Class   string   `json:"class"`
+	Lang    string   `json:"lang"`
+	Expect  []string `json:"expect"`
+	K       int      `json:"k"`
+	Example bool     `json:"example"`
+	Needs   string   `json:"needs"`
+	Note    string   `json:"note"`
+}
+
+// readJSONL decodes one value per non-empty line of path into a new T,
+// rejecting unknown fields so a typo in the data is an error, not a silent
+// zero.
+func readJSONL[T any](t *testing.T, path string) []T {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []T
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// scenarioClasses is the report order.
+var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "crosslingual", "tenancy", "nonempty"}
+
+// loadScenario reads the history and the questions and checks that every
+// question is well formed: a known class, expected keys that exist and
+// belong to the question's agent (or none, for the classes graded by rule).
+func loadScenario(t *testing.T) ([]scenarioRecord, []scenarioQuestion) {
+	dir := filepath.Join("testdata", "scenarios")
+	recs := readJSONL[scenarioRecord](t, filepath.Join(dir, "records.jsonl"))
+	qs := readJSONL[scenarioQuestion](t, filepath.Join(dir, "questions.jsonl"))
+	owner := map[string]string{}
+	for i, r := range recs {
+		if len(r.Meta["key"]) != 1 {
+			t.Fatalf("records[%d].meta.key: want one value, got %q", i, r.Meta["key"])
+		}
+		k := r.Meta["key"][0]
+		if _, dup := owner[k]; dup {
+			t.Fatalf("records[%d].meta.key: %q used twice", i, k)
+		}
+		owner[k] = r.Agent
+	}
+	ids := map[string]bool{}
+	for i, q := range qs {
+		if ids[q.ID] {
+			t.Fatalf("questions[%d].id: %q used twice", i, q.ID)
+		}
+		ids[q.ID] = true
+		if !slices.Contains(scenarioClasses, q.Class) {
+			t.Fatalf("questions[%d] (%s).class: unknown %q", i, q.ID, q.Class)
+		}
+		byRule := q.Class == "tenancy" || q.Class == "nonempty"
+		if byRule != (len(q.Expect) == 0) {
+			t.Fatalf("questions[%d] (%s).expect: class %s wants %s", i, q.ID, q.Class,
+				map[bool]string{true: "none (graded by rule)", false: "at least one key"}[byRule])
+		}
+		for _, k := range q.Expect {
+			if a, ok := owner[k]; !ok || a != q.Agent {
+				t.Fatalf("questions[%d] (%s).expect: %q is not a record of agent %q", i, q.ID, k, q.Agent)
+			}
+		}
+		if q.K < 5 {
+			t.Fatalf("questions[%d] (%s).k: %d, want at least 5 (hit@5 is reported)", i, q.ID, q.K)
+		}
+	}
+	return recs, qs
+}
+
+// scenarioOutcome is one question's grade.
+type scenarioOutcome struct {
+	q          scenarioQuestion
+	rank       int      // 1-based rank of the first expected record; 0: not in the top K
+	hit1, hit5 bool     // graded per class
+	foreign    []string // keys of records of another agent that were returned
+	top        []string // keys of the returned records, best first
+}
+
+func gradeScenario(q scenarioQuestion, res *engine.Result) scenarioOutcome {
+	o := scenarioOutcome{q: q}
+	for i, m := range res.Memories {
+		key := strings.Join(m.Meta["key"], ",")
+		o.top = append(o.top, key)
+		if m.Agent != q.Agent {
+			o.foreign = append(o.foreign, key)
+		}
+		if o.rank == 0 && slices.Contains(q.Expect, key) {
+			o.rank = i + 1
+		}
+	}
+	switch q.Class {
+	case "tenancy":
+		// The store filters by agent, so a foreign record anywhere is a
+		// leak; checked for every question below, graded here.
+		o.hit1 = len(o.foreign) == 0
+		o.hit5 = o.hit1
+	case "nonempty":
+		o.hit1 = len(res.Memories) > 0
+		o.hit5 = o.hit1
+	default:
+		o.hit1 = o.rank == 1
+		o.hit5 = o.rank >= 1 && o.rank <= 5
+	}
+	return o
+}
+
+// scenarioTally is hit@1 and hit@5 over a set of questions.
+type scenarioTally struct{ n, hit1, hit5 int }
+
+func (s *scenarioTally) add(o scenarioOutcome) {
+	s.n++
+	if o.hit1 {
+		s.hit1++
+	}
+	if o.hit5 {
+		s.hit5++
+	}
+}
+
+func (s scenarioTally) rates() (float64, float64) {
+	if s.n == 0 {
+		return 0, 0
+	}
+	return float64(s.hit1) / float64(s.n), float64(s.hit5) / float64(s.n)
+}
+
+// floor2 rounds down to two decimals, the precision of the floors.
+func floor2(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
+
+func TestScenarios(t *testing.T) {
+	recs, qs := loadScenario(t)
+	ctx := context.Background()
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return scenarioNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	batch := make([]engine.Record, len(recs))
+	for i, r := range recs {
+		batch[i] = engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
+	}
+	if _, err := db.AppendBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+
+	all := map[string]*scenarioTally{}
+	core := map[string]*scenarioTally{} // without the questions marked "needs"
+	for _, c := range scenarioClasses {
+		all[c], core[c] = &scenarioTally{}, &scenarioTally{}
+	}
+	var examples, leaks []scenarioOutcome
+	for _, q := range qs {
+		res, err := db.Recall(ctx, engine.Query{
+			Agent: q.Agent, Text: q.Text, CurrentSession: q.Session, K: q.K,
+			Now: scenarioNow, ParseTime: true,
+		})
+		if err != nil {
+			t.Fatalf("%s %q: %v", q.ID, q.Text, err)
+		}
+		o := gradeScenario(q, res)
+		all[q.Class].add(o)
+		if q.Needs == "" {
+			core[q.Class].add(o)
+		}
+		if q.Example {
+			examples = append(examples, o)
+		}
+		if len(o.foreign) > 0 {
+			leaks = append(leaks, o)
+		}
+		if !o.hit5 {
+			t.Logf("miss %s [%s] %q (expect %v): got %v, time expr %q", q.ID, q.Class, q.Text, q.Expect, o.top, res.Stats.TimeExpr)
+		} else if !o.hit1 {
+			t.Logf("rank %d %s [%s] %q (expect %v): got %v", o.rank, q.ID, q.Class, q.Text, q.Expect, o.top)
+		}
+	}
+
+	table := scenarioTable(all, core, examples)
+	t.Log("\n" + table)
+	if *scenarioSummary != "" {
+		if err := os.WriteFile(*scenarioSummary, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, o := range leaks {
+		t.Errorf("%s %q (agent %s) returned records of another agent: %v", o.q.ID, o.q.Text, o.q.Agent, o.foreign)
+	}
+	if *scenarioStrict {
+		for _, c := range scenarioClasses {
+			if core[c].n == 0 {
+				continue
+			}
+			if _, h5 := core[c].rates(); h5 < scenarioTargetHit5 {
+				t.Errorf("strict: class %s hit@5 %.2f, target %.2f", c, h5, scenarioTargetHit5)
+			}
+		}
+		for _, o := range examples {
+			if o.q.Needs == "" && !o.hit1 {
+				t.Errorf("strict: example %s %q not answered at rank 1 (rank %d, got %v)", o.q.ID, o.q.Text, o.rank, o.top)
+			}
+		}
+		return
+	}
+	for _, c := range scenarioClasses {
+		h1, h5 := all[c].rates()
+		f, ok := scenarioFloors[c]
+		if !ok {
+			t.Errorf("class %s has no floor", c)
+			continue
+		}
+		if h1 < f[0] || h5 < f[1] {
+			t.Errorf("class %s regressed: hit@1 %.2f hit@5 %.2f, floor %.2f / %.2f", c, h1, h5, f[0], f[1])
+		}
+		if floor2(h1) > f[0] || floor2(h5) > f[1] {
+			t.Logf("class %s is above its floor: raise scenarioFloors[%q] to {%.2f, %.2f}", c, c, floor2(h1), floor2(h5))
+		}
+	}
+}
+
+// scenarioTable renders the per-class figures as a markdown table.
+func scenarioTable(all, core map[string]*scenarioTally, examples []scenarioOutcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenarios: lazy, hash embedder, default options, ParseTime, now %s\n\n", scenarioNow.Format(time.RFC3339))
+	b.WriteString("| class | n | hit@1 | hit@5 | without \"needs\": n | hit@1 | hit@5 |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	var tot, totCore scenarioTally
+	for _, c := range scenarioClasses {
+		a, k := all[c], core[c]
+		a1, a5 := a.rates()
+		k1, k5 := k.rates()
+		fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %d | %.2f | %.2f |\n", c, a.n, a1, a5, k.n, k1, k5)
+		tot.n, tot.hit1, tot.hit5 = tot.n+a.n, tot.hit1+a.hit1, tot.hit5+a.hit5
+		totCore.n, totCore.hit1, totCore.hit5 = totCore.n+k.n, totCore.hit1+k.hit1, totCore.hit5+k.hit5
+	}
+	t1, t5 := tot.rates()
+	c1, c5 := totCore.rates()
+	fmt.Fprintf(&b, "| all | %d | %.2f | %.2f | %d | %.2f | %.2f |\n", tot.n, t1, t5, totCore.n, c1, c5)
+	var ex scenarioTally
+	for _, o := range examples {
+		ex.add(o)
+	}
+	e1, e5 := ex.rates()
+	fmt.Fprintf(&b, "\nissue examples: %d, at rank 1: %d (%.2f), in the top 5: %d (%.2f)\n", ex.n, ex.hit1, e1, ex.hit5, e5)
+	return b.String()
+}
