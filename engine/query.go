@@ -114,9 +114,11 @@ type Query struct {
 	// Now is the reference time for ParseTime and the recency prior.
 	// Default: the DB's clock.
 	Now time.Time
-	// ParseTime finds a relative time expression in Text ("yesterday",
-	// "last week", "最近三天"), removes it from the searched text and
-	// intersects its window with [Since, Until). Default false.
+	// ParseTime finds a time expression in Text ("yesterday", "last week",
+	// "in the last 10 minutes", "最近三天", "上周三", "10月20日"; see the
+	// function ParseTime for the calendar and rolling semantics), removes it
+	// from the searched text and intersects its window with [Since, Until).
+	// Default false.
 	ParseTime bool
 	// Synonyms expands the query: when a key (a word or phrase, matched
 	// case-insensitively on word boundaries) occurs in Text, its values are
