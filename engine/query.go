@@ -104,12 +104,27 @@ type Query struct {
 	// the hash embedder). Negative or 1 disables it.
 	SpeakerBoost float64
 
-	// RecencyHalfLife, when positive, multiplies each fused score by
-	// (1 - RecencyWeight) + RecencyWeight * 0.5^(age/RecencyHalfLife),
-	// age measured from Now. Default 0: no recency prior.
+	// RecencyHalfLife multiplies each fused score by (1 - RecencyWeight) +
+	// RecencyWeight * 0.5^(age/RecencyHalfLife), age measured from Now: a
+	// prior, never a window (an old record that matches still ranks).
+	// Default (0) DefaultRecencyHalfLife; negative: no recency prior.
 	RecencyHalfLife time.Duration
-	// RecencyWeight in [0, 1]; default 0.3 when RecencyHalfLife is set.
+	// RecencyWeight in [0, 1]; default DefaultRecencyWeight.
 	RecencyWeight float64
+
+	// FallbackScan bounds the fallback pass: when BM25 finds fewer than K
+	// records, the latest records of the current session and of the
+	// filter, at most FallbackScan, become candidates (ranked by the
+	// embedder in ModeLazy), so that records passing the filters always
+	// give an answer. Default (0) DefaultFallbackScan; negative: no
+	// fallback pass. An empty Text always takes the latest Candidates
+	// records.
+	FallbackScan int
+	// NoExpansion turns off the built-in lexicon's query expansion
+	// (engine/lexicon.txt: concepts of agent work in English and Chinese,
+	// "budget" also searching "funding", "预算", "资金"...). Expansion terms
+	// weigh half as much as the query's own words. Default false.
+	NoExpansion bool
 
 	// Now is the reference time for ParseTime and the recency prior.
 	// Default: the DB's clock.
@@ -128,6 +143,20 @@ type Query struct {
 	// Explain fills Memory.Reasons.
 	Explain bool
 }
+
+// Defaults of the query-understanding fields of Query (they are Query
+// fields so that one recall can differ; the DB-wide default belongs in
+// Options).
+const (
+	// DefaultRecencyHalfLife and DefaultRecencyWeight are the default
+	// recency prior: a record a half-life old keeps 90% of its score
+	// at weight 0.2, a very old one 80%.
+	DefaultRecencyHalfLife = 14 * 24 * time.Hour
+	DefaultRecencyWeight   = 0.2
+	// DefaultFallbackScan is the default Query.FallbackScan: the records
+	// a recall with few BM25 hits ranks densely beyond them.
+	DefaultFallbackScan = 64
+)
 
 // maxSynonyms bounds a query's synonym table.
 const maxSynonyms = 10000
@@ -221,12 +250,23 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	case q.SpeakerBoost != q.SpeakerBoost || q.SpeakerBoost > 1000:
 		return fieldErr("query.speaker_boost", ErrRange, fmt.Sprintf("%g, want at most 1000", q.SpeakerBoost))
 	}
-	if q.RecencyHalfLife < 0 {
-		return fieldErr("query.recency_half_life", ErrRange, q.RecencyHalfLife.String())
+	switch {
+	case q.RecencyHalfLife == 0:
+		q.RecencyHalfLife = DefaultRecencyHalfLife
+	case q.RecencyHalfLife < 0:
+		q.RecencyHalfLife = 0
+	}
+	switch {
+	case q.FallbackScan == 0:
+		q.FallbackScan = DefaultFallbackScan
+	case q.FallbackScan < 0:
+		q.FallbackScan = 0
+	case q.FallbackScan > MaxCandidates:
+		return fieldErr("query.fallback_scan", ErrRange, fmt.Sprintf("%d, want at most %d", q.FallbackScan, MaxCandidates))
 	}
 	switch {
 	case q.RecencyWeight == 0 && q.RecencyHalfLife > 0:
-		q.RecencyWeight = 0.3
+		q.RecencyWeight = DefaultRecencyWeight
 	case q.RecencyWeight < 0 || q.RecencyWeight > 1 || q.RecencyWeight != q.RecencyWeight:
 		return fieldErr("query.recency_weight", ErrRange, fmt.Sprintf("%g, want [0, 1]", q.RecencyWeight))
 	}

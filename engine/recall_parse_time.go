@@ -54,10 +54,10 @@ type TimeRange struct {
 //	                                    the previous calendar period
 //	this week/month/year, 本周, 这个月, 今年 the current calendar period
 //	last weekend, 上周末                  Saturday and Sunday of last week
-//	last Monday                         the latest Monday before today
+//	last Monday, 上周一, 上个星期三       that day of the previous calendar
+//	                                    week (as "last week" is that week)
 //	on Monday, 周一, 星期一               the latest Monday, today included
 //	this Monday, 本周一, 这周一           Monday of the current week
-//	上周三, 上个星期三                     Wednesday of the previous week
 //	in October, last October, 十月, 10月份, October 2025
 //	                                    the latest October, the current
 //	                                    month included (or that year's)
@@ -494,14 +494,9 @@ var zhWeekdays = map[string]time.Weekday{
 	"五": time.Friday, "六": time.Saturday, "日": time.Sunday, "天": time.Sunday,
 }
 
-// latestDay is the latest wd on or before today (before today when
-// strict).
-func latestDay(wd time.Weekday, now time.Time, strict bool) (time.Time, time.Time, bool) {
-	b := (int(now.Weekday()) - int(wd) + 7) % 7
-	if b == 0 && strict {
-		b = 7
-	}
-	s, u := period("day", b, now)
+// latestDay is the latest wd on or before today.
+func latestDay(wd time.Weekday, now time.Time) (time.Time, time.Time, bool) {
+	s, u := period("day", (int(now.Weekday())-int(wd)+7)%7, now)
 	return s, u, true
 }
 
@@ -649,7 +644,7 @@ var timeRules = []timeRule{
 	}},
 	{regexp.MustCompile(`(?i)\blast\s+` + enWday + `\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
-			return latestDay(enWeekdays[strings.ToLower(m.g[1])], m.now, true)
+			return dayOfWeek(enWeekdays[strings.ToLower(m.g[1])], 1, m.now)
 		}},
 	{regexp.MustCompile(`(?i)\bthis\s+` + enWday + `\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
@@ -662,7 +657,7 @@ var timeRules = []timeRule{
 			if w := m.g[2]; len(w) < 6 && m.g[1] == "" && !rangeWordBefore.MatchString(m.before) {
 				return time.Time{}, time.Time{}, false
 			}
-			return latestDay(enWeekdays[strings.ToLower(m.g[2])], m.now, false)
+			return latestDay(enWeekdays[strings.ToLower(m.g[2])], m.now)
 		}},
 	// English: months and dates.
 	{regexp.MustCompile(`(?i)\b((?:in|during|of)\s+)?(?:the\s+month\s+of\s+)?(january|february|march|april|may|june|july|august|september|october|november|december)(?:\s+(\d{4}))?\b`),
@@ -751,7 +746,7 @@ var timeRules = []timeRule{
 		if r, _ := utf8.DecodeLastRuneInString(m.before); r == '每' || r == '下' || r == '个' || zhNumeral(r) {
 			return time.Time{}, time.Time{}, false
 		}
-		return latestDay(zhWeekdays[m.g[1]], m.now, false)
+		return latestDay(zhWeekdays[m.g[1]], m.now)
 	}},
 	{regexp.MustCompile(`上上个?月`), calendar("month", 2)},
 	{regexp.MustCompile(`上个?月`), calendar("month", 1)},

@@ -176,10 +176,11 @@ func TestParseTime(t *testing.T) {
 		{"今年", "今年", "", win(at(2026, 1, 1, 0, 0), at(2027, 1, 1, 0, 0))},
 		{"前年", "前年", "", win(at(2024, 1, 1, 0, 0), at(2025, 1, 1, 0, 0))},
 		// Weekdays.
-		{"what happened last monday", "last monday", "what happened", day(3, 9)},
+		{"what happened last monday", "last monday", "what happened", day(3, 2)},
 		{"last wednesday", "last wednesday", "", day(3, 4)},
 		{"last Thursday", "last Thursday", "", day(3, 5)},
 		{"last Sunday", "last Sunday", "", day(3, 8)},
+		{"last fri", "last fri", "", day(3, 6)},
 		{"on Monday", "on Monday", "", day(3, 9)},
 		{"on Wednesday", "on Wednesday", "", day(3, 11)},
 		{"on Friday", "on Friday", "", day(3, 6)},

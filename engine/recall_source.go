@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // A source proposes candidates for the selective stage: it reads the plan
@@ -15,15 +17,16 @@ type source interface {
 }
 
 // broadSources are the candidate sources of ModeLazy and ModeSparse.
-var broadSources = []source{bm25Source{}, latestSource{}, sessionSource{}}
+var broadSources = []source{bm25Source{}, speakerSource{}, fallbackSource{}, sessionSource{}}
 
 // sourceSet is the set of sources that proposed a candidate.
 type sourceSet uint8
 
 const (
 	fromBM25 sourceSet = 1 << iota
-	fromLatest
+	fromFallback
 	fromSession
+	fromSpeaker
 )
 
 // propose adds id to the candidates, or marks it as also proposed by from
@@ -60,22 +63,106 @@ func (bm25Source) candidates(_ context.Context, p *plan) error {
 	return nil
 }
 
-// latestSource: when the query has no text, or a time expression and no
-// other word that matched ("what happened yesterday?"), the latest records
-// of the filter, which the dense stage then ranks. Without a time
-// expression a query matching nothing returns nothing.
-type latestSource struct{}
+// fewHits reports whether BM25 found fewer records than the query asks
+// for (K, or Candidates when that is smaller): the text matched little, so
+// other sources must fill in.
+func (p *plan) fewHits() bool { return p.res.Stats.Hits < min(p.q.K, p.q.Candidates) }
 
-func (latestSource) candidates(_ context.Context, p *plan) error {
-	st := &p.res.Stats
-	if st.Filtered == 0 || st.Hits > 0 || (strings.TrimSpace(p.text) != "" && st.TimeExpr == "") {
+// speakerSource: the latest records of the speakers the query names, when
+// the query asks only what they said ("what did 王芳 say?": the filter is
+// narrowed to them, and they are the candidates, up to Query.Candidates),
+// or when BM25 found few records (then up to Query.FallbackScan). Dense
+// scoring, the recency prior and the low-information rule rank them.
+type speakerSource struct{}
+
+func (speakerSource) candidates(_ context.Context, p *plan) error {
+	q, st := p.q, &p.res.Stats
+	if st.Filtered == 0 || p.speakers == nil || !(p.speakerOnly || p.fewHits()) {
 		return nil
 	}
-	it := p.bm.ReverseIterator()
-	for it.HasNext() && len(p.cands) < p.q.Candidates {
-		p.propose(uint64(it.Next()), fromLatest)
+	budget := q.FallbackScan
+	if p.speakerOnly {
+		budget = q.Candidates
+	}
+	sb := p.speakers.Clone()
+	sb.And(p.bm)
+	it := sb.ReverseIterator()
+	for n := 0; it.HasNext() && n < budget; n++ {
+		if _, added := p.propose(uint64(it.Next()), fromSpeaker); added {
+			st.SpeakerRecords++
+		}
 	}
 	return nil
+}
+
+// fallbackSource: when BM25 found fewer than Query.K records, the latest
+// records of the current session and of the window (all of the filter),
+// at most Query.FallbackScan of them (Query.Candidates for an empty
+// query), which the dense stage then ranks: records that pass the filters
+// always give an answer ("what happened yesterday?", a question in other
+// words than the records', or in another language). The pass is only as
+// good as the embedder: a lexical one (the hash embedder) ranks by shared
+// words and character n-grams, so Stats.Notes says so. ModeSparse has no
+// dense stage to rank them: there the pass only runs when BM25 found
+// nothing, and returns the latest records.
+type fallbackSource struct{}
+
+func (fallbackSource) candidates(_ context.Context, p *plan) error {
+	q, st := p.q, &p.res.Stats
+	if st.Filtered == 0 || !p.fewHits() || (q.Mode == ModeSparse && st.Hits > 0) {
+		return nil
+	}
+	budget := q.FallbackScan
+	if strings.TrimSpace(p.text) == "" {
+		budget = q.Candidates
+	}
+	if budget <= 0 {
+		return nil
+	}
+	n0 := len(p.cands)
+	add := func(bm *roaring.Bitmap, limit int) {
+		it := bm.ReverseIterator()
+		for it.HasNext() && st.Fallback < limit {
+			if _, added := p.propose(uint64(it.Next()), fromFallback); added {
+				st.Fallback++
+			}
+		}
+	}
+	if q.CurrentSession != "" {
+		sb, err := p.sessionBitmap()
+		if err != nil {
+			return err
+		}
+		add(sb, budget/2)
+	}
+	add(p.bm, budget)
+	if st.Fallback > 0 && strings.TrimSpace(p.text) != "" {
+		note := fmt.Sprintf("%d BM25 hits: the %d latest records of the window and session were ranked densely", st.Hits, len(p.cands)-n0)
+		if q.Mode == ModeLazy && p.db.cache != nil && isLexical(p.db.cache.name) {
+			note += fmt.Sprintf(" by %s, a lexical embedder: it finds shared words and character n-grams, not paraphrases or other languages", p.db.cache.name)
+		}
+		if q.Mode == ModeSparse {
+			note += " (mode sparse: in time order, latest first)"
+		}
+		st.Notes = append(st.Notes, note)
+	}
+	return nil
+}
+
+// isLexical reports whether the embedder of that name is the built-in
+// hash embedder, which matches words and n-grams rather than meaning.
+func isLexical(name string) bool { return strings.HasPrefix(name, "hash") }
+
+// sessionBitmap is the records of Query.CurrentSession that pass the filter.
+func (p *plan) sessionBitmap() (*roaring.Bitmap, error) {
+	sf := p.filter
+	sf.Sessions = []string{p.q.CurrentSession}
+	sb, err := p.db.idx.Filter(&sf)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: session filter: %w", err)
+	}
+	sb.And(p.bm)
+	return sb, nil
 }
 
 // sessionSource: the latest Query.SessionTurns turns of
@@ -87,13 +174,10 @@ func (sessionSource) candidates(_ context.Context, p *plan) error {
 	if st.Filtered == 0 || q.CurrentSession == "" || q.SessionTurns <= 0 {
 		return nil
 	}
-	sf := p.filter
-	sf.Sessions = []string{q.CurrentSession}
-	sb, err := p.db.idx.Filter(&sf)
+	sb, err := p.sessionBitmap()
 	if err != nil {
-		return fmt.Errorf("lazymem: engine: session filter: %w", err)
+		return err
 	}
-	sb.And(p.bm)
 	it := sb.ReverseIterator()
 	for n := 0; it.HasNext() && n < q.SessionTurns; n++ {
 		c, added := p.propose(uint64(it.Next()), fromSession)
