@@ -5,19 +5,24 @@ PKGS     := ./...
 RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite ./cmd/lazymemd
 BENCHTIME ?= 1s
 
-.PHONY: report all build test test-short race vet fmt-check lint bench demo fuzz generate test-arm64 use-model clean
+.PHONY: report all build test test-short race vet fmt-check tidy-check lint bench demo fuzz generate test-arm64 use-model clean
 
 all: build
 
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-## test: what CI runs (.ci/run). vet + gofmt check + all tests, race detector on concurrent packages.
-test: fmt-check vet
+## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages, the client suites against a real lazymemd (clients/test.sh).
+test: fmt-check tidy-check vet
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(GO) test -count=1 -tags purego ./vecmath/
 	GOARCH=arm64 $(GO) vet ./vecmath/
+	sh clients/test.sh
+
+## tidy-check: go.mod and go.sum are exactly what `go mod tidy` makes them.
+tidy-check:
+	$(GO) mod tidy -diff
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -85,7 +85,7 @@ func BenchmarkRecord(b *testing.B) {
 				src = stream
 			}
 			var err error
-			if src, err = SkipRecord(src); err != nil {
+			if src, err = skipRecord(src); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -147,13 +147,13 @@ func BenchmarkDeltaUint64s(b *testing.B) {
 		id += 1 + uint64(rng.IntN(200)) // a posting list: sparse ascending ids
 		ids[i] = id
 	}
-	enc := AppendDeltaUint64s(nil, ids)
+	enc := appendDeltaUint64s(nil, ids)
 	b.Run("op=encode/n=1000", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(8 * len(ids)))
 		buf := make([]byte, 0, len(enc))
 		for b.Loop() {
-			buf = AppendDeltaUint64s(buf[:0], ids)
+			buf = appendDeltaUint64s(buf[:0], ids)
 		}
 	})
 	b.Run("op=decode/n=1000", func(b *testing.B) {
@@ -162,7 +162,7 @@ func BenchmarkDeltaUint64s(b *testing.B) {
 		out := make([]uint64, 0, len(ids))
 		for b.Loop() {
 			var err error
-			if out, _, err = DecodeDeltaUint64s(enc, out[:0]); err != nil {
+			if out, _, err = decodeDeltaUint64s(enc, out[:0]); err != nil {
 				b.Fatal(err)
 			}
 		}

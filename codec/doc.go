@@ -1,7 +1,8 @@
 // Package codec holds lazymem's binary encodings: the record encoding of the
-// append-only log, varint and delta helpers for postings, CRC32-C checksums,
-// a sticky-error Decoder, and streaming readers and writers of the
-// .fvecs/.ivecs/.bvecs vector files.
+// append-only log, the CRC32-C checksum framing of every checksummed block
+// on disk, and streaming readers and writers of the .fvecs/.ivecs/.bvecs
+// vector files (with internal varint, delta-list and sticky-error decoding
+// helpers).
 //
 // # Record encoding, version 1
 //
@@ -38,7 +39,7 @@
 // time is unix nanoseconds, two's complement: a fixed 8 bytes is shorter than
 // a varint for present-day timestamps (about 1.8e18 needs 61 bits, 9 varint
 // bytes). text comes last so that a reader that wants only the metadata can
-// stop before it. The body length lets SkipRecord step over a record without
+// stop before it. The body length lets a reader step over a record without
 // decoding it, and lets DecodeRecord tell a short read (ErrTruncated: the
 // input ends before body_len bytes) from a damaged record (ErrCorrupt: the
 // fields do not fill the body exactly).
@@ -48,9 +49,12 @@
 // from. The fuzz target FuzzDecodeRecord checks that property.
 //
 // Records carry no checksum of their own: the segment layer packs many of
-// them into a block and checksums the block (AppendChecksum, VerifyChecksum).
+// them into a block and checksums the block (AppendChecksum,
+// VerifyChecksum). The same framing, payload | CRC32-C(payload), seals the
+// index's segment files and MANIFEST (DecodeChecksummed when bytes follow
+// the sum): this package is its one home.
 //
-// The wire constants (RecordVersion1, the layout above, ChecksumSize) never
+// The wire constants (version 1, the layout above, ChecksumSize) never
 // change; a new layout takes a new version byte and the decoder keeps the old
 // branch. Version 0 is reserved so that zeroed bytes never decode as a record.
 //
@@ -62,6 +66,8 @@
 //	+---------+---------+---------------------------+
 //
 // Deltas are taken modulo 2^64: sorted input is compact, any input round-trips.
+// The varint, delta and sticky-decoder helpers are unexported: nothing
+// outside this package calls them (the index encodes its postings itself).
 //
 // # Vector files
 //

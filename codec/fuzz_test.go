@@ -79,8 +79,8 @@ func FuzzDecodeRecord(f *testing.F) {
 			if RecordSize(&r) != len(used) {
 				t.Fatalf("RecordSize %d, used %d", RecordSize(&r), len(used))
 			}
-			if st, err := SkipRecord(data); err != nil || len(st) != len(tail) {
-				t.Fatalf("SkipRecord disagrees: %v", err)
+			if st, err := skipRecord(data); err != nil || len(st) != len(tail) {
+				t.Fatalf("skipRecord disagrees: %v", err)
 			}
 			// Decoding into a record full of other data (the reuse path)
 			// gives the same result as into a fresh one.
@@ -204,18 +204,18 @@ func FuzzBvecs(f *testing.F) {
 }
 
 func FuzzDeltaUint64s(f *testing.F) {
-	f.Add(AppendDeltaUint64s(nil, []uint64{1, 2, 3, 1000, 1 << 40}), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, true)
-	f.Add(AppendDeltaUint64s(nil, nil), []byte{}, false)
+	f.Add(appendDeltaUint64s(nil, []uint64{1, 2, 3, 1000, 1 << 40}), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, true)
+	f.Add(appendDeltaUint64s(nil, nil), []byte{}, false)
 	f.Add([]byte{0xff, 0xff, 0xff, 0x7f}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, false)
 	f.Fuzz(func(t *testing.T, data, vals []byte, sorted bool) {
 		// Arbitrary bytes: never panic; success is canonical.
-		got, tail, err := DecodeDeltaUint64s(data, nil)
+		got, tail, err := decodeDeltaUint64s(data, nil)
 		if err != nil {
 			checkDecodeError(t, err, len(data))
 			if len(tail) != len(data) {
 				t.Fatal("tail is not src on error")
 			}
-		} else if re := AppendDeltaUint64s(nil, got); !bytes.Equal(re, data[:len(data)-len(tail)]) {
+		} else if re := appendDeltaUint64s(nil, got); !bytes.Equal(re, data[:len(data)-len(tail)]) {
 			t.Fatalf("re-encoding differs: %x vs %x", re, data[:len(data)-len(tail)])
 		}
 		// Any list round-trips; sorted lists take at most 10 bytes a value
@@ -231,26 +231,26 @@ func FuzzDeltaUint64s(f *testing.F) {
 		if sorted {
 			slices.Sort(vs)
 		}
-		enc := AppendDeltaUint64s(nil, vs)
-		if len(enc) != DeltaUint64sSize(vs) {
-			t.Fatalf("size %d, DeltaUint64sSize %d", len(enc), DeltaUint64sSize(vs))
+		enc := appendDeltaUint64s(nil, vs)
+		if len(enc) != deltaUint64sSize(vs) {
+			t.Fatalf("size %d, deltaUint64sSize %d", len(enc), deltaUint64sSize(vs))
 		}
-		dec, tail, err := DecodeDeltaUint64s(append(enc, data...), []uint64{})
+		dec, tail, err := decodeDeltaUint64s(append(enc, data...), []uint64{})
 		if err != nil || !slices.Equal(dec, vs) || !bytes.Equal(tail, data) {
 			t.Fatalf("round trip: %v %v -> %v", err, vs, dec)
 		}
 	})
 }
 
-// FuzzDecoder drives a Decoder with a program of reads over arbitrary bytes
+// FuzzDecoder drives a decoder with a program of reads over arbitrary bytes
 // and checks it against a simple reference: values match encoding/binary,
 // offsets only grow and stay in bounds, the first error sticks.
 func FuzzDecoder(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, []byte{0, 1, 2, 3, 4, 5, 6, 7, 8})
-	f.Add(AppendUvarint(append(AppendUvarint(nil, 3), "abc"...), 1<<35), []byte{7, 4, 4})
+	f.Add(appendUvarint(append(appendUvarint(nil, 3), "abc"...), 1<<35), []byte{7, 4, 4})
 	f.Add([]byte{0x80, 0x00, 0xff}, []byte{4, 5, 8, 9})
 	f.Fuzz(func(t *testing.T, data, prog []byte) {
-		d := NewDecoder(data)
+		d := newDecoder(data)
 		var firstErr error
 		for i, op := range prog {
 			off, err0 := d.Offset(), d.Err()

@@ -10,10 +10,9 @@ import (
 // written with them live in segments on users' disks. A new layout gets a new
 // version number and a new decoding branch; the old branch stays.
 const (
-	// RecordVersion1 is the first byte of every version-1 record.
-	RecordVersion1 byte = 1
-	// RecordVersion is the version AppendRecord writes.
-	RecordVersion = RecordVersion1
+	// recordVersion1 is the first byte of every version-1 record, the
+	// version AppendRecord writes.
+	recordVersion1 byte = 1
 )
 
 // Version 0 is deliberately not a record version, so that a zeroed region
@@ -62,17 +61,17 @@ func (r *Record) Validate() error {
 // RecordSize is the exact number of bytes AppendRecord appends for r.
 func RecordSize(r *Record) int {
 	body := recordBodySize(r)
-	return 1 + UvarintLen(uint64(body)) + body
+	return 1 + uvarintLen(uint64(body)) + body
 }
 
-func strSize(s string) int { return UvarintLen(uint64(len(s))) + len(s) }
+func strSize(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
 
 func recordBodySize(r *Record) int {
 	n := 8 + strSize(r.Agent) + strSize(r.Session) + strSize(r.Role) +
-		UvarintLen(uint64(len(r.Meta))) + strSize(r.Text)
+		uvarintLen(uint64(len(r.Meta))) + strSize(r.Text)
 	for i := range r.Meta {
 		f := &r.Meta[i]
-		n += strSize(f.Key) + UvarintLen(uint64(len(f.Values)))
+		n += strSize(f.Key) + uvarintLen(uint64(len(f.Values)))
 		for _, v := range f.Values {
 			n += strSize(v)
 		}
@@ -90,18 +89,18 @@ func recordBodySize(r *Record) int {
 // their API boundary, once, rather than on every encode.
 func AppendRecord(dst []byte, r *Record) []byte {
 	body := recordBodySize(r)
-	dst = slices.Grow(dst, 1+UvarintLen(uint64(body))+body)
-	dst = append(dst, RecordVersion1)
-	dst = AppendUvarint(dst, uint64(body))
+	dst = slices.Grow(dst, 1+uvarintLen(uint64(body))+body)
+	dst = append(dst, recordVersion1)
+	dst = appendUvarint(dst, uint64(body))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.Time))
 	dst = appendStr(dst, r.Agent)
 	dst = appendStr(dst, r.Session)
 	dst = appendStr(dst, r.Role)
-	dst = AppendUvarint(dst, uint64(len(r.Meta)))
+	dst = appendUvarint(dst, uint64(len(r.Meta)))
 	for i := range r.Meta {
 		f := &r.Meta[i]
 		dst = appendStr(dst, f.Key)
-		dst = AppendUvarint(dst, uint64(len(f.Values)))
+		dst = appendUvarint(dst, uint64(len(f.Values)))
 		for _, v := range f.Values {
 			dst = appendStr(dst, v)
 		}
@@ -110,20 +109,20 @@ func AppendRecord(dst []byte, r *Record) []byte {
 }
 
 func appendStr(dst []byte, s string) []byte {
-	dst = AppendUvarint(dst, uint64(len(s)))
+	dst = appendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
 // recordHeader reads the version byte and body length and returns the decoder
 // bounded to the body, plus the offset one past the record.
-func recordHeader(src []byte) (d Decoder, end int, err error) {
-	d = NewDecoder(src)
+func recordHeader(src []byte) (d decoder, end int, err error) {
+	d = newDecoder(src)
 	d.Label("record version")
 	switch v := d.Byte(); {
 	case d.err != nil:
 		return d, 0, d.err
-	case v != RecordVersion1:
-		return d, 0, decodeErr(fmt.Sprintf("record version %d (this build reads %d)", v, RecordVersion1), 0, ErrVersion)
+	case v != recordVersion1:
+		return d, 0, decodeErr(fmt.Sprintf("record version %d (this build reads %d)", v, recordVersion1), 0, ErrVersion)
 	}
 	d.Label("record length")
 	n := d.Uvarint()
@@ -138,10 +137,10 @@ func recordHeader(src []byte) (d Decoder, end int, err error) {
 	return d, end, nil
 }
 
-// SkipRecord returns the bytes after the record at the front of src, reading
+// skipRecord returns the bytes after the record at the front of src, reading
 // only its version and length: a scan that wants every n-th record, or only
 // record boundaries, does not pay for decoding.
-func SkipRecord(src []byte) (tail []byte, err error) {
+func skipRecord(src []byte) (tail []byte, err error) {
 	_, end, err := recordHeader(src)
 	if err != nil {
 		return src, err

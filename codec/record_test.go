@@ -155,17 +155,17 @@ func TestRecordRoundTripAndSize(t *testing.T) {
 	if len(src) != 0 {
 		t.Fatalf("%d bytes left", len(src))
 	}
-	// SkipRecord walks the same boundaries.
+	// skipRecord walks the same boundaries.
 	src, n := stream, 0
 	for len(src) > 0 {
 		var err error
-		if src, err = SkipRecord(src); err != nil {
+		if src, err = skipRecord(src); err != nil {
 			t.Fatal(err)
 		}
 		n++
 	}
 	if n != len(goldenRecords) {
-		t.Fatalf("SkipRecord saw %d records, want %d", n, len(goldenRecords))
+		t.Fatalf("skipRecord saw %d records, want %d", n, len(goldenRecords))
 	}
 }
 
@@ -228,8 +228,8 @@ func TestRecordTruncatedEveryPrefix(t *testing.T) {
 		if len(tail) != n {
 			t.Fatalf("prefix %d: tail is not src on error", n)
 		}
-		if _, err := SkipRecord(full[:n]); !errors.Is(err, ErrTruncated) {
-			t.Fatalf("prefix %d: SkipRecord err %v", n, err)
+		if _, err := skipRecord(full[:n]); !errors.Is(err, ErrTruncated) {
+			t.Fatalf("prefix %d: skipRecord err %v", n, err)
 		}
 	}
 }
@@ -261,7 +261,7 @@ func TestRecordCorrupt(t *testing.T) {
 		}(), ErrCorrupt, "record body (trailing bytes)", len(chat)},
 		{"meta count huge", mutate(meta, func(b []byte) []byte {
 			// n_meta sits after time and the three strings.
-			_, rest, _ := DecodeUvarint(b[1:])
+			_, rest, _ := decodeUvarint(b[1:])
 			i := len(b) - len(rest) + 8
 			for range 3 {
 				i += 1 + int(b[i])

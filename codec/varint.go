@@ -5,35 +5,23 @@ import (
 	"math/bits"
 )
 
-// MaxVarintLen is the longest encoding of a 64-bit varint.
-const MaxVarintLen = binary.MaxVarintLen64
-
-// AppendUvarint appends the LEB128 encoding of v (7 bits a byte, low group
+// appendUvarint appends the LEB128 encoding of v (7 bits a byte, low group
 // first, high bit set on every byte but the last) and returns the extended
 // buffer.
-func AppendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
+func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
 
-// AppendVarint appends the zig-zag LEB128 encoding of v, so that small
-// negative numbers stay short.
-func AppendVarint(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
-
-// UvarintLen is the number of bytes AppendUvarint writes for v.
-func UvarintLen(v uint64) int {
+// uvarintLen is the number of bytes appendUvarint writes for v.
+func uvarintLen(v uint64) int {
 	// 1 byte per started group of 7 bits; v|1 makes 0 take one byte.
 	return (bits.Len64(v|1) + 6) / 7
 }
 
-// VarintLen is the number of bytes AppendVarint writes for v.
-func VarintLen(v int64) int { return UvarintLen(zigzag(v)) }
-
-func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
-
-// DecodeUvarint reads one uvarint from the front of src and returns it with
+// decodeUvarint reads one uvarint from the front of src and returns it with
 // the rest of src. It fails with ErrTruncated when src ends inside the varint
 // and with ErrCorrupt when the varint overflows 64 bits or is not minimal
 // (a redundant trailing zero group): every value has exactly one encoding,
 // so a decoded record re-encodes to the same bytes.
-func DecodeUvarint(src []byte) (v uint64, tail []byte, err error) {
+func decodeUvarint(src []byte) (v uint64, tail []byte, err error) {
 	v, n, e := uvarint(src)
 	if e != nil {
 		return 0, src, decodeErr("uvarint", 0, e)
@@ -41,15 +29,7 @@ func DecodeUvarint(src []byte) (v uint64, tail []byte, err error) {
 	return v, src[n:], nil
 }
 
-// DecodeVarint is DecodeUvarint for zig-zag signed varints.
-func DecodeVarint(src []byte) (v int64, tail []byte, err error) {
-	u, n, e := uvarint(src)
-	if e != nil {
-		return 0, src, decodeErr("varint", 0, e)
-	}
-	return unzigzag(u), src[n:], nil
-}
-
+// unzigzag undoes the zig-zag mapping of signed varints (decoder.Varint).
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // uvarint is the allocation-free core: it returns a bare sentinel so that hot

@@ -313,8 +313,9 @@ func TestVecIOErrors(t *testing.T) {
 	}
 }
 
-// sharedDataDir finds ../shared/data/locomo from the package directory
-// (/work/main/codec -> /work/shared). Tests that need it skip without it.
+// sharedDataDir finds the LoCoMo data directory beside the repository
+// (shared/data/locomo, two levels up from the package directory). Tests
+// that need it skip without it.
 func sharedDataDir(t testing.TB) string {
 	dir := filepath.Join("..", "..", "shared", "data", "locomo")
 	if _, err := os.Stat(dir); err != nil {

@@ -275,8 +275,8 @@ func BenchmarkAppendBatch(b *testing.B) {
 	}
 	// ingest appends the batches from the given number of goroutines. Two
 	// ingesters: the engine's hand-over-hand locks let one batch's durable
-	// log append overlap another's index insert. DESIGN's ingest target
-	// (>= 150k records/s) is the two-writer one with session context on.
+	// log append overlap another's index insert. The ingest target of
+	// docs/DESIGN.md (>= 150k records/s) is the two-writer one with session context on.
 	ingest := func(opts Options, writers int) func(b *testing.B) {
 		return func(b *testing.B) {
 			db, err := Open(b.TempDir(), opts)

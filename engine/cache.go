@@ -9,9 +9,11 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/vecmath"
@@ -45,10 +47,14 @@ type CacheMetrics struct {
 	MemDropped uint64 // sets ristretto dropped or rejected
 }
 
+// flight is one text being embedded: the callers missing it wait on done.
 type flight struct {
 	done chan struct{}
 	vec  []float32
 	err  error
+	// waiting counts the callers still waiting (guarded by vecCache.mu):
+	// an error nobody is left to receive is a background error.
+	waiting int
 }
 
 type vecCache struct {
@@ -63,11 +69,41 @@ type vecCache struct {
 	mu       sync.Mutex
 	inflight map[string]*flight
 
+	// Shared embedding work runs detached from the caller that started it
+	// (see get): on a context of its own, bounded by timeout and cancelled
+	// by close (stop); wg counts it so close can wait.
+	timeout time.Duration
+	stop    context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	// onErr receives the errors of detached work nobody waited for, and
+	// the on-disk tier's background errors. Not nil.
+	onErr func(error)
+
 	memHits, diskHits, computed, shared, calls atomic.Uint64
 }
 
-func newVecCache(dir string, emb embed.Embedder, memBytes, blockBytes int64) (*vecCache, error) {
-	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}}
+// newVecCache opens the cache; dir "" keeps it in memory only. fs holds
+// dir.
+// cacheConfig configures a vecCache.
+type cacheConfig struct {
+	fs         vfs.FS
+	dir        string // "": no disk tier
+	emb        embed.Embedder
+	memBytes   int64 // <= 0: no memory tier
+	blockBytes int64
+	timeout    time.Duration // of one detached embedder call
+	onErr      func(error)   // nil: discarded
+}
+
+func newVecCache(cfg cacheConfig) (*vecCache, error) {
+	emb, memBytes := cfg.emb, cfg.memBytes
+	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{},
+		timeout: cfg.timeout, onErr: cfg.onErr}
+	if c.onErr == nil {
+		c.onErr = func(error) {}
+	}
+	c.stop, c.cancel = context.WithCancel(context.Background())
 	c.pfx = append(append([]byte(cacheKeyPrefix), c.name...), 0)
 	if memBytes > 0 {
 		// About one entry per (4*dim + overhead) bytes; ristretto wants ~10
@@ -81,23 +117,30 @@ func newVecCache(dir string, emb embed.Embedder, memBytes, blockBytes int64) (*v
 			Metrics:     true,
 		})
 		if err != nil {
+			c.cancel()
 			return nil, err
 		}
 		c.mem = m
 	}
-	if dir != "" {
-		popts := &pebble.Options{Logger: quietLogger{}, CacheSize: blockBytes}
+	if cfg.dir != "" {
+		popts := &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes}
+		popts.EventListener = &pebble.EventListener{
+			BackgroundError: func(err error) {
+				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
+			},
+		}
 		// Point lookups of random keys: a bloom filter spares the misses a
 		// data-block read, and float32 vectors do not compress, so block
 		// compression would only cost CPU on every read (measured: snappy
 		// decoding was a third of a warm recall at 1M records).
 		popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 		popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-		d, err := pebble.Open(dir, popts)
+		d, err := pebble.Open(cfg.dir, popts)
 		if err != nil {
 			if c.mem != nil {
 				c.mem.Close()
 			}
+			c.cancel()
 			return nil, err
 		}
 		c.disk = d
@@ -113,7 +156,11 @@ func (quietLogger) Errorf(string, ...any) {}
 // Fatalf: Pebble panics right after it; keep its message.
 func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }
 
+// close cancels the detached embedding work still running, waits for it,
+// and closes both tiers.
 func (c *vecCache) close() error {
+	c.cancel()
+	c.wg.Wait()
 	if c.mem != nil {
 		c.mem.Close()
 	}
@@ -235,12 +282,7 @@ func (c *vecCache) get(ctx context.Context, texts []string, ids []uint64) ([][]f
 	}
 
 	// Claim the misses nobody is computing; wait for the others.
-	type wait struct {
-		i      int
-		f      *flight
-		stored bool // compute stores the vector in memory under i's key
-	}
-	var waits []wait
+	var waits []flightWait
 	var own []*flight
 	var ownTexts []string
 	var ownKeys, ownMemKeys []string
@@ -249,45 +291,50 @@ func (c *vecCache) get(ctx context.Context, texts []string, ids []uint64) ([][]f
 	for _, i := range miss {
 		k := keys[i]
 		if f, ok := mine[k]; ok { // the same text twice in this call
-			waits = append(waits, wait{i: i, f: f})
+			f.waiting++
+			waits = append(waits, flightWait{i: i, f: f})
 			continue
 		}
 		if f, ok := c.inflight[k]; ok {
-			waits = append(waits, wait{i: i, f: f})
+			f.waiting++
+			waits = append(waits, flightWait{i: i, f: f})
 			st.shared++
 			continue
 		}
-		f := &flight{done: make(chan struct{})}
+		f := &flight{done: make(chan struct{}), waiting: 1}
 		c.inflight[k] = f
 		mine[k] = f
 		own = append(own, f)
 		ownTexts = append(ownTexts, texts[i])
 		ownKeys = append(ownKeys, k)
 		ownMemKeys = append(ownMemKeys, c.memKey(k, recordID(ids, i)))
-		waits = append(waits, wait{i: i, f: f, stored: true})
+		waits = append(waits, flightWait{i: i, f: f, stored: true})
 	}
 	c.mu.Unlock()
 
 	if len(own) > 0 {
-		err := c.compute(ctx, ownTexts, ownKeys, ownMemKeys, own)
-		c.mu.Lock()
-		for j, f := range own {
-			if err != nil {
-				f.err = err
-			}
-			delete(c.inflight, ownKeys[j])
-			close(f.done)
+		// The embedding this call claimed is shared: other callers missing
+		// the same texts wait on its flights. It runs detached from ctx, so
+		// this caller hanging up does not fail them; each waiter stops
+		// waiting on its own ctx. A caller that cannot hang up (ctx without
+		// Done) runs it itself and spares a goroutine.
+		c.wg.Add(1)
+		if ctx.Done() == nil {
+			c.fly(ctx, ownTexts, ownKeys, ownMemKeys, own)
+		} else {
+			go c.fly(ctx, ownTexts, ownKeys, ownMemKeys, own)
 		}
-		c.mu.Unlock()
 		st.computed += len(own)
 	}
-	for _, w := range waits {
+	for k, w := range waits {
 		select {
 		case <-w.f.done:
 		case <-ctx.Done():
+			c.leave(waits[k:])
 			return nil, st, ctx.Err()
 		}
 		if w.f.err != nil {
+			c.leave(waits[k+1:])
 			return nil, st, w.f.err
 		}
 		out[w.i] = w.f.vec
@@ -302,6 +349,50 @@ func (c *vecCache) get(ctx context.Context, texts []string, ids []uint64) ([][]f
 	}
 	c.account(st)
 	return out, st, nil
+}
+
+// flightWait is one text of a get waiting on a flight.
+type flightWait struct {
+	i      int // index of the text in the get
+	f      *flight
+	stored bool // compute stores the vector in memory under i's key
+}
+
+// leave stops waiting on the flights of ws: a get returning before they
+// complete.
+func (c *vecCache) leave(ws []flightWait) {
+	c.mu.Lock()
+	for _, w := range ws {
+		w.f.waiting--
+	}
+	c.mu.Unlock()
+}
+
+// fly runs the embedding of claimed flights on a context detached from the
+// caller's (its values kept, its cancellation not), bounded by c.timeout
+// and cancelled by close, then completes the flights. An error no waiter is
+// left to receive goes to c.onErr, unless close caused it.
+func (c *vecCache) fly(parent context.Context, texts, keys, memKeys []string, fs []*flight) {
+	defer c.wg.Done()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), c.timeout)
+	stop := context.AfterFunc(c.stop, cancel)
+	err := c.compute(ctx, texts, keys, memKeys, fs)
+	stop()
+	cancel()
+	waiting := 0
+	c.mu.Lock()
+	for j, f := range fs {
+		if err != nil {
+			f.err = err
+		}
+		waiting += f.waiting
+		delete(c.inflight, keys[j])
+		close(f.done)
+	}
+	c.mu.Unlock()
+	if err != nil && waiting == 0 && c.stop.Err() == nil {
+		c.onErr(fmt.Errorf("lazymem: engine: embedding %d texts nobody waited for any more: %w", len(texts), err))
+	}
 }
 
 // recordID returns ids[i], or 0 when ids is nil.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,9 +17,14 @@ import (
 // index (dir/index) and the embedding cache (dir/cache). All methods are
 // safe for concurrent use.
 type DB struct {
-	dir   string
-	opts  Options
-	log   *segment.Log
+	dir  string
+	opts Options
+	log  *segment.Log
+	// w is the append path: the log itself here. It is the one narrow
+	// interface appends go through, so a cluster mode can put a
+	// replicated writer in front of the same log without touching the
+	// engine's write path.
+	w     segment.Writer
 	idx   *index.Index
 	cache *vecCache // nil when no embedder
 
@@ -38,34 +41,62 @@ type DB struct {
 
 	// indexRepaired is where Open set a corrupt index aside ("" if not).
 	indexRepaired string
+	// format is the store format (the FORMAT marker).
+	format uint32
 
-	appended    atomic.Uint64
-	recalls     atomic.Uint64
-	indexErrors atomic.Uint64
+	appended         atomic.Uint64
+	recalls          atomic.Uint64
+	indexErrors      atomic.Uint64
+	backgroundErrors atomic.Uint64
+}
+
+// backgroundError counts err, an error of work the DB runs in the
+// background (no caller to return it to), and hands it to
+// Options.OnBackgroundError.
+func (db *DB) backgroundError(err error) {
+	db.backgroundErrors.Add(1)
+	if f := db.opts.OnBackgroundError; f != nil {
+		f(err)
+	}
 }
 
 // Open opens or creates the store in dir. The log recovers every
 // acknowledged record; the index reloads its persisted segments and
 // re-indexes from the log whatever they lack; the embedding cache reopens
 // its Pebble store, so embeddings computed before a restart are reused.
+//
+// Open resolves opts once, into the DB's own copy: defaults fill the unset
+// fields, the fields the caller set are kept as they are, and the result is
+// validated.
 func Open(dir string, opts Options) (*DB, error) {
-	opts.EnsureDefaults()
-	if err := opts.Validate(); err != nil {
+	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
 	db := &DB{dir: dir, opts: opts}
+	fs := opts.FS
 	var err error
-	db.log, err = segment.Open(filepath.Join(dir, "log"), opts.Log)
+	if db.format, err = openFormat(fs, dir); err != nil {
+		return nil, err
+	}
+	db.log, err = segment.Open(fs.PathJoin(dir, "log"), opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
-	idir := filepath.Join(dir, "index")
+	db.w = db.log
+	// The index's background flushes and merges report through the DB
+	// (counted in Metrics.BackgroundErrors, then Options.OnBackgroundError)
+	// unless the caller wired the index's own hook.
+	if db.opts.Index.OnBackgroundError == nil {
+		db.opts.Index.OnBackgroundError = db.backgroundError
+	}
+	opts.Index = db.opts.Index
+	idir := fs.PathJoin(dir, "index")
 	db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
 	if err != nil && errors.Is(err, index.ErrCorrupt) && !opts.DisableIndexRepair {
 		// The index is derived data: set the damaged one aside (for
 		// forensics) and rebuild it from the log.
 		aside := fmt.Sprintf("%s.corrupt-%d", idir, time.Now().UnixNano())
-		if rerr := os.Rename(idir, aside); rerr == nil {
+		if rerr := opts.Index.FS.Rename(idir, aside); rerr == nil {
 			db.indexRepaired = aside
 			db.idx, err = index.Open(idir, opts.Index, logSource{db.log})
 		}
@@ -77,9 +108,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.Embedder != nil {
 		cdir := ""
 		if !opts.DisableDiskCache {
-			cdir = filepath.Join(dir, "cache")
+			cdir = fs.PathJoin(dir, "cache")
 		}
-		db.cache, err = newVecCache(cdir, opts.Embedder, opts.CacheBytes, opts.DiskCacheBlockBytes)
+		db.cache, err = newVecCache(cacheConfig{
+			fs: fs, dir: cdir, emb: opts.Embedder,
+			memBytes: opts.CacheBytes, blockBytes: opts.DiskCacheBlockBytes,
+			timeout: opts.EmbedTimeout, onErr: db.backgroundError,
+		})
 		if err != nil {
 			_ = db.idx.Close()
 			_ = db.log.Close()
@@ -142,9 +177,7 @@ func (db *DB) AppendBatch(ctx context.Context, recs []Record) ([]uint64, error) 
 }
 
 func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]uint64, error) {
-	lo := db.opts.Log
-	lo.EnsureDefaults()
-	maxRec := lo.MaxRecordBytes
+	maxRec := db.opts.Log.MaxRecordBytes
 	now := db.opts.Clock()
 
 	// First pass: validate every record and make its index document, so
@@ -214,7 +247,7 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 		payloads[i] = buf[start:len(buf):len(buf)]
 	}
 	db.appendMu.Lock()
-	first, err := db.log.AppendBatch(ctx, payloads)
+	first, err := db.w.AppendBatch(ctx, payloads)
 	if err != nil {
 		db.appendMu.Unlock()
 		analyzed.Release()
@@ -323,12 +356,21 @@ type Metrics struct {
 	Appended    uint64 // records appended since Open
 	Recalls     uint64 // recalls answered since Open
 	IndexErrors uint64 // batches stored but not indexed (re-indexed on Open)
+	// BackgroundErrors counts the errors of work the DB ran in the
+	// background, with no caller to return them to (each also went to
+	// Options.OnBackgroundError): a shared embedding that failed after
+	// every recall waiting for it had given up, a failure of the embedding
+	// cache's Pebble (flush, compaction).
+	BackgroundErrors uint64
 	// IndexRepaired is the directory Open moved a corrupt index to before
 	// rebuilding it from the log; "" when the index opened cleanly.
 	IndexRepaired string
-	Log           segment.Metrics
-	Index         index.Metrics
-	Cache         CacheMetrics
+	// StoreFormat is the store's format version (its FORMAT marker; a
+	// store written before the marker existed is format 1).
+	StoreFormat uint32
+	Log         segment.Metrics
+	Index       index.Metrics
+	Cache       CacheMetrics
 }
 
 // Metrics returns a snapshot.
@@ -336,10 +378,12 @@ func (db *DB) Metrics() Metrics {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	m := Metrics{
-		Appended:      db.appended.Load(),
-		Recalls:       db.recalls.Load(),
-		IndexErrors:   db.indexErrors.Load(),
-		IndexRepaired: db.indexRepaired,
+		Appended:         db.appended.Load(),
+		Recalls:          db.recalls.Load(),
+		IndexErrors:      db.indexErrors.Load(),
+		BackgroundErrors: db.backgroundErrors.Load(),
+		IndexRepaired:    db.indexRepaired,
+		StoreFormat:      db.format,
 	}
 	if db.closed {
 		return m
@@ -352,5 +396,5 @@ func (db *DB) Metrics() Metrics {
 	return m
 }
 
-// Stats is Metrics under the name of the design sketch (DESIGN §4).
+// Stats is Metrics under the name docs/DESIGN.md gives it (stats).
 func (db *DB) Stats() Metrics { return db.Metrics() }

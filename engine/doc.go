@@ -10,9 +10,13 @@
 //
 // # Store layout
 //
+//	dir/FORMAT  the store format version (see storeformat.go; absent: format 1)
 //	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
 //	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
 //	dir/cache   Pebble: embedding cache, derived, keyed by embedder name + SHA-256/128 of the text
+//
+// Every file goes through Options.FS (a Pebble vfs.FS, default the OS).
+// docs/format/store.md lists what versions each structure.
 //
 // # Write path
 //
@@ -37,7 +41,9 @@
 //     becomes a constructed memory text (Options.Construct, default
 //     "Role: Text"); vectors come from the cache (ristretto in memory, Pebble
 //     on disk) and the misses, with the query, are embedded in one batched
-//     call. Concurrent recalls missing the same text compute it once.
+//     call. Concurrent recalls missing the same text compute it once; that
+//     shared call runs detached from the recall that started it (bounded by
+//     Options.EmbedTimeout), so one client hanging up fails no other.
 //     Dense scores are one vecmath.DotBatch of the unit-length query against
 //     the unit-length candidates (cosine).
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores

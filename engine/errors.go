@@ -49,6 +49,9 @@ var (
 	ErrEmbed = errors.New("lazymem: engine: embedding failed")
 	// ErrCorrupt wraps a stored record that does not decode.
 	ErrCorrupt = errors.New("lazymem: engine: corrupt record")
+	// ErrFormat is returned by Open for a store whose FORMAT marker is
+	// damaged or names a format this engine does not read.
+	ErrFormat = errors.New("lazymem: engine: unsupported store format")
 )
 
 // FieldError is a validation error: which field (a path such as

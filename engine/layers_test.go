@@ -216,3 +216,29 @@ func TestOpenWithReservedKeyInLog(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryTimesInRange: a query's since or until outside the storable
+// range is refused naming the field, never wrapped around.
+func TestQueryTimesInRange(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	far := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	early := time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)
+	for _, c := range []struct {
+		q     Query
+		field string
+	}{
+		{Query{Agent: "a", Text: "x", Since: far}, "query.since"},
+		{Query{Agent: "a", Text: "x", Until: far}, "query.until"},
+		{Query{Agent: "a", Text: "x", Since: early}, "query.since"},
+	} {
+		_, err := db.Recall(context.Background(), c.q)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, ErrRange) {
+			t.Errorf("%+v: got %v, want ErrRange naming %s", c.q, err, c.field)
+		}
+	}
+}

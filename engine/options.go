@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
@@ -18,6 +19,10 @@ const (
 	DefaultCacheBytes    = 64 << 20
 	// DefaultDiskCacheBlockBytes is the default Options.DiskCacheBlockBytes.
 	DefaultDiskCacheBlockBytes = 32 << 20
+	// DefaultEmbedTimeout is the default Options.EmbedTimeout: long enough
+	// for a remote embedder's batch with its retries, short enough that a
+	// hung endpoint does not hold cache misses forever.
+	DefaultEmbedTimeout = 30 * time.Second
 
 	DefaultK = 10
 	// DefaultCandidates is the least number of BM25 candidates of a recall;
@@ -76,6 +81,21 @@ type Options struct {
 	// re-embeds. Default false (persisted under dir/cache).
 	DisableDiskCache bool
 
+	// EmbedTimeout bounds one call to the embedder made by the cache.
+	// Recalls missing the same text share one call, which therefore runs
+	// detached from the recall that started it: a recall whose context
+	// ends stops waiting (its error is its context's) but the call goes on
+	// for the others, until it returns, EmbedTimeout passes or the DB
+	// closes. Default DefaultEmbedTimeout (30 s).
+	EmbedTimeout time.Duration
+
+	// OnBackgroundError, when not nil, receives every error of work the
+	// DB runs in the background, which has no caller to return it to (see
+	// Metrics.BackgroundErrors, which counts them either way). It is
+	// called from background goroutines, possibly concurrently; it must
+	// return promptly and must not call Close. Default nil.
+	OnBackgroundError func(error)
+
 	// Clock is the time source for records without a Time and for
 	// queries without Now. Default time.Now.
 	Clock func() time.Time
@@ -91,17 +111,30 @@ type Options struct {
 	// its agent and session, because in a conversation an answer often
 	// shares no word with the question that the turn before it asked. On
 	// LoCoMo it lifts R@10 by about 0.06 (docs/benchmarks/locomo.md).
-	// EnsureDefaults sets Index.SessionContext from it. Changing it on an
-	// existing store re-indexes the log at Open.
+	// When it is false, EnsureDefaults turns Index.SessionContext on;
+	// setting both is an error. Changing it on an existing store re-indexes
+	// the log at Open.
 	DisableSessionContext bool
 
-	// Log configures the append-only log under dir/log. Zero: its defaults.
+	// FS is the filesystem the store lives on: the log, the index, the
+	// embedding cache and every file the engine itself creates, renames or
+	// removes go through it. Default vfs.Default (the OS). Tests pass
+	// vfs.NewCrashableMem() to simulate crashes, or an errorfs wrapper to
+	// inject I/O errors. Log.FS and Index.FS default to it.
+	FS vfs.FS
+
+	// Log configures the append-only log under dir/log. Zero: its defaults
+	// (Log.FS: FS).
 	Log segment.Options
-	// Index configures the index under dir/index. Zero: its defaults.
+	// Index configures the index under dir/index. Zero: its defaults
+	// (Index.FS: FS).
 	Index index.Options
 }
 
-// EnsureDefaults fills unset fields with their defaults and returns o.
+// EnsureDefaults fills unset fields with their defaults and returns o. It
+// never changes a field the caller set. Open calls it once, on the DB's own
+// copy of the options (with Log.EnsureDefaults and Index.EnsureDefaults):
+// later changes to the caller's Options do not reach an open DB.
 func (o *Options) EnsureDefaults() *Options {
 	if o.Embedder == nil && !o.DisableEmbedder {
 		// The hash embedder's defaults are valid, so this cannot fail; if it
@@ -131,11 +164,38 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.DiskCacheBlockBytes == 0 {
 		o.DiskCacheBlockBytes = DefaultDiskCacheBlockBytes
 	}
+	if o.EmbedTimeout == 0 {
+		o.EmbedTimeout = DefaultEmbedTimeout
+	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	o.Index.SessionContext = !o.DisableSessionContext
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Log.FS == nil {
+		o.Log.FS = o.FS
+	}
+	if o.Index.FS == nil {
+		o.Index.FS = o.FS
+	}
+	// Session context is on unless DisableSessionContext: a false
+	// Index.SessionContext is the zero value, not a choice, so it is
+	// turned on; a true one is kept (Validate rejects it together with
+	// DisableSessionContext).
+	if !o.DisableSessionContext {
+		o.Index.SessionContext = true
+	}
 	return o
+}
+
+// resolve is Open's one pass over the options: defaults of o and of its
+// Log and Index, then Validate.
+func (o *Options) resolve() error {
+	o.EnsureDefaults()
+	o.Log.EnsureDefaults()
+	o.Index.EnsureDefaults()
+	return o.Validate()
 }
 
 // Validate reports the first invalid field, by name. Call it after
@@ -150,6 +210,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMetaKeys = %d, want >= 1", ErrOptions, o.MaxMetaKeys)
 	case o.MaxMetaValues < 1:
 		return fmt.Errorf("%w: MaxMetaValues = %d, want >= 1", ErrOptions, o.MaxMetaValues)
+	case o.EmbedTimeout < 0:
+		return fmt.Errorf("%w: EmbedTimeout = %v, want > 0", ErrOptions, o.EmbedTimeout)
 	case o.DiskCacheBlockBytes < 0:
 		return fmt.Errorf("%w: DiskCacheBlockBytes = %d, want >= 0", ErrOptions, o.DiskCacheBlockBytes)
 	case o.Embedder == nil && !o.DisableEmbedder:
@@ -158,6 +220,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: DisableEmbedder is set but Embedder is not nil", ErrOptions)
 	case o.Embedder != nil && o.Embedder.Dim() < 1:
 		return fmt.Errorf("%w: Embedder %q has Dim %d", ErrOptions, o.Embedder.Name(), o.Embedder.Dim())
+	case o.DisableSessionContext && o.Index.SessionContext:
+		return fmt.Errorf("%w: Index.SessionContext is set but DisableSessionContext is too", ErrOptions)
 	}
 	lo := o.Log
 	if err := lo.EnsureDefaults().Validate(); err != nil {

@@ -190,6 +190,12 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	if err := checkMeta("query.not", q.Not, o); err != nil {
 		return err
 	}
+	if err := checkTime("query.since", q.Since); err != nil {
+		return err
+	}
+	if err := checkTime("query.until", q.Until); err != nil {
+		return err
+	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && q.Since.After(q.Until) {
 		return fieldErr("query.since", ErrRange, fmt.Sprintf("since %s is after until %s",
 			q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339)))

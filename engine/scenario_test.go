@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -253,6 +254,7 @@ func TestScenarios(t *testing.T) {
 	for _, c := range scenarioClasses {
 		all[c], core[c] = &scenarioTally{}, &scenarioTally{}
 	}
+	byLang := map[string]*scenarioTally{}
 	var examples, leaks []scenarioOutcome
 	for _, q := range qs {
 		res, err := db.Recall(ctx, engine.Query{
@@ -267,6 +269,10 @@ func TestScenarios(t *testing.T) {
 		if q.Needs == "" {
 			core[q.Class].add(o)
 		}
+		if byLang[q.Lang] == nil {
+			byLang[q.Lang] = &scenarioTally{}
+		}
+		byLang[q.Lang].add(o)
 		if q.Example {
 			examples = append(examples, o)
 		}
@@ -280,7 +286,7 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 
-	table := scenarioTable(all, core, examples)
+	table := scenarioTable(all, core, byLang, examples)
 	t.Log("\n" + table)
 	if *scenarioSummary != "" {
 		if err := os.WriteFile(*scenarioSummary, []byte(table), 0o644); err != nil {
@@ -324,7 +330,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // scenarioTable renders the per-class figures as a markdown table.
-func scenarioTable(all, core map[string]*scenarioTally, examples []scenarioOutcome) string {
+func scenarioTable(all, core, byLang map[string]*scenarioTally, examples []scenarioOutcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenarios: lazy, hash embedder, default options, ParseTime, now %s\n\n", scenarioNow.Format(time.RFC3339))
 	b.WriteString("| class | n | hit@1 | hit@5 | without \"needs\": n | hit@1 | hit@5 |\n")
@@ -341,6 +347,10 @@ func scenarioTable(all, core map[string]*scenarioTally, examples []scenarioOutco
 	t1, t5 := tot.rates()
 	c1, c5 := totCore.rates()
 	fmt.Fprintf(&b, "| all | %d | %.2f | %.2f | %d | %.2f | %.2f |\n", tot.n, t1, t5, totCore.n, c1, c5)
+	for _, l := range slices.Sorted(maps.Keys(byLang)) {
+		l1, l5 := byLang[l].rates()
+		fmt.Fprintf(&b, "| lang=%s | %d | %.2f | %.2f | | | |\n", l, byLang[l].n, l1, l5)
+	}
 	var ex scenarioTally
 	for _, o := range examples {
 		ex.add(o)

@@ -19,7 +19,7 @@ func TestDefaultAnalyzerIsProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if _, ok := x.opts.Analyzer.(*ProjectAnalyzer); !ok {
+	if _, ok := x.opts.Analyzer.(*projectAnalyzer); !ok {
 		t.Fatalf("default analyzer %T", x.opts.Analyzer)
 	}
 	docs := []*Doc{

@@ -282,6 +282,16 @@ func TestOpenDropsIDsBeyondLog(t *testing.T) {
 		if err := sameIndex(y, src, nil, []string{"w1 w2", "w3", "w10 w1"}, []*Filter{{Agents: []string{"a1"}}}); err != nil {
 			t.Fatalf("keep %d: %v", keep, err)
 		}
+		// Each dropped segment is reported as beyond the log.
+		m := y.Metrics()
+		if keep == 499 && len(m.Repairs) == 0 {
+			t.Fatal("keep 499: the segment holding the lost id was not reported")
+		}
+		for _, r := range m.Repairs {
+			if r.Reason != RepairBeyondLog || r.Err != nil || (keep > 0 && r.Hi <= docs[keep-1].ID) {
+				t.Fatalf("keep %d: repair %v, want segments beyond id %d, reason beyond the log", keep, r, docs[max(keep-1, 0)].ID)
+			}
+		}
 		all, _ := y.Filter(nil)
 		if keep > 0 && uint64(all.Maximum()) > docs[keep-1].ID {
 			t.Fatalf("keep %d: index claims id %d beyond log", keep, all.Maximum())

@@ -23,7 +23,7 @@
 //
 // Search is BM25 (k1, b configurable; idf = ln(1 + (N-df+0.5)/(df+0.5)))
 // with N, avgdl and df computed over live documents across all segments.
-// Per segment it runs block-max MaxScore over the postings (Postings:
+// Per segment it runs block-max MaxScore over the postings (postingsIter:
 // Next/Seek/At/TF/Err, a concrete reusable iterator: no interface call per
 // posting), or, when a filter bitmap holds few of the segment's documents
 // compared with the query's postings (Options.FilterDrivenRatio), scores the
@@ -59,6 +59,19 @@
 //
 // Wire constants (never change) are marked in segment.go, postings.go and
 // manifest.go; docs/format/index.md has the full drawing and the rules.
+//
+// # Files
+//
+// The code is split by role: index.go (types, Open, Close, Metrics),
+// recover.go (reading the manifest and segments at Open, rebuilding the
+// tail from the log), repair.go (the segments Open drops, reported in
+// Metrics.Repairs), analyze.go (text analysis of a batch on a worker
+// pool), add.go (validation and insertion into the mutable segment),
+// flush.go (freezing and sealing the mutable segment, the manifest write),
+// delete.go (tombstones), merge.go (the merge policy and merging),
+// segment.go and segment_build.go (a segment read and written), search.go
+// and heap.go (BM25 top-k), manifest.go (the MANIFEST format and file
+// helpers).
 //
 // # Time filters
 //

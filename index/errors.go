@@ -28,6 +28,9 @@ var (
 	ErrReservedKey = errors.New("lazymem: index: metadata key starts with the reserved NUL byte")
 	// ErrEmptyKey is returned when a metadata key is empty.
 	ErrEmptyKey = errors.New("lazymem: index: empty metadata key")
+	// ErrBackground wraps the errors of background flushes and merges
+	// handed to Options.OnBackgroundError.
+	ErrBackground = errors.New("lazymem: index: background work failed")
 	// ErrCorrupt is the sentinel inside every CorruptionError.
 	ErrCorrupt = errors.New("lazymem: index: corrupt file")
 )

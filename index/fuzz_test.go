@@ -2,11 +2,11 @@ package index
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/codec"
 )
 
 func sampleSegment(tb testing.TB) []byte {
@@ -36,14 +36,14 @@ func FuzzOpenSegment(f *testing.F) {
 		// (a random mutation would almost always stop at the CRC).
 		b = append([]byte(nil), b...) // never modify the fuzzer's input
 		if len(b) >= segHeaderSize+segFooterSize {
-			binary.LittleEndian.PutUint32(b[len(b)-8:], crc32.Checksum(b[:len(b)-8], castagnoli))
+			binary.LittleEndian.PutUint32(b[len(b)-8:], codec.Checksum(b[:len(b)-8]))
 		}
 		s, err := openSegment("fuzz", 1, b)
 		if err != nil {
 			return
 		}
 		var ti termInfo
-		var p Postings
+		var p postingsIter
 		for i := 0; i < s.nTerms; i++ {
 			s.entry(i, &ti)
 			p.reset(&ti)

@@ -3,11 +3,11 @@ package index
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/codec"
 )
 
 // Manifest constants. Never change.
@@ -31,6 +31,7 @@ type manifest struct {
 }
 
 func appendManifest(dst []byte, m *manifest) ([]byte, error) {
+	start := len(dst)
 	dst = append(dst, manifestMagic...)
 	dst = binary.LittleEndian.AppendUint32(dst, manifestVer)
 	dst = binary.LittleEndian.AppendUint64(dst, m.nextNum)
@@ -48,7 +49,7 @@ func appendManifest(dst []byte, m *manifest) ([]byte, error) {
 	dst = append(dst, tb...)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(m.sig)))
 	dst = append(dst, m.sig...)
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst, castagnoli)), nil
+	return codec.AppendChecksum(dst, dst[start:]), nil
 }
 
 func decodeManifest(b []byte) (*manifest, error) {
@@ -58,8 +59,8 @@ func decodeManifest(b []byte) (*manifest, error) {
 	if len(b) < 8+4+8+4+4+4 || string(b[:8]) != manifestMagic {
 		return bad(0, "bad magic or size")
 	}
-	if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-		return bad(len(b)-4, "checksum mismatch")
+	if _, err := codec.VerifyChecksum(b); err != nil {
+		return nil, &CorruptionError{File: manifestName, Offset: int64(len(b) - codec.ChecksumSize), Err: err}
 	}
 	if binary.LittleEndian.Uint32(b[8:]) != manifestVer {
 		return bad(8, "unknown version")

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -30,7 +31,10 @@ func (x *Index) mergeLoop() {
 			}
 			did, err := x.mergeOnce(false)
 			if err != nil {
-				x.mergeErrs.Add(1)
+				if !errors.Is(err, ErrClosed) {
+					x.mergeErrs.Add(1)
+					x.backgroundError("merge", err)
+				}
 				break
 			}
 			if !did {
@@ -40,26 +44,65 @@ func (x *Index) mergeLoop() {
 	}
 }
 
-// tier is a segment's size class: floor(log_F(docs / MergeMinDocs)).
-func (x *Index) tier(s *segment) int {
-	n := uint64(s.nDocs - s.nDeleted)
-	minD := uint64(x.opts.MergeMinDocs)
-	if n <= minD {
+// backgroundError reports a failure of background work (what: "flush" or
+// "merge") to Options.OnBackgroundError.
+func (x *Index) backgroundError(what string, err error) {
+	if fn := x.opts.OnBackgroundError; fn != nil {
+		fn(fmt.Errorf("%w: %s: %w", ErrBackground, what, err))
+	}
+}
+
+// mergePolicy is the tiered merge policy as a pure function of segment
+// sizes, so that it can be read and tested on its own (the transcripts in
+// testdata/merge show it at work). A segment's tier is its size class,
+// floor(log_factor(live docs / minDocs)), with everything at or below
+// minDocs in tier 0; the policy merges the first run of factor neighbouring
+// segments of one tier. Restricting runs to neighbours keeps every
+// segment's id range contiguous; merging equal tiers bounds the work:
+// every document is rewritten about once per tier it climbs.
+type mergePolicy struct {
+	factor  int    // Options.MergeFactor, >= 2
+	minDocs uint64 // Options.MergeMinDocs, >= 1
+}
+
+func (x *Index) mergePolicy() mergePolicy {
+	return mergePolicy{factor: x.opts.MergeFactor, minDocs: uint64(x.opts.MergeMinDocs)}
+}
+
+// tier is the size class of a segment holding live documents.
+func (p mergePolicy) tier(live uint64) int {
+	if live <= p.minDocs {
 		return 0
 	}
-	f := x.opts.MergeFactor
 	t := 0
-	for n >= minD*uint64(f) {
-		n /= uint64(f)
+	for live >= p.minDocs*uint64(p.factor) {
+		live /= uint64(p.factor)
 		t++
 	}
 	return t
 }
 
-// pickMerge returns the first run of MergeFactor consecutive sealed
-// segments of the same tier (tiered policy restricted to neighbours so
-// every segment keeps a contiguous id range); all=true returns every
-// sealed segment. Callers hold x.mu.
+// pick returns the first run live[i:j] of factor consecutive segments of
+// the same tier, given the live document counts of the sealed segments in
+// id order; ok is false when there is none.
+func (p mergePolicy) pick(live []uint64) (i, j int, ok bool) {
+	f := p.factor
+	for i = 0; i+f <= len(live); i++ {
+		t := p.tier(live[i])
+		j = i + 1
+		for j < len(live) && p.tier(live[j]) == t && j-i < f {
+			j++
+		}
+		if j-i == f {
+			return i, j, true
+		}
+	}
+	return 0, 0, false
+}
+
+// pickMerge returns the segments mergePolicy picks among the sealed ones;
+// all=true returns every sealed segment (when merging them changes
+// anything). Callers hold x.mu.
 func (x *Index) pickMerge(all bool) []*segment {
 	var sealed []*segment
 	for _, s := range x.segs {
@@ -74,16 +117,12 @@ func (x *Index) pickMerge(all bool) []*segment {
 		}
 		return sealed
 	}
-	f := x.opts.MergeFactor
-	for i := 0; i+f <= len(sealed); i++ {
-		t := x.tier(sealed[i])
-		j := i + 1
-		for j < len(sealed) && x.tier(sealed[j]) == t && j-i < f {
-			j++
-		}
-		if j-i == f {
-			return sealed[i:j]
-		}
+	live := make([]uint64, len(sealed))
+	for i, s := range sealed {
+		live[i] = uint64(s.nDocs - s.nDeleted)
+	}
+	if i, j, ok := x.mergePolicy().pick(live); ok {
+		return sealed[i:j]
 	}
 	return nil
 }
@@ -213,7 +252,7 @@ func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*s
 	// k-way merge of the sorted term tables.
 	pos := make([]int, len(in))
 	var docs, tfs []uint32
-	var p Postings
+	var p postingsIter
 	var ti termInfo
 	for {
 		var best []byte

@@ -47,6 +47,16 @@ type Options struct {
 	// agent, have no predecessor. Changing it on an existing index rebuilds
 	// the index from the Source at Open. Default false.
 	SessionContext bool
+	// OnBackgroundError, when set, is called with every error of a
+	// background flush or merge, on the background goroutine, after
+	// Metrics.FlushErrors or Metrics.MergeErrors has counted it; the error
+	// wraps ErrBackground and the cause. A failed flush leaves its segment
+	// searchable in memory and is retried by the next flush; a failed merge
+	// leaves its inputs in place and is retried at the next flush. The
+	// function must not block for long (it holds up background work) and
+	// must not call Close. Work stopped by Close is not an error. Default
+	// nil: failures are only counted.
+	OnBackgroundError func(error)
 }
 
 // EnsureDefaults fills unset fields with their documented defaults and

@@ -175,13 +175,13 @@ type termInfo struct {
 	lo, hi uint32 // sealed segment id range: decoded ids are checked against it
 }
 
-// Postings iterates over one term's postings in one segment, in increasing
+// postingsIter iterates over one term's postings in one segment, in increasing
 // doc order. It is a concrete type so scoring loops make no interface call
-// per posting; a Postings value is reusable (reset) so steady-state queries
+// per posting; a postingsIter value is reusable (reset) so steady-state queries
 // do not allocate. Usage: for p.Next() { p.At(), p.TF() }; Seek(d) moves to
 // the first doc >= d. Err reports decoding errors (a sealed segment is
 // checksummed on load, so it is nil unless memory was damaged).
-type Postings struct {
+type postingsIter struct {
 	mem     *memTerm
 	arena   *postArena
 	data    []byte
@@ -201,7 +201,7 @@ type Postings struct {
 	tfBuf  [blockSize]uint32
 }
 
-func (p *Postings) reset(ti *termInfo) {
+func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
@@ -212,7 +212,7 @@ func (p *Postings) reset(ti *termInfo) {
 }
 
 // meta returns the metadata of block bi.
-func (p *Postings) meta(bi int) blockMeta {
+func (p *postingsIter) meta(bi int) blockMeta {
 	if p.mem != nil {
 		return *p.mem.block(bi)
 	}
@@ -225,7 +225,7 @@ func (p *Postings) meta(bi int) blockMeta {
 	}
 }
 
-func (p *Postings) blockLast(bi int) uint32 {
+func (p *postingsIter) blockLast(bi int) uint32 {
 	if p.mem != nil {
 		return p.mem.block(bi).last
 	}
@@ -233,7 +233,7 @@ func (p *Postings) blockLast(bi int) uint32 {
 }
 
 // load makes block bi current, positioned at its first posting.
-func (p *Postings) load(bi int) {
+func (p *postingsIter) load(bi int) {
 	p.bi = bi
 	p.i = 0
 	if p.decoded == bi {
@@ -298,7 +298,7 @@ func (p *Postings) load(bi int) {
 	p.cur = docs[0]
 }
 
-func (p *Postings) fail() {
+func (p *postingsIter) fail() {
 	p.err = ErrCorrupt
 	p.cur = endDoc
 	p.bi = p.nBlocks
@@ -307,7 +307,7 @@ func (p *Postings) fail() {
 }
 
 // Next advances to the next posting and reports whether there is one.
-func (p *Postings) Next() bool {
+func (p *postingsIter) Next() bool {
 	if p.cur == endDoc && p.i >= 0 {
 		return false
 	}
@@ -330,7 +330,7 @@ func (p *Postings) Next() bool {
 
 // Seek advances to the first posting >= d (never backwards) and reports
 // whether there is one.
-func (p *Postings) Seek(d uint32) bool {
+func (p *postingsIter) Seek(d uint32) bool {
 	if p.i >= 0 && p.cur >= d {
 		return p.cur != endDoc
 	}
@@ -366,7 +366,7 @@ func (p *Postings) Seek(d uint32) bool {
 
 // shallowBlock is shallow without reading the metadata: it returns the
 // index of the block that may contain d, or -1 past the last block.
-func (p *Postings) shallowBlock(d uint32) int {
+func (p *postingsIter) shallowBlock(d uint32) int {
 	if p.i >= 0 && p.decoded == p.bi && p.bi < p.nBlocks && p.cur >= d && p.cur != endDoc {
 		return p.bi
 	}
@@ -385,13 +385,13 @@ func (p *Postings) shallowBlock(d uint32) int {
 }
 
 // At returns the current doc id (endDoc when exhausted).
-func (p *Postings) At() uint32 { return p.cur }
+func (p *postingsIter) At() uint32 { return p.cur }
 
 // TF returns the term frequency of the current posting.
-func (p *Postings) TF() uint32 { return p.tfs[p.i] }
+func (p *postingsIter) TF() uint32 { return p.tfs[p.i] }
 
 // Err returns the first decoding error.
-func (p *Postings) Err() error { return p.err }
+func (p *postingsIter) Err() error { return p.err }
 
 func uvarint32(b []byte) (uint32, int) {
 	var x uint32

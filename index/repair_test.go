@@ -2,7 +2,9 @@ package index
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -25,6 +27,10 @@ func TestCorruptSegment(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if len(x.segs) != 3 {
+		t.Fatalf("%d segments, want 3", len(x.segs))
+	}
+	seg1, seg2 := x.segs[1], x.segs[2]
 	x.Close()
 	// flip one byte in the middle of the second segment
 	name := "idx/" + segName(2)
@@ -47,8 +53,24 @@ func TestCorruptSegment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.Close()
-	if m := y.Metrics(); m.Dropped != 2 || m.Rebuilt != 400 {
+	m := y.Metrics()
+	if m.Dropped != 2 || m.Rebuilt != 400 {
 		t.Fatalf("metrics %+v: want 2 segments dropped, 400 docs rebuilt", m)
+	}
+	// Every dropped segment is reported: which, its ids, why.
+	if len(m.Repairs) != 2 {
+		t.Fatalf("repairs %v, want the corrupt segment and the one after it", m.Repairs)
+	}
+	r0, r1 := m.Repairs[0], m.Repairs[1]
+	if r0.File != segName(2) || r0.Lo != uint64(seg1.lo) || r0.Hi != uint64(seg1.hi) || r0.Reason != RepairCorrupt ||
+		!errors.As(r0.Err, &ce) || ce.File != segName(2) {
+		t.Fatalf("first repair: %v; want %s ids %d-%d corrupt with its CorruptionError", r0, segName(2), seg1.lo, seg1.hi)
+	}
+	if r1.File != segName(3) || r1.Lo != uint64(seg2.lo) || r1.Hi != uint64(seg2.hi) || r1.Reason != RepairAfterCorrupt || r1.Err != nil {
+		t.Fatalf("second repair: %v; want %s ids %d-%d after a corrupt segment", r1, segName(3), seg2.lo, seg2.hi)
+	}
+	if s := r0.String(); !strings.Contains(s, segName(2)) || !strings.Contains(s, "corrupt") || !strings.Contains(s, fmt.Sprintf("%d-%d", seg1.lo, seg1.hi)) {
+		t.Fatalf("repair reads %q", s)
 	}
 	if err := sameIndex(y, src, nil, []string{"w1 w2", "w3 w9"}, []*Filter{{Agents: []string{"a2"}}}); err != nil {
 		t.Fatal(err)
@@ -183,7 +205,7 @@ func TestAnalyzerChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.Close()
-	if m := y.Metrics(); m.Dropped != 1 || m.Rebuilt != 2 {
+	if m := y.Metrics(); m.Dropped != 1 || m.Rebuilt != 2 || len(m.Repairs) != 1 || m.Repairs[0].Reason != RepairAnalyzerChanged {
 		t.Fatalf("metrics %+v", m)
 	}
 	// stemmed by the project analyzer: "connection" matches "connections"

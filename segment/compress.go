@@ -3,11 +3,11 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"sync"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
+	"github.com/lazymem/lazymem/codec"
 )
 
 // compressor builds and opens segment values. Encoders are pooled; the zstd
@@ -61,7 +61,7 @@ func (c *compressor) appendSegment(dst []byte, count int, body []byte) ([]byte, 
 		dst = enc.EncodeAll(body, dst)
 		c.encPool.Put(enc)
 	}
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+	return codec.AppendChecksum(dst, dst[start:]), nil
 }
 
 // openSegment verifies and decompresses a stored segment value. first is the
@@ -76,8 +76,8 @@ func (c *compressor) openSegment(first uint64, v []byte, alias bool) (*decoded, 
 		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes is shorter than its header", ErrFormat, len(v)))
 	}
 	end := len(v) - 4
-	if want, got := binary.LittleEndian.Uint32(v[end:]), crc32.Checksum(v[:end], castagnoli); want != got {
-		return nil, corrupt(end, fmt.Errorf("%w: stored %08x, computed %08x", ErrChecksum, want, got))
+	if _, err := codec.VerifyChecksum(v); err != nil {
+		return nil, corrupt(end, fmt.Errorf("%w: %w", ErrChecksum, err))
 	}
 	if v[0] != segmentVersion {
 		return nil, corrupt(0, fmt.Errorf("%w: unknown segment version %d", ErrFormat, v[0]))

@@ -3,7 +3,6 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 )
 
 // Key prefixes inside the Pebble keyspace. Stored on disk: never change.
@@ -19,8 +18,6 @@ const (
 // segmentVersion is the first byte of every segment value. Never change;
 // add a new version instead.
 const segmentVersion = 1
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func makeKey(prefix byte, id uint64) []byte {
 	var k [9]byte

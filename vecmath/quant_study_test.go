@@ -10,7 +10,7 @@ import (
 	"github.com/lazymem/lazymem/internal/testenv"
 )
 
-// locomoDir holds the LoCoMo USE-lite embeddings (see DESIGN.md, section 6).
+// locomoDir holds the LoCoMo USE-lite embeddings (see docs/DESIGN.md, Evaluation data).
 // LAZYMEM_LOCOMO overrides the default location next to the work tree.
 func locomoDir() string {
 	if d := os.Getenv("LAZYMEM_LOCOMO"); d != "" {

@@ -29,6 +29,7 @@ Commands:
   stats     show what a store holds
   bench     compare lazymem with eager-RAG baselines on a generated history
   eval      evaluate recall on a dataset (eval locomo --data DIR)
+  evalzh    evaluate recall on the Chinese memory set (bench/zhmem)
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdBench(ctx, rest, stdout, stderr)
 	case "eval":
 		err = cmdEval(ctx, rest, stdout, stderr)
+	case "evalzh":
+		err = cmdEvalZh(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lazymem: unknown command %q\n\n%s", cmd, usage)
 		return 2

@@ -48,7 +48,7 @@ func BenchmarkHTTP(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger()}).routes())
+		ts := httptest.NewServer(newServer(db, defaultLimits()).routes())
 		b.Cleanup(func() { ts.Close(); db.Close() })
 		return db, ts
 	}

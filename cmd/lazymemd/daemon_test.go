@@ -33,9 +33,18 @@ const childEnv = "LAZYMEMD_TEST_CHILD"
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// testConfig is the command line's defaults for a store in dir.
+func testConfig(dir string) config {
+	cfg, err := parseArgs([]string{"--db", dir, "--shutdown-timeout", "5s", "--quiet"}, io.Discard)
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
 func TestParseArgs(t *testing.T) {
 	cfg, err := parseArgs([]string{"--db", "d"}, io.Discard)
-	if err != nil || cfg.addr != defaultAddr || cfg.maxBody != defaultMaxBody || cfg.embedder != "hash" || cfg.shutdown != defaultShutdown {
+	if err != nil || cfg.addr != defaultAddr || cfg.lim != defaultLimits() || cfg.embedder != "hash" || cfg.shutdown != defaultShutdown {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
 	for _, args := range [][]string{{}, {"--db", "d", "extra"}, {"--db", "d", "--max-body", "0"}, {"--db", "d", "--shutdown-timeout", "-1s"}, {"--nope"}} {
@@ -58,7 +67,7 @@ func TestParseArgs(t *testing.T) {
 
 // startServe runs serve on a free port until the returned stop is called;
 // stop returns serve's error.
-func startServe(t *testing.T, dir string) (url string, stop func() error) {
+func startServe(t *testing.T, cfg config) (url string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -67,14 +76,18 @@ func startServe(t *testing.T, dir string) (url string, stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, config{db: dir, embedder: "hash", maxBody: defaultMaxBody, shutdown: 5 * time.Second, quiet: true}, ln, io.Discard)
+		done <- serve(ctx, cfg, ln, io.Discard)
 	}()
 	url = "http://" + ln.Addr().String()
+	// No keep-alive: the probe must not hold a connection slot.
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/v1/health")
+		resp, err := probe.Get(url + "/v1/ready")
 		if err == nil {
 			resp.Body.Close()
-			break
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
 		}
 		select {
 		case err := <-done:
@@ -90,7 +103,7 @@ func startServe(t *testing.T, dir string) (url string, stop func() error) {
 // without re-embedding (the embedding cache is on disk).
 func TestServeRestart(t *testing.T) {
 	dir := t.TempDir()
-	url, stop := startServe(t, dir)
+	url, stop := startServe(t, testConfig(dir))
 	var ids struct{ IDs []uint64 }
 	if st := call(t, "POST", url+"/v1/records", `{"records":[{"agent":"a","text":"the cache lives in pebble"},{"agent":"a","text":"ristretto in front of it"}]}`, &ids); st != 200 {
 		t.Fatal(st)
@@ -102,7 +115,7 @@ func TestServeRestart(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	url, stop = startServe(t, dir)
+	url, stop = startServe(t, testConfig(dir))
 	defer func() {
 		if err := stop(); err != nil {
 			t.Error(err)
@@ -117,17 +130,11 @@ func TestServeRestart(t *testing.T) {
 	}
 }
 
-// TestCrashKill: the daemon is killed with SIGKILL while clients append;
-// every append it acknowledged is in the store when it is reopened. (Lost
-// unsynced writes, the power-cut case, are simulated by the engine's and
-// the log's crash tests; this proves the daemon acknowledges only what the
-// engine made durable.)
-func TestCrashKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon process")
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "--db", dir, "--addr", "127.0.0.1:0")
+// startDaemon runs the daemon (this test binary as main) on dir with the
+// extra flags and returns it once it is ready, with its URL and its log.
+func startDaemon(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"--db", dir, "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -136,20 +143,40 @@ func TestCrashKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
-	// The daemon's first log line names its URL.
-	urlRE := regexp.MustCompile(`url=(http://[0-9.:]+)`)
-	sc := bufio.NewScanner(stderr)
-	var url string
-	for url == "" && sc.Scan() {
-		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-		}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	log := new(syncBuffer)
+	url := daemonURL(t, stderr, log)
+	waitReady(t, url)
+	return cmd, url, log
+}
+
+// marker is a word no other record holds, so that a sparse recall for it
+// finds exactly the records carrying it: consonants only, so that the
+// stemmer leaves it whole.
+func marker(n int) string {
+	const letters = "bcdfghjklmnpqrtvwxz"
+	b := []byte("zq")
+	for range 5 {
+		b = append(b, letters[n%len(letters)])
+		n /= len(letters)
 	}
-	if url == "" {
-		t.Fatalf("the daemon never said where it listens: %v", sc.Err())
+	return string(b)
+}
+
+// TestCrashKill: the daemon is killed with SIGKILL while clients append;
+// every append it acknowledged is in the store when it is reopened, and
+// recallable: a restarted daemon finds each acknowledged record by a word
+// only it holds (so the index was rebuilt from the log for whatever it
+// had not persisted). (Lost unsynced writes, the power-cut case, are
+// simulated by the engine's and the log's crash tests; this proves the
+// daemon acknowledges only what the engine made durable and searchable
+// after recovery.)
+func TestCrashKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a daemon process")
 	}
-	go io.Copy(io.Discard, stderr)
+	dir := t.TempDir()
+	cmd, url, _ := startDaemon(t, dir)
 
 	var mu sync.Mutex
 	acked := map[uint64]string{}
@@ -162,8 +189,9 @@ func TestCrashKill(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				text := fmt.Sprintf("writer %d record %d", c, i)
-				body := fmt.Sprintf(`{"records":[{"agent":"a","text":%q},{"agent":"a","text":%q}]}`, text, text+" (second)")
+				text := fmt.Sprintf("writer %d record %d %s", c, i, marker(2*(c*100000+i)))
+				text2 := fmt.Sprintf("writer %d record %d %s (second)", c, i, marker(2*(c*100000+i)+1))
+				body := fmt.Sprintf(`{"records":[{"agent":"a","text":%q},{"agent":"a","text":%q}]}`, text, text2)
 				resp, err := client.Post(url+"/v1/records", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the daemon is gone
@@ -175,7 +203,7 @@ func TestCrashKill(t *testing.T) {
 					return // cut mid-reply: not acknowledged
 				}
 				mu.Lock()
-				acked[ids.IDs[0]], acked[ids.IDs[1]] = text, text+" (second)"
+				acked[ids.IDs[0]], acked[ids.IDs[1]] = text, text2
 				n := len(acked)
 				mu.Unlock()
 				if n >= 200 {
@@ -195,20 +223,75 @@ func TestCrashKill(t *testing.T) {
 	wg.Wait()
 	cmd.Wait()
 
-	db, err := engine.Open(dir, engine.Options{})
-	if err != nil {
-		t.Fatalf("reopen after the kill: %v", err)
-	}
-	defer db.Close()
+	// A new daemon on the store: every acknowledged record is there by id
+	// and found by a sparse recall of its marker.
+	cmd, url, log := startDaemon(t, dir, "--quiet")
 	mu.Lock()
 	defer mu.Unlock()
 	for id, text := range acked {
-		r, err := db.Get(context.Background(), id)
-		if err != nil || r.Text != text {
-			t.Fatalf("acknowledged id %d: %q, %v; want %q", id, r.Text, err, text)
+		var rec wire.StoredRecord
+		if st := call(t, "GET", fmt.Sprintf("%s/v1/records/%d", url, id), "", &rec); st != 200 || rec.Text != text {
+			t.Fatalf("acknowledged id %d: %d %q; want %q", id, st, rec.Text, text)
+		}
+		word := strings.Fields(text)[4]
+		var res wire.Result
+		if st := call(t, "POST", url+"/v1/recall", fmt.Sprintf(`{"agent":"a","text":%q,"mode":"sparse","k":5}`, word), &res); st != 200 {
+			t.Fatalf("recall %s: %d", word, st)
+		}
+		if len(res.Memories) != 1 || res.Memories[0].ID != id {
+			t.Fatalf("acknowledged id %d (%q) is not what a sparse recall of %q finds after the restart: %+v\n%s", id, text, word, res.Memories, log.String())
 		}
 	}
-	t.Logf("%d acknowledged records, all present after SIGKILL and reopen", len(acked))
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the restarted daemon's shutdown: %v\n%s", err, log.String())
+	}
+	t.Logf("%d acknowledged records, all present and recallable after SIGKILL and restart", len(acked))
+}
+
+// TestTokenFileDaemon: the daemon started with --token-file enforces the
+// token: without it 401, with it 200, and the probes stay open.
+func TestTokenFileDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a daemon process")
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("t0ken-from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LAZYMEMD_TOKEN", "") // the file, not the environment
+	_, url, _ := startDaemon(t, t.TempDir(), "--token-file", tokenFile, "--quiet")
+	do := func(method, path, auth, body string) int {
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		method, path, auth, body string
+		want                     int
+	}{
+		{"GET", "/v1/stats", "", "", 401},
+		{"GET", "/v1/stats", "Bearer wrong", "", 401},
+		{"POST", "/v1/records", "", `{"agent":"a","text":"x"}`, 401},
+		{"POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 401},
+		{"GET", "/v1/stats", "Bearer t0ken-from-file", "", 200},
+		{"POST", "/v1/records", "Bearer t0ken-from-file", `{"agent":"a","text":"x"}`, 200},
+		{"GET", "/v1/live", "", "", 200},
+		{"GET", "/v1/ready", "", "", 200},
+	} {
+		if got := do(c.method, c.path, c.auth, c.body); got != c.want {
+			t.Errorf("%s %s with %q: %d, want %d", c.method, c.path, c.auth, got, c.want)
+		}
+	}
 }
 
 func TestAuth(t *testing.T) {
@@ -217,7 +300,9 @@ func TestAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger(), token: "s3cret"}).routes())
+	srv := newServer(db, defaultLimits())
+	srv.token = "s3cret"
+	ts := httptest.NewServer(srv.routes())
 	defer ts.Close()
 	do := func(path, auth string) int {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
@@ -284,8 +369,9 @@ func TestOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ts := httptest.NewServer((&server{db: db, maxBody: defaultMaxBody, clock: time.Now, errLog: discardLogger(),
-		origins: map[string]bool{"http://localhost:3000": true}}).routes())
+	srv := newServer(db, defaultLimits())
+	srv.origins["http://localhost:3000"] = true
+	ts := httptest.NewServer(srv.routes())
 	defer ts.Close()
 	post := func(origin string) int {
 		req, _ := http.NewRequest("POST", ts.URL+"/v1/records", strings.NewReader(`{"agent":"a","text":"x"}`))
@@ -332,4 +418,122 @@ func TestOrigin(t *testing.T) {
 	if err != nil || len(cfg.origins) != 2 || cfg.origins[0] != "http://a:1" {
 		t.Fatalf("%+v %v", cfg.origins, err)
 	}
+}
+
+// TestHostCheck: a request naming a host other than the allowed ones (a
+// DNS-rebinding page: Host evil.example on 127.0.0.1) is refused with 403
+// and writes nothing; the loopback names pass on any port by default.
+func TestHostCheck(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := newServer(db, defaultLimits())
+	ts := httptest.NewServer(srv.routes())
+	defer ts.Close()
+	post := func(host string) (int, errorReply) {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/records", strings.NewReader(`{"agent":"a","text":"x"}`))
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e errorReply
+		json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e
+	}
+	for _, h := range []string{"evil.example", "evil.example:7373", "localhost.evil.example", "127.0.0.2:7373", "[::2]", "a b"} {
+		if st, e := post(h); st != http.StatusForbidden || e.Error.Code != "forbidden_host" {
+			t.Errorf("Host %q: %d %+v, want 403 forbidden_host", h, st, e.Error)
+		}
+	}
+	if db.Metrics().Log.Next != 1 {
+		t.Fatal("a refused request wrote")
+	}
+	for _, h := range []string{"localhost", "LOCALHOST:7373", "127.0.0.1:1", "[::1]", "[::1]:8080"} {
+		if st, e := post(h); st != 200 {
+			t.Errorf("Host %q: %d %+v, want 200", h, st, e.Error)
+		}
+	}
+	// Probes answer any host (supervisors probe by address).
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/health", nil)
+	req.Host = "10.1.2.3:7373"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("probe by address: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// Configured lists: a host with a port matches that port only; * any.
+	h, err := parseHosts([]string{"mem.internal:7373", "10.0.0.5"})
+	if err != nil || !h.allows("MEM.internal:7373") || h.allows("mem.internal:80") || h.allows("mem.internal") ||
+		!h.allows("10.0.0.5:1") || h.allows("localhost") {
+		t.Fatalf("list: %+v %v", h, err)
+	}
+	if h, _ := parseHosts([]string{"*"}); !h.allows("anything:1") {
+		t.Fatal("* refused a host")
+	}
+	for _, bad := range []string{"", "a:b", "a:99999", "x/y", "[::1"} {
+		if _, err := parseHosts([]string{bad}); err == nil {
+			t.Errorf("entry %q accepted", bad)
+		}
+	}
+	// A non-loopback --addr needs the operator's list.
+	if _, err := parseArgs([]string{"--db", "d", "--addr", "0.0.0.0:7373"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--allowed-hosts") {
+		t.Fatalf("non-loopback addr without --allowed-hosts: %v", err)
+	}
+	if _, err := parseArgs([]string{"--db", "d", "--addr", ":7373"}, io.Discard); err == nil {
+		t.Fatal("all interfaces without --allowed-hosts accepted")
+	}
+	for _, args := range [][]string{
+		{"--addr", "0.0.0.0:7373", "--allowed-hosts", "*"},
+		{"--addr", "10.0.0.5:7373", "--allowed-hosts", "mem.internal,10.0.0.5"},
+		{"--addr", "localhost:7373"}, {"--addr", "[::1]:7373"},
+	} {
+		if _, err := parseArgs(append([]string{"--db", "d"}, args...), io.Discard); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+	if cfg, _ := parseArgs([]string{"--db", "d", "--allowed-hosts", "a,b", "--allowed-hosts", "c"}, io.Discard); len(cfg.hosts) != 3 {
+		t.Fatalf("hosts %q", cfg.hosts)
+	}
+}
+
+// daemonURL reads the daemon's log until the line naming its URL, then
+// copies the rest to log (nil: discards it).
+func daemonURL(t *testing.T, stderr io.Reader, log io.Writer) string {
+	t.Helper()
+	urlRE := regexp.MustCompile(`url=(http://[0-9.:]+)`)
+	sc := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && sc.Scan() {
+		if log != nil {
+			fmt.Fprintln(log, sc.Text())
+		}
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("the daemon never said where it listens: %v", sc.Err())
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	go io.Copy(log, stderr)
+	return url
+}
+
+// waitReady polls GET /v1/ready until the store is open.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	waitFor(t, "the daemon is ready", func() bool {
+		resp, err := http.Get(url + "/v1/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }

@@ -5,7 +5,10 @@
 //
 // Endpoints (docs/API.md has the full reference and curl examples):
 //
-//	GET  /v1/health        {"status": "ok"}
+//	GET  /v1/live          200 while the process runs (liveness)
+//	GET  /v1/ready         200 once the store is open, 503 while it opens
+//	                       or the daemon shuts down (readiness; /v1/health
+//	                       is the same)
 //	POST /v1/records       one record, or {"records": [...]} -> {"ids": [...]}
 //	                       (durable when the reply arrives; a bad record
 //	                       rejects the whole body and writes nothing)
@@ -16,10 +19,14 @@
 //	                       replies): tools remember and recall
 //
 // Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
-// for bad input (the field named), 404, 405, 410, 413, 502 when the
-// embedder fails, 503 while shutting down. SIGINT or SIGTERM stops taking
-// connections, lets the requests in flight finish (up to --shutdown-timeout)
-// and closes the store.
+// for bad input (the field named), 401, 403, 404, 405, 410, 413 over a
+// limit, 502 when the embedder fails, 503 while opening or shutting down,
+// when a shared budget is spent or past the request timeout, 507 when the
+// disk is full. The daemon listens before the store is open (the probes
+// answer meanwhile); SIGINT or SIGTERM, even during the open, stops taking
+// connections, lets the requests in flight finish (up to
+// --shutdown-timeout) and closes the store (up to --shutdown-timeout
+// again).
 package main
 
 import (
@@ -41,10 +48,9 @@ import (
 	"github.com/lazymem/lazymem/engine"
 )
 
-// Defaults of the flags.
+// Defaults of the flags (the limits' are in limits.go).
 const (
 	defaultAddr     = "127.0.0.1:7373"
-	defaultMaxBody  = 64 << 20
 	defaultShutdown = 15 * time.Second
 )
 
@@ -60,7 +66,13 @@ type config struct {
 	mcpAgent           string
 	tokenFile          string
 	origins            []string
-	maxBody            int64
+	hosts              []string
+	lim                limits
+	maxConns           int
+	readHeaderTimeout  time.Duration
+	readTimeout        time.Duration
+	idleTimeout        time.Duration
+	maxHeaderBytes     int
 	shutdown           time.Duration
 	quiet              bool
 }
@@ -89,7 +101,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 func parseArgs(args []string, stderr io.Writer) (config, error) {
-	cfg := config{}
+	cfg := config{lim: defaultLimits()}
 	fs := flag.NewFlagSet("lazymemd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -99,15 +111,35 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.db, "db", "", "store directory, created if absent (required)")
 	fs.StringVar(&cfg.addr, "addr", defaultAddr, "address to listen on (host:port; :0 picks a free port)")
 	fs.StringVar(&cfg.embedder, "embedder", "hash", embedspec.Usage)
-	fs.Int64Var(&cfg.maxBody, "max-body", defaultMaxBody, "largest request body in bytes")
-	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "how long requests in flight may take to finish on SIGTERM")
+	fs.Int64Var(&cfg.lim.maxBody, "max-body", defaultMaxBody, "largest request body in bytes (413 over it)")
+	fs.IntVar(&cfg.lim.maxBatch, "max-batch", defaultMaxBatch, "most records of one append (413 over it)")
+	fs.Int64Var(&cfg.lim.maxInflight, "max-inflight-records", defaultMaxInflight, "most records being appended at once, all requests together (503 busy over it)")
+	fs.Int64Var(&cfg.lim.maxDecode, "max-decode-bytes", defaultMaxDecode, "most bytes of request bodies held in memory at once, all requests together (503 busy over it)")
+	fs.IntVar(&cfg.lim.maxSynonyms, "max-synonyms", defaultMaxSynonyms, "most keys of a query's synonym table (413 over it)")
+	fs.IntVar(&cfg.lim.maxSynonymBytes, "max-synonym-bytes", defaultMaxSynonymBytes, "most bytes of a synonym table's keys and values (413 over it)")
+	fs.IntVar(&cfg.lim.maxAgents, "max-agents", defaultMaxAgents, "most agents one query searches (413 over it)")
+	fs.DurationVar(&cfg.lim.requestTimeout, "request-timeout", defaultRequestTimeout, "deadline of a request's work once its headers are read (503 timeout past it)")
+	fs.IntVar(&cfg.maxConns, "max-conns", defaultMaxConns, "most client connections open at once; more wait to be accepted")
+	fs.DurationVar(&cfg.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time a client has to send a request's headers (slow clients are disconnected)")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, body included")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", defaultIdleTimeout, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (431 over it)")
+	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "on SIGTERM, how long requests in flight may take to finish, then how long closing the store may take")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
-	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but GET /v1/health must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
+	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but the probes (GET /v1/live, /v1/ready, /v1/health) must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
 	fs.Func("allow-origin", "a browser origin (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
 		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
 			return fmt.Errorf("%q: want scheme://host[:port], like http://localhost:3000", v)
 		}
 		cfg.origins = append(cfg.origins, strings.TrimSuffix(v, "/"))
+		return nil
+	})
+	fs.Func("allowed-hosts", "Host headers answered, comma-separated: names or addresses (any port), host:port, or * for any (repeatable; default localhost,127.0.0.1,[::1]; required when --addr is not a loopback address)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				cfg.hosts = append(cfg.hosts, h)
+			}
+		}
 		return nil
 	})
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
@@ -119,71 +151,195 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	case cfg.db == "":
 		return cfg, errors.New("--db is required")
-	case cfg.maxBody < 1:
-		return cfg, fmt.Errorf("--max-body %d: want a positive number of bytes", cfg.maxBody)
-	case cfg.shutdown < 0:
-		return cfg, fmt.Errorf("--shutdown-timeout %v: want >= 0", cfg.shutdown)
+	case cfg.shutdown <= 0:
+		return cfg, fmt.Errorf("--shutdown-timeout %v: want a positive duration", cfg.shutdown)
+	case cfg.maxConns < 1:
+		return cfg, fmt.Errorf("--max-conns %d: want a positive number", cfg.maxConns)
+	case cfg.readHeaderTimeout <= 0 || cfg.readTimeout <= 0 || cfg.idleTimeout <= 0:
+		return cfg, fmt.Errorf("--read-header-timeout, --read-timeout and --idle-timeout must be positive (%v, %v, %v)", cfg.readHeaderTimeout, cfg.readTimeout, cfg.idleTimeout)
+	case cfg.maxHeaderBytes < 1:
+		return cfg, fmt.Errorf("--max-header-bytes %d: want a positive number of bytes", cfg.maxHeaderBytes)
+	}
+	if len(cfg.hosts) == 0 {
+		if !loopbackAddr(cfg.addr) {
+			return cfg, fmt.Errorf("--addr %s is not a loopback address: list the host names clients reach it by with --allowed-hosts (or --allowed-hosts '*')", cfg.addr)
+		}
+		cfg.hosts = defaultHosts
+	}
+	if _, err := parseHosts(cfg.hosts); err != nil {
+		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
+	}
+	if err := cfg.lim.validate(); err != nil {
+		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
 	}
 	return cfg, nil
 }
 
-// serve opens the store, serves the API on ln until ctx is done, then shuts
-// down gracefully and closes the store.
+// serve serves the API on ln until ctx is done, then shuts down within
+// the shutdown timeout. It listens before the store is open: opening can
+// take long (the index re-reads what it lacks from the log), and meanwhile
+// GET /v1/live says the process is up, GET /v1/ready and every other
+// request answer 503, and a signal is honoured.
 func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) error {
-	defer ln.Close()
-	emb, err := embedspec.Open(cfg.embedder)
-	if err != nil {
-		return err
-	}
-	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb})
-	if err != nil {
-		return err
-	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	token, err := loadToken(cfg.tokenFile)
 	if err != nil {
-		return errors.Join(err, db.Close())
+		ln.Close()
+		return err
 	}
-	s := &server{db: db, maxBody: cfg.maxBody, clock: time.Now, errLog: logger, mcpAgent: cfg.mcpAgent, token: token, origins: map[string]bool{}}
+	s := newServer(nil, cfg.lim)
+	s.errLog, s.mcpAgent, s.token = logger, cfg.mcpAgent, token
+	if s.hosts, err = parseHosts(cfg.hosts); err != nil {
+		ln.Close()
+		return err
+	}
 	for _, o := range cfg.origins {
 		s.origins[o] = true
 	}
 	if !cfg.quiet {
 		s.log = logger
 	}
-	srv := &http.Server{
-		Handler:           s.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute, // a 64 MiB batch on a slow link, not a stalled client forever
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	// Requests run under reqCtx, canceled when the shutdown timeout passes
+	// so that the engine's calls stop.
+	reqCtx, cancelReqs := context.WithCancel(context.Background())
+	defer cancelReqs()
+	srv := newHTTPServer(cfg, s.routes(), reqCtx, logger)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(newLimitListener(ln, cfg.maxConns)) }()
+	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", token != "")
+
+	opened := make(chan openResult, 1)
+	go func() { opened <- openStore(cfg) }()
+	var db *engine.DB
+	select {
+	case res := <-opened:
+		if res.err != nil {
+			s.state.Store(stateClosing)
+			stopHTTP(srv, errc, cancelReqs, cfg.shutdown)
+			return res.err
+		}
+		db = res.db
+		m := db.Metrics()
+		logger.Info("store open, ready", "records", m.Log.Next-1, "embedder", res.embedder)
+		s.open(db)
+	case <-ctx.Done():
+		logger.Info("stopping while the store opens", "timeout", cfg.shutdown)
+		return abandonOpen(s, srv, errc, cancelReqs, opened, cfg.shutdown, logger, nil)
+	case err := <-errc:
+		return abandonOpen(s, srv, errc, cancelReqs, opened, cfg.shutdown, logger, err)
 	}
-	m := db.Metrics()
+
+	select {
+	case err = <-errc:
+		// Serve failed on its own: nothing is in flight any more.
+		errc <- err
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", cfg.shutdown)
+	}
+	s.state.Store(stateClosing)
+	err = stopHTTP(srv, errc, cancelReqs, cfg.shutdown)
+	return errors.Join(err, closeWithin(cfg.shutdown, db.Close))
+}
+
+// newHTTPServer is the HTTP server of cfg: its timeouts bound slow
+// clients (slowloris: headers sent a byte at a time), its requests run
+// under reqCtx.
+func newHTTPServer(cfg config, h http.Handler, reqCtx context.Context, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    cfg.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+}
+
+// Server states: /v1/ready is 200 only while the state is ready.
+const (
+	stateOpening int32 = iota
+	stateReady
+	stateClosing
+)
+
+type openResult struct {
+	db       *engine.DB
+	embedder string
+	err      error
+}
+
+// openStore opens the embedder and the store of cfg.
+func openStore(cfg config) openResult {
+	emb, err := embedspec.Open(cfg.embedder)
+	if err != nil {
+		return openResult{err: err}
+	}
+	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb})
 	name := "hash"
 	if emb != nil {
 		name = emb.Name()
 	}
-	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db,
-		"records", m.Log.Next-1, "embedder", name, "auth", token != "")
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	return openResult{db: db, embedder: name, err: err}
+}
+
+// stopHTTP stops taking connections and lets the requests in flight
+// finish within timeout; past it, their contexts are canceled and their
+// connections closed. It returns Serve's error, nil for a normal stop.
+func stopHTTP(srv *http.Server, errc <-chan error, cancelReqs func(), timeout time.Duration) error {
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err := srv.Shutdown(sctx)
+	cancel()
+	if err != nil {
+		cancelReqs()
+		srv.Close() // the timeout passed: drop what is left
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return nil
+}
+
+// abandonOpen stops serving while the store is still opening. If the open
+// finishes within the timeout the store is closed cleanly; if not, serve
+// returns without it and the process exits: nothing was acknowledged
+// through it, and an open cut short is recovered like a crash (the log is
+// the source of truth, the index is re-read from it).
+func abandonOpen(s *server, srv *http.Server, errc chan error, cancelReqs func(), opened <-chan openResult, timeout time.Duration, logger *slog.Logger, serveErr error) error {
+	s.state.Store(stateClosing)
+	if serveErr != nil {
+		errc <- serveErr
+	}
+	err := stopHTTP(srv, errc, cancelReqs, timeout)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
 	select {
-	case err = <-errc:
-		// Serve failed on its own: nothing is in flight any more.
-	case <-ctx.Done():
-		logger.Info("shutting down", "timeout", cfg.shutdown)
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
-		err = srv.Shutdown(sctx)
-		cancel()
-		if err != nil {
-			srv.Close() // the timeout passed: drop what is left
+	case res := <-opened:
+		if res.err != nil {
+			return errors.Join(err, res.err)
 		}
-		<-errc
+		return errors.Join(err, closeWithin(timeout, res.db.Close))
+	case <-t.C:
+		logger.Warn("the store is still opening: exiting without it (the next start recovers it from the log)")
+		return err
 	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
+}
+
+// closeWithin runs close and waits for it at most timeout. Past it,
+// errCloseTimeout: the process may exit while close runs; every
+// acknowledged record is in the log already, and whatever the index had
+// not flushed is re-indexed from the log on the next open.
+func closeWithin(timeout time.Duration, close func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- close() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errCloseTimeout
 	}
-	return errors.Join(err, db.Close())
 }
 
 // loadToken reads the bearer token from file (first line, trimmed), or

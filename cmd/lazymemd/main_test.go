@@ -17,6 +17,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	closeFuzzStore()
+	closeFuzzHTTP()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -34,12 +36,21 @@ const (
 	rpcInvalidParams  = -32602
 )
 
+// rpcRequest is any JSON-RPC message the client sends: a request (method
+// and id), a notification (method, no id) or a response (result or error,
+// no method).
 type rpcRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
+
+// mcpVersionHeader is the header a client sends on every request after
+// initialize, naming the negotiated protocol revision.
+const mcpVersionHeader = "Mcp-Protocol-Version"
 
 type rpcError struct {
 	Code    int    `json:"code"`
@@ -103,10 +114,21 @@ var mcpTools = []mcpTool{
 const mcpDefaultBudget = 4000
 
 func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
+	// The transport: a revision this server does not speak (or garbage)
+	// is refused before the body is read. No header is the oldest
+	// revision's client, which never sends one.
+	if v, ok := r.Header[mcpVersionHeader]; ok && (len(v) != 1 || !slices.Contains(mcpVersions, v[0])) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(rpcResponse{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: rpcInvalidRequest,
+			Message: fmt.Sprintf("unsupported %s %q (this server speaks %s)", mcpVersionHeader, wire.Truncate(strings.Join(v, ", "), 40), strings.Join(mcpVersions, ", "))}})
+		return
+	}
+	body, release, ok := s.body(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 		s.rpcReply(w, nil, nil, &rpcError{Code: rpcInvalidRequest, Message: "batches are not supported: send one message per request"})
 		return
@@ -120,13 +142,21 @@ func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
 		s.rpcReply(w, nil, nil, &rpcError{Code: code, Message: "not a JSON-RPC message: " + err.Error()})
 		return
 	}
-	if req.ID == nil || string(req.ID) == "null" {
-		// A notification (or a response to a request we never send):
-		// nothing to answer.
+	noID := req.ID == nil || string(req.ID) == "null"
+	isResponse := req.Method == "" && (req.Result != nil || req.Error != nil)
+	if isResponse || (req.Method != "" && noID) {
+		// A notification, or a response to a request this server never
+		// sends: accepted, nothing to answer.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	switch {
+	case noID:
+		s.rpcReply(w, nil, nil, &rpcError{Code: rpcInvalidRequest, Message: `not a JSON-RPC request, notification or response: want "method" (and "id" for a request) or "result"/"error"`})
+		return
+	case req.Method == "":
+		s.rpcReply(w, req.ID, nil, &rpcError{Code: rpcInvalidRequest, Message: `a request needs a "method"`})
+		return
 	case req.JSONRPC != "2.0":
 		s.rpcReply(w, req.ID, nil, &rpcError{Code: rpcInvalidRequest, Message: `"jsonrpc" must be "2.0"`})
 		return
@@ -232,13 +262,80 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	switch p.Name {
-	case "remember":
-		return s.toolRemember(r, args), nil
-	case "recall":
-		return s.toolRecall(r, args), nil
+	i := slices.IndexFunc(mcpTools, func(t mcpTool) bool { return t.Name == p.Name })
+	if i < 0 {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: remember, recall)", wire.Truncate(p.Name, 40))}
 	}
-	return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: remember, recall)", p.Name)}
+	if msg := checkArgs(mcpTools[i].InputSchema, args); msg != "" {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: p.Name + " arguments: " + msg}
+	}
+	if p.Name == "remember" {
+		return s.toolRemember(r, args), nil
+	}
+	return s.toolRecall(r, args), nil
+}
+
+// checkArgs checks a tool's arguments against its input schema (an object
+// of typed properties, some required) and says what is wrong, naming the
+// argument; "" when they fit. A call that does not fit the schema is the
+// caller's protocol mistake (invalid params); values the schema allows
+// but the store rejects are the tool's errors (isError), told to the
+// model so it can correct itself.
+func checkArgs(schema map[string]any, args json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if a := bytes.TrimSpace(args); len(a) == 0 || a[0] != '{' || json.Unmarshal(a, &m) != nil {
+		return "want a JSON object"
+	}
+	props := schema["properties"].(map[string]any)
+	for _, name := range schema["required"].([]string) {
+		if raw, ok := m[name]; !ok || string(raw) == "null" {
+			return fmt.Sprintf("%q is required", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		p, ok := props[name]
+		if !ok {
+			return fmt.Sprintf("unknown argument %q (arguments: %s)", wire.Truncate(name, 40), strings.Join(slices.Sorted(maps.Keys(props)), ", "))
+		}
+		raw := bytes.TrimSpace(m[name])
+		if string(raw) == "null" {
+			continue // absent
+		}
+		want := p.(map[string]any)["type"].(string)
+		if got := jsonKind(raw); got != want && !(want == "number" && got == "integer") {
+			return fmt.Sprintf("%q must be %s, got %s %s", name, article(want), article(got), wire.Truncate(string(raw), 40))
+		}
+	}
+	return ""
+}
+
+// jsonKind names the JSON Schema type of a valid JSON value; a number is
+// "integer" when it has no fraction (1e2 and 3.0 included, as JSON Schema
+// counts them).
+func jsonKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return "integer"
+	}
+	return "number"
+}
+
+func article(kind string) string {
+	if kind == "integer" || kind == "object" || kind == "array" {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 func (s *server) toolRemember(r *http.Request, args json.RawMessage) toolResult {
@@ -249,6 +346,10 @@ func (s *server) toolRemember(r *http.Request, args json.RawMessage) toolResult 
 	if rec.Agent == "" {
 		rec.Agent = s.mcpAgent
 	}
+	if !s.records.take(1) {
+		return toolError(fmt.Errorf("the daemon is busy: the records being appended fill the --max-inflight-records budget (%d); retry shortly", s.lim.maxInflight))
+	}
+	defer s.records.give(1)
 	id, err := s.db.Append(r.Context(), rec)
 	if err != nil {
 		return toolError(err)
@@ -263,12 +364,12 @@ func (s *server) toolRemember(r *http.Request, args json.RawMessage) toolResult 
 type recallArgs struct {
 	Query          string                     `json:"query"`
 	Agent          string                     `json:"agent"`
-	K              int                        `json:"k"`
+	K              float64                    `json:"k"` // an integer (checkArgs), 1e1 included
 	CurrentSession string                     `json:"current_session"`
 	Since          string                     `json:"since"`
 	Until          string                     `json:"until"`
 	Where          map[string]json.RawMessage `json:"where"`
-	Budget         int                        `json:"budget"`
+	Budget         float64                    `json:"budget"`
 }
 
 func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
@@ -279,7 +380,7 @@ func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
 		return toolError(fmt.Errorf("recall arguments: %w", err))
 	}
 	// The query goes through wire, which names the field of any error.
-	q := map[string]any{"text": a.Query, "agent": a.Agent, "k": a.K, "current_session": a.CurrentSession}
+	q := map[string]any{"text": a.Query, "agent": a.Agent, "k": int64(a.K), "current_session": a.CurrentSession}
 	if q["agent"] == "" {
 		q["agent"] = s.mcpAgent
 	}
@@ -303,7 +404,7 @@ func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
 	if a.Budget < 0 {
 		return toolError(errors.New("budget: want a positive number of characters"))
 	}
-	budget := a.Budget
+	budget := int(min(a.Budget, 1<<30))
 	if budget == 0 {
 		budget = mcpDefaultBudget
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -101,12 +100,10 @@ func TestMCP(t *testing.T) {
 	// Tool failures are results with isError, naming the field.
 	for _, c := range []struct{ name, args, want string }{
 		{"remember", `{"text":"no agent and no --mcp-agent"}`, "record.agent: missing"},
-		{"remember", `{"agent":"a1"}`, `"text": missing`},
 		{"remember", `{"agent":"a1","text":"x","time":"noon"}`, `"time"`},
 		{"recall", `{"query":"x"}`, "query.agent: missing"},
 		{"recall", `{"agent":"a1","query":"x","k":-2}`, "query.k"},
 		{"recall", `{"agent":"a1","query":"x","since":"yesterday"}`, `"since"`},
-		{"recall", `{"agent":"a1","query":"x","limit":3}`, "unknown field"},
 	} {
 		tr := call(6, c.name, c.args)
 		if !tr.IsError || !strings.Contains(tr.Content[0].Text, c.want) {
@@ -123,6 +120,10 @@ func TestMCP(t *testing.T) {
 	}{
 		{`{"jsonrpc":"2.0","id":7,"method":"resources/list"}`, rpcMethodNotFound},
 		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"forget","arguments":{}}}`, rpcInvalidParams},
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"remember","arguments":{"agent":"a1"}}}`, rpcInvalidParams},
+		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"recall","arguments":{"agent":"a1","query":"x","limit":3}}}`, rpcInvalidParams},
+		{`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"recall","arguments":["x"]}}`, rpcInvalidParams},
+		{`{"jsonrpc":"2.0","id":16}`, rpcInvalidRequest},
 		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":"x"}`, rpcInvalidParams},
 		{`{"jsonrpc":"1.0","id":10,"method":"ping"}`, rpcInvalidRequest},
 		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, rpcInvalidRequest},
@@ -173,13 +174,15 @@ func FuzzMCP(f *testing.F) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remember","arguments":{"text":"x"}}}`,
 		`{"jsonrpc":"2.0","id":"4","method":"tools/call","params":{"name":"recall","arguments":{"query":"x","k":2,"where":{"a":"b"}}}}`,
 		`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null}`, `{`,
+		`{"jsonrpc":"2.0","id":6,"result":{}}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"recall","arguments":{"k":"ten"}}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzOnce.Do(openFuzzStore)
 		w := httptest.NewRecorder()
-		fuzzSrv.ServeHTTP(w, httptest.NewRequest("POST", "/mcp", bytes.NewReader(body)))
+		fuzzSrv.ServeHTTP(w, localRequest("POST", "/mcp", body))
 		switch {
 		case w.Code == http.StatusAccepted:
 			if w.Body.Len() != 0 {
@@ -190,8 +193,81 @@ func FuzzMCP(f *testing.F) {
 			if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil || r.JSONRPC != "2.0" || (r.Result == nil) == (r.Error == nil) {
 				t.Fatalf("%q: not one JSON-RPC response: %s", body, w.Body.Bytes())
 			}
-		case w.Code >= 500:
+		default:
 			t.Fatalf("%q: %d %s", body, w.Code, w.Body.Bytes())
 		}
 	})
+}
+
+// TestMCPMalformed: the transport's and JSON-RPC's edge cases. A protocol
+// revision header this server does not speak is 400; a response or a
+// notification sent to the server is 202 with no body; arguments that do
+// not fit the tool's schema are invalid params naming the argument (not a
+// Go decoding error).
+func TestMCPMalformed(t *testing.T) {
+	ts, db := newTestServer(t, defaultMaxBody)
+	post := func(body string, header map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, v := range []string{"garbage", "2025-13-45", "", "2026-07-28", "2025-06-18, 2025-03-26"} {
+		st, b := post(ping, map[string]string{"Mcp-Protocol-Version": v})
+		if st != http.StatusBadRequest || !strings.Contains(b, "Mcp-Protocol-Version") {
+			t.Errorf("Mcp-Protocol-Version %q: %d %s, want 400", v, st, b)
+		}
+	}
+	for _, v := range mcpVersions {
+		if st, b := post(ping, map[string]string{"Mcp-Protocol-Version": v}); st != 200 || !strings.Contains(b, `"result":{}`) {
+			t.Errorf("Mcp-Protocol-Version %q: %d %s", v, st, b)
+		}
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,                                // a response
+		`{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"nope"}}`, // an error response
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,              // a notification
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+	} {
+		if st, b := post(body, nil); st != http.StatusAccepted || b != "" {
+			t.Errorf("%s: %d %q, want 202 and no body", body, st, b)
+		}
+	}
+	for _, c := range []struct{ args, want string }{
+		{`{"agent":"a1"}`, `recall arguments: "query" is required`},
+		{`{"agent":"a1","query":null}`, `"query" is required`},
+		{`{"agent":"a1","query":"x","k":"ten"}`, `"k" must be an integer, got a string "ten"`},
+		{`{"agent":"a1","query":"x","k":2.5}`, `"k" must be an integer, got a number`},
+		{`{"agent":"a1","query":7}`, `"query" must be a string, got an integer`},
+		{`{"agent":"a1","query":"x","where":"p"}`, `"where" must be an object`},
+		{`{"agent":"a1","query":"x","limit":3}`, `unknown argument "limit"`},
+		{`"x"`, `want a JSON object`},
+	} {
+		_, r := rpc(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":`+c.args+`}}`)
+		if r.Error == nil || r.Error.Code != rpcInvalidParams || !strings.Contains(r.Error.Message, c.want) || strings.Contains(r.Error.Message, "json:") {
+			t.Errorf("recall %s: %+v, want invalid params with %q", c.args, r.Error, c.want)
+		}
+	}
+	_, r := rpc(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"agent":"a","text":["x"]}}}`)
+	if r.Error == nil || r.Error.Code != rpcInvalidParams || !strings.Contains(r.Error.Message, `"text" must be a string`) {
+		t.Errorf("remember with an array text: %+v", r.Error)
+	}
+	// An integer written as 1e1 is an integer (JSON Schema counts it so).
+	if _, r := rpc(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"agent":"a1","query":"x","k":1e1}}}`); r.Error != nil {
+		t.Errorf("k 1e1: %+v", r.Error)
+	}
+	if db.Metrics().Log.Next != 1 {
+		t.Fatal("a malformed call wrote")
+	}
 }

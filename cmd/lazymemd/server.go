@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
@@ -20,11 +23,18 @@ import (
 // server is the HTTP/JSON API over one engine.DB. Every handler is safe for
 // concurrent use (the engine is).
 type server struct {
-	db      *engine.DB
-	maxBody int64
-	clock   func() time.Time
-	log     *slog.Logger // request log; nil: none
-	errLog  *slog.Logger // internal errors
+	// db is set before state turns ready and only read by handlers that
+	// saw it ready (gated).
+	db    *engine.DB
+	state atomic.Int32
+	lim   limits
+	// records counts the records being appended, decoding the bytes of
+	// request bodies held, across all requests (limits.maxInflight,
+	// limits.maxDecode).
+	records, decoding *budget
+	clock             func() time.Time
+	log               *slog.Logger // request log; nil: none
+	errLog            *slog.Logger // internal errors
 	// mcpAgent is the agent the MCP tools use when a call names none.
 	mcpAgent string
 	// token, when set, is the bearer token every request but the health
@@ -33,7 +43,32 @@ type server struct {
 	// origins are the browser origins allowed to call the API; a request
 	// carrying any other Origin header is refused (see guarded).
 	origins map[string]bool
+	// hosts are the Host headers answered (see hostChecked).
+	hosts hostSet
 }
+
+// newServer serves db within lim; the caller sets the optional fields.
+// With a nil db the server answers 503 but for /v1/live until open.
+func newServer(db *engine.DB, lim limits) *server {
+	s := &server{
+		lim: lim, records: newBudget(lim.maxInflight), decoding: newBudget(lim.maxDecode),
+		clock: time.Now, errLog: slog.New(slog.DiscardHandler), origins: map[string]bool{},
+		hosts: loopbackHosts,
+	}
+	if db != nil {
+		s.open(db)
+	}
+	return s
+}
+
+// open starts serving db.
+func (s *server) open(db *engine.DB) {
+	s.db = db
+	s.state.Store(stateReady)
+}
+
+// loopbackHosts is the default hostSet.
+var loopbackHosts, _ = parseHosts(defaultHosts)
 
 // apiError is the body of every error response:
 //
@@ -48,16 +83,32 @@ type apiError struct {
 // with another method 405, both as JSON errors.
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/health", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.health}))
+	mux.HandleFunc("/v1/live", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.live}))
+	mux.HandleFunc("/v1/ready", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.ready}))
+	mux.HandleFunc("/v1/health", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.ready}))
 	mux.HandleFunc("/v1/records", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.appendRecords}))
 	mux.HandleFunc("/v1/records/{id}", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.getRecord}))
 	mux.HandleFunc("/v1/recall", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.recall}))
 	mux.HandleFunc("/v1/stats", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.stats}))
 	mux.HandleFunc("/mcp", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.mcp}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/health, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
+		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/live, GET /v1/ready, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
 	})
-	return s.logged(s.guarded(s.authorized(mux)))
+	return s.logged(canonical(s, s.hostChecked(s.guarded(s.authorized(s.gated(s.deadlined(mux)))))))
+}
+
+// canonical answers 404 to a path that is not clean ("//v1/stats",
+// "/v1/../v1/stats", "/v1/records/", "*", a CONNECT authority): the mux
+// would redirect those, and a client of a JSON API wants an error it can
+// read, not a Location to follow.
+func canonical(s *server, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p {
+			s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: fmt.Sprintf("no such endpoint: %q (paths are clean: no //, no .., no trailing /)", wire.Truncate(p, 80))})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // guarded refuses requests sent by a web page of another origin. Browsers
@@ -102,7 +153,7 @@ func (s *server) authorized(h http.Handler) http.Handler {
 	want := []byte("Bearer " + s.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if r.URL.Path != "/v1/health" && subtle.ConstantTimeCompare(got, want) != 1 {
+		if !probePath(r.URL.Path) && subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lazymemd"`)
 			s.fail(w, r, http.StatusUnauthorized, apiError{Code: "unauthorized",
 				Message: "missing or wrong \"Authorization: Bearer <token>\" header (lazymemd --token-file)"})
@@ -133,18 +184,50 @@ func (s *server) methods(hs map[string]http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (s *server) health(w http.ResponseWriter, r *http.Request) {
+// live answers while the process runs, whatever the store's state.
+func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// ready answers 200 once the store is open and until shutdown starts.
+func (s *server) ready(w http.ResponseWriter, r *http.Request) {
+	switch s.state.Load() {
+	case stateReady:
+		s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
+	case stateOpening:
+		s.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "opening"})
+	default:
+		s.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "closing"})
+	}
+}
+
+// gated answers 503 to everything but the probes until the store is open
+// and once shutdown starts.
+func (s *server) gated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := s.state.Load()
+		if st == stateReady || probePath(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		if st == stateOpening {
+			s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "starting", Message: "the store is opening; retry when GET /v1/ready answers 200"})
+			return
+		}
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the daemon is shutting down"})
+	})
 }
 
 // appendRecords takes one record or {"records": [...]} and appends them as
 // one durable batch: the 200 reply means they are on disk. Any invalid
 // record rejects the whole body and writes nothing.
 func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
+	body, release, ok := s.body(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	batch := wire.IsBatch(body)
 	prefix := "record"
 	if batch {
@@ -155,6 +238,17 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err, prefix)
 		return
 	}
+	if len(recs) > s.lim.maxBatch {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "records",
+			Message: fmt.Sprintf("records: %d records, limit %d (lazymemd --max-batch); split the batch", len(recs), s.lim.maxBatch)})
+		return
+	}
+	n := int64(len(recs))
+	if !s.records.take(n) {
+		s.busy(w, r, fmt.Sprintf("the records being appended fill the --max-inflight-records budget (%d)", s.lim.maxInflight))
+		return
+	}
+	defer s.records.give(n)
 	var ids []uint64
 	if !batch {
 		var id uint64
@@ -187,13 +281,18 @@ func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) recall(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.body(w, r)
+	body, release, ok := s.body(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	q, err := wire.ParseQuery(body)
 	if err != nil {
 		s.error(w, r, err, "query")
+		return
+	}
+	if e := s.lim.checkQuery(q); e != nil {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, *e)
 		return
 	}
 	res, err := s.db.Recall(r.Context(), q)
@@ -208,57 +307,90 @@ func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, http.StatusOK, s.db.Metrics())
 }
 
-// body reads the request body, at most maxBody bytes.
-func (s *server) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+// body reads the request body, at most maxBody bytes, holding its size
+// in the decoding budget until release is called.
+func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release func(), ok bool) {
+	b, held, err := readBody(http.MaxBytesReader(w, r.Body, s.lim.maxBody), s.lim.maxBody, r.ContentLength, s.decoding)
 	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig):
+	case errors.Is(err, errBodyTooLarge), errors.As(err, &tooBig):
 		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
-			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.maxBody)})
-		return nil, false
+			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.lim.maxBody)})
+		return nil, nil, false
+	case errors.Is(err, errBodyBusy):
+		s.busy(w, r, fmt.Sprintf("the request bodies being decoded fill the --max-decode-bytes budget (%d bytes)", s.lim.maxDecode))
+		return nil, nil, false
 	case err != nil:
 		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Message: "reading the request body: " + err.Error()})
-		return nil, false
-	case len(strings.TrimSpace(string(b))) == 0:
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
-		return nil, false
+		return nil, nil, false
 	}
-	return b, true
+	release = func() { s.decoding.give(held) }
+	if len(bytes.TrimSpace(b)) == 0 {
+		release()
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
+		return nil, nil, false
+	}
+	return b, release, true
 }
 
-// error replies to a failed call with the status its cause deserves.
-// prefix ("record", "query") is put before a decoding error's field so that
-// it reads like the engine's own ("query.k", "record.text").
+// error replies to a failed call with the status its cause deserves
+// (classify); an error that is not the client's is logged.
 func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix string) {
+	status, e := classify(err, prefix, r.Context().Err() != nil, s.lim.requestTimeout)
+	if status >= 500 && status != http.StatusServiceUnavailable {
+		s.errLog.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	s.fail(w, r, status, e)
+}
+
+// classify maps an error to its status and JSON error. What the client
+// can fix is 4xx; a full disk is 507 (the operator frees space, the
+// request can be retried as is); a request stopped by its deadline or by
+// shutdown is 503; an embedder failure 502; anything else 500 (a bug or a
+// corrupt store). prefix ("record", "query") is put before a decoding
+// error's field so that it reads like the engine's own ("query.k",
+// "record.text"); expired reports that the request's own context is done
+// (its --request-timeout passed).
+func classify(err error, prefix string, expired bool, timeout time.Duration) (int, apiError) {
 	msg := strings.TrimPrefix(err.Error(), "lazymem: ")
 	var we *wire.Error
 	var fe *engine.FieldError
 	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// First: a full disk can surface wrapped in any of the engine's
+		// errors, and it is the one the operator must act on.
+		return http.StatusInsufficientStorage, apiError{Code: "disk_full",
+			Message: "the disk holding the store is full (free space, then retry): " + msg}
 	case errors.As(err, &we):
 		field := we.Field
 		if prefix != "" {
 			field = strings.TrimSuffix(prefix+"."+field, ".")
 		}
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg})
+		return http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg}
 	case errors.As(err, &fe):
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: fe.Field, Message: msg})
+		return http.StatusBadRequest, apiError{Code: "invalid", Field: fe.Field, Message: msg}
 	case errors.Is(err, engine.ErrInvalid):
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: msg})
+		return http.StatusBadRequest, apiError{Code: "invalid", Message: msg}
+	case errors.Is(err, engine.ErrNoEmbedder):
+		return http.StatusBadRequest, apiError{Code: "invalid", Field: "query.mode",
+			Message: msg + ": this store has no embedder; ask for mode sparse"}
 	case errors.Is(err, engine.ErrNotFound):
-		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: msg})
+		return http.StatusNotFound, apiError{Code: "not_found", Message: msg}
 	case errors.Is(err, engine.ErrDeleted):
-		s.fail(w, r, http.StatusGone, apiError{Code: "deleted", Message: msg})
+		return http.StatusGone, apiError{Code: "deleted", Message: msg}
 	case errors.Is(err, engine.ErrEmbed):
-		s.fail(w, r, http.StatusBadGateway, apiError{Code: "embedder", Message: msg})
+		return http.StatusBadGateway, apiError{Code: "embedder", Message: msg}
 	case errors.Is(err, engine.ErrClosed):
-		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the store is closing: " + msg})
+		return http.StatusServiceUnavailable, apiError{Code: "closed", Message: "the store is closing: " + msg}
+	case errors.Is(err, context.DeadlineExceeded) && expired:
+		return http.StatusServiceUnavailable, apiError{Code: "timeout",
+			Message: fmt.Sprintf("the request took longer than %v (lazymemd --request-timeout): %s", timeout, msg)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg})
-	default:
-		s.errLog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		s.fail(w, r, http.StatusInternalServerError, apiError{Code: "internal", Message: msg})
+		return http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg}
+	case errors.Is(err, engine.ErrCorrupt):
+		return http.StatusInternalServerError, apiError{Code: "corrupt", Message: msg}
 	}
+	return http.StatusInternalServerError, apiError{Code: "internal", Message: msg}
 }
 
 func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, e apiError) {

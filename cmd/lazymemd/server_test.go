@@ -33,7 +33,10 @@ func newTestServerAgent(t testing.TB, maxBody int64, mcpAgent string) (*httptest
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{db: db, maxBody: maxBody, clock: func() time.Time { return testNow }, errLog: discardLogger(), mcpAgent: mcpAgent}
+	lim := defaultLimits()
+	lim.maxBody = maxBody
+	s := newServer(db, lim)
+	s.clock, s.mcpAgent = func() time.Time { return testNow }, mcpAgent
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(func() {
 		ts.Close()
@@ -164,6 +167,10 @@ func TestAPIBadInput(t *testing.T) {
 		{"POST", "/v1/records", `{"agent":"a","text":"x","meta":{"k":""}}`, 400, "invalid", "record.meta[\"k\"][0]", false},
 		{"POST", "/v1/records", `{"agent":"a","text":"x","meta":{"k":7}}`, 400, "invalid", "record.meta.k", false},
 		{"POST", "/v1/records", `{"agent":"a","text":"x","colour":"red"}`, 400, "invalid", "record.colour", false},
+		{"POST", "/v1/records", `{"agent":"a","text":"x","meta":{"\u0000x":"v"}}`, 400, "invalid", `record.meta["\x00x"]`, false},
+		{"POST", "/v1/records", `{"records":[{"agent":"a","text":"fine"},{"agent":"a","text":"x","meta":{"\u0000agent":"b"}}]}`, 400, "invalid", `records[1].meta["\x00agent"]`, false},
+		{"POST", "/v1/records", `{"agent":"a","text":"x","time":"9999-12-31T00:00:00Z"}`, 400, "invalid", "record.time", false},
+		{"POST", "/v1/records", `{"agent":"a","text":"x","time":"0001-01-01T00:00:00Z"}`, 400, "invalid", "record.time", false},
 		{"POST", "/v1/records", `{"agent":"a","text":`, 400, "invalid", "record", false},
 		{"POST", "/v1/records", "{\"agent\":\"a\",\"text\":\"\xff\"}", 400, "invalid", "record", false},
 		{"POST", "/v1/records", ``, 400, "invalid", "", false},
@@ -267,7 +274,11 @@ func openFuzzStore() {
 	if fuzzDB, err = engine.Open(dir, engine.Options{}); err != nil {
 		panic(err)
 	}
-	fuzzSrv = (&server{db: fuzzDB, maxBody: 1 << 20, clock: time.Now, errLog: discardLogger(), mcpAgent: "fuzz"}).routes()
+	lim := defaultLimits()
+	lim.maxBody = 1 << 20
+	s := newServer(fuzzDB, lim)
+	s.mcpAgent = "fuzz"
+	fuzzSrv = s.routes()
 }
 
 func closeFuzzStore() {
@@ -297,7 +308,7 @@ func FuzzAPI(f *testing.F) {
 		}
 		before := fuzzDB.Metrics().Log.Next
 		w := httptest.NewRecorder()
-		fuzzSrv.ServeHTTP(w, httptest.NewRequest("POST", path, bytes.NewReader(body)))
+		fuzzSrv.ServeHTTP(w, localRequest("POST", path, body))
 		if w.Code >= 500 {
 			t.Fatalf("%s %q: %d %s", path, body, w.Code, w.Body.Bytes())
 		}
@@ -311,4 +322,12 @@ func FuzzAPI(f *testing.F) {
 			}
 		}
 	})
+}
+
+// localRequest is a request to the daemon by its default host name
+// (httptest's example.com would be refused by the host check).
+func localRequest(method, path string, body []byte) *http.Request {
+	r := httptest.NewRequest(method, path, bytes.NewReader(body))
+	r.Host = "localhost:7373"
+	return r
 }

@@ -42,8 +42,9 @@ func prefixed(err error, prefix string) error {
 	return &Error{Field: f, Msg: e.Msg}
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes on a rune boundary, marking the cut:
+// error messages quote what they were given without echoing a megabyte.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -68,7 +68,7 @@ func ParseQuery(data []byte) (engine.Query, error) {
 	if jq.RecencyHalfLife != "" {
 		d, err := time.ParseDuration(jq.RecencyHalfLife)
 		if err != nil || d <= 0 {
-			return q, fieldErr("recency_half_life", fmt.Sprintf("%q is not a positive duration (like 72h)", truncate(jq.RecencyHalfLife, 40)))
+			return q, fieldErr("recency_half_life", fmt.Sprintf("%q is not a positive duration (like 72h)", Truncate(jq.RecencyHalfLife, 40)))
 		}
 		q.RecencyHalfLife = d
 	}

@@ -94,14 +94,14 @@ func jsonType(goType string) string {
 func parseTime(field, s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fieldErr(field, fmt.Sprintf("%q is not an RFC 3339 time (like 2026-05-01T14:03:00Z)", truncate(s, 60)))
+		return time.Time{}, fieldErr(field, fmt.Sprintf("%q is not an RFC 3339 time (like 2026-05-01T14:03:00Z)", Truncate(s, 60)))
 	}
 	// An explicit time must be one the log can store: the zero time would
 	// read as "now" and a time past the int64-nanosecond range would be
 	// rewritten. Only an absent time means now.
 	if t.IsZero() || t.Before(engine.MinTime) || t.After(engine.MaxTime) {
 		return time.Time{}, fieldErr(field, fmt.Sprintf("%s is outside the storable range %s .. %s",
-			truncate(s, 60), engine.MinTime.Format(time.RFC3339), engine.MaxTime.Format(time.RFC3339)))
+			Truncate(s, 60), engine.MinTime.Format(time.RFC3339), engine.MaxTime.Format(time.RFC3339)))
 	}
 	return t, nil
 }
@@ -127,7 +127,7 @@ func parseMeta(field string, m map[string]json.RawMessage) (map[string][]string,
 			out[k] = many
 			continue
 		}
-		return nil, fieldErr(field+"."+k, "want a string or an array of strings, got "+truncate(string(raw), 40))
+		return nil, fieldErr(field+"."+k, "want a string or an array of strings, got "+Truncate(string(raw), 40))
 	}
 	return out, nil
 }

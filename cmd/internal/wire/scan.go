@@ -507,7 +507,7 @@ func (r *scanned) finish(now time.Time) (engine.Record, error) {
 	}
 	if len(r.metaBad) > 0 {
 		k := slices.Min(slices.Collect(maps.Keys(r.metaBad)))
-		return out, fieldErr("meta."+k, "want a string or an array of strings, got "+truncate(r.metaBad[k], 40))
+		return out, fieldErr("meta."+k, "want a string or an array of strings, got "+Truncate(r.metaBad[k], 40))
 	}
 	if len(r.meta) > 0 {
 		out.Meta = r.meta

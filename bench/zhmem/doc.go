@@ -1,0 +1,26 @@
+// Package zhmem is a Chinese long-term memory evaluation in the spirit of
+// MemoryBank (Zhong et al., 2023): thirty days of hand-written chats between
+// a user and her assistant, and probing questions whose answers sit in
+// specific turns (testdata/README.md describes the data).
+//
+// Load reads a directory holding
+//
+//	chats.jsonl      {"agent", "session", "role", "time", "text", "meta": {"key": ["d07-03"]}}
+//	questions.jsonl  {"id", "text", "kind", "evidence": ["d07-03", ...], "note"}
+//
+// and checks it: every record has one key, no key repeats, every question
+// has evidence and every evidence key names a record.
+//
+// Evaluate opens a fresh store, appends every record, asks every question
+// of the set's agent with K = max(Ks), and reports evidence recall: R@k of
+// a question is the share of its evidence records among the top k
+// memories, averaged over the questions, overall and per kind. Questions
+// carry no time expression, so no time parsing is involved; the query's
+// Now is the day after the last record.
+//
+// Embedders: the default hash embedder is lexical and works on Chinese
+// through character n-grams. USE-lite (engine/embed/use) is an English
+// model: its SentencePiece vocabulary has almost no Chinese pieces, so on
+// this set its dense evidence is close to noise; it is measured because it
+// is the project's semantic embedder, not because it should help here.
+package zhmem

@@ -1,0 +1,250 @@
+package index
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Add indexes documents. Ids must be strictly increasing across calls. The
+// batch is validated first: on a validation error nothing is indexed.
+func (x *Index) Add(docs []*Doc) error { return x.add(docs, true) }
+
+// validateDocs checks a batch before anything of it is indexed.
+func validateDocs(docs []*Doc) error {
+	prev := uint64(0)
+	for i, d := range docs {
+		if d == nil {
+			return ErrNilDoc
+		}
+		if d.ID >= endDoc {
+			return fmt.Errorf("%w: %d", ErrIDRange, d.ID)
+		}
+		if i > 0 && d.ID <= prev {
+			return fmt.Errorf("%w: %d after %d", ErrIDOrder, d.ID, prev)
+		}
+		for _, f := range d.Meta {
+			if err := CheckMetaKey(f.Key); err != nil {
+				return fmt.Errorf("document %d: %w", d.ID, err)
+			}
+		}
+		prev = d.ID
+	}
+	return nil
+}
+
+// checkAppend reports whether docs may follow what is indexed. Callers hold
+// x.addMu.
+func (x *Index) checkAppend(docs []*Doc) error {
+	x.mu.RLock()
+	closed, bad := x.closed, x.hasDocs && docs[0].ID <= uint64(x.lastID)
+	last := x.lastID
+	x.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if bad {
+		return fmt.Errorf("%w: %d after %d", ErrIDOrder, docs[0].ID, last)
+	}
+	return nil
+}
+
+// AddAnalyzed indexes docs, whose analysis Analyze made (their ids may have
+// been set since). It validates like Add and consumes a either way.
+func (x *Index) AddAnalyzed(docs []*Doc, a *Analyzed) error {
+	defer a.Release()
+	if a == nil || a.x != x || a.n != len(docs) || a.bts == nil {
+		return fmt.Errorf("%w: AddAnalyzed with an analysis of another batch", ErrOptions)
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := validateDocs(docs); err != nil {
+		return err
+	}
+	x.addMu.Lock()
+	defer x.addMu.Unlock()
+	if err := x.checkAppend(docs); err != nil {
+		return err
+	}
+	x.insertAnalyzed(docs, a)
+	return x.afterAdd(true)
+}
+
+func (x *Index) add(docs []*Doc, autoFlush bool) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := validateDocs(docs); err != nil {
+		return err
+	}
+	x.addMu.Lock()
+	defer x.addMu.Unlock()
+	if err := x.checkAppend(docs); err != nil {
+		return err
+	}
+	// Analysis runs outside the write lock, on the worker pool for large
+	// batches, while this goroutine inserts the chunks already analysed.
+	a := x.startAnalysis(docs, true)
+	x.insertAnalyzed(docs, a)
+	a.Release()
+	return x.afterAdd(autoFlush)
+}
+
+// insertAnalyzed inserts the chunks of docs in order, each as soon as a's
+// workers have analysed it, taking the write lock once per chunk. Callers
+// hold x.addMu.
+func (x *Index) insertAnalyzed(docs []*Doc, a *Analyzed) {
+	for c := range a.bts {
+		a.wait(c)
+		x.insertChunk(chunkOf(docs, c), a.bts, c)
+	}
+}
+
+// afterAdd starts a flush when the mutable segment is full. Callers hold
+// x.addMu.
+func (x *Index) afterAdd(autoFlush bool) error {
+	x.mu.RLock()
+	need := autoFlush && x.opts.FlushDocs > 0 && int(x.mut.nDocs) >= x.opts.FlushDocs
+	x.mu.RUnlock()
+	if !need {
+		return nil
+	}
+	// Freeze the full mutable segment (it stays searchable) and let the
+	// flusher goroutine encode and persist it while Adds continue. If the
+	// flusher falls behind by two segments, this Add flushes synchronously
+	// (back-pressure bounds the unpersisted, uncompacted memory).
+	if x.freeze() >= 2 || x.opts.DisableBackgroundMerge {
+		return x.Flush()
+	}
+	select {
+	case x.flushKick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// insertChunk inserts chunk c of a batch, with session context when the
+// index has it on. Callers hold x.addMu.
+func (x *Index) insertChunk(docs []*Doc, bts []*batchTerms, c int) {
+	if x.opts.SessionContext {
+		bts[c] = x.withContext(docs, bts[c])
+	}
+	x.insert(docs, bts[c])
+	if x.opts.SessionContext {
+		x.rememberChunk(docs, bts[c])
+	}
+}
+
+// insert adds analysed documents to the mutable segment and the global
+// structures. Callers hold x.addMu.
+func (x *Index) insert(docs []*Doc, bt *batchTerms) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.mut
+	m := s.mut
+	slotOf := slices.Grow(bt.slotOf[:0], len(bt.uterms))[:len(bt.uterms)]
+	for i := range slotOf {
+		slotOf[i] = -1
+	}
+	bt.slotOf = slotOf
+	for i, d := range docs {
+		id := uint32(d.ID)
+		if s.empty() && len(x.segs) == 0 && !x.hasDocs {
+			s.lo, s.hi = id, id-1
+		}
+		for uint32(len(m.lens)) < id-s.lo {
+			m.lens = append(m.lens, 0)
+			m.times = append(m.times, 0)
+		}
+		a := &bt.docs[i]
+		m.lens = append(m.lens, a.dl)
+		m.times = append(m.times, d.Time)
+		s.hi = id
+		s.nDocs++
+		s.sumLen += uint64(a.dl)
+		s.present.Add(id)
+		for j := a.off; j < a.off+a.n; j++ {
+			// Each distinct term of the chunk is looked up once.
+			var k int32
+			if c := bt.tid[j]; c >= 0 && slotOf[c] >= 0 {
+				k = slotOf[c]
+			} else {
+				t := bt.terms[j]
+				var ok bool
+				if k, ok = m.terms[t]; !ok {
+					k = m.slab.alloc()
+					m.terms[strings.Clone(t)] = k
+				}
+				if c >= 0 {
+					slotOf[c] = k
+				}
+			}
+			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		}
+		for j := a.xoff; j < a.xoff+a.xn; j++ {
+			t := bt.terms[j]
+			k, ok := m.terms[t]
+			if !ok {
+				k = m.slab.alloc()
+				m.terms[strings.Clone(t)] = k
+			}
+			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		}
+		x.addField(keyAgent, d.Agent, id)
+		x.addField(keySession, d.Session, id)
+		x.addField(keyRole, d.Role, id)
+		for _, f := range d.Meta {
+			for _, v := range f.Values {
+				x.addField(f.Key, v, id)
+			}
+		}
+		x.times.add(id, d.Time)
+		x.live.Add(id)
+		x.nLive++
+		x.sumLive += uint64(a.dl)
+		if x.tomb.Contains(id) { // persisted deletion of a re-indexed record
+			x.live.Remove(id)
+			s.nDeleted++
+			s.delLen += uint64(a.dl)
+			x.nLive--
+			x.sumLive -= uint64(a.dl)
+		}
+		x.lastID, x.hasDocs = id, true
+	}
+}
+
+func (x *Index) addField(key, val string, id uint32) {
+	if val == "" && strings.HasPrefix(key, "\x00") {
+		return
+	}
+	x.fields.add(key, val, id)
+}
+
+// fieldsIn extracts the field postings of ids [lo, hi] from the global
+// ones (a sealed segment stores its own part). Callers hold x.mu.
+func (x *Index) fieldsIn(lo, hi uint32) fieldSet {
+	r := roaring.New()
+	r.AddRange(uint64(lo), uint64(hi)+1)
+	out := make(fieldSet)
+	for k, m := range x.fields {
+		for v, bm := range m {
+			if bm.IsEmpty() || bm.Maximum() < lo || bm.Minimum() > hi {
+				continue
+			}
+			sub := roaring.And(bm, r)
+			if sub.IsEmpty() {
+				continue
+			}
+			om := out[k]
+			if om == nil {
+				om = make(map[string]*roaring.Bitmap)
+				out[k] = om
+			}
+			om[v] = sub
+		}
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package index
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+type analyzed struct {
+	off, n int // terms/tfs of the doc in batchTerms[off:off+n]
+	// xoff, xn: terms added by withContext (the terms of a predecessor from
+	// an earlier chunk that the document lacks), in [xoff:xoff+xn].
+	xoff, xn int
+	dl       uint32 // indexed length: own plus context
+	// own is the number of the document's own terms: the first own
+	// entries of [off:off+n], their own frequencies in batchTerms.otfs.
+	own   int
+	ownDL uint32
+	// pred is the chunk index of the document's predecessor in the chunk
+	// (whose own terms analyze merged in), -1 if none; succ reports that a
+	// later document of the chunk has this one as predecessor.
+	pred int32
+	succ bool
+}
+
+// batchTerms holds the analysed terms of a chunk, flat.
+type batchTerms struct {
+	terms []string
+	tfs   []uint32 // indexed frequencies (own plus context)
+	// otfs and tid are parallel to terms: otfs is the own frequency of a
+	// document's own term (0 for a context term); tid is the term's id in
+	// the chunk (its index in uterms), or -1 for a term withContext added.
+	otfs []uint32
+	tid  []int32
+	docs []analyzed
+	// Chunk term ids: analyze gives each distinct term of the chunk an id,
+	// so that a document's terms are deduplicated and its predecessor's
+	// merged by array index, and insert looks each distinct term up once
+	// per chunk instead of once per posting (profile: the term map lookup
+	// was a quarter of insert, the serial part of an Add).
+	ids    map[string]int32
+	uterms []string // id -> term
+	stamp  []int32  // id -> 1 + the last document (in the chunk) holding it
+	at     []int32  // id -> the term's entry in that document
+	slotOf []int32  // id -> slot in the mutable segment, filled by insert
+	// reused by analyze
+	scratch []string
+	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
+	slow    bool             // made by withContextSlow (remembered already)
+}
+
+func (bt *batchTerms) reset() {
+	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
+	bt.uterms = bt.uterms[:0]
+	if bt.ids == nil || len(bt.ids) > 1<<14 {
+		bt.ids = make(map[string]int32, 1024) // do not keep a huge chunk's table
+	} else {
+		clear(bt.ids)
+	}
+	bt.slow = false
+}
+
+// analyze analyses the texts of one chunk. With SessionContext, a document
+// whose predecessor (the previous document of its agent and session) is in
+// the same chunk takes the predecessor's own terms here, on the worker
+// goroutine; withContext later does the rest under addMu (the first
+// document of each session in the chunk, and deletions during a rebuild).
+// It reads only docs: chunks of one batch are analysed concurrently.
+func (x *Index) analyze(docs []*Doc, out *batchTerms) {
+	out.reset()
+	scratch := out.scratch[:0]
+	ctx := x.opts.SessionContext
+	if ctx {
+		if out.lastOf == nil {
+			out.lastOf = make(map[ctxKey]int32, addChunk)
+		}
+		clear(out.lastOf)
+	}
+	ids := out.ids
+	for i, d := range docs {
+		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
+		mark := int32(i + 1)
+		a := analyzed{off: len(out.terms), dl: uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
+		for _, t := range scratch {
+			id, ok := ids[t]
+			if !ok {
+				id = int32(len(out.uterms))
+				ids[t] = id
+				out.uterms = append(out.uterms, t)
+				out.stamp = append(out.stamp[:id], 0)
+				out.at = append(out.at[:id], 0)
+			}
+			if out.stamp[id] == mark {
+				out.tfs[out.at[id]]++
+				continue
+			}
+			out.stamp[id], out.at[id] = mark, int32(len(out.terms))
+			out.terms = append(out.terms, t)
+			out.tfs = append(out.tfs, 1)
+			out.tid = append(out.tid, id)
+		}
+		a.own = len(out.terms) - a.off
+		out.otfs = append(out.otfs, out.tfs[a.off:]...)
+		if ctx && d.Session != "" {
+			k := ctxKey{d.Agent, d.Session}
+			if j, ok := out.lastOf[k]; ok {
+				// The predecessor's own terms: a shared term adds its
+				// frequency, a new one is appended.
+				p := &out.docs[j]
+				for e := p.off; e < p.off+p.own; e++ {
+					id := out.tid[e]
+					if out.stamp[id] == mark {
+						out.tfs[out.at[id]] += out.otfs[e]
+						continue
+					}
+					out.terms = append(out.terms, out.terms[e])
+					out.tfs = append(out.tfs, out.otfs[e])
+					out.otfs = append(out.otfs, 0)
+					out.tid = append(out.tid, id)
+				}
+				a.dl += p.ownDL
+				a.pred = j
+				p.succ = true
+			}
+			out.lastOf[k] = int32(i)
+		}
+		a.n = len(out.terms) - a.off
+		out.docs = append(out.docs, a)
+	}
+	clear(scratch) // do not pin document text
+	out.scratch = scratch[:0]
+}
+
+// parallelMin is the batch size from which a batch is analysed on several
+// cores.
+const parallelMin = 256
+
+// Analyzed is the text analysis of a batch made by Analyze before the
+// batch's ids are known: the engine analyses while the log makes the batch
+// durable, then adds it with AddAnalyzed.
+type Analyzed struct {
+	x     *Index
+	n     int
+	bts   []*batchTerms
+	ready []chan struct{} // ready[c] is closed once bts[c] is analysed; nil when analysed inline
+	wg    sync.WaitGroup  // the analysing goroutines
+}
+
+// Analyze starts the analysis of docs' texts, the costly part of Add,
+// without touching the index, and returns at once; docs' ids are not read,
+// and no other field of docs may change until the analysis is handed to
+// AddAnalyzed with the same documents, or to Release (both wait for it).
+// AddAnalyzed inserts each chunk as soon as it is analysed (profile: a lone
+// writer waited for the whole batch's analysis after its log sync, then
+// inserted on one core while the other idled).
+func (x *Index) Analyze(docs []*Doc) *Analyzed { return x.startAnalysis(docs, false) }
+
+// startAnalysis is the one analysis worker pool, behind both Analyze and
+// Add: docs are cut into chunks of addChunk documents that workers (up to
+// GOMAXPROCS, one below parallelMin documents) analyse in any order while
+// the caller consumes them in order through wait. With inline set, a batch
+// that would get a single worker is analysed on the caller's goroutine
+// before startAnalysis returns: a one-record Add starts no goroutine.
+func (x *Index) startAnalysis(docs []*Doc, inline bool) *Analyzed {
+	a := &Analyzed{x: x, n: len(docs)}
+	nChunks := (len(docs) + addChunk - 1) / addChunk
+	a.bts = make([]*batchTerms, nChunks)
+	for i := range a.bts {
+		a.bts[i] = x.getBatch()
+	}
+	workers := min(runtime.GOMAXPROCS(0), nChunks)
+	if len(docs) < parallelMin {
+		workers = min(1, nChunks)
+	}
+	if inline && workers <= 1 {
+		for c := range nChunks {
+			x.analyze(chunkOf(docs, c), a.bts[c])
+		}
+		return a
+	}
+	a.ready = make([]chan struct{}, nChunks)
+	for i := range a.ready {
+		a.ready[i] = make(chan struct{})
+	}
+	next := new(atomic.Int64)
+	for range workers {
+		a.wg.Go(func() {
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= nChunks {
+					return
+				}
+				x.analyze(chunkOf(docs, c), a.bts[c])
+				close(a.ready[c])
+			}
+		})
+	}
+	return a
+}
+
+// chunkOf returns chunk c of a batch: docs[c*addChunk : (c+1)*addChunk].
+func chunkOf(docs []*Doc, c int) []*Doc {
+	return docs[c*addChunk : min((c+1)*addChunk, len(docs))]
+}
+
+// wait blocks until chunk c is analysed.
+func (a *Analyzed) wait(c int) {
+	if a.ready != nil {
+		<-a.ready[c]
+	}
+}
+
+// Release returns an analysis that will not be added, once its goroutines
+// are done.
+func (a *Analyzed) Release() {
+	if a == nil {
+		return
+	}
+	a.wg.Wait()
+	for _, bt := range a.bts {
+		a.x.putBatch(bt)
+	}
+	a.bts = nil
+}
+
+// addChunk is the number of documents analysed and inserted as one unit.
+const addChunk = 128
+
+func (x *Index) getBatch() *batchTerms {
+	if bt, ok := x.batchPool.Get().(*batchTerms); ok {
+		bt.reset()
+		return bt
+	}
+	return &batchTerms{}
+}
+
+func (x *Index) putBatch(bt *batchTerms) {
+	clear(bt.terms) // do not pin document text
+	clear(bt.uterms)
+	clear(bt.ids)
+	x.batchPool.Put(bt)
+}
