@@ -125,6 +125,16 @@ type Query struct {
 	// "budget" also searching "funding", "预算", "资金"...). Expansion terms
 	// weigh half as much as the query's own words. Default false.
 	NoExpansion bool
+	// FeedbackDocs turns on pseudo-relevance feedback (RM3-style): the
+	// terms most frequent in the top FeedbackDocs BM25 hits (at most
+	// DefaultFeedbackTerms, not in the query, not stopwords) are added to
+	// the query at 1/8 of the weight of its own words and BM25 runs again.
+	// Default 0: off. Measured with 3 documents (lazy, hash embedder): on
+	// LoCoMo R@10 0.714 -> 0.728 and R@25 0.783 -> 0.796 but R@1 0.424 ->
+	// 0.416; on the Chinese memory set R@1 0.300 -> 0.228 (R@10 0.677 ->
+	// 0.684): feedback terms drift the top hit, and R@1 is what a memory
+	// answer needs most.
+	FeedbackDocs int
 
 	// Now is the reference time for ParseTime and the recency prior.
 	// Default: the DB's clock.
@@ -156,6 +166,11 @@ const (
 	// DefaultFallbackScan is the default Query.FallbackScan: the records
 	// a recall with few BM25 hits ranks densely beyond them.
 	DefaultFallbackScan = 64
+	// DefaultFeedbackTerms is the number of terms pseudo-relevance
+	// feedback adds (Query.FeedbackDocs).
+	DefaultFeedbackTerms = 10
+	// MaxFeedbackDocs bounds Query.FeedbackDocs.
+	MaxFeedbackDocs = 50
 )
 
 // maxSynonyms bounds a query's synonym table.
@@ -269,6 +284,9 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 		q.FallbackScan = 0
 	case q.FallbackScan > MaxCandidates:
 		return fieldErr("query.fallback_scan", ErrRange, fmt.Sprintf("%d, want at most %d", q.FallbackScan, MaxCandidates))
+	}
+	if q.FeedbackDocs < 0 || q.FeedbackDocs > MaxFeedbackDocs {
+		return fieldErr("query.feedback_docs", ErrRange, fmt.Sprintf("%d, want 0..%d", q.FeedbackDocs, MaxFeedbackDocs))
 	}
 	switch {
 	case q.RecencyWeight == 0 && q.RecencyHalfLife > 0:

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/index"
 )
 
 // A source proposes candidates for the selective stage: it reads the plan
@@ -54,6 +57,11 @@ func (bm25Source) candidates(_ context.Context, p *plan) error {
 	hits, err := p.db.idx.Search(p.text, p.bm, p.q.Candidates, nil)
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	if p.q.FeedbackDocs > 0 && len(hits) > 0 {
+		if hits, err = p.feedback(hits); err != nil {
+			return err
+		}
 	}
 	for i, h := range hits {
 		c, _ := p.propose(h.ID, fromBM25)
@@ -187,4 +195,74 @@ func (sessionSource) candidates(_ context.Context, p *plan) error {
 		}
 	}
 	return nil
+}
+
+// feedback is pseudo-relevance feedback (RM3-style, Query.FeedbackDocs):
+// the top hits are read, their terms weighted by their frequency in each
+// hit (relative to its length) times the hit's share of the top hits'
+// scores; the best DefaultFeedbackTerms terms that are not in the query,
+// nor stopwords or question-frame words, are added at 1/feedbackOwnWeight
+// of the weight of the query's own words, and BM25 runs again.
+// feedbackOwnWeight: the query's own words count this many times against
+// one for a feedback term. Measured on LoCoMo with 3 feedback documents
+// (lazy hash R@1/5/10/25): 2 0.366/0.640/0.718/0.790, 4
+// 0.398/0.652/0.730/0.788, 8 0.416/0.660/0.728/0.796 (off:
+// 0.424/0.658/0.714/0.783).
+const feedbackOwnWeight = 8
+
+func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
+	n := min(len(hits), p.q.FeedbackDocs)
+	top := make([]cand, n)
+	for i := range top {
+		top[i].id = hits[i].ID
+	}
+	if err := p.db.fetch(top, nil); err != nil {
+		return nil, err
+	}
+	an, lx := queryAnalyzer(), theLexicon()
+	inQuery := map[string]bool{}
+	for _, t := range an.Terms(p.text) {
+		inQuery[t] = true
+	}
+	var total float64
+	for i := range n {
+		total += hits[i].Score
+	}
+	weight := map[string]float64{}
+	for i := range top {
+		if !top[i].fetched || total <= 0 {
+			continue
+		}
+		terms := an.Terms(top[i].rec.Text)
+		for _, t := range terms {
+			if inQuery[t] || lx.frame[t] || len(t) < 2 {
+				continue
+			}
+			weight[t] += hits[i].Score / total / float64(len(terms))
+		}
+	}
+	terms := make([]string, 0, len(weight))
+	for t := range weight {
+		terms = append(terms, t)
+	}
+	slices.SortFunc(terms, func(a, b string) int {
+		if c := cmp.Compare(weight[b], weight[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if len(terms) > DefaultFeedbackTerms {
+		terms = terms[:DefaultFeedbackTerms]
+	}
+	if len(terms) == 0 {
+		return hits, nil
+	}
+	p.text = strings.Repeat(p.text+" ", feedbackOwnWeight) + strings.Join(terms, " ")
+	p.res.Stats.Text = p.text
+	p.res.Stats.Notes = append(p.res.Stats.Notes, "feedback terms: "+strings.Join(terms, " "))
+	again, err := p.db.idx.Search(p.text, p.bm, p.q.Candidates, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	return again, nil
 }

@@ -224,3 +224,27 @@ func TestSupersession(t *testing.T) {
 		t.Errorf("earlier decision: top %q", topTexts(res, 3))
 	}
 }
+
+func TestFeedback(t *testing.T) {
+	db, now := understandDB(t, concepts{})
+	defer db.Close()
+	ctx := context.Background()
+	plain, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now, FeedbackDocs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fb.Stats.Text) <= len(plain.Stats.Text) || !slices.ContainsFunc(fb.Stats.Notes, func(n string) bool { return strings.HasPrefix(n, "feedback terms: ") }) {
+		t.Errorf("feedback did not extend the query: %q, notes %q", fb.Stats.Text, fb.Stats.Notes)
+	}
+	// The feedback terms come from the top hit ("审批" from "服务器采购需要这周走完审批。").
+	if !strings.Contains(fb.Stats.Text, "审批") {
+		t.Errorf("feedback text %q lacks the top hit's terms", fb.Stats.Text)
+	}
+	if _, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "x", FeedbackDocs: engine.MaxFeedbackDocs + 1}); err == nil || !strings.Contains(err.Error(), "query.feedback_docs") {
+		t.Errorf("feedback_docs out of range: %v", err)
+	}
+}

@@ -18,8 +18,9 @@ import (
 // (Options.ContextWeight), as in BM25F with two fields: own terms count
 // contextEighths times in the term frequency and the length, inherited ones
 // round(8*ContextWeight) times, and the search multiplies k1 by the own
-// weight, so that a document without context scores exactly as without
-// the weighting. A weaker inheritance ranks a statement above a short reply
+// weight, so that the weighting changes a score only through what is
+// inherited (and through the average length, which the inherited terms
+// are part of). A weaker inheritance ranks a statement above a short reply
 // that inherits its words ("OK, no problem."), which length normalisation
 // would otherwise favour.
 //
