@@ -131,6 +131,7 @@ type cand struct {
 	session    bool
 	speaker    bool // boosted by Query.SpeakerBoost
 	lowInfo    bool // its text is only pleasantries
+	question   bool // its text is a question
 	superseded bool // moved above an older candidate answering the same question
 	dense      float32
 	rec        Record

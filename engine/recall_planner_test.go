@@ -255,6 +255,9 @@ func (p *plan) transcript() string {
 			if c.speaker {
 				b.WriteString(" speaker")
 			}
+			if c.question {
+				b.WriteString(" question")
+			}
 			if c.lowInfo {
 				b.WriteString(" low-info")
 			}

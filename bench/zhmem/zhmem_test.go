@@ -132,10 +132,13 @@ func TestEvaluateMetric(t *testing.T) {
 // lifts a run. Measured on 2026-12-01 (145 questions): sparse
 // 0.259/0.517/0.607, lazy with hash-v2-d384 0.293/0.510/0.653, lazy with
 // use-lite-v1 0.238/0.486/0.600 (English-only model: below sparse at R@1).
+// Raised after the engine's query understanding (lexicon, pleasantries,
+// fallback pass, recency, questions in the history x0.85): sparse
+// 0.262/0.534/0.641, lazy hash 0.314/0.576/0.691.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.25, 0.51, 0.60},
-	"lazy/hash": {0.29, 0.51, 0.65},
+	"sparse":    {0.26, 0.53, 0.64},
+	"lazy/hash": {0.31, 0.57, 0.69},
 	"lazy/use":  {0.23, 0.48, 0.60},
 }
 
