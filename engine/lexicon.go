@@ -27,6 +27,7 @@ type lexicon struct {
 	frame        map[string]bool // lowercased
 	earlier      []string        // lowercased
 	current      []string        // lowercased
+	question     []string        // longest first
 }
 
 var builtinLexicon = sync.OnceValues(func() (*lexicon, error) { return parseLexicon(lexiconText) })
@@ -78,11 +79,14 @@ func parseLexicon(src string) (*lexicon, error) {
 			lx.earlier = append(lx.earlier, terms...)
 		case "current":
 			lx.current = append(lx.current, terms...)
+		case "question":
+			lx.question = append(lx.question, terms...)
 		default:
 			return nil, fmt.Errorf("%w: lexicon line %d: term outside a known section %q", ErrInvalid, n+1, section)
 		}
 	}
 	slices.SortFunc(lx.pleasantries, func(a, b string) int { return len(b) - len(a) })
+	slices.SortFunc(lx.question, func(a, b string) int { return len(b) - len(a) })
 	return lx, nil
 }
 
@@ -268,4 +272,20 @@ func (lx *lexicon) contentLeft(text string) bool {
 		return true
 	}
 	return false
+}
+
+// stripQuestionWords removes the Chinese question words from text (for
+// BM25: they match other questions, not answers); text made only of them
+// is returned unchanged.
+func (lx *lexicon) stripQuestionWords(text string) string {
+	s := text
+	for _, w := range lx.question {
+		s = strings.ReplaceAll(s, w, " ")
+	}
+	for _, r := range s {
+		if analysis.IsWordRune(r) {
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return text
 }

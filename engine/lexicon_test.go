@@ -98,3 +98,18 @@ func TestContentLeft(t *testing.T) {
 		}
 	}
 }
+
+func TestStripQuestionWords(t *testing.T) {
+	lx := theLexicon()
+	for text, want := range map[string]string{
+		"资金安排怎么样了":        "资金安排 了",
+		"新同事报到那天要准备哪些东西？": "新同事报到那天要准备 东西？",
+		"谁负责通知运维？":        "负责通知运维？",
+		"什么？":             "什么？", // nothing else: unchanged
+		"what is it?":     "what is it?",
+	} {
+		if got := lx.stripQuestionWords(text); got != want {
+			t.Errorf("stripQuestionWords(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func (p *plan) parse() {
 // in for the words that found nothing.
 func (p *plan) setText() error {
 	q, st := p.q, &p.res.Stats
-	text := p.denseText
+	text := theLexicon().stripQuestionWords(p.denseText)
 	st.Expansion = ""
 	if !q.NoExpansion {
 		var b strings.Builder

@@ -134,12 +134,12 @@ func TestEvaluateMetric(t *testing.T) {
 // use-lite-v1 0.238/0.486/0.600 (English-only model: below sparse at R@1).
 // Raised after the engine's query understanding (lexicon, pleasantries,
 // fallback pass, recency, questions in the history x0.85, everyday-life
-// concepts in the lexicon): sparse 0.276/0.555/0.641, lazy hash
-// 0.334/0.603/0.705.
+// concepts in the lexicon, Chinese question words out of the BM25 text):
+// sparse 0.300/0.600/0.700, lazy hash 0.345/0.634/0.732.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.27, 0.55, 0.64},
-	"lazy/hash": {0.33, 0.60, 0.70},
+	"sparse":    {0.30, 0.60, 0.70},
+	"lazy/hash": {0.34, 0.63, 0.73},
 	"lazy/use":  {0.23, 0.48, 0.60},
 }
 
