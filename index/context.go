@@ -301,12 +301,6 @@ func (x *Index) ownWeight() uint32 {
 	return own
 }
 
-// inheritWeight is the weight of an inherited term.
-func (x *Index) inheritWeight() uint32 {
-	_, inh := x.contextWeights()
-	return inh
-}
-
 // contextSignature is appended to the analyzer signature in the manifest:
 // segments built with another setting are rebuilt from the log. "+ctx1":
 // inherited terms weigh as much as own ones; "+ctx2-<own>/<inherited>":
