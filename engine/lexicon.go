@@ -224,9 +224,17 @@ func (lx *lexicon) stripPleasantries(text string) string {
 	return strings.TrimSpace(strings.Join(cs[i:j], ""))
 }
 
+// maxLowInfoBytes bounds the texts lowInfo examines: a record made only of
+// pleasantries is short ("好的，没问题。" is 21 bytes), and the check runs on
+// every candidate.
+const maxLowInfoBytes = 64
+
 // lowInfo reports whether text says nothing beyond pleasantries: every
 // clause is made of them.
 func (lx *lexicon) lowInfo(text string) bool {
+	if len(text) > maxLowInfoBytes {
+		return false
+	}
 	for _, c := range clauses(text) {
 		if !lx.pleasantClause(c) {
 			return false

@@ -112,7 +112,7 @@ type Query struct {
 	// RecencyWeight in [0, 1]; default DefaultRecencyWeight.
 	RecencyWeight float64
 
-	// FallbackScan bounds the fallback pass: when BM25 finds fewer than K
+	// FallbackScan bounds the fallback pass: when BM25 finds fewer than K/2
 	// records, the latest records of the current session and of the
 	// filter, at most FallbackScan, become candidates (ranked by the
 	// embedder in ModeLazy), so that records passing the filters always

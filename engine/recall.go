@@ -59,7 +59,7 @@ type RecallStats struct {
 	Hits         int // BM25 hits (at most Candidates)
 	SessionTurns int // candidates added by the session chain (not BM25 hits)
 	// Fallback is the number of candidates the fallback pass added: with
-	// fewer than Query.K BM25 hits (or none), the latest records of the
+	// fewer than Query.K/2 BM25 hits (or none), the latest records of the
 	// window and of the current session, at most Query.FallbackScan, so
 	// that records passing the filters always give an answer.
 	Fallback int
