@@ -121,7 +121,8 @@ type Query struct {
 	// records.
 	FallbackScan int
 	// NoExpansion turns off the built-in lexicon's query expansion
-	// (engine/lexicon.txt: concepts of agent work in English and Chinese,
+	// (engine/lexicon.txt: concepts of agent work and everyday life in
+	// English and Chinese,
 	// "budget" also searching "funding", "预算", "资金"...). Expansion terms
 	// weigh half as much as the query's own words. Default false.
 	NoExpansion bool
