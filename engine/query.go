@@ -122,9 +122,10 @@ type Query struct {
 	FallbackScan int
 	// NoExpansion turns off the built-in lexicon's query expansion
 	// (engine/lexicon.txt: concepts of agent work and everyday life in
-	// English and Chinese,
-	// "budget" also searching "funding", "预算", "资金"...). Expansion terms
-	// weigh half as much as the query's own words. Default false.
+	// English and Chinese, "budget" also searching "funding", "cost"; "预算"
+	// also "经费", "资金"), in the query's own script. Expansion terms weigh
+	// half as much as the query's own words, as much when the query's own
+	// word of that concept matches no record. Default false.
 	NoExpansion bool
 	// FeedbackDocs turns on pseudo-relevance feedback (RM3-style): the
 	// terms most frequent in the top FeedbackDocs BM25 hits (at most
