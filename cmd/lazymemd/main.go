@@ -65,6 +65,8 @@ type config struct {
 	db, addr, embedder string
 	mcpAgent           string
 	tokenFile          string
+	keysFile           string
+	logFormat          string
 	origins            []string
 	hosts              []string
 	lim                limits
@@ -142,6 +144,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		}
 		return nil
 	})
+	fs.StringVar(&cfg.keysFile, "keys", "", `JSON file of API keys, each with the agents and scopes it grants: {"keys": [{"name", "token_sha256", "agents", "scopes"}]} (reloaded on SIGHUP; excludes --token-file)`)
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -159,12 +163,19 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--read-header-timeout, --read-timeout and --idle-timeout must be positive (%v, %v, %v)", cfg.readHeaderTimeout, cfg.readTimeout, cfg.idleTimeout)
 	case cfg.maxHeaderBytes < 1:
 		return cfg, fmt.Errorf("--max-header-bytes %d: want a positive number of bytes", cfg.maxHeaderBytes)
+	case cfg.logFormat != "text" && cfg.logFormat != "json":
+		return cfg, fmt.Errorf("--log-format %q: want text or json", cfg.logFormat)
+	case cfg.keysFile != "" && cfg.tokenFile != "":
+		return cfg, errors.New("--keys and --token-file exclude each other (a keys file can hold the token's key)")
 	}
 	if len(cfg.hosts) == 0 {
 		if !loopbackAddr(cfg.addr) {
 			return cfg, fmt.Errorf("--addr %s is not a loopback address: list the host names clients reach it by with --allowed-hosts (or --allowed-hosts '*')", cfg.addr)
 		}
 		cfg.hosts = defaultHosts
+	}
+	if !loopbackAddr(cfg.addr) && cfg.keysFile == "" && cfg.tokenFile == "" && os.Getenv("LAZYMEMD_TOKEN") == "" {
+		return cfg, fmt.Errorf("--addr %s is not a loopback address: other machines could read and write every memory; give --keys or --token-file", cfg.addr)
 	}
 	if _, err := parseHosts(cfg.hosts); err != nil {
 		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
@@ -181,14 +192,26 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 // GET /v1/live says the process is up, GET /v1/ready and every other
 // request answer 503, and a signal is honoured.
 func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	token, err := loadToken(cfg.tokenFile)
+	logger := newLogger(cfg.logFormat, stderr)
+	var token string
+	var keys *keyring
+	var err error
+	if cfg.keysFile != "" {
+		keys, err = loadKeys(cfg.keysFile)
+	} else {
+		token, err = loadToken(cfg.tokenFile)
+	}
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	s := newServer(nil, cfg.lim)
 	s.errLog, s.mcpAgent, s.token = logger, cfg.mcpAgent, token
+	if keys != nil {
+		s.keys.Store(keys)
+		stopReload := reloadKeysOnHUP(s, cfg.keysFile, logger)
+		defer stopReload()
+	}
 	if s.hosts, err = parseHosts(cfg.hosts); err != nil {
 		ln.Close()
 		return err
@@ -206,10 +229,23 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	srv := newHTTPServer(cfg, s.routes(), reqCtx, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(newLimitListener(ln, cfg.maxConns)) }()
-	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", token != "")
+	auth := "none"
+	switch {
+	case keys != nil:
+		auth = fmt.Sprintf("%d keys", len(keys.keys))
+	case token != "":
+		auth = "token"
+	}
+	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", auth)
 
+	// Background errors have no caller: they are logged when they happen
+	// and counted (lazymem_background_errors_total).
+	onBackground := func(err error) {
+		s.prom.bgErrors.Inc()
+		logger.Error("background error", "err", err)
+	}
 	opened := make(chan openResult, 1)
-	go func() { opened <- openStore(cfg) }()
+	go func() { opened <- openStore(cfg, onBackground) }()
 	var db *engine.DB
 	select {
 	case res := <-opened:
@@ -220,6 +256,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 		}
 		db = res.db
 		m := db.Metrics()
+		logRepairs(logger, m)
 		logger.Info("store open, ready", "records", m.Log.Next-1, "embedder", res.embedder)
 		s.open(db)
 	case <-ctx.Done():
@@ -270,12 +307,12 @@ type openResult struct {
 }
 
 // openStore opens the embedder and the store of cfg.
-func openStore(cfg config) openResult {
+func openStore(cfg config, onBackground func(error)) openResult {
 	emb, err := embedspec.Open(cfg.embedder)
 	if err != nil {
 		return openResult{err: err}
 	}
-	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb})
+	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
 	name := "hash"
 	if emb != nil {
 		name = emb.Name()
@@ -357,4 +394,55 @@ func loadToken(file string) (string, error) {
 		return tok, nil
 	}
 	return "", fmt.Errorf("--token-file %s: the first line is empty", file)
+}
+
+// newLogger is the daemon's logger in --log-format.
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// logRepairs logs what the open repaired: an index moved aside and
+// rebuilt, index segments dropped and re-indexed from the log, and the
+// background errors counted so far.
+func logRepairs(logger *slog.Logger, m engine.Metrics) {
+	if m.IndexRepaired != "" {
+		logger.Warn("the index was corrupt: moved aside and rebuilt from the log", "moved_to", m.IndexRepaired)
+	}
+	for _, r := range m.Index.Repairs {
+		logger.Warn("index repair", "repair", r.String())
+	}
+	if m.BackgroundErrors > 0 {
+		logger.Warn("background errors while opening", "count", m.BackgroundErrors)
+	}
+}
+
+// reloadKeysOnHUP reloads the keys file on SIGHUP; a file that does not
+// load is logged and the keys in use stay. The returned func stops it.
+func reloadKeysOnHUP(s *server, file string, logger *slog.Logger) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				kr, err := loadKeys(file)
+				if err != nil {
+					logger.Error("SIGHUP: keys not reloaded, the previous ones stay", "err", err)
+					continue
+				}
+				s.keys.Store(kr)
+				logger.Info("SIGHUP: keys reloaded", "keys", len(kr.keys))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }

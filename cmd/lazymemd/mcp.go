@@ -64,51 +64,93 @@ type rpcResponse struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
-// mcpTool is an entry of tools/list.
+// mcpTool is an entry of tools/list, and what calling it does.
 type mcpTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"inputSchema"`
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description"`
+	InputSchema map[string]any   `json:"inputSchema"`
+	Annotations *toolAnnotations `json:"annotations,omitempty"`
+	// scope is the scope of the route whose operation the tool exposes
+	// (set by routeTools).
+	scope scope
+	call  func(s *server, r *http.Request, t *tenant, args json.RawMessage) toolResult
 }
 
-var mcpTools = []mcpTool{
-	{
-		Name: "remember",
-		Description: "Store one memory (a message, a fact, a decision) in the agent's long-term memory. " +
-			"It is durable when the call returns and can be found later with recall.",
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"text":    map[string]any{"type": "string", "description": "what to remember"},
-				"agent":   map[string]any{"type": "string", "description": "whose memory (default: the daemon's --mcp-agent)"},
-				"session": map[string]any{"type": "string", "description": "the conversation it belongs to"},
-				"role":    map[string]any{"type": "string", "description": "who said it: user, assistant, tool, or a name"},
-				"time":    map[string]any{"type": "string", "description": "when, RFC 3339 (default: now)"},
-				"meta":    map[string]any{"type": "object", "description": "labels: key to string or array of strings"},
-			},
-			"required": []string{"text"},
-		},
-	},
-	{
-		Name: "recall",
-		Description: "Find the memories that answer a question, best first, rendered with their times and speakers. " +
-			"Relative times in the question (\"yesterday\", \"last week\") narrow the search.",
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query":           map[string]any{"type": "string", "description": "the question, in natural language"},
-				"agent":           map[string]any{"type": "string", "description": "whose memory (default: the daemon's --mcp-agent)"},
-				"k":               map[string]any{"type": "integer", "description": "how many memories (default 10)"},
-				"current_session": map[string]any{"type": "string", "description": "the conversation in progress: its latest turns are considered too"},
-				"since":           map[string]any{"type": "string", "description": "only memories at or after this RFC 3339 time"},
-				"until":           map[string]any{"type": "string", "description": "only memories before this RFC 3339 time"},
-				"where":           map[string]any{"type": "object", "description": "only memories with these labels"},
-				"budget":          map[string]any{"type": "integer", "description": "most characters of the rendered context (default 4000)"},
-			},
-			"required": []string{"query"},
-		},
-	},
+// toolAnnotations are the hints a client shows its user or uses to decide
+// whether a call needs confirmation. The protocol's defaults are the
+// cautious ones (destructive, not idempotent), so each is spelled out.
+type toolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   bool   `json:"openWorldHint"`
 }
+
+var (
+	writeHints = &toolAnnotations{Title: "Add a memory"}
+	readHints  = &toolAnnotations{Title: "Search memories", ReadOnlyHint: true, IdempotentHint: true}
+	listHints  = &toolAnnotations{Title: "List memories", ReadOnlyHint: true, IdempotentHint: true}
+)
+
+var agentProp = map[string]any{"type": "string", "description": "whose memory (default: the daemon's --mcp-agent, or the key's only agent)"}
+
+var addSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"text":    map[string]any{"type": "string", "description": "what to remember"},
+		"agent":   agentProp,
+		"session": map[string]any{"type": "string", "description": "the conversation it belongs to"},
+		"role":    map[string]any{"type": "string", "description": "who said it: user, assistant, tool, or a name"},
+		"time":    map[string]any{"type": "string", "description": "when, RFC 3339 (default: now)"},
+		"meta":    map[string]any{"type": "object", "description": "labels: key to string or array of strings"},
+	},
+	"required": []string{"text"},
+}
+
+var searchSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"query":           map[string]any{"type": "string", "description": "the question, in natural language"},
+		"agent":           agentProp,
+		"k":               map[string]any{"type": "integer", "description": "how many memories (default 10)"},
+		"current_session": map[string]any{"type": "string", "description": "the conversation in progress: its latest turns are considered too"},
+		"since":           map[string]any{"type": "string", "description": "only memories at or after this RFC 3339 time"},
+		"until":           map[string]any{"type": "string", "description": "only memories before this RFC 3339 time"},
+		"where":           map[string]any{"type": "object", "description": "only memories with these labels"},
+		"budget":          map[string]any{"type": "integer", "description": "most characters of the rendered context (default 4000)"},
+	},
+	"required": []string{"query"},
+}
+
+var listSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"agent":   agentProp,
+		"session": map[string]any{"type": "string", "description": "only this conversation's memories"},
+		"since":   map[string]any{"type": "string", "description": "only memories at or after this RFC 3339 time"},
+		"until":   map[string]any{"type": "string", "description": "only memories before this RFC 3339 time"},
+		"limit":   map[string]any{"type": "integer", "description": "how many, newest first (default 20)"},
+	},
+	"required": []string{},
+}
+
+const addDescription = "Store one memory (a message, a fact, a decision) in the agent's long-term memory. " +
+	"It is durable when the call returns and can be found later with search."
+
+const searchDescription = "Find the memories that answer a question, best first, rendered with their times and speakers. " +
+	"Relative times in the question (\"yesterday\", \"last week\") narrow the search."
+
+// The tools. add/search/list are the names agents' memory tools usually
+// have; remember and recall are aliases with the same schema.
+var (
+	toolAdd      = mcpTool{Name: "add", Description: addDescription, InputSchema: addSchema, Annotations: writeHints, call: (*server).toolRemember}
+	toolRemember = mcpTool{Name: "remember", Description: addDescription + " (Same as add.)", InputSchema: addSchema, Annotations: writeHints, call: (*server).toolRemember}
+	toolSearch   = mcpTool{Name: "search", Description: searchDescription, InputSchema: searchSchema, Annotations: readHints, call: (*server).toolRecall}
+	toolRecall   = mcpTool{Name: "recall", Description: searchDescription + " (Same as search.)", InputSchema: searchSchema, Annotations: readHints, call: (*server).toolRecall}
+	toolList     = mcpTool{Name: "list", Description: "List the agent's latest memories, newest first, optionally of one conversation or time range.", InputSchema: listSchema, Annotations: listHints, call: (*server).toolList}
+)
 
 // mcpDefaultBudget bounds the context block recall renders.
 const mcpDefaultBudget = 4000
@@ -172,7 +214,7 @@ func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
 	case "ping":
 		result = struct{}{}
 	case "tools/list":
-		result = map[string]any{"tools": mcpTools}
+		result = map[string]any{"tools": s.visibleTools(tenantOf(r))}
 	case "tools/call":
 		result, rerr = s.mcpCall(r, req.Params)
 	default:
@@ -262,17 +304,51 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	i := slices.IndexFunc(mcpTools, func(t mcpTool) bool { return t.Name == p.Name })
+	t := tenantOf(r)
+	tools := s.visibleTools(t)
+	i := slices.IndexFunc(tools, func(tl mcpTool) bool { return tl.Name == p.Name })
 	if i < 0 {
-		return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: remember, recall)", wire.Truncate(p.Name, 40))}
+		names := make([]string, len(tools))
+		for j, tl := range tools {
+			names[j] = tl.Name
+		}
+		return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: %s)", wire.Truncate(p.Name, 40), strings.Join(names, ", "))}
 	}
-	if msg := checkArgs(mcpTools[i].InputSchema, args); msg != "" {
+	if msg := checkArgs(tools[i].InputSchema, args); msg != "" {
 		return nil, &rpcError{Code: rpcInvalidParams, Message: p.Name + " arguments: " + msg}
 	}
-	if p.Name == "remember" {
-		return s.toolRemember(r, args), nil
+	return tools[i].call(s, r, t, args), nil
+}
+
+// visibleTools are the tools the tenant's scopes allow: a read-only key
+// does not see add.
+func (s *server) visibleTools(t *tenant) []mcpTool {
+	var ts []mcpTool
+	for _, tl := range s.tools {
+		if t.has(tl.scope) {
+			ts = append(ts, tl)
+		}
 	}
-	return s.toolRecall(r, args), nil
+	return ts
+}
+
+// toolAgent is the agent a tool call acts as: the one it names, which
+// must be the tenant's; else --mcp-agent when it is the tenant's; else
+// the tenant's only agent.
+func (s *server) toolAgent(t *tenant, named string) (string, error) {
+	switch {
+	case named != "" && !t.allows(named):
+		return "", fmt.Errorf("agent: the key %q may not use the agent %q (its agents: %s)", t.name, named, strings.Join(t.list, ", "))
+	case named != "":
+		return named, nil
+	case s.mcpAgent != "" && t.allows(s.mcpAgent):
+		return s.mcpAgent, nil
+	case !t.all && len(t.list) == 1:
+		return t.list[0], nil
+	case !t.all:
+		return "", fmt.Errorf("agent: name one of the key's agents (%s)", strings.Join(t.list, ", "))
+	}
+	return "", nil // the engine names the missing field
 }
 
 // checkArgs checks a tool's arguments against its input schema (an object
@@ -338,13 +414,13 @@ func article(kind string) string {
 	return "a " + kind
 }
 
-func (s *server) toolRemember(r *http.Request, args json.RawMessage) toolResult {
+func (s *server) toolRemember(r *http.Request, t *tenant, args json.RawMessage) toolResult {
 	rec, err := wire.ParseRecord(args, s.clock())
 	if err != nil {
 		return toolError(err)
 	}
-	if rec.Agent == "" {
-		rec.Agent = s.mcpAgent
+	if rec.Agent, err = s.toolAgent(t, rec.Agent); err != nil {
+		return toolError(err)
 	}
 	if !s.records.take(1) {
 		return toolError(fmt.Errorf("the daemon is busy: the records being appended fill the --max-inflight-records budget (%d); retry shortly", s.lim.maxInflight))
@@ -372,7 +448,7 @@ type recallArgs struct {
 	Budget         float64                    `json:"budget"`
 }
 
-func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
+func (s *server) toolRecall(r *http.Request, t *tenant, args json.RawMessage) toolResult {
 	var a recallArgs
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
@@ -380,10 +456,11 @@ func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
 		return toolError(fmt.Errorf("recall arguments: %w", err))
 	}
 	// The query goes through wire, which names the field of any error.
-	q := map[string]any{"text": a.Query, "agent": a.Agent, "k": int64(a.K), "current_session": a.CurrentSession}
-	if q["agent"] == "" {
-		q["agent"] = s.mcpAgent
+	agent, err := s.toolAgent(t, a.Agent)
+	if err != nil {
+		return toolError(err)
 	}
+	q := map[string]any{"text": a.Query, "agent": agent, "k": int64(a.K), "current_session": a.CurrentSession}
 	if a.Since != "" {
 		q["since"] = a.Since
 	}
@@ -412,9 +489,70 @@ func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
 	if err != nil {
 		return toolError(err)
 	}
+	s.prom.observeRecall(&res.Stats)
 	text := engine.FormatContext(res.Memories, budget)
 	if text == "" {
 		text = "No memories matched."
 	}
+	return toolResult{Content: []toolContent{{Type: "text", Text: text}}, StructuredContent: wire.FromResult(res)}
+}
+
+// defaultListLimit is the list tool's default number of memories.
+const defaultListLimit = 20
+
+// toolList lists the latest memories: a recall without a question, which
+// takes the latest records passing the filters, newest first.
+func (s *server) toolList(r *http.Request, t *tenant, args json.RawMessage) toolResult {
+	var a struct {
+		Agent   string  `json:"agent"`
+		Session string  `json:"session"`
+		Since   string  `json:"since"`
+		Until   string  `json:"until"`
+		Limit   float64 `json:"limit"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return toolError(fmt.Errorf("list arguments: %w", err))
+	}
+	agent, err := s.toolAgent(t, a.Agent)
+	if err != nil {
+		return toolError(err)
+	}
+	if a.Limit < 0 {
+		return toolError(errors.New("limit: want a positive number of memories"))
+	}
+	k := int64(min(a.Limit, 1<<20))
+	if k == 0 {
+		k = defaultListLimit
+	}
+	q := map[string]any{"text": "", "agent": agent, "k": k, "mode": "sparse", "parse_time": false, "session_turns": -1}
+	if a.Session != "" {
+		q["sessions"] = []string{a.Session}
+	}
+	if a.Since != "" {
+		q["since"] = a.Since
+	}
+	if a.Until != "" {
+		q["until"] = a.Until
+	}
+	qb, err := json.Marshal(q)
+	if err != nil {
+		return toolError(err)
+	}
+	query, err := wire.ParseQuery(qb)
+	if err != nil {
+		return toolError(err)
+	}
+	res, err := s.db.Recall(r.Context(), query)
+	if err != nil {
+		return toolError(err)
+	}
+	s.prom.observeRecall(&res.Stats)
+	mems := res.Memories
+	slices.SortStableFunc(mems, func(x, y engine.Memory) int { return y.Time.Compare(x.Time) })
+	text := engine.FormatContext(mems, 1<<20)
+	if text == "" {
+		text = "No memories."
+	}
+	res.Memories = mems
 	return toolResult{Content: []toolContent{{Type: "text", Text: text}}, StructuredContent: wire.FromResult(res)}
 }

@@ -33,8 +33,12 @@ func TestMCPOfficialClient(t *testing.T) {
 	var names []string
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
+		a := tl.Annotations
+		if a == nil || a.ReadOnlyHint != (tl.Name != "add" && tl.Name != "remember") || a.DestructiveHint == nil || *a.DestructiveHint || a.IdempotentHint != a.ReadOnlyHint {
+			t.Errorf("tool %s: annotations %+v", tl.Name, a)
+		}
 	}
-	if strings.Join(names, ",") != "remember,recall" {
+	if strings.Join(names, ",") != "add,remember,search,recall,list" {
 		t.Fatalf("tools: %v", names)
 	}
 
