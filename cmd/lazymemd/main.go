@@ -238,14 +238,8 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	}
 	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", auth)
 
-	// Background errors have no caller: they are logged when they happen
-	// and counted (lazymem_background_errors_total).
-	onBackground := func(err error) {
-		s.prom.bgErrors.Inc()
-		logger.Error("background error", "err", err)
-	}
 	opened := make(chan openResult, 1)
-	go func() { opened <- openStore(cfg, onBackground) }()
+	go func() { opened <- openStore(cfg, backgroundReporter(s, logger)) }()
 	var db *engine.DB
 	select {
 	case res := <-opened:
@@ -444,5 +438,14 @@ func reloadKeysOnHUP(s *server, file string, logger *slog.Logger) func() {
 	return func() {
 		signal.Stop(hup)
 		close(done)
+	}
+}
+
+// backgroundReporter is the store's OnBackgroundError: background errors
+// have no caller, so they are logged when they happen and counted.
+func backgroundReporter(s *server, logger *slog.Logger) func(error) {
+	return func(err error) {
+		s.prom.bgErrors.Inc()
+		logger.Error("background error", "err", err)
 	}
 }
