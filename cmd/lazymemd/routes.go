@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lazymem/lazymem/cmd/internal/mcptools"
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 )
 
@@ -50,7 +51,7 @@ type route struct {
 	// tools are the MCP tools that expose the same operation (they need
 	// the same scope). The first is the primary name, the others aliases
 	// agents look for.
-	tools []mcpTool
+	tools []mcptools.Tool
 }
 
 // registry is every route of the daemon, in the order the docs list
@@ -63,10 +64,10 @@ var registry = []route{
 	{method: "GET", path: "/v1/ready", op: "ready", scope: scopeNone, handle: (*server).ready},
 	{method: "GET", path: "/v1/health", op: "health", scope: scopeNone, handle: (*server).ready},
 	{method: "POST", path: "/v1/records", op: "appendRecords", scope: scopeWrite, handle: (*server).appendRecords,
-		tools: []mcpTool{toolAdd, toolRemember}},
+		tools: []mcptools.Tool{mcptools.Add, mcptools.Remember}},
 	{method: "GET", path: "/v1/records/{id}", op: "getRecord", scope: scopeRead, handle: (*server).getRecord},
 	{method: "POST", path: "/v1/recall", op: "recall", scope: scopeRead, handle: (*server).recall,
-		tools: []mcpTool{toolSearch, toolRecall, toolList}},
+		tools: []mcptools.Tool{mcptools.Search, mcptools.Recall, mcptools.List}},
 	{method: "GET", path: "/v1/stats", op: "stats", scope: scopeRead, handle: (*server).stats},
 	{method: "GET", path: "/metrics", op: "metrics", scope: scopeAdmin, handle: (*server).metrics},
 	// The MCP endpoint checks each tool's scope itself: tools/list and
@@ -80,8 +81,7 @@ func routeTools(routes []route) []mcpTool {
 	var ts []mcpTool
 	for _, rt := range routes {
 		for _, t := range rt.tools {
-			t.scope = rt.scope
-			ts = append(ts, t)
+			ts = append(ts, mcpTool{Tool: t, scope: rt.scope})
 		}
 	}
 	return ts
