@@ -27,6 +27,7 @@ Commands:
   ingest    append records from a JSONL file (or - for standard input)
   recall    find the memories that answer a query
   stats     show what a store holds
+  mcp       serve one agent's memory as MCP tools over stdio (for desktop agents)
   bench     compare lazymem with eager-RAG baselines on a generated history
   eval      evaluate recall on a dataset (eval locomo --data DIR)
   evalzh    evaluate recall on the Chinese memory set (bench/zhmem)
@@ -38,6 +39,7 @@ Examples:
   lazymem ingest --db ./mem history.jsonl
   lazymem recall --db ./mem --agent a1 "what did we decide about the connection pool yesterday?"
   lazymem stats --db ./mem
+  lazymem mcp --db ./mem --agent a1
   lazymem bench --scale 100k
   lazymem eval locomo --data ../shared/data/locomo --json
 `
@@ -68,6 +70,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdRecall(ctx, rest, stdout, stderr)
 	case "stats":
 		err = cmdStats(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, rest, stdin, stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, rest, stdout, stderr)
 	case "eval":

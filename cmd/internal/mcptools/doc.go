@@ -10,7 +10,7 @@
 //
 //	add     (remember)  store one memory                  write
 //	search  (recall)    the memories answering a question read-only, idempotent
-//	list                the latest memories, newest first read-only, idempotent
+//	list                the latest memories               read-only, idempotent
 //
 // A call whose arguments do not fit the tool's schema is the caller's
 // protocol mistake (CheckArgs says what is wrong, naming the argument; a

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -132,7 +133,7 @@ var listSchema = map[string]any{
 		"session": map[string]any{"type": "string", "description": "only this conversation's memories"},
 		"since":   map[string]any{"type": "string", "description": "only memories at or after this RFC 3339 time"},
 		"until":   map[string]any{"type": "string", "description": "only memories before this RFC 3339 time"},
-		"limit":   map[string]any{"type": "integer", "description": "how many, newest first (default 20)"},
+		"limit":   map[string]any{"type": "integer", "description": "how many of the latest (default 20)"},
 	},
 	"required": []string{},
 }
@@ -149,7 +150,7 @@ var (
 	Remember = Tool{Name: "remember", Description: addDescription + " (Same as add.)", InputSchema: addSchema, Annotations: writeHints, Call: add}
 	Search   = Tool{Name: "search", Description: searchDescription, InputSchema: searchSchema, Annotations: readHints, Call: search}
 	Recall   = Tool{Name: "recall", Description: searchDescription + " (Same as search.)", InputSchema: searchSchema, Annotations: readHints, Call: search}
-	List     = Tool{Name: "list", Description: "List the agent's latest memories, newest first, optionally of one conversation or time range.", InputSchema: listSchema, Annotations: listHints, Call: list}
+	List     = Tool{Name: "list", Description: "List the agent's latest memories, optionally of one conversation or time range, rendered as a timeline (the structured result lists them newest first).", InputSchema: listSchema, Annotations: listHints, Call: list}
 )
 
 // All is every tool, in the order tools/list shows them.
@@ -311,7 +312,8 @@ func search(ctx context.Context, env *Env, args json.RawMessage) Result {
 }
 
 // list is a recall without a question, which takes the latest records
-// passing the filters, shown newest first.
+// passing the filters: the text is their timeline, the structured result
+// lists them newest first.
 func list(ctx context.Context, env *Env, args json.RawMessage) Result {
 	var a struct {
 		Agent   string  `json:"agent"`
@@ -348,7 +350,12 @@ func list(ctx context.Context, env *Env, args json.RawMessage) Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	slices.SortStableFunc(res.Memories, func(x, y engine.Memory) int { return y.Time.Compare(x.Time) })
+	slices.SortFunc(res.Memories, func(x, y engine.Memory) int {
+		if c := y.Time.Compare(x.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.ID, x.ID) // appended later
+	})
 	text := engine.FormatContext(res.Memories, 1<<30)
 	if text == "" {
 		text = "No memories."
