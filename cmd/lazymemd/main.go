@@ -1,32 +1,3 @@
-// Command lazymemd is the lazymem daemon: one store served over an
-// HTTP/JSON API on a single node.
-//
-//	lazymemd --db ./mem [--addr 127.0.0.1:7373] [--embedder hash]
-//
-// Endpoints (docs/API.md has the full reference and curl examples):
-//
-//	GET  /v1/live          200 while the process runs (liveness)
-//	GET  /v1/ready         200 once the store is open, 503 while it opens
-//	                       or the daemon shuts down (readiness; /v1/health
-//	                       is the same)
-//	POST /v1/records       one record, or {"records": [...]} -> {"ids": [...]}
-//	                       (durable when the reply arrives; a bad record
-//	                       rejects the whole body and writes nothing)
-//	GET  /v1/records/{id}  the stored record
-//	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
-//	GET  /v1/stats         the store's metrics
-//	POST /mcp              the Model Context Protocol (streamable HTTP, JSON
-//	                       replies): tools remember and recall
-//
-// Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
-// for bad input (the field named), 401, 403, 404, 405, 410, 413 over a
-// limit, 502 when the embedder fails, 503 while opening or shutting down,
-// when a shared budget is spent or past the request timeout, 507 when the
-// disk is full. The daemon listens before the store is open (the probes
-// answer meanwhile); SIGINT or SIGTERM, even during the open, stops taking
-// connections, lets the requests in flight finish (up to
-// --shutdown-timeout) and closes the store (up to --shutdown-timeout
-// again).
 package main
 
 import (
