@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,6 +39,7 @@ type config struct {
 	tokenFile          string
 	keysFile           string
 	logFormat          string
+	tlsCert, tlsKey    string
 	origins            []string
 	hosts              []string
 	lim                limits
@@ -117,6 +119,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	})
 	fs.StringVar(&cfg.keysFile, "keys", "", `JSON file of API keys, each with the agents and scopes it grants: {"keys": [{"name", "token_sha256", "agents", "scopes"}]} (reloaded on SIGHUP; excludes --token-file)`)
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with (with --tls-key)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -136,6 +140,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--max-header-bytes %d: want a positive number of bytes", cfg.maxHeaderBytes)
 	case cfg.logFormat != "text" && cfg.logFormat != "json":
 		return cfg, fmt.Errorf("--log-format %q: want text or json", cfg.logFormat)
+	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
+		return cfg, errors.New("--tls-cert and --tls-key go together")
 	case cfg.keysFile != "" && cfg.tokenFile != "":
 		return cfg, errors.New("--keys and --token-file exclude each other (a keys file can hold the token's key)")
 	}
@@ -198,8 +204,27 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	defer cancelReqs()
 	srv := newHTTPServer(cfg, s.routes(), reqCtx, logger)
+	scheme := "http"
+	if cfg.tlsCert != "" {
+		// Loaded before serving, so a bad pair fails the start instead of
+		// every handshake.
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("%w: --tls-cert/--tls-key: %w", errFlag, err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(newLimitListener(ln, cfg.maxConns)) }()
+	go func() {
+		lln := newLimitListener(ln, cfg.maxConns)
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(lln, "", "")
+			return
+		}
+		errc <- srv.Serve(lln)
+	}()
 	auth := "none"
 	switch {
 	case keys != nil:
@@ -207,7 +232,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	case token != "":
 		auth = "token"
 	}
-	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", auth)
+	logger.Info("lazymemd listening", "url", scheme+"://"+ln.Addr().String(), "db", cfg.db, "auth", auth)
 
 	opened := make(chan openResult, 1)
 	go func() { opened <- openStore(cfg, backgroundReporter(s, logger)) }()
