@@ -1,0 +1,235 @@
+// The JSON the daemon takes and returns, one type per schema of
+// docs/openapi.yaml (components.schemas), with the same names and the
+// same snake_case keys. `npm run check-types` compares the two.
+// Times are RFC 3339 strings, as on the wire (nanoseconds kept).
+
+/** A probe's reply: "ok"; with a 503 from /v1/ready or /v1/health, "opening" or "closing". */
+export interface Status {
+  status: "ok" | "opening" | "closing";
+}
+
+/** Every error reply's body (schema Error). */
+export interface ErrorBody {
+  error: ErrorDetail;
+}
+
+export interface ErrorDetail {
+  /** Machine-readable cause: invalid, too_large, busy, ... (new codes may appear). */
+  code: string;
+  /** The input at fault: "records[3].agent", "query.k", "id". */
+  field?: string;
+  message: string;
+}
+
+/** Metadata labels: a key to a string or an array of strings. */
+export type Meta = Record<string, string | string[]>;
+
+/** Metadata as stored: a key to its values; null when the record has none. */
+export type StoredMeta = Record<string, string[]> | null;
+
+/** One record to append. agent and a non-blank text are required. */
+export interface RecordInput {
+  /** RFC 3339; absent: the daemon's clock. */
+  time?: string;
+  agent: string;
+  session?: string;
+  role?: string;
+  text: string;
+  meta?: Meta;
+}
+
+export interface RecordBatch {
+  records: RecordInput[];
+}
+
+export interface AppendResult {
+  ids: number[];
+}
+
+/** A record read back (GET /v1/records/{id}). */
+export interface StoredRecord {
+  id: number;
+  time: string;
+  agent: string;
+  session: string;
+  role: string;
+  text: string;
+  meta: StoredMeta;
+}
+
+/** A recalled record with its scores. */
+export interface Memory {
+  id: number;
+  time: string;
+  agent: string;
+  session: string;
+  role: string;
+  text: string;
+  meta: StoredMeta;
+  /** The fused score. */
+  score: number;
+  /** The BM25 score; 0 if the record was not a BM25 hit. */
+  sparse: number;
+  /** Cosine of query and constructed text; 0 in sparse mode. */
+  dense: number;
+  /** Why it scored, when the query set explain. */
+  reasons?: string[];
+}
+
+export type Mode = "lazy" | "sparse" | "dense";
+
+export type Fusion = "weighted" | "rrf";
+
+/** The body of POST /v1/recall. agent or agents is required. */
+export interface Query {
+  text?: string;
+  agent?: string;
+  agents?: string[];
+  sessions?: string[];
+  roles?: string[];
+  since?: string;
+  until?: string;
+  where?: Meta;
+  not?: Meta;
+  k?: number;
+  candidates?: number;
+  current_session?: string;
+  session_turns?: number;
+  mode?: Mode;
+  fusion?: Fusion;
+  dense_weight?: number;
+  speaker_boost?: number;
+  /** A Go duration such as "72h". */
+  recency_half_life?: string;
+  recency_weight?: number;
+  now?: string;
+  /** On unless false. */
+  parse_time?: boolean;
+  synonyms?: Record<string, string[]>;
+  explain?: boolean;
+}
+
+/** Time per recall stage, microseconds. */
+export interface StageMicros {
+  filter: number;
+  broad: number;
+  fetch: number;
+  embed: number;
+  score: number;
+  total: number;
+}
+
+export interface RecallStats {
+  mode: Mode;
+  text: string;
+  time_expr?: string;
+  since?: string;
+  until?: string;
+  filtered: number;
+  bm25_hits: number;
+  session_turns: number;
+  candidates: number;
+  embedded: number;
+  cache_hits: number;
+  stage_us: StageMicros;
+}
+
+export interface RecallResult {
+  memories: Memory[];
+  stats: RecallStats;
+}
+
+export interface LogMetrics {
+  Next: number;
+  Appended: number;
+  Groups: number;
+  TailRecords: number;
+  Segments: number;
+  SealedRecords: number;
+  RawBytes: number;
+  SegmentBytes: number;
+  TailBytes: number;
+  DiskBytes: number;
+  Tombstones: number;
+  Deleted: number;
+  DroppedRecords: number;
+  CacheHits: number;
+  CacheMisses: number;
+  CacheBytes: number;
+}
+
+export interface IndexMetrics {
+  Docs: number;
+  Deleted: number;
+  Segments: number;
+  MemDocs: number;
+  SegmentBytes: number;
+  Flushes: number;
+  Merges: number;
+  MergeErrors: number;
+  FlushErrors: number;
+  Rebuilt: number;
+  Dropped: number;
+  LateDocs: number;
+  Terms: number;
+  /** Segments the open dropped and rebuilt from the log; null when none. */
+  Repairs: IndexRepair[] | null;
+  ContextErrors: number;
+}
+
+/** One index segment dropped by the open and rebuilt from the log. */
+export interface IndexRepair {
+  File: string;
+  Lo: number;
+  Hi: number;
+  /** 1 corrupt, 2 after a corrupt segment, 3 beyond the log, 4 analyzer changed. */
+  Reason: 1 | 2 | 3 | 4;
+  /** The Go error as encoding/json writes it (usually {}); null unless Reason is 1. */
+  Err: Record<string, unknown> | null;
+}
+
+export interface CacheMetrics {
+  Embedder: string;
+  MemHits: number;
+  DiskHits: number;
+  Computed: number;
+  Shared: number;
+  EmbedCalls: number;
+  MemBytes: number;
+  MemEvicted: number;
+  MemDropped: number;
+}
+
+/** GET /v1/stats (keys are the engine's Go field names). */
+export interface Metrics {
+  Appended: number;
+  Recalls: number;
+  IndexErrors: number;
+  BackgroundErrors: number;
+  IndexRepaired: string;
+  /** The store's format version. */
+  StoreFormat: number;
+  Log: LogMetrics;
+  Index: IndexMetrics;
+  Cache: CacheMetrics;
+}
+
+/** One JSON-RPC 2.0 message to POST /mcp. */
+export interface RpcRequest {
+  jsonrpc: "2.0";
+  id?: string | number;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export interface RpcError {
+  code: -32700 | -32600 | -32601 | -32602;
+  message: string;
+}
+
+export interface RpcResponse {
+  jsonrpc: "2.0";
+  id: string | number | null;
+  result?: Record<string, unknown>;
+  error?: RpcError;
+}
