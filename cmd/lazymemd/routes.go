@@ -70,6 +70,7 @@ var registry = []route{
 		tools: []mcptools.Tool{mcptools.Search, mcptools.Recall, mcptools.List}},
 	{method: "GET", path: "/v1/stats", op: "stats", scope: scopeRead, handle: (*server).stats},
 	{method: "GET", path: "/metrics", op: "metrics", scope: scopeAdmin, handle: (*server).metrics},
+	{method: "GET", path: "/v1/openapi.json", op: "openapi", scope: scopeNone, handle: (*server).openapi},
 	// The MCP endpoint checks each tool's scope itself: tools/list and
 	// initialize need no more than a valid credential.
 	{method: "POST", path: "/mcp", op: "mcp", scope: scopeNone, handle: (*server).mcp},
