@@ -16,6 +16,8 @@
 //	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
 //	GET  /v1/stats         the store's metrics, snake case
 //	GET  /metrics          Prometheus exposition (admin)
+//	GET  /v1/openapi.json  the API's OpenAPI description (docs/openapi.yaml)
+//	GET  /                 the inspector: search and browse in a browser
 //	POST /mcp              the Model Context Protocol (streamable HTTP, JSON
 //	                       replies): tools add, search, list (and the
 //	                       aliases remember, recall)
@@ -38,6 +40,8 @@
 //	tenancy.go  --keys: credentials, tenants, agent checks
 //	metrics.go  Prometheus export of the engine's snapshots
 //	mcp.go      the MCP transport (tools are in cmd/internal/mcptools)
+//	openapi.go  GET /v1/openapi.json
+//	inspector.go, inspector/index.html  the inspector's page
 //	limits.go   bounded cost: per-request limits, shared budgets
 //	hosts.go    Host header checks (DNS rebinding)
 //

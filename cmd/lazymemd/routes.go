@@ -71,10 +71,17 @@ var registry = []route{
 	{method: "GET", path: "/v1/stats", op: "stats", scope: scopeRead, handle: (*server).stats},
 	{method: "GET", path: "/metrics", op: "metrics", scope: scopeAdmin, handle: (*server).metrics},
 	{method: "GET", path: "/v1/openapi.json", op: "openapi", scope: scopeNone, handle: (*server).openapi},
+	// "/{$}" is exactly "/": the page of the inspector (public, see
+	// publicPath; its calls need the user's credential).
+	{method: "GET", path: "/{$}", op: "inspector", scope: scopeNone, handle: (*server).inspector},
 	// The MCP endpoint checks each tool's scope itself: tools/list and
 	// initialize need no more than a valid credential.
 	{method: "POST", path: "/mcp", op: "mcp", scope: scopeNone, handle: (*server).mcp},
 }
+
+// docPath is the route's path as clients and the OpenAPI description
+// write it ("/{$}", the mux's exact "/", is "/").
+func (rt route) docPath() string { return strings.TrimSuffix(rt.path, "{$}") }
 
 // routeTools is every MCP tool of the registry, in registry order, each
 // with the scope of its route.
@@ -107,7 +114,7 @@ func (s *server) mux(routes []route) http.Handler {
 	}
 	var known []string
 	for _, rt := range routes {
-		known = append(known, rt.method+" "+rt.path)
+		known = append(known, rt.method+" "+rt.docPath())
 	}
 	list := strings.Join(known, ", ")
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -122,7 +122,7 @@ func (s *server) guarded(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if !s.origins[o] {
+		if !s.origins[o] && !sameOrigin(o, r) {
 			s.fail(w, r, http.StatusForbidden, apiError{Code: "forbidden_origin",
 				Message: fmt.Sprintf("requests from the web origin %q are refused (lazymemd --allow-origin %s allows it)", o, o)})
 			return
@@ -140,6 +140,18 @@ func (s *server) guarded(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether a browser request comes from a page this
+// daemon served (the inspector): its Origin is the request's own scheme
+// and Host. hostChecked has already refused any Host this daemon is not
+// reached by, so a rebinding page cannot pass as same-origin.
+func sameOrigin(origin string, r *http.Request) bool {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return origin == scheme+r.Host
 }
 
 // methods dispatches on the request method; HEAD is served as GET.

@@ -189,10 +189,11 @@ func bearer(r *http.Request) (string, bool) {
 
 // authorized rejects requests without a valid credential, when the daemon
 // has one (--keys or --token-file), and names the request's tenant. The
-// probes stay open for load balancers and supervisors.
+// probes stay open for load balancers and supervisors, and the
+// inspector's page for browsers.
 func (s *server) authorized(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if probePath(r.URL.Path) {
+		if publicPath(r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return
 		}
