@@ -12,12 +12,13 @@ all: build
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages.
+## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages, the client suites against a real lazymemd (clients/test.sh).
 test: fmt-check tidy-check vet
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(GO) test -count=1 -tags purego ./vecmath/
 	GOARCH=arm64 $(GO) vet ./vecmath/
+	sh clients/test.sh
 
 ## tidy-check: go.mod and go.sum are exactly what `go mod tidy` makes them.
 tidy-check:

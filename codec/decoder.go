@@ -5,41 +5,41 @@ import (
 	"math"
 )
 
-// decoder reads a sequence of values from a byte slice with a sticky error,
+// Decoder reads a sequence of values from a byte slice with a sticky error,
 // in the style of Prometheus tsdb/encoding.Decbuf: once a read fails, every
 // later read returns a zero value and Err reports the first failure, so a
 // caller decodes a whole structure and checks the error once.
 //
 // The error is a *DecodeError naming the current label (see Label) and the
-// offset, from the start of the slice given to newDecoder or Reset, at which
+// offset, from the start of the slice given to NewDecoder or Reset, at which
 // the failing value starts. Reads never panic, whatever the input.
 //
-// A decoder is a small value: declare it on the stack and reuse it with Reset.
-type decoder struct {
+// A Decoder is a small value: declare it on the stack and reuse it with Reset.
+type Decoder struct {
 	b    []byte
 	off  int
 	err  error
 	what string
 }
 
-// newDecoder returns a decoder reading b from its first byte.
-func newDecoder(b []byte) decoder { return decoder{b: b} }
+// NewDecoder returns a Decoder reading b from its first byte.
+func NewDecoder(b []byte) Decoder { return Decoder{b: b} }
 
 // Reset makes d read b from its first byte and clears the error and label.
-func (d *decoder) Reset(b []byte) { *d = decoder{b: b} }
+func (d *Decoder) Reset(b []byte) { *d = Decoder{b: b} }
 
 // Label names what the next reads decode ("segment header", "posting count");
 // the name appears in the error of a failed read. It costs nothing on success.
-func (d *decoder) Label(what string) { d.what = what }
+func (d *Decoder) Label(what string) { d.what = what }
 
 // Err is the first error met, or nil.
-func (d *decoder) Err() error { return d.err }
+func (d *Decoder) Err() error { return d.err }
 
 // Offset is the number of bytes consumed so far.
-func (d *decoder) Offset() int { return d.off }
+func (d *Decoder) Offset() int { return d.off }
 
 // Len is the number of bytes left to read (0 after an error).
-func (d *decoder) Len() int {
+func (d *Decoder) Len() int {
 	if d.err != nil {
 		return 0
 	}
@@ -47,7 +47,7 @@ func (d *decoder) Len() int {
 }
 
 // Rest returns the unread bytes without consuming them (nil after an error).
-func (d *decoder) Rest() []byte {
+func (d *Decoder) Rest() []byte {
 	if d.err != nil {
 		return nil
 	}
@@ -58,9 +58,9 @@ func (d *decoder) Rest() []byte {
 // unless an error is already recorded. Callers use it for semantic checks
 // ("count larger than the input", "keys out of order") so that those errors
 // carry the same label and offset as the mechanical ones.
-func (d *decoder) Fail(err error) { d.failAt(d.off, err) }
+func (d *Decoder) Fail(err error) { d.failAt(d.off, err) }
 
-func (d *decoder) failAt(off int, err error) {
+func (d *Decoder) failAt(off int, err error) {
 	if d.err == nil {
 		what := d.what
 		if what == "" {
@@ -71,7 +71,7 @@ func (d *decoder) failAt(off int, err error) {
 }
 
 // need reports whether n more bytes are available, recording ErrTruncated if not.
-func (d *decoder) need(n int) bool {
+func (d *Decoder) need(n int) bool {
 	if d.err != nil {
 		return false
 	}
@@ -87,7 +87,7 @@ func (d *decoder) need(n int) bool {
 }
 
 // Byte reads one byte.
-func (d *decoder) Byte() byte {
+func (d *Decoder) Byte() byte {
 	if !d.need(1) {
 		return 0
 	}
@@ -97,7 +97,7 @@ func (d *decoder) Byte() byte {
 }
 
 // Uint32 reads a little-endian fixed 32-bit integer.
-func (d *decoder) Uint32() uint32 {
+func (d *Decoder) Uint32() uint32 {
 	if !d.need(4) {
 		return 0
 	}
@@ -107,7 +107,7 @@ func (d *decoder) Uint32() uint32 {
 }
 
 // Uint64 reads a little-endian fixed 64-bit integer.
-func (d *decoder) Uint64() uint64 {
+func (d *Decoder) Uint64() uint64 {
 	if !d.need(8) {
 		return 0
 	}
@@ -117,13 +117,13 @@ func (d *decoder) Uint64() uint64 {
 }
 
 // Int64 reads a little-endian fixed 64-bit two's complement integer.
-func (d *decoder) Int64() int64 { return int64(d.Uint64()) }
+func (d *Decoder) Int64() int64 { return int64(d.Uint64()) }
 
 // Float32 reads a little-endian IEEE 754 float32, bits preserved.
-func (d *decoder) Float32() float32 { return math.Float32frombits(d.Uint32()) }
+func (d *Decoder) Float32() float32 { return math.Float32frombits(d.Uint32()) }
 
 // Uvarint reads a minimal LEB128 varint (see decodeUvarint).
-func (d *decoder) Uvarint() uint64 {
+func (d *Decoder) Uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
@@ -137,13 +137,13 @@ func (d *decoder) Uvarint() uint64 {
 }
 
 // Varint reads a minimal zig-zag varint.
-func (d *decoder) Varint() int64 { return unzigzag(d.Uvarint()) }
+func (d *Decoder) Varint() int64 { return unzigzag(d.Uvarint()) }
 
 // Count reads a uvarint that announces how many items of at least minSize
 // bytes each follow, and fails with ErrCorrupt when the rest of the input
 // cannot hold that many. Decoders use it before allocating for the items, so
 // a corrupt count never makes them allocate more than the input's size.
-func (d *decoder) Count(minSize int) int {
+func (d *Decoder) Count(minSize int) int {
 	start := d.off
 	n := d.Uvarint()
 	if d.err != nil {
@@ -161,7 +161,7 @@ func (d *decoder) Count(minSize int) int {
 
 // Bytes reads n bytes and returns them aliased to the input (no copy).
 // A negative n is ErrCorrupt; n beyond the input is ErrTruncated.
-func (d *decoder) Bytes(n int) []byte {
+func (d *Decoder) Bytes(n int) []byte {
 	if !d.need(n) {
 		return nil
 	}
@@ -171,14 +171,14 @@ func (d *decoder) Bytes(n int) []byte {
 }
 
 // Skip consumes n bytes.
-func (d *decoder) Skip(n int) {
+func (d *Decoder) Skip(n int) {
 	if d.need(n) {
 		d.off += n
 	}
 }
 
 // UvarintBytes reads a uvarint length then that many bytes, aliased to the input.
-func (d *decoder) UvarintBytes() []byte {
+func (d *Decoder) UvarintBytes() []byte {
 	start := d.off
 	n := d.Uvarint()
 	if d.err != nil {
@@ -192,14 +192,14 @@ func (d *decoder) UvarintBytes() []byte {
 }
 
 // String reads a uvarint length then that many bytes, copied into a new string.
-// (It consumes input: do not hand a *decoder to fmt, which would call it as a
+// (It consumes input: do not hand a *Decoder to fmt, which would call it as a
 // fmt.Stringer.)
-func (d *decoder) String() string { return string(d.UvarintBytes()) }
+func (d *Decoder) String() string { return string(d.UvarintBytes()) }
 
 // stringReuse is String that returns old, without allocating, when the bytes
 // read equal it: decoding a run of records with the same agent or session
 // then allocates nothing for those fields.
-func (d *decoder) stringReuse(old string) string {
+func (d *Decoder) stringReuse(old string) string {
 	b := d.UvarintBytes()
 	if string(b) == old { // compiled to a comparison, no allocation
 		return old

@@ -10,10 +10,10 @@ import "slices"
 // unsorted or repeating list still round-trips exactly; it only costs up to
 // 10 bytes per out-of-order value. No input is an error.
 func appendDeltaUint64s(dst []byte, vs []uint64) []byte {
-	dst = appendUvarint(dst, uint64(len(vs)))
+	dst = AppendUvarint(dst, uint64(len(vs)))
 	var prev uint64
 	for _, v := range vs {
-		dst = appendUvarint(dst, v-prev)
+		dst = AppendUvarint(dst, v-prev)
 		prev = v
 	}
 	return dst
@@ -21,10 +21,10 @@ func appendDeltaUint64s(dst []byte, vs []uint64) []byte {
 
 // deltaUint64sSize is the exact number of bytes appendDeltaUint64s appends for vs.
 func deltaUint64sSize(vs []uint64) int {
-	n := uvarintLen(uint64(len(vs)))
+	n := UvarintLen(uint64(len(vs)))
 	var prev uint64
 	for _, v := range vs {
-		n += uvarintLen(v - prev)
+		n += UvarintLen(v - prev)
 		prev = v
 	}
 	return n
@@ -36,7 +36,7 @@ func deltaUint64sSize(vs []uint64) int {
 // could hold is ErrCorrupt before anything is allocated; a list cut short is
 // ErrTruncated. Offsets in errors are relative to the start of src.
 func decodeDeltaUint64s(src []byte, dst []uint64) (vs []uint64, tail []byte, err error) {
-	d := newDecoder(src)
+	d := NewDecoder(src)
 	d.Label("delta list count")
 	n := d.Count(1)
 	if d.err != nil {

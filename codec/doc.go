@@ -55,7 +55,7 @@
 // the sum): this package is its one home.
 //
 // The wire constants (version 1, the layout above, ChecksumSize) never
-// change; a new layout takes a new version byte and the decoder keeps the old
+// change; a new layout takes a new version byte and the Decoder keeps the old
 // branch. Version 0 is reserved so that zeroed bytes never decode as a record.
 //
 // # Delta lists
@@ -66,7 +66,7 @@
 //	+---------+---------+---------------------------+
 //
 // Deltas are taken modulo 2^64: sorted input is compact, any input round-trips.
-// The varint, delta and sticky-decoder helpers are unexported: nothing
+// The varint, delta and sticky-Decoder helpers are unexported: nothing
 // outside this package calls them (the index encodes its postings itself).
 //
 // # Vector files

@@ -34,9 +34,9 @@ var (
 	ErrInvalidOptions = errors.New("lazymem: codec: invalid options")
 )
 
-// DecodeError is the typed error of every decoder in this package: What names
+// DecodeError is the typed error of every Decoder in this package: What names
 // the field or structure being read and Offset is the byte offset, relative to
-// the start of the input handed to the decoder (the record's first byte for
+// the start of the input handed to the Decoder (the record's first byte for
 // DecodeRecord, the stream's first byte for the vector readers), at which that
 // field starts. Err is one of the sentinels above; errors.Is sees through.
 //

@@ -10,7 +10,7 @@ import (
 	"testing/iotest"
 )
 
-// checkDecodeError asserts the contract every decoder error keeps: a
+// checkDecodeError asserts the contract every Decoder error keeps: a
 // *DecodeError wrapping a sentinel, with an offset inside the input.
 func checkDecodeError(t *testing.T, err error, inputLen int) *DecodeError {
 	t.Helper()
@@ -242,15 +242,15 @@ func FuzzDeltaUint64s(f *testing.F) {
 	})
 }
 
-// FuzzDecoder drives a decoder with a program of reads over arbitrary bytes
+// FuzzDecoder drives a Decoder with a program of reads over arbitrary bytes
 // and checks it against a simple reference: values match encoding/binary,
 // offsets only grow and stay in bounds, the first error sticks.
 func FuzzDecoder(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, []byte{0, 1, 2, 3, 4, 5, 6, 7, 8})
-	f.Add(appendUvarint(append(appendUvarint(nil, 3), "abc"...), 1<<35), []byte{7, 4, 4})
+	f.Add(AppendUvarint(append(AppendUvarint(nil, 3), "abc"...), 1<<35), []byte{7, 4, 4})
 	f.Add([]byte{0x80, 0x00, 0xff}, []byte{4, 5, 8, 9})
 	f.Fuzz(func(t *testing.T, data, prog []byte) {
-		d := newDecoder(data)
+		d := NewDecoder(data)
 		var firstErr error
 		for i, op := range prog {
 			off, err0 := d.Offset(), d.Err()

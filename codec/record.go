@@ -61,17 +61,17 @@ func (r *Record) Validate() error {
 // RecordSize is the exact number of bytes AppendRecord appends for r.
 func RecordSize(r *Record) int {
 	body := recordBodySize(r)
-	return 1 + uvarintLen(uint64(body)) + body
+	return 1 + UvarintLen(uint64(body)) + body
 }
 
-func strSize(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
+func strSize(s string) int { return UvarintLen(uint64(len(s))) + len(s) }
 
 func recordBodySize(r *Record) int {
 	n := 8 + strSize(r.Agent) + strSize(r.Session) + strSize(r.Role) +
-		uvarintLen(uint64(len(r.Meta))) + strSize(r.Text)
+		UvarintLen(uint64(len(r.Meta))) + strSize(r.Text)
 	for i := range r.Meta {
 		f := &r.Meta[i]
-		n += strSize(f.Key) + uvarintLen(uint64(len(f.Values)))
+		n += strSize(f.Key) + UvarintLen(uint64(len(f.Values)))
 		for _, v := range f.Values {
 			n += strSize(v)
 		}
@@ -89,18 +89,18 @@ func recordBodySize(r *Record) int {
 // their API boundary, once, rather than on every encode.
 func AppendRecord(dst []byte, r *Record) []byte {
 	body := recordBodySize(r)
-	dst = slices.Grow(dst, 1+uvarintLen(uint64(body))+body)
+	dst = slices.Grow(dst, 1+UvarintLen(uint64(body))+body)
 	dst = append(dst, recordVersion1)
-	dst = appendUvarint(dst, uint64(body))
+	dst = AppendUvarint(dst, uint64(body))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.Time))
 	dst = appendStr(dst, r.Agent)
 	dst = appendStr(dst, r.Session)
 	dst = appendStr(dst, r.Role)
-	dst = appendUvarint(dst, uint64(len(r.Meta)))
+	dst = AppendUvarint(dst, uint64(len(r.Meta)))
 	for i := range r.Meta {
 		f := &r.Meta[i]
 		dst = appendStr(dst, f.Key)
-		dst = appendUvarint(dst, uint64(len(f.Values)))
+		dst = AppendUvarint(dst, uint64(len(f.Values)))
 		for _, v := range f.Values {
 			dst = appendStr(dst, v)
 		}
@@ -109,14 +109,14 @@ func AppendRecord(dst []byte, r *Record) []byte {
 }
 
 func appendStr(dst []byte, s string) []byte {
-	dst = appendUvarint(dst, uint64(len(s)))
+	dst = AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
-// recordHeader reads the version byte and body length and returns the decoder
+// recordHeader reads the version byte and body length and returns the Decoder
 // bounded to the body, plus the offset one past the record.
-func recordHeader(src []byte) (d decoder, end int, err error) {
-	d = newDecoder(src)
+func recordHeader(src []byte) (d Decoder, end int, err error) {
+	d = NewDecoder(src)
 	d.Label("record version")
 	switch v := d.Byte(); {
 	case d.err != nil:

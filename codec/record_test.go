@@ -98,7 +98,7 @@ func TestRecordGolden(t *testing.T) {
 		t.Fatalf("record encoding differs from %s: the version-1 wire format changed.\ngot:\n%s\nwant:\n%s", path, buf.Bytes(), want)
 	}
 
-	// Decode the file's bytes, not our own encoding: the decoder must keep
+	// Decode the file's bytes, not our own encoding: the Decoder must keep
 	// reading what version 1 wrote.
 	sc := bufio.NewScanner(bytes.NewReader(want))
 	sc.Buffer(nil, 1<<20)
@@ -202,7 +202,7 @@ func TestRecordValidate(t *testing.T) {
 		if err != nil && !errors.Is(err, ErrInvalidRecord) {
 			t.Errorf("%s: %v does not wrap ErrInvalidRecord", tc.name, err)
 		}
-		// What Validate rejects, the decoder rejects too: never stored silently.
+		// What Validate rejects, the Decoder rejects too: never stored silently.
 		_, derr := DecodeRecord(AppendRecord(nil, &r), new(Record))
 		if (derr == nil) != tc.ok {
 			t.Errorf("%s: DecodeRecord(AppendRecord) = %v, want ok=%v", tc.name, derr, tc.ok)

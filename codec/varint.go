@@ -5,13 +5,13 @@ import (
 	"math/bits"
 )
 
-// appendUvarint appends the LEB128 encoding of v (7 bits a byte, low group
+// AppendUvarint appends the LEB128 encoding of v (7 bits a byte, low group
 // first, high bit set on every byte but the last) and returns the extended
 // buffer.
-func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
+func AppendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
 
-// uvarintLen is the number of bytes appendUvarint writes for v.
-func uvarintLen(v uint64) int {
+// UvarintLen is the number of bytes AppendUvarint writes for v.
+func UvarintLen(v uint64) int {
 	// 1 byte per started group of 7 bits; v|1 makes 0 take one byte.
 	return (bits.Len64(v|1) + 6) / 7
 }
@@ -29,7 +29,7 @@ func decodeUvarint(src []byte) (v uint64, tail []byte, err error) {
 	return v, src[n:], nil
 }
 
-// unzigzag undoes the zig-zag mapping of signed varints (decoder.Varint).
+// unzigzag undoes the zig-zag mapping of signed varints (Decoder.Varint).
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // uvarint is the allocation-free core: it returns a bare sentinel so that hot

@@ -23,12 +23,12 @@ func TestUvarintTable(t *testing.T) {
 		{1 << 14, []byte{0x80, 0x80, 0x01}},
 		{math.MaxUint64, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
 	} {
-		got := appendUvarint([]byte{0xaa}, tc.v)
+		got := AppendUvarint([]byte{0xaa}, tc.v)
 		if !slices.Equal(got[1:], tc.wire) || got[0] != 0xaa {
-			t.Errorf("appendUvarint(%d) = %x, want %x", tc.v, got[1:], tc.wire)
+			t.Errorf("AppendUvarint(%d) = %x, want %x", tc.v, got[1:], tc.wire)
 		}
-		if uvarintLen(tc.v) != len(tc.wire) {
-			t.Errorf("uvarintLen(%d) = %d, want %d", tc.v, uvarintLen(tc.v), len(tc.wire))
+		if UvarintLen(tc.v) != len(tc.wire) {
+			t.Errorf("UvarintLen(%d) = %d, want %d", tc.v, UvarintLen(tc.v), len(tc.wire))
 		}
 		v, tail, err := decodeUvarint(append(slices.Clone(tc.wire), 0x55))
 		if err != nil || v != tc.v || !slices.Equal(tail, []byte{0x55}) {
@@ -46,8 +46,8 @@ func TestUvarintTable(t *testing.T) {
 func TestUvarintLenMatchesStdlib(t *testing.T) {
 	for shift := range 64 {
 		for _, v := range []uint64{1<<shift - 1, 1 << shift, 1<<shift + 1} {
-			if got, want := uvarintLen(v), len(binary.AppendUvarint(nil, v)); got != want {
-				t.Fatalf("uvarintLen(%d) = %d, want %d", v, got, want)
+			if got, want := UvarintLen(v), len(binary.AppendUvarint(nil, v)); got != want {
+				t.Fatalf("UvarintLen(%d) = %d, want %d", v, got, want)
 			}
 		}
 	}
@@ -76,16 +76,16 @@ func TestUvarintMalformed(t *testing.T) {
 	}
 }
 
-// TestVarint: the decoder's signed varints are the stdlib's zig-zag.
+// TestVarint: the Decoder's signed varints are the stdlib's zig-zag.
 func TestVarint(t *testing.T) {
 	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, math.MaxInt64, math.MinInt64, 1767225600_123456789} {
 		b := binary.AppendVarint(nil, v)
-		d := newDecoder(b)
+		d := NewDecoder(b)
 		if got := d.Varint(); d.Err() != nil || got != v || d.Len() != 0 {
-			t.Errorf("decoder.Varint(%x) = %d, %v, want %d", b, got, d.Err(), v)
+			t.Errorf("Decoder.Varint(%x) = %d, %v, want %d", b, got, d.Err(), v)
 		}
 	}
-	d := newDecoder([]byte{0x80})
+	d := NewDecoder([]byte{0x80})
 	if d.Varint(); !errors.Is(d.Err(), ErrTruncated) {
 		t.Errorf("err %v", d.Err())
 	}
@@ -122,7 +122,7 @@ func TestDeltaUint64s(t *testing.T) {
 		}
 	}
 	// A count that the input cannot hold is rejected before allocating.
-	huge := appendUvarint(nil, 1<<40)
+	huge := AppendUvarint(nil, 1<<40)
 	allocs := testing.AllocsPerRun(10, func() {
 		if _, _, err := decodeDeltaUint64s(huge, nil); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("err %v", err)

@@ -1,0 +1,6 @@
+package meeting
+
+import "errors"
+
+// ErrInvalidConfig is wrapped by every error Config.Validate returns.
+var ErrInvalidConfig = errors.New("lazymem: meeting: invalid config")

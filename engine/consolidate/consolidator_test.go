@@ -1,0 +1,263 @@
+package consolidate
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var cst = time.FixedZone("CST", 8*3600)
+
+// meetingInput is a small meeting said on Tuesday 2026-12-01 in Shanghai.
+func meetingInput() Input {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	turn := func(id uint64, min int, speaker, role, text string) Turn {
+		return Turn{ID: id, Time: t0.Add(time.Duration(min) * time.Minute), Speaker: speaker, Role: role, Text: text}
+	}
+	return Input{Agent: "meeting", Records: []Selected{
+		{Turn: turn(10, 5, "王磊", "host", "我们决定产品上线时间定在十二月十五号。")},
+		{Turn: turn(20, 9, "李娜", "engineer", "我负责通知运维，下周一下午两点前发出变更单。")},
+		{Turn: turn(31, 12, "赵强", "engineer", "好的，我来。"),
+			Before: []Turn{turn(30, 11, "王磊", "host", "谁负责更新定价页面？")}},
+		{Turn: turn(40, 20, "Alice", "pm", "I prefer weekly demos over a big-bang review.")},
+		{Turn: turn(50, 30, "王磊", "host", "就像刚才说的，上线时间推迟到十二月二十二号。")},
+		{Turn: turn(60, 31, "Bob", "finance", "Bob will send the revised budget tomorrow at 3pm.")},
+	}}
+}
+
+func TestRulesConsolidate(t *testing.T) {
+	c, err := NewRules(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := meetingInput()
+	units, err := c.Consolidate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type brief struct {
+		typ     Type
+		topic   string
+		content string
+		owner   string
+		due     time.Time
+		sources []uint64
+	}
+	var got []brief
+	for _, u := range units {
+		b := brief{typ: u.Type, topic: u.Topic, content: u.Content, sources: u.SourceIDs}
+		if len(u.ActionItems) > 0 {
+			b.owner, b.due = u.ActionItems[0].Owner, u.ActionItems[0].Due
+		}
+		got = append(got, b)
+		if u.Agent != "meeting" || u.Confidence <= 0 || u.Confidence > 0.95 {
+			t.Errorf("unit %+v: agent or confidence wrong", u)
+		}
+	}
+	want := []brief{
+		{TypeDecision, "产品上线时间", "产品上线时间定在十二月十五号", "", time.Time{}, []uint64{10}},
+		{TypeActionItem, "通知运维，下周一下午两点前发出变更单", "通知运维，下周一下午两点前发出变更单", "李娜", time.Date(2026, 12, 7, 14, 0, 0, 0, cst), []uint64{20}},
+		{TypeActionItem, "更新定价页面", "赵强: 更新定价页面", "赵强", time.Time{}, []uint64{30, 31}},
+		{TypePreference, "weekly demos over a big-bang review", "weekly demos over a big-bang review", "", time.Time{}, []uint64{40}},
+		{TypeDecision, "上线时间", "上线时间推迟到十二月二十二号", "", time.Time{}, []uint64{50}},
+		{TypeActionItem, "send the revised budget tomorrow", "send the revised budget tomorrow at 3pm", "Bob", time.Date(2026, 12, 2, 15, 0, 0, 0, cst), []uint64{60}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d units, want %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.typ != w.typ || g.topic != w.topic || g.content != w.content || g.owner != w.owner || !g.due.Equal(w.due) || !reflect.DeepEqual(g.sources, w.sources) {
+			t.Errorf("unit %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+	// The host's decision is more certain than the engineer's words; a
+	// back-reference adds to it.
+	if units[0].Confidence != 0.9 || units[4].Confidence != 0.95 || units[1].Confidence != 0.8 {
+		t.Errorf("confidences %v %v %v, want 0.9 0.95 0.8", units[0].Confidence, units[4].Confidence, units[1].Confidence)
+	}
+	// Deterministic: same input in another order, same units.
+	rev := in
+	rev.Records = append([]Selected(nil), in.Records...)
+	for i, j := 0, len(rev.Records)-1; i < j; i, j = i+1, j-1 {
+		rev.Records[i], rev.Records[j] = rev.Records[j], rev.Records[i]
+	}
+	again, err := c.Consolidate(context.Background(), rev)
+	if err != nil || !reflect.DeepEqual(again, units) {
+		t.Fatalf("second run differs: %v", err)
+	}
+}
+
+func TestRulesInputErrors(t *testing.T) {
+	c, _ := NewRules(Options{})
+	good := meetingInput()
+	for _, tc := range []struct {
+		mut  func(in *Input)
+		want string
+	}{
+		{func(in *Input) { in.Records = nil }, "Input.Records is empty"},
+		{func(in *Input) { in.Records[1].ID = 0 }, "Input.Records[1]: id is 0"},
+		{func(in *Input) { in.Records[2].ID = in.Records[0].ID }, "selected twice"},
+		{func(in *Input) { in.Records[0].Text = " " }, "text is empty"},
+		{func(in *Input) { in.Records[0].Time = time.Time{} }, "time is zero"},
+		{func(in *Input) { in.Records[2].Before[0].Text = "\xff" }, "Input.Records[2].Before[0]"},
+	} {
+		in := good
+		in.Records = make([]Selected, len(good.Records))
+		copy(in.Records, good.Records)
+		in.Records[2].Before = append([]Turn(nil), good.Records[2].Before...)
+		tc.mut(&in)
+		_, err := c.Consolidate(context.Background(), in)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err %v, want %q", err, tc.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Consolidate(ctx, good); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+	if _, err := NewRules(Options{Threshold: 2}); !errors.Is(err, ErrOptions) {
+		t.Errorf("NewRules with a bad threshold: %v", err)
+	}
+}
+
+func TestTopicKeyAndSameTopic(t *testing.T) {
+	key := func(s string) []string {
+		k, err := TopicKey(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"上线时间", "产品上线时间", true},
+		{"上线时间定在十二月十五号", "上线时间推迟到十二月二十二号", true},
+		{"the launch date", "Launch dates", true},
+		{"launch date", "launch party", false},
+		{"预算", "上线时间", false},
+		{"十二月十五号", "十二月十五号", false}, // values only: no subject
+	} {
+		if got := SameTopic(key(tc.a), key(tc.b)); got != tc.same {
+			t.Errorf("SameTopic(%q %v, %q %v) = %v, want %v", tc.a, key(tc.a), tc.b, key(tc.b), got, tc.same)
+		}
+	}
+	for _, tc := range []struct{ content, topic string }{
+		{"上线时间定在十二月十五号", "上线时间"},
+		{"the launch moves to March 3rd", "the launch"},
+		{"首发市场是新加坡", "首发市场"},
+		{"用微服务架构", "用微服务架构"},
+	} {
+		if got := Topic(tc.content); got != tc.topic {
+			t.Errorf("Topic(%q) = %q, want %q", tc.content, got, tc.topic)
+		}
+	}
+}
+
+func TestLink(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	u := func(id uint64, typ Type, min int, topic string, owner string) Unit {
+		x := Unit{ID: id, Type: typ, Topic: topic, Content: topic, SourceIDs: []uint64{id * 10}, Time: t0.Add(time.Duration(min) * time.Minute), Agent: "a"}
+		if owner != "" {
+			x.ActionItems = []ActionItem{{Owner: owner, Task: topic}}
+		}
+		return x
+	}
+	existing := []Unit{
+		u(1, TypeDecision, 0, "上线时间", ""),
+		u(2, TypeDecision, 1, "预算上限", ""),
+		u(3, TypeActionItem, 2, "通知运维", "李娜"),
+	}
+	fresh := []Unit{
+		u(5, TypeDecision, 40, "产品上线时间", ""), // supersedes 1, then is superseded by 6
+		u(6, TypeDecision, 50, "上线时间", ""),
+		u(7, TypeActionItem, 41, "通知运维", "赵强"), // another owner: both live
+		u(8, TypePreference, 42, "上线时间", ""),   // another type: no link
+	}
+	fresh[3].Agent = "b"
+	sup, err := Link(existing, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sup, []uint64{1}) {
+		t.Fatalf("superseded existing %v, want [1]", sup)
+	}
+	if existing[0].SupersededBy != 5 || !existing[1].Live() || !existing[2].Live() {
+		t.Errorf("existing after Link: %+v", existing)
+	}
+	if !reflect.DeepEqual(fresh[0].Supersedes, []uint64{1}) || fresh[0].SupersededBy != 6 {
+		t.Errorf("unit 5: supersedes %v, superseded by %d", fresh[0].Supersedes, fresh[0].SupersededBy)
+	}
+	if !reflect.DeepEqual(fresh[1].Supersedes, []uint64{5}) || !fresh[1].Live() {
+		t.Errorf("unit 6: supersedes %v, live %v", fresh[1].Supersedes, fresh[1].Live())
+	}
+	if !fresh[2].Live() || fresh[2].Supersedes != nil || !fresh[3].Live() || fresh[3].Supersedes != nil {
+		t.Errorf("units 7, 8 should be unlinked: %+v %+v", fresh[2], fresh[3])
+	}
+	for _, x := range append(existing, fresh...) {
+		if err := x.Validate(); err != nil {
+			t.Errorf("unit %d invalid after Link: %v", x.ID, err)
+		}
+	}
+	if _, err := Link(nil, []Unit{{Content: "x"}}); !errors.Is(err, ErrInvalidUnit) {
+		t.Errorf("Link with id 0: %v", err)
+	}
+}
+
+func TestRulesAgreementBorrowsTopic(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	prev := Turn{ID: 1, Time: t0, Speaker: "王磊", Role: "host", Text: "好，那我们决定产品上线时间定在十二月十五号。"}
+	in := Input{Agent: "a", Records: []Selected{
+		{Turn: Turn{ID: 2, Time: t0.Add(time.Second), Speaker: "赵强", Text: "同意，十二月十五号没问题。"}, Before: []Turn{prev}},
+		{Turn: Turn{ID: 3, Time: t0.Add(time.Hour), Speaker: "王磊", Text: "上线时间推迟到十二月二十二号。"}},
+	}}
+	c, _ := NewRules(Options{})
+	units, err := c.Consolidate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != 2 || units[0].Topic != "产品上线时间" || !reflect.DeepEqual(units[0].SourceIDs, []uint64{1, 2}) {
+		t.Fatalf("agreement unit %+v", units[0])
+	}
+	units[0].ID, units[1].ID = 10, 11
+	if _, err := Link(nil, units); err != nil || units[0].SupersededBy != 11 {
+		t.Fatalf("the revision does not supersede the agreement: %v %+v", err, units[0])
+	}
+	// Without the turn before, the agreement keeps its own words as topic.
+	in.Records[0].Before = nil
+	units, _ = c.Consolidate(context.Background(), in)
+	if units[0].Topic != "十二月十五号没问题" {
+		t.Errorf("topic %q", units[0].Topic)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	var turns []Turn
+	for i, text := range []string{"嗯", "好的", "我们决定下周一发布。", "对", "OK", "nice", "Bob will send the notes.", "thanks"} {
+		turns = append(turns, Turn{ID: uint64(i + 1), Time: t0.Add(time.Duration(i) * time.Second), Speaker: "s", Role: "engineer", Text: text})
+	}
+	var o Options
+	o.EnsureDefaults()
+	in := o.Select("a", turns)
+	if len(in.Records) != 2 || in.Records[0].ID != 3 || in.Records[1].ID != 7 {
+		t.Fatalf("selected %+v", in.Records)
+	}
+	r := in.Records[1]
+	if len(r.Before) != 2 || r.Before[0].ID != 5 || r.Before[1].ID != 6 || len(r.After) != 1 || r.After[0].ID != 8 {
+		t.Errorf("context of 7: before %v after %v", r.Before, r.After)
+	}
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o.ContextTurns = -1
+	if in := o.Select("a", turns); len(in.Records[0].Before) != 0 || len(in.Records[0].After) != 0 {
+		t.Errorf("ContextTurns -1 still gives context: %+v", in.Records[0])
+	}
+}
