@@ -145,7 +145,7 @@ func TestInspectorBrowser(t *testing.T) {
 		poll(`document.getElementById("error").textContent.length > 0`))
 	errText := get(chromedp.Text(chromedp.ID("error")))
 
-	if !strings.Contains(scope, "b1, b2") {
+	if !strings.Contains(scope, "b1 (4 records), b2 (0 records)") {
 		t.Errorf("scope: %q", scope)
 	}
 	for _, want := range []string{"passed the filters", "candidates: BM25 hits", "candidates: session turns", "embedded now", "cache hits", "time: filter", "time: embed", "time: total"} {

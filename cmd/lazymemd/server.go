@@ -318,19 +318,27 @@ func (s *server) recall(w http.ResponseWriter, r *http.Request) {
 }
 
 // stats answers the store's metrics in snake case to an admin; to a key
-// of some agents, only what concerns them (the store-wide numbers would
-// tell one tenant about the others' activity).
+// of some agents, only what concerns them: each agent's live records (the
+// store-wide numbers would tell one tenant about the others' activity).
 func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 	t := tenantOf(r)
-	if t.has(scopeAdmin) {
+	if t.has(scopeAdmin) || t.all {
 		s.reply(w, http.StatusOK, wire.FromMetrics(s.db.Metrics()))
 		return
 	}
-	agents := t.list
-	if t.all {
-		agents = []string{"*"}
+	out := wire.AgentStats{Scope: "agents", Agents: []wire.AgentCount{}}
+	for _, a := range t.list {
+		// A recall without text, filters only, is the agent's filter
+		// bitmap: its cardinality is the count, nothing is read or
+		// embedded.
+		res, err := s.db.Recall(r.Context(), engine.Query{Agent: a, K: 1, Mode: engine.ModeSparse, SessionTurns: -1})
+		if err != nil {
+			s.error(w, r, err, "")
+			return
+		}
+		out.Agents = append(out.Agents, wire.AgentCount{Agent: a, Records: res.Stats.Filtered})
 	}
-	s.reply(w, http.StatusOK, wire.AgentStats{Scope: "agents", Agents: agents})
+	s.reply(w, http.StatusOK, out)
 }
 
 // body reads the request body, at most maxBody bytes, holding its size

@@ -210,7 +210,13 @@ export interface Metrics {
 /** GET /v1/stats for a key limited to some agents. */
 export interface AgentStats {
   scope: "agents";
-  agents: string[];
+  agents: AgentCount[];
+}
+
+/** One agent of a key and its live records. */
+export interface AgentCount {
+  agent: string;
+  records: number;
 }
 
 /** One JSON-RPC 2.0 message to POST /mcp. */

@@ -73,10 +73,17 @@ type CacheMetrics struct {
 }
 
 // AgentStats is GET /v1/stats for a key limited to some agents: the
-// store-wide numbers would tell one tenant about the others' activity.
+// store-wide numbers would tell one tenant about the others' activity, so
+// it counts each of the key's agents' records only.
 type AgentStats struct {
-	Scope  string   `json:"scope"` // "agents"
-	Agents []string `json:"agents"`
+	Scope  string       `json:"scope"` // "agents"
+	Agents []AgentCount `json:"agents"`
+}
+
+// AgentCount is one agent's share of the store.
+type AgentCount struct {
+	Agent   string `json:"agent"`
+	Records int    `json:"records"` // live records
 }
 
 // FromMetrics converts m. Repairs is never null in the JSON.
