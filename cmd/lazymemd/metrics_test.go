@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/index"
 )
 
 // scrape fetches /metrics and parses it with the Prometheus text parser.
@@ -192,3 +193,24 @@ func TestBackgroundErrorLogged(t *testing.T) {
 }
 
 var errSample = errors.New("lazymem: sample failure")
+
+// TestLogRepairs: what the open repaired is logged at start, each
+// dropped index segment on its own line.
+func TestLogRepairs(t *testing.T) {
+	var logs syncBuffer
+	logRepairs(newLogger("json", &logs), engine.Metrics{
+		IndexRepaired: "/db/index.corrupt-1", BackgroundErrors: 2,
+		Index: index.Metrics{Repairs: []index.Repair{{File: "000004.lzi", Lo: 1, Hi: 90, Reason: index.RepairCorrupt}}},
+	})
+	out := logs.String()
+	for _, want := range []string{`"moved_to":"/db/index.corrupt-1"`, `000004.lzi (ids 1-90)`, `"msg":"background errors while opening","count":2`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+	logs = syncBuffer{}
+	logRepairs(newLogger("json", &logs), engine.Metrics{})
+	if logs.String() != "" {
+		t.Errorf("a clean open logged: %s", logs.String())
+	}
+}
