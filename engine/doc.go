@@ -13,7 +13,10 @@
 //	dir/FORMAT  the store format version (see storeformat.go; absent: format 1)
 //	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
 //	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
-//	dir/cache   Pebble: embedding cache, derived, keyed by embedder name + SHA-256/128 of the text
+//	dir/cache   Pebble: embedding cache, derived, keyed by SHA-256/128 of the tenant + text, then embedder name
+//	dir/LOCK    the store lock; dir/OWNER names its holder (lock.go)
+//	dir/PINS    records exempt from retention (retention.go)
+//	dir/FORGET  transient: a Forget in progress, finished by Open (forget_intent.go)
 //
 // Every file goes through Options.FS (a Pebble vfs.FS, default the OS).
 // docs/format/store.md lists what versions each structure.
@@ -51,6 +54,18 @@
 // and embeds and scores every filtered record (at most Query.MaxDenseScan,
 // default DefaultMaxDenseScan, else ErrBudget): the eager-RAG reference the
 // lazy mode is measured against.
+//
+// # Forgetting, retention, tenancy
+//
+// Forget (forget.go) removes records from the log, the index and the
+// embedding cache atomically across a crash (an intent file, replayed by
+// Open); records that inherited a forgotten turn's words through session
+// context are indexed again. Compact (compact.go) purges the bytes from
+// every file. Retention (retention.go) forgets records past their agent's
+// window in the background, dropping whole log segments where it can;
+// pinned records stay. Export and Backup are in export.go. An AgentDB
+// (agent.go) is a handle scoped to one tenant, with quotas; it hides raw
+// BM25 scores, which depend on every tenant's records.
 //
 // In the code a recall is a plan (recall.go) run through one stage per
 // file: recall_parse.go (time expression, synonyms, speakers),

@@ -58,16 +58,19 @@ func (p *plan) embed(ctx context.Context, vecs [][]float32) error {
 	st := &p.res.Stats
 	texts := make([]string, 1, len(p.cands)+1)
 	texts[0] = p.denseText
+	ns := make([]string, 1, len(p.cands)+1)
+	ns[0] = queryNS(p.filter.Agents)
 	ids := make([]uint64, 1, len(p.cands)+1) // ids[0] = 0: the query
 	var missAt []int
 	for i := range p.cands {
 		if vecs[i] == nil {
 			texts = append(texts, p.db.opts.Construct(&p.cands[i].rec))
+			ns = append(ns, p.cands[i].rec.Agent)
 			ids = append(ids, p.cands[i].id)
 			missAt = append(missAt, i)
 		}
 	}
-	got, ls, err := p.db.cache.get(ctx, texts, ids)
+	got, ls, err := p.db.cache.get(ctx, ns, texts, ids)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return usagef("stats: unexpected argument %q", pos[0])
 	}
-	db, err := engine.Open(*dbDir, engine.Options{})
+	db, err := openStore(*dbDir, engine.Options{})
 	if err != nil {
 		return err
 	}
