@@ -63,8 +63,9 @@ func newMCPServer(db *engine.DB, agent string, logger *slog.Logger) *mcp.Server 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "lazymem", Version: version}, &mcp.ServerOptions{
 		Instructions: mcptools.Instructions, Logger: logger,
 	})
+	scoped := db.Agent(agent, engine.Quota{})
 	env := &mcptools.Env{
-		Store: db,
+		Store: func(string) mcptools.Store { return scoped },
 		Agent: func(named string) (string, error) {
 			if named != "" && named != agent {
 				return "", fmt.Errorf("%w: this server serves the agent %q only", mcptools.ErrAgent, agent)

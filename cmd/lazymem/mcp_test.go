@@ -61,11 +61,12 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 		}
 		a := tl.Annotations
 		write := tl.Name == "add" || tl.Name == "remember"
-		if a == nil || a.ReadOnlyHint == write || a.DestructiveHint == nil || *a.DestructiveHint || a.IdempotentHint == write {
+		destructive := tl.Name == "delete" || tl.Name == "forget"
+		if a == nil || a.ReadOnlyHint == (write || destructive) || a.DestructiveHint == nil || *a.DestructiveHint != destructive || a.IdempotentHint == write {
 			t.Errorf("%s: annotations %+v", tl.Name, a)
 		}
 	}
-	if slices.Sort(names); !slices.Equal(names, []string{"add", "list", "recall", "remember", "search"}) {
+	if slices.Sort(names); !slices.Equal(names, []string{"add", "delete", "forget", "list", "recall", "remember", "search"}) {
 		t.Fatalf("tools %v", names)
 	}
 	for i, text := range []string{"The billing service runs on Postgres 16.", "We moved the billing cron to 02:00 UTC."} {

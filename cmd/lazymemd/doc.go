@@ -14,6 +14,8 @@
 //	                       rejects the whole body and writes nothing)
 //	GET  /v1/records/{id}  the stored record
 //	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
+//	POST /v1/forget        forget records by ids, session, role, labels, time
+//	GET  /v1/export        an agent's live records as JSONL
 //	GET  /v1/stats         the store's metrics, snake case
 //	GET  /metrics          Prometheus exposition (admin)
 //	GET  /v1/openapi.json  the API's OpenAPI description (docs/openapi.yaml)
@@ -39,6 +41,7 @@
 //	server.go   the middleware chain and the REST handlers
 //	tenancy.go  --keys: credentials, tenants, agent checks
 //	metrics.go  Prometheus export of the engine's snapshots
+//	lifecycle.go  scoped handles, POST /v1/forget, GET /v1/export
 //	mcp.go      the MCP transport (tools are in cmd/internal/mcptools)
 //	openapi.go  GET /v1/openapi.json
 //	inspector.go, inspector/index.html  the inspector's page
@@ -48,17 +51,18 @@
 // # Adding a route
 //
 // Every operation is one entry of registry (routes.go). To add one, say
-// POST /v1/forget:
+// POST /v1/feedback (POST /v1/forget, lifecycle.go, was added this way):
 //
-//  1. write the handler, func (s *server) forget(w http.ResponseWriter,
-//     r *http.Request), taking the tenant from tenantOf(r) and refusing
-//     any agent it names outside the tenant (forbiddenAgent), and
-//     answering a record of another tenant as a missing one;
+//  1. write the handler, func (s *server) feedback(w http.ResponseWriter,
+//     r *http.Request), taking the tenant from tenantOf(r), refusing any
+//     agent it names outside the tenant (forbiddenAgent), and calling the
+//     store through s.handle(tenant, agent), the engine's handle scoped
+//     to that agent;
 //
 //  2. add the entry:
 //
-//     {method: "POST", path: "/v1/forget", op: "forget", scope: scopeForget,
-//     handle: (*server).forget, tools: []mcptools.Tool{mcptools.Forget}},
+//     {method: "POST", path: "/v1/feedback", op: "feedback", scope: scopeWrite,
+//     handle: (*server).feedback, tools: []mcptools.Tool{mcptools.Feedback}},
 //
 //  3. describe the operation under the same operationId in
 //     docs/openapi.yaml, and add its rows to docs/API.md.
@@ -67,6 +71,6 @@
 // its scope check (403 without it), its request count and latency
 // series in /metrics, and its MCP tools in tools/list and tools/call
 // (with the route's scope); the tenancy and spec tests then drive it.
-// An MCP tool is a mcptools.Tool: its schema, annotations (a forget tool
-// is destructive and idempotent) and Call.
+// An MCP tool is a mcptools.Tool: its schema, annotations (the delete
+// tool is destructive and idempotent) and Call.
 package main

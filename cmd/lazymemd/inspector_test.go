@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -50,7 +51,8 @@ func artifactDir(t *testing.T) string {
 // be refused an agent outside the key. Each step is a screenshot.
 func TestInspectorBrowser(t *testing.T) {
 	exe := chromium(t)
-	ts, db := newKeyedServer(t, testKeys)
+	// The user's key: beta's agents with the forget scope.
+	ts, db := newKeyedServer(t, append(testKeys, testKey{"inspector", "tok-insp", []string{"b1", "b2"}, []string{"read", "forget"}}))
 	ctx := t.Context()
 	t0 := time.Date(2026, 4, 30, 9, 0, 0, 0, time.UTC)
 	for i, turn := range []struct{ agent, session, role, text string }{
@@ -124,7 +126,7 @@ func TestInspectorBrowser(t *testing.T) {
 
 	do("open", chromedp.WaitVisible(chromedp.ID("token")))
 	// The token: the page asks for the key's scope and offers its agents.
-	do("token", chromedp.SendKeys(chromedp.ID("token"), "tok-beta\t"),
+	do("token", chromedp.SendKeys(chromedp.ID("token"), "tok-insp\t"),
 		poll(`document.getElementById("scope").textContent.includes("b1")`))
 	scope := get(chromedp.Text(chromedp.ID("scope")))
 	// A search: the stages and the memories with their reasons.
@@ -136,10 +138,23 @@ func TestInspectorBrowser(t *testing.T) {
 	memories := get(chromedp.Text(chromedp.ID("memories")))
 	nMem := count("#memories .mem")
 	// The first memory's session as a timeline.
-	do("timeline", chromedp.Click(chromedp.CSS("#memories .mem button")),
+	do("timeline", chromedp.Click(chromedp.CSS("#memories .mem button.session")),
 		chromedp.WaitVisible(chromedp.CSS("#timeline .turn")))
 	timeline := get(chromedp.Text(chromedp.ID("timeline")))
 	nTurns := count("#timeline .turn")
+	// Forget the best memory: the first click asks, the second forgets.
+	firstID, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#memories .mem").dataset.id`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("forget-confirm", chromedp.Click(chromedp.CSS("#memories .mem button.forget")),
+		poll(`document.querySelector("#memories .mem button.forget").textContent.includes("click again")`))
+	do("forgotten", chromedp.Click(chromedp.CSS("#memories .mem button.forget")),
+		chromedp.WaitVisible(chromedp.CSS("#memories .mem.forgotten")))
+	id, _ := strconv.ParseUint(firstID, 10, 64)
+	if _, err := db.Get(ctx, id); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("memory %d after forget in the page: %v", id, err)
+	}
 	// An agent outside the key: refused, nothing shown of it.
 	do("forbidden", chromedp.SetValue(chromedp.ID("agent"), "a1"), chromedp.Click(chromedp.ID("go")),
 		poll(`document.getElementById("error").textContent.length > 0`))

@@ -211,7 +211,7 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 		return nil, &rpcError{Code: rpcInvalidParams, Message: p.Name + " arguments: " + msg}
 	}
 	env := &mcptools.Env{
-		Store: s.db, Now: s.clock,
+		Store: func(agent string) mcptools.Store { return s.handle(t, agent) }, Now: s.clock,
 		Agent: func(named string) (string, error) { return s.toolAgent(t, named) },
 		Admit: func(n int64) (func(), error) {
 			if !s.records.take(n) {

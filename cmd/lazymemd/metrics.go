@@ -118,12 +118,17 @@ var (
 	dEmbedCalls    = descGauge("lazymem_embedder_calls_total", "Batched calls to the embedder.")
 	dEmbedComputed = descGauge("lazymem_embedder_texts_total", "Texts embedded (misses of both cache tiers).")
 	dCacheHits     = prometheus.NewDesc("lazymem_embed_cache_hits_total", "Embedding lookups answered from the cache, by tier (memory, disk).", []string{"tier"}, nil)
+	dForgotten     = descGauge("lazymem_forgotten_total", "Records forgotten since the store opened (forget, retention).")
+	dCompactions   = descGauge("lazymem_compactions_total", "Purges of forgotten records' bytes since the store opened.")
+	dRetPasses     = descGauge("lazymem_retention_passes_total", "Retention passes since the store opened.")
+	dRetExpired    = descGauge("lazymem_retention_expired_total", "Records removed by retention since the store opened.")
+	dPinned        = descGauge("lazymem_pinned_records", "Records pinned now (exempt from retention).")
 	dCacheRatio    = descGauge("lazymem_embed_cache_hit_ratio", "Embedding cache hits over lookups since the store opened (0 before any lookup).")
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dRecords, dAppended, dRecalls, dLogRaw, dLogDisk, dLogSegments, dTombstones, dDeleted, dDropped,
-		dIndexDocs, dIndexBytes, dIndexSegs, dMerges, dFlushes, dIndexErrors, dRepairs, dBgErrors, dEmbedCalls, dEmbedComputed, dCacheHits, dCacheRatio} {
+		dIndexDocs, dIndexBytes, dIndexSegs, dMerges, dFlushes, dIndexErrors, dRepairs, dBgErrors, dEmbedCalls, dEmbedComputed, dCacheHits, dCacheRatio, dForgotten, dCompactions, dRetPasses, dRetExpired, dPinned} {
 		ch <- d
 	}
 }
@@ -167,4 +172,9 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ratio = float64(m.Cache.MemHits+m.Cache.DiskHits) / float64(lookups)
 	}
 	gauge(dCacheRatio, ratio)
+	counter(dForgotten, float64(m.Forgotten))
+	counter(dCompactions, float64(m.Compactions))
+	counter(dRetPasses, float64(m.Retention.Passes))
+	counter(dRetExpired, float64(m.Retention.Expired))
+	gauge(dPinned, float64(m.Retention.Pinned))
 }

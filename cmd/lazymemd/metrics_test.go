@@ -94,6 +94,9 @@ func TestMetrics(t *testing.T) {
 	if st := call(t, "GET", ts.URL+"/v1/records/99", "", nil); st != 404 {
 		t.Fatal(st)
 	}
+	if st := call(t, "POST", ts.URL+"/v1/forget", `{"agent":"a","ids":[3]}`, nil); st != 200 {
+		t.Fatal(st)
+	}
 	after := scrape(t, ts.URL)
 	for _, c := range []struct {
 		name   string
@@ -110,7 +113,9 @@ func TestMetrics(t *testing.T) {
 		{"lazymem_log_records", nil, eq(3)},
 		{"lazymem_appended_total", nil, eq(3)},
 		{"lazymem_recalls_total", nil, eq(2)},
-		{"lazymem_index_docs", nil, eq(3)},
+		{"lazymem_forgotten_total", nil, eq(1)},
+		{"lazymemd_http_requests_total", []string{"op", "forget", "code", "200"}, eq(1)},
+		{"lazymem_index_docs", nil, eq(2)},
 		{"lazymem_log_raw_bytes", nil, gt(0)},
 		{"lazymem_embedder_calls_total", nil, gt(0)},
 		{"lazymem_embedder_texts_total", nil, gt(0)},

@@ -32,6 +32,10 @@ var notDriven = map[string]string{
 func init() {
 	// The inspector's page is text/html, which kin-openapi does not decode
 	// by default: read as a string, like text/plain.
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", func(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+		b, err := io.ReadAll(body)
+		return string(b), err
+	})
 	openapi3filter.RegisterBodyDecoder("text/html", func(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 		b, err := io.ReadAll(body)
 		return string(b), err
@@ -230,6 +234,16 @@ func TestOpenAPIReplies(t *testing.T) {
 		replyCase{srv: "keys", method: "POST", path: "/v1/recall", body: `{"agent":"b1","text":"x"}`, header: bearer("tok-alpha"), status: 403},
 		replyCase{srv: "keys", method: "POST", path: "/v1/recall", body: `{"text":"beta"}`, header: bearer("tok-beta"), status: 200},
 		replyCase{srv: "embedfail", method: "POST", path: "/v1/recall", body: `{"agent":"a1","text":"anything"}`, status: 502},
+		// Forget and export.
+		replyCase{srv: "open", method: "POST", path: "/v1/forget", body: `{"agent":"a1","ids":[999]}`, status: 200},
+		replyCase{srv: "open", method: "POST", path: "/v1/forget", body: `{"sessions":["s"]}`, status: 400},
+		replyCase{srv: "small", method: "POST", path: "/v1/forget", body: big, status: 413},
+		replyCase{srv: "keys", method: "POST", path: "/v1/forget", body: `{"agent":"b1","ids":[1]}`, header: bearer("tok-alpha"), status: 403},
+		replyCase{srv: "keys", method: "POST", path: "/v1/forget", body: `{"ids":[1]}`, header: bearer("tok-gamma"), status: 400},
+		replyCase{srv: "keys", method: "POST", path: "/v1/forget", body: `{"ids":[1]}`, header: bearer("tok-reader"), status: 403},
+		replyCase{srv: "open", method: "GET", path: "/v1/export?agent=a1", status: 200},
+		replyCase{srv: "keys", method: "GET", path: "/v1/export", header: bearer("tok-beta"), status: 400},
+		replyCase{srv: "keys", method: "GET", path: "/v1/export?agent=a1", header: bearer("tok-beta"), status: 403},
 		// Stats, metrics, the description.
 		replyCase{srv: "open", method: "GET", path: "/v1/stats", status: 200},
 		replyCase{srv: "keys", method: "GET", path: "/v1/stats", header: bearer("tok-beta"), status: 200},

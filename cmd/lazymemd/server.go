@@ -252,13 +252,20 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.records.give(n)
+	// A tenant's records go through the scoped handle of their agent;
+	// a batch mixing several of the key's agents (each checked above)
+	// through the store.
+	var st store = s.db
+	if t := tenantOf(r); !t.all && sameAgent(recs) {
+		st = s.handle(t, recs[0].Agent)
+	}
 	var ids []uint64
 	if !batch {
 		var id uint64
-		id, err = s.db.Append(r.Context(), recs[0])
+		id, err = st.Append(r.Context(), recs[0])
 		ids = []uint64{id}
 	} else {
-		ids, err = s.db.AppendBatch(r.Context(), recs)
+		ids, err = st.AppendBatch(r.Context(), recs)
 	}
 	if err != nil {
 		s.error(w, r, err, "")
@@ -275,8 +282,14 @@ func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("%q is not a record id (a positive integer)", raw)})
 		return
 	}
-	rec, err := s.db.Get(r.Context(), id)
-	if t := tenantOf(r); !t.all && (errors.Is(err, engine.ErrDeleted) || err == nil && !t.allows(rec.Agent)) {
+	t := tenantOf(r)
+	var rec engine.Record
+	if !t.all && len(t.list) == 1 {
+		rec, err = s.db.Agent(t.list[0], engine.Quota{}).Get(r.Context(), id)
+	} else {
+		rec, err = s.db.Get(r.Context(), id)
+	}
+	if !t.all && (errors.Is(err, engine.ErrDeleted) || err == nil && !t.allows(rec.Agent)) {
 		// Another tenant's record, or a deleted one (whose agent is
 		// unknown), answers exactly as an id never assigned: the status
 		// and the body say nothing about the store's other tenants.
@@ -308,7 +321,19 @@ func (s *server) recall(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusRequestEntityTooLarge, *e)
 		return
 	}
-	res, err := s.db.Recall(r.Context(), q)
+	var res *engine.Result
+	switch t := tenantOf(r); {
+	case t.all:
+		res, err = s.db.Recall(r.Context(), q)
+	case len(q.Agents) == 0 || len(q.Agents) == 1 && q.Agents[0] == q.Agent:
+		res, err = s.handle(t, q.Agent).Recall(r.Context(), q)
+	default:
+		// Several of the key's agents (each checked): the store, with the
+		// raw BM25 scores hidden as the scoped handle hides them.
+		if res, err = s.db.Recall(r.Context(), q); err == nil {
+			hideBM25(res)
+		}
+	}
 	if err != nil {
 		s.error(w, r, err, "")
 		return
@@ -395,6 +420,12 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 		// errors, and it is the one the operator must act on.
 		return http.StatusInsufficientStorage, apiError{Code: "disk_full",
 			Message: "the disk holding the store is full (free space, then retry): " + msg}
+	case errors.Is(err, engine.ErrScope):
+		// Checked by the daemon first; the engine's scoped handle is the
+		// second line.
+		return http.StatusForbidden, apiError{Code: "forbidden", Message: msg}
+	case errors.Is(err, engine.ErrQuota):
+		return http.StatusForbidden, apiError{Code: "quota", Message: msg}
 	case errors.As(err, &we):
 		field := we.Field
 		if prefix != "" {
@@ -523,4 +554,14 @@ func (s *server) logged(h http.Handler) http.Handler {
 				"bytes", sw.bytes, "dur", time.Since(t0).Round(time.Microsecond), "key", ri.key)
 		}
 	})
+}
+
+// sameAgent reports whether every record of recs is of one agent.
+func sameAgent(recs []engine.Record) bool {
+	for i := range recs {
+		if recs[i].Agent != recs[0].Agent {
+			return false
+		}
+	}
+	return true
 }

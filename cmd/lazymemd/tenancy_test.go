@@ -35,6 +35,7 @@ var testKeys = []testKey{
 	{"beta", "tok-beta", []string{"b1", "b2"}, []string{"read", "write"}},
 	{"reader", "tok-reader", []string{"a1"}, []string{"read"}},
 	{"writer", "tok-writer", []string{"b1"}, []string{"write"}},
+	{"gamma", "tok-gamma", []string{"b1", "b2"}, []string{"read", "forget"}},
 	{"root", "tok-root", []string{"*"}, []string{"read", "write", "forget", "admin"}},
 }
 
@@ -185,6 +186,48 @@ func TestTenancy(t *testing.T) {
 				}
 			}
 
+			// POST /v1/forget of another tenant's record: naming its
+			// agent (403), or naming the key's own agent with its id
+			// (nothing forgotten): it stays.
+			for _, body := range []string{
+				fmt.Sprintf(`{"agent":%q,"ids":[%d]}`, agent, id),
+				fmt.Sprintf(`{"agent":%q,"ids":[%d]}`, k.agents[0], id),
+			} {
+				if own {
+					break
+				}
+				st, b = authCall(t, k.token, "POST", ts.URL+"/v1/forget", body)
+				if _, err := db.Get(t.Context(), id); err != nil {
+					leaks++
+					t.Errorf("%s: forget %s removed record %d: %d %s", name, body, id, st, b)
+				}
+				switch {
+				case !k.has("forget") || strings.Contains(body, fmt.Sprintf("%q", agent)):
+					if st != 403 {
+						t.Errorf("%s: forget %s: %d %s, want 403", name, body, st, b)
+					}
+				case st != 200 || !strings.Contains(string(b), `"forgotten":0`):
+					t.Errorf("%s: forget %s: %d %s", name, body, st, b)
+				}
+			}
+			// GET /v1/export: the agent's records only, or 403.
+			st, b = authCall(t, k.token, "GET", ts.URL+"/v1/export?agent="+agent, "")
+			switch {
+			case k.has("read") && own:
+				for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					var rec struct{ Agent string }
+					if json.Unmarshal([]byte(line), &rec) != nil || rec.Agent != agent {
+						leaks++
+						t.Errorf("%s: export line %s", name, line)
+					}
+				}
+				if st != 200 {
+					t.Errorf("%s: export: %d %s", name, st, b)
+				}
+			case st != 403:
+				t.Errorf("%s: export: %d %s, want 403", name, st, b)
+			}
+
 			// POST /v1/recall, naming the agent in agent and in agents.
 			for _, body := range []string{
 				fmt.Sprintf(`{"agent":%q,"text":"secret launch code","mode":"sparse"}`, agent),
@@ -326,6 +369,27 @@ func mcpTenancy(t *testing.T, url string, db *engine.DB, k testKey, ids map[stri
 			if wrote && !own {
 				leaks++
 				t.Errorf("%s: %s wrote for another agent", name, tool)
+			}
+		}
+		// delete/forget: another agent named is refused; another
+		// agent's id under the key's own agent forgets nothing.
+		for _, tool := range []string{"delete", "forget"} {
+			for a, id := range ids {
+				if k.allows(a) {
+					continue // its own record: forgetting it is allowed
+				}
+				args := map[string]any{"ids": []uint64{id}}
+				if agent != "" {
+					args["agent"] = agent
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+				if _, gerr := db.Get(ctx, id); gerr != nil {
+					leaks++
+					t.Errorf("%s: %s of %s's record %d removed it: %+v %v", name, tool, a, id, res, err)
+				}
+				if !k.has("forget") && err == nil {
+					t.Errorf("%s: %s without the forget scope: %+v", name, tool, res)
+				}
 			}
 		}
 		for _, tool := range []string{"search", "recall", "list"} {

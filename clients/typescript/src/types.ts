@@ -158,6 +158,12 @@ export interface LogMetrics {
   cache_hits: number;
   cache_misses: number;
   cache_bytes: number;
+  corruptions: number;
+  pebble_corruptions: number;
+  /** Writes are refused now (a full disk); write_error says why. */
+  read_only: boolean;
+  write_error?: string;
+  reopens: number;
 }
 
 export interface IndexMetrics {
@@ -189,6 +195,33 @@ export interface CacheMetrics {
   mem_bytes: number;
   mem_evicted: number;
   mem_dropped: number;
+  /** Why the open emptied the cache's disk tier; absent normally. */
+  disk_reset?: string;
+}
+
+export interface RetentionMetrics {
+  passes: number;
+  expired: number;
+  dropped_records: number;
+  pinned: number;
+}
+
+/** POST /v1/forget: what to forget. */
+export interface Selector {
+  agent?: string;
+  ids?: number[];
+  sessions?: string[];
+  roles?: string[];
+  where?: Record<string, string[]>;
+  since?: string;
+  until?: string;
+}
+
+/** The reply of POST /v1/forget. */
+export interface ForgetResult {
+  forgotten: number;
+  ranges: number[][];
+  reindexed: number;
 }
 
 /** GET /v1/stats for an admin key or a daemon without keys (snake case). */
@@ -202,6 +235,9 @@ export interface Metrics {
   index_repaired?: string;
   /** The store's format version. */
   store_format: number;
+  forgotten: number;
+  compactions: number;
+  retention: RetentionMetrics;
   log: LogMetrics;
   index: IndexMetrics;
   cache: CacheMetrics;

@@ -11,6 +11,7 @@
 //	add     (remember)  store one memory                  write
 //	search  (recall)    the memories answering a question read-only, idempotent
 //	list                the latest memories               read-only, idempotent
+//	delete  (forget)    memories by ids or a session      destructive, idempotent
 //
 // A call whose arguments do not fit the tool's schema is the caller's
 // protocol mistake (CheckArgs says what is wrong, naming the argument; a

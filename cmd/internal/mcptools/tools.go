@@ -17,15 +17,19 @@ import (
 	"github.com/lazymem/lazymem/engine"
 )
 
-// Store is what the tools need of a store (an *engine.DB).
+// Store is what the tools need of a store: an *engine.DB, or the
+// *engine.AgentDB scoped to the call's agent.
 type Store interface {
 	Append(ctx context.Context, r engine.Record) (uint64, error)
 	Recall(ctx context.Context, q engine.Query) (*engine.Result, error)
+	Forget(ctx context.Context, sel engine.Selector) (engine.ForgetResult, error)
 }
 
 // Env is what one call runs against: the store and the caller's policy.
 type Env struct {
-	Store Store
+	// Store is the store a call acting as agent uses: the scoped handle
+	// of that agent (engine.DB.Agent), so that no call reaches another.
+	Store func(agent string) Store
 	// Now is the time of a record that carries none. Default time.Now.
 	Now func() time.Time
 	// Agent resolves the agent a call acts as from the one it names (""
@@ -91,9 +95,10 @@ func (t Tool) WithoutAgent() Tool {
 }
 
 var (
-	writeHints = &Annotations{Title: "Add a memory"}
-	readHints  = &Annotations{Title: "Search memories", ReadOnlyHint: true, IdempotentHint: true}
-	listHints  = &Annotations{Title: "List memories", ReadOnlyHint: true, IdempotentHint: true}
+	writeHints  = &Annotations{Title: "Add a memory"}
+	forgetHints = &Annotations{Title: "Delete memories", DestructiveHint: true, IdempotentHint: true}
+	readHints   = &Annotations{Title: "Search memories", ReadOnlyHint: true, IdempotentHint: true}
+	listHints   = &Annotations{Title: "List memories", ReadOnlyHint: true, IdempotentHint: true}
 )
 
 var agentProp = map[string]any{"type": "string", "description": "whose memory (default: the caller's agent)"}
@@ -126,6 +131,16 @@ var searchSchema = map[string]any{
 	"required": []string{"query"},
 }
 
+var deleteSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"agent":   agentProp,
+		"ids":     map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "description": "the memories' ids (from add, search or list)"},
+		"session": map[string]any{"type": "string", "description": "every memory of this conversation"},
+	},
+	"required": []string{},
+}
+
 var listSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
@@ -150,11 +165,16 @@ var (
 	Remember = Tool{Name: "remember", Description: addDescription + " (Same as add.)", InputSchema: addSchema, Annotations: writeHints, Call: add}
 	Search   = Tool{Name: "search", Description: searchDescription, InputSchema: searchSchema, Annotations: readHints, Call: search}
 	Recall   = Tool{Name: "recall", Description: searchDescription + " (Same as search.)", InputSchema: searchSchema, Annotations: readHints, Call: search}
+	Delete   = Tool{Name: "delete", Description: deleteDescription, InputSchema: deleteSchema, Annotations: forgetHints, Call: forget}
+	Forget   = Tool{Name: "forget", Description: deleteDescription + " (Same as delete.)", InputSchema: deleteSchema, Annotations: forgetHints, Call: forget}
 	List     = Tool{Name: "list", Description: "List the agent's latest memories, optionally of one conversation or time range, rendered as a timeline (the structured result lists them newest first).", InputSchema: listSchema, Annotations: listHints, Call: list}
 )
 
 // All is every tool, in the order tools/list shows them.
-var All = []Tool{Add, Remember, Search, Recall, List}
+var All = []Tool{Add, Remember, Search, Recall, List, Delete, Forget}
+
+const deleteDescription = "Delete memories for good: the ones with these ids, or every memory of a conversation. " +
+	"They are gone from search and list when the call returns; deleting one already gone changes nothing."
 
 // Instructions is the text a server gives a client at initialize.
 const Instructions = "Long-term memory. Call add (or remember) to store what is worth keeping " +
@@ -249,7 +269,7 @@ func add(ctx context.Context, env *Env, args json.RawMessage) Result {
 		}
 		defer release()
 	}
-	id, err := env.Store.Append(ctx, rec)
+	id, err := env.Store(rec.Agent).Append(ctx, rec)
 	if err != nil {
 		return errorResult(err)
 	}
@@ -374,7 +394,7 @@ func recall(ctx context.Context, env *Env, q map[string]any) (*engine.Result, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := env.Store.Recall(ctx, query)
+	res, err := env.Store(query.Agent).Recall(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -382,4 +402,36 @@ func recall(ctx context.Context, env *Env, q map[string]any) (*engine.Result, er
 		env.Observe(&res.Stats)
 	}
 	return res, nil
+}
+
+// forget deletes the memories a call names: ids, or a session (at least
+// one; a whole agent's memory is not one call away from a model).
+func forget(ctx context.Context, env *Env, args json.RawMessage) Result {
+	var a struct {
+		Agent   string   `json:"agent"`
+		IDs     []uint64 `json:"ids"`
+		Session string   `json:"session"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return errorResult(fmt.Errorf("%w: delete arguments: %w", ErrArgs, err))
+	}
+	agent, err := env.Agent(a.Agent)
+	if err != nil {
+		return errorResult(err)
+	}
+	if len(a.IDs) == 0 && a.Session == "" {
+		return errorResult(fmt.Errorf("%w: name the memories: ids, or a session", ErrArgs))
+	}
+	sel := engine.Selector{Agent: agent, IDs: a.IDs}
+	if a.Session != "" {
+		sel.Sessions = []string{a.Session}
+	}
+	res, err := env.Store(agent).Forget(ctx, sel)
+	if err != nil {
+		return errorResult(err)
+	}
+	return Result{
+		Content:           []Content{{Type: "text", Text: fmt.Sprintf("Deleted %d memories of agent %q.", res.Forgotten, agent)}},
+		StructuredContent: map[string]any{"forgotten": res.Forgotten, "agent": agent},
+	}
 }

@@ -45,12 +45,18 @@ func TestCheckArgs(t *testing.T) {
 type fakeStore struct {
 	appended []engine.Record
 	queries  []engine.Query
+	forgets  []engine.Selector
 	res      engine.Result
 }
 
 func (f *fakeStore) Append(_ context.Context, r engine.Record) (uint64, error) {
 	f.appended = append(f.appended, r)
 	return uint64(len(f.appended)), nil
+}
+
+func (f *fakeStore) Forget(_ context.Context, sel engine.Selector) (engine.ForgetResult, error) {
+	f.forgets = append(f.forgets, sel)
+	return engine.ForgetResult{Forgotten: len(sel.IDs)}, nil
 }
 
 func (f *fakeStore) Recall(_ context.Context, q engine.Query) (*engine.Result, error) {
@@ -70,7 +76,7 @@ func TestCallsUseEnvAgent(t *testing.T) {
 	}
 	var admitted, observed int
 	env := &Env{
-		Store: st, Now: func() time.Time { return t0 },
+		Store: func(string) Store { return st }, Now: func() time.Time { return t0 },
 		Agent: func(named string) (string, error) {
 			if named != "" && named != "me" {
 				return "", ErrAgent
@@ -104,6 +110,18 @@ func TestCallsUseEnvAgent(t *testing.T) {
 	b, _ := json.Marshal(r.StructuredContent)
 	if i, j := strings.Index(string(b), "newer"), strings.Index(string(b), "older"); i < 0 || j < 0 || i > j {
 		t.Fatalf("list not newest first: %s", b)
+	}
+	// delete: ids or a session, never the whole agent; another agent
+	// reaches nothing.
+	if r := Delete.Call(ctx, env, json.RawMessage(`{}`)); !r.IsError || len(st.forgets) != 0 {
+		t.Fatalf("delete of nothing named: %+v", r)
+	}
+	if r := Forget.Call(ctx, env, json.RawMessage(`{"ids":[3],"agent":"other"}`)); !r.IsError || len(st.forgets) != 0 {
+		t.Fatalf("delete for another agent: %+v", r)
+	}
+	if r := Delete.Call(ctx, env, json.RawMessage(`{"ids":[3,4],"session":"s"}`)); r.IsError || len(st.forgets) != 1 ||
+		st.forgets[0].Agent != "me" || len(st.forgets[0].IDs) != 2 || st.forgets[0].Sessions[0] != "s" {
+		t.Fatalf("delete: %+v %+v", r, st.forgets)
 	}
 	busy := *env
 	busy.Admit = func(int64) (func(), error) { return nil, ErrBusy }

@@ -13,9 +13,20 @@ type Metrics struct {
 	BackgroundErrors uint64       `json:"background_errors"`
 	IndexRepaired    string       `json:"index_repaired,omitempty"`
 	StoreFormat      uint32       `json:"store_format"`
+	Forgotten        uint64       `json:"forgotten"`   // records forgotten since open
+	Compactions      uint64       `json:"compactions"` // purges since open
+	Retention        Retention    `json:"retention"`
 	Log              LogMetrics   `json:"log"`
 	Index            IndexMetrics `json:"index"`
 	Cache            CacheMetrics `json:"cache"`
+}
+
+// Retention is engine.RetentionMetrics in snake case.
+type Retention struct {
+	Passes         uint64 `json:"passes"`
+	Expired        uint64 `json:"expired"`
+	DroppedRecords uint64 `json:"dropped_records"`
+	Pinned         uint64 `json:"pinned"`
 }
 
 // LogMetrics is segment.Metrics in snake case.
@@ -37,6 +48,14 @@ type LogMetrics struct {
 	CacheHits      uint64 `json:"cache_hits"`
 	CacheMisses    uint64 `json:"cache_misses"`
 	CacheBytes     int64  `json:"cache_bytes"`
+	// Corruptions counts reads that found a damaged record since open;
+	// PebbleCorruptions Pebble's reports of damaged blocks or files.
+	Corruptions       uint64 `json:"corruptions"`
+	PebbleCorruptions uint64 `json:"pebble_corruptions"`
+	// ReadOnly: writes are refused (a full disk); WriteError says why.
+	ReadOnly   bool   `json:"read_only"`
+	WriteError string `json:"write_error,omitempty"`
+	Reopens    uint64 `json:"reopens"` // reopens of Pebble after a full disk
 }
 
 // IndexMetrics is index.Metrics in snake case; repairs are their
@@ -70,6 +89,7 @@ type CacheMetrics struct {
 	MemBytes   int64  `json:"mem_bytes"`
 	MemEvicted uint64 `json:"mem_evicted"`
 	MemDropped uint64 `json:"mem_dropped"`
+	DiskReset  string `json:"disk_reset,omitempty"` // why the open emptied the disk tier
 }
 
 // AgentStats is GET /v1/stats for a key limited to some agents: the
@@ -92,11 +112,16 @@ func FromMetrics(m engine.Metrics) Metrics {
 	out := Metrics{
 		Scope: "store", Appended: m.Appended, Recalls: m.Recalls, IndexErrors: m.IndexErrors,
 		BackgroundErrors: m.BackgroundErrors, IndexRepaired: m.IndexRepaired, StoreFormat: m.StoreFormat,
+		Forgotten: m.Forgotten, Compactions: m.Compactions,
+		Retention: Retention{Passes: m.Retention.Passes, Expired: m.Retention.Expired,
+			DroppedRecords: m.Retention.DroppedRecords, Pinned: m.Retention.Pinned},
 		Log: LogMetrics{
 			NextID: l.Next, Appended: l.Appended, Groups: l.Groups, TailRecords: l.TailRecords,
 			Segments: l.Segments, SealedRecords: l.SealedRecords, RawBytes: l.RawBytes, SegmentBytes: l.SegmentBytes,
 			TailBytes: l.TailBytes, DiskBytes: l.DiskBytes, Tombstones: l.Tombstones, Deleted: l.Deleted,
 			DroppedRecords: l.DroppedRecords, CacheHits: l.CacheHits, CacheMisses: l.CacheMisses, CacheBytes: l.CacheBytes,
+			Corruptions: l.Corruptions, PebbleCorruptions: l.PebbleCorruptions, ReadOnly: l.ReadOnly,
+			WriteError: l.WriteError, Reopens: l.Reopens,
 		},
 		Index: IndexMetrics{
 			Docs: x.Docs, Deleted: x.Deleted, Segments: x.Segments, MemDocs: x.MemDocs, SegmentBytes: x.SegmentBytes,
@@ -107,6 +132,7 @@ func FromMetrics(m engine.Metrics) Metrics {
 		Cache: CacheMetrics{
 			Embedder: c.Embedder, MemHits: c.MemHits, DiskHits: c.DiskHits, Computed: c.Computed, Shared: c.Shared,
 			EmbedCalls: c.EmbedCalls, MemBytes: c.MemBytes, MemEvicted: c.MemEvicted, MemDropped: c.MemDropped,
+			DiskReset: c.DiskReset,
 		},
 	}
 	if l.Next > 0 {

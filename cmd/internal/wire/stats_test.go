@@ -23,6 +23,7 @@ func TestMetricsCoverEngine(t *testing.T) {
 		{segment.Metrics{}, LogMetrics{}, []string{"Records"}}, // Next is NextID
 		{index.Metrics{}, IndexMetrics{}, nil},
 		{engine.CacheMetrics{}, CacheMetrics{}, nil},
+		{engine.RetentionMetrics{}, Retention{}, nil},
 	} {
 		et, wt := reflect.TypeOf(c.engine), reflect.TypeOf(c.wire)
 		for i := range et.NumField() {
