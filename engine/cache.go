@@ -87,6 +87,10 @@ type vecCache struct {
 	popts *pebble.Options // the disk tier's, for reopen
 	// diskReset is why Open emptied the disk tier ("" if it did not).
 	diskReset string
+	// fatal is the disk tier's first fatal Pebble report (onFatal);
+	// opening is true while pebble.Open runs (QuietLogger.Opening).
+	fatal   atomic.Pointer[error]
+	opening atomic.Bool
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
 	disk *pebble.DB                          // nil: disk tier off
@@ -147,7 +151,12 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		c.mem = m
 	}
 	if cfg.dir != "" {
-		c.popts = &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes,
+		// Pebble's fatal reports never end the process: the log's logger
+		// records them (counted as background errors), returns where
+		// Pebble stops safely, and parks the reporting goroutine elsewhere;
+		// close then leaves the parked store alone.
+		logger := segment.QuietLogger{OnFatal: c.onFatal, Opening: c.opening.Load}
+		c.popts = &pebble.Options{FS: cfg.fs, Logger: logger, CacheSize: cfg.blockBytes,
 			// Pebble recycles obsolete WAL files, keeping the old bytes of
 			// deleted (forgotten) entries, unless its cleaner needs the
 			// files' contents: the archive cleaner turns recycling off,
@@ -166,14 +175,14 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		// decoding was a third of a warm recall at 1M records).
 		c.popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 		c.popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-		d, err := pebble.Open(cfg.dir, c.popts)
+		d, err := c.openDisk(cfg.dir)
 		if err != nil && (errors.Is(err, pebble.ErrCorruption) || oserror.IsNotExist(err)) {
 			// The cache is derived data: one that does not open (a crash
 			// in Pebble's MANIFEST switch, a damaged file) is emptied,
 			// not repaired; its vectors are computed again when needed.
 			c.diskReset = err.Error()
 			if rerr := cfg.fs.RemoveAll(cfg.dir); rerr == nil {
-				d, err = pebble.Open(cfg.dir, c.popts)
+				d, err = c.openDisk(cfg.dir)
 			}
 		}
 		if err != nil {
@@ -192,13 +201,29 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	return c, nil
 }
 
-type quietLogger struct{}
+// openDisk opens the disk tier with c.popts, telling the logger that an
+// Open is running (a fatal report then always returns: Open fails).
+func (c *vecCache) openDisk(dir string) (*pebble.DB, error) {
+	c.opening.Store(true)
+	defer c.opening.Store(false)
+	return pebble.Open(dir, c.popts)
+}
 
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
+// onFatal records the first fatal report of the disk tier's Pebble and
+// counts every one as a background error.
+func (c *vecCache) onFatal(err error) {
+	c.fatal.CompareAndSwap(nil, &err)
+	if c.onErr != nil {
+		c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
+	}
+}
 
-// Fatalf: Pebble panics right after it; keep its message.
-func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }
+// parked reports whether a Pebble goroutine of the disk tier is parked in
+// the logger (segment.Parked): closing the DB would wait for it forever.
+func (c *vecCache) parked() bool {
+	p := c.fatal.Load()
+	return p != nil && segment.Parked(*p)
+}
 
 // close cancels the detached embedding work still running, waits for it,
 // and closes both tiers.
@@ -209,6 +234,9 @@ func (c *vecCache) close() error {
 		c.mem.Close()
 	}
 	if c.disk != nil {
+		if c.parked() {
+			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", *c.fatal.Load())
+		}
 		return c.disk.Close()
 	}
 	return nil
@@ -688,7 +716,7 @@ func (c *vecCache) reopen(ctx context.Context) error {
 		if err := c.disk.Close(); err != nil {
 			return err
 		}
-		d, err := pebble.Open(c.dir, c.popts)
+		d, err := c.openDisk(c.dir)
 		if err != nil {
 			c.disk = nil
 			return err

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
@@ -97,7 +98,7 @@ func verify(ctx context.Context, dir string, vo *VerifyOptions) (*VerifyReport, 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "log")); err != nil {
+	if _, err := opts.FS.Stat(opts.FS.PathJoin(dir, "log")); err != nil {
 		return nil, fmt.Errorf("lazymem: engine: verify %q: not a store: %w", dir, err)
 	}
 	rep := &VerifyReport{Dir: dir, Damage: []Damage{}}
@@ -242,7 +243,8 @@ func Repair(dir string, opts VerifyOptions) (*RepairReport, error) {
 		return rr, nil
 	}
 	rr.Quarantine = filepath.Join(dir, "quarantine", time.Now().UTC().Format("20060102T150405.000000000Z"))
-	if err := os.MkdirAll(rr.Quarantine, 0o755); err != nil {
+	fs := storeFS(&opts.Options)
+	if err := fs.MkdirAll(rr.Quarantine, 0o755); err != nil {
 		return rr, fmt.Errorf("lazymem: engine: repair: %w", err)
 	}
 	step := func(done, total uint64) {
@@ -283,14 +285,14 @@ func Repair(dir string, opts VerifyOptions) (*RepairReport, error) {
 	}
 	if quarantineIndex {
 		idir := filepath.Join(dir, "index")
-		if _, err := os.Stat(idir); err == nil {
-			if err := os.Rename(idir, filepath.Join(rr.Quarantine, "index")); err != nil {
+		if _, err := fs.Stat(idir); err == nil {
+			if err := fs.Rename(idir, filepath.Join(rr.Quarantine, "index")); err != nil {
 				return rr, fmt.Errorf("lazymem: engine: repair: set the index aside: %w", err)
 			}
 			rr.Moved = append(rr.Moved, "index (rebuilt from the log by Open)")
 		}
 	}
-	if err := writeJSON(filepath.Join(rr.Quarantine, "damage.json"), before); err != nil {
+	if err := writeJSON(fs, filepath.Join(rr.Quarantine, "damage.json"), before); err != nil {
 		return rr, fmt.Errorf("lazymem: engine: repair: %w", err)
 	}
 	// Open rebuilds the index from the log; then check what we have.
@@ -355,21 +357,29 @@ func (rr *RepairReport) quarantineRecords(ctx context.Context, dir string, opts 
 // opens. The records of a moved WAL that were not yet in sstables are
 // lost; they are reported by the ids the log no longer holds.
 func (rr *RepairReport) salvageLog(dir string, opts *VerifyOptions) error {
+	fs := storeFS(&opts.Options)
 	ldir := filepath.Join(dir, "log")
 	backup := filepath.Join(rr.Quarantine, "log-copy")
-	if err := copyDir(ldir, backup); err != nil {
+	if err := copyDir(fs, ldir, backup); err != nil {
 		return fmt.Errorf("lazymem: engine: repair: copy the log aside: %w", err)
 	}
 	rr.Moved = append(rr.Moved, "log (copied whole to log-copy before salvage)")
-	wals, err := filepath.Glob(filepath.Join(ldir, "*.log"))
+	names, err := fs.List(ldir)
 	if err != nil {
 		return err
+	}
+	slices.Sort(names)
+	var wals []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".log") {
+			wals = append(wals, filepath.Join(ldir, n))
+		}
 	}
 	lo := opts.Options.Log
 	lo.DisableBackgroundSeal = true
 	for i := len(wals) - 1; i >= 0; i-- {
 		dst := filepath.Join(rr.Quarantine, filepath.Base(wals[i]))
-		if err := os.Rename(wals[i], dst); err != nil {
+		if err := fs.Rename(wals[i], dst); err != nil {
 			return fmt.Errorf("lazymem: engine: repair: set WAL aside: %w", err)
 		}
 		rr.Moved = append(rr.Moved, "WAL "+filepath.Base(wals[i])+" (damaged or after the damage)")
@@ -384,33 +394,56 @@ func (rr *RepairReport) salvageLog(dir string, opts *VerifyOptions) error {
 	return fmt.Errorf("%w: the log does not open even without its WAL files", ErrDamaged)
 }
 
-func copyDir(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+// storeFS is the filesystem of a store opened with o: Options.FS, or the
+// OS when it is unset.
+func storeFS(o *Options) vfs.FS {
+	if o.FS != nil {
+		return o.FS
+	}
+	return vfs.Default
+}
+
+// copyDir copies the regular files of src into dst (created).
+func copyDir(fs vfs.FS, src, dst string) error {
+	if err := fs.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(src)
+	names, err := fs.List(src)
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+	for _, n := range names {
+		st, err := fs.Stat(fs.PathJoin(src, n))
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+		if st.IsDir() {
+			continue
+		}
+		if err := vfs.Copy(fs, fs.PathJoin(src, n), fs.PathJoin(dst, n)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeJSON(name string, v any) error {
+// writeJSON writes v, indented, to name on fs, synced.
+func writeJSON(fs vfs.FS, name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(name, b, 0o644)
+	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

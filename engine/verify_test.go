@@ -157,7 +157,7 @@ func TestVerifyRepairDamagedBlock(t *testing.T) {
 	}
 	for _, d := range rep.Damage {
 		if d.Kind == "segment" {
-			if _, err := db.Get(context.Background(), d.FirstID); !errors.Is(err, engine.ErrDeleted) {
+			if _, err := db.Get(context.Background(), d.FirstID); !errors.Is(err, engine.ErrNotFound) {
 				t.Fatalf("quarantined record %d: %v", d.FirstID, err)
 			}
 		}
