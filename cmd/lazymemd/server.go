@@ -426,6 +426,11 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 		return http.StatusForbidden, apiError{Code: "forbidden", Message: msg}
 	case errors.Is(err, engine.ErrQuota):
 		return http.StatusForbidden, apiError{Code: "quota", Message: msg}
+	case errors.Is(err, engine.ErrBudget):
+		// A dense recall over more records than the query's limit: the
+		// client narrows the filters or asks for mode lazy.
+		return http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "query.mode",
+			Message: msg + " (narrow the filters, or use mode lazy)"}
 	case errors.As(err, &we):
 		field := we.Field
 		if prefix != "" {
