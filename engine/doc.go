@@ -34,9 +34,13 @@
 //  1. Filter: agents, sessions, roles, metadata Where/Not and the time window
 //     (optionally parsed from the query text: ParseTime) become one roaring
 //     bitmap (index.Filter).
-//  2. Broad: BM25 top Candidates (default max(50, 5*K)) over the bitmap, plus the
-//     CurrentSession's latest SessionTurns (default 8) turns that pass the
-//     filters; optional synonym expansion of the BM25 query.
+//  2. Broad: BM25 top Candidates (default max(50, 5*K)) over the bitmap,
+//     the records of a speaker the query asks about, a fallback pass over
+//     the latest records of the window and session when BM25 found few,
+//     plus the CurrentSession's latest SessionTurns (default 8) turns that
+//     pass the filters. The BM25 query is the question without its time
+//     expression and pleasantries, expanded by the built-in lexicon
+//     (lexicon.txt) and optional synonyms.
 //  3. Selective: the candidates are read from the log in one GetMany; each
 //     becomes a constructed memory text (Options.Construct, default
 //     "Role: Text"); vectors come from the cache (ristretto in memory, Pebble
@@ -49,7 +53,10 @@
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores
 //     (dense weight 0.2, the default measured on LoCoMo), or reciprocal-rank
 //     fusion (k = 60); records spoken by a speaker the query names are
-//     boosted (x2); an optional recency prior; top K by vecmath.TopK.
+//     boosted (x2); a recency prior (half-life 14 days, weight 0.2);
+//     records made only of pleasantries rank below the others; a newer
+//     record answering the same question passes an older one when the
+//     query asks about the current state; top K by vecmath.TopK.
 //
 // ModeSparse stops after step 2 (nothing embedded); ModeDense skips BM25
 // and embeds and scores every filtered record (at most Query.MaxDenseScan,
@@ -69,9 +76,10 @@
 // BM25 scores, which depend on every tenant's records.
 //
 // In the code a recall is a plan (recall.go) run through one stage per
-// file: recall_parse.go (time expression, synonyms, speakers),
+// file: recall_parse.go (time expression, pleasantries, expansion,
+// speakers; the lexicon in lexicon.go),
 // recall_filter.go, recall_source.go (the candidate sources, one type each:
-// BM25, the latest records of a time window, the session chain),
+// BM25, a speaker's records, the fallback pass, the session chain),
 // recall_selective.go (fetch, construct, embed through the cache, cosine),
 // recall_fuse.go, recall_assemble.go, and recall_dense.go for ModeDense.
 // The transcripts under testdata/planner print what each stage produced

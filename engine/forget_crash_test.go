@@ -216,7 +216,7 @@ func verifyForgetImage(fs vfs.FS, recs []Record, groups [][]uint64, done [3]bool
 		}
 		if !states[0] && len(ids) == 1 {
 			// A successor must not match the forgotten record's words.
-			res, err := db.Recall(ctx, Query{Agent: recs[ids[0]-1].Agent, Text: crashToken(int(ids[0] - 1)), Mode: ModeSparse, K: 3})
+			res, err := db.Recall(ctx, Query{Agent: recs[ids[0]-1].Agent, Text: crashToken(int(ids[0] - 1)), Mode: ModeSparse, K: 3, FallbackScan: -1})
 			if err != nil {
 				return err
 			}

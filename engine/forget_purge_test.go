@@ -207,7 +207,9 @@ func TestForgetPurge(t *testing.T) {
 		}
 		for _, m := range []Mode{ModeSparse, ModeLazy, ModeDense} {
 			for _, q := range []string{"quixotical flamingoes marmaladed zanzibarian", "xylophonist gazebo"} {
-				r, err := db.Recall(ctx, Query{Agent: "A", Text: q, Mode: m, K: 100, SessionTurns: -1})
+				// No fallback pass: what is checked is whether anything
+				// still matches the forgotten words.
+				r, err := db.Recall(ctx, Query{Agent: "A", Text: q, Mode: m, K: 100, SessionTurns: -1, FallbackScan: -1})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -126,7 +126,7 @@ func TestForgetSuccessorContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := engine.Query{Agent: "c", Text: "adoption agency", Mode: engine.ModeSparse, SessionTurns: -1}
+	q := engine.Query{Agent: "c", Text: "adoption agency", Mode: engine.ModeSparse, SessionTurns: -1, FallbackScan: -1}
 	if got := ids(recall(t, db, q).Memories); len(got) != 2 {
 		t.Fatalf("before: %v, want the question and its answer", got)
 	}

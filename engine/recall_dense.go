@@ -106,7 +106,7 @@ func (p *plan) denseScores(ctx context.Context, ids []uint32) ([]float32, []time
 		texts := make([]string, len(cands))
 		ns := make([]string, len(cands))
 		for i := range cands {
-			texts[i] = p.db.opts.Construct(&cands[i].rec)
+			texts[i] = p.db.construct(&cands[i].rec)
 			ns[i] = cands[i].rec.Agent
 			times[lo+i] = cands[i].rec.Time
 		}

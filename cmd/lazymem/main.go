@@ -32,6 +32,7 @@ Commands:
   core      list an agent's core memory
   feedback  mark recalled records as useful or not
   stats     show what a store holds
+  mcp       serve one agent's memory as MCP tools over stdio (for desktop agents)
   forget    forget an agent's records (all, or by session, role or id)
   compact   purge forgotten and expired records' bytes from the files
   export    write live records as JSONL (the format ingest reads)
@@ -49,6 +50,7 @@ Examples:
   lazymem ingest --db ./mem history.jsonl
   lazymem recall --db ./mem --agent a1 "what did we decide about the connection pool yesterday?"
   lazymem stats --db ./mem
+  lazymem mcp --db ./mem --agent a1
   lazymem forget --db ./mem --agent a1 --session s7 --json
   lazymem export --db ./mem --agent a1 > a1.jsonl
   lazymem backup --db ./mem --to ./mem-backup
@@ -88,6 +90,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdFeedback(ctx, rest, stdout, stderr)
 	case "stats":
 		err = cmdStats(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, rest, stdin, stdout, stderr)
 	case "forget":
 		err = cmdForget(ctx, rest, stdout, stderr)
 	case "compact":
