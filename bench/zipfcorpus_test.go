@@ -128,34 +128,24 @@ var sharedZipf struct {
 func sharedZipfSideBySide(tb testing.TB) *SideBySide {
 	tb.Helper()
 	sharedZipf.once.Do(func() {
-		cfg := zipf.Config{Seed: zipfSeed(), Records: zipfN()}
-		per := envInt("LAZYMEM_BENCH_PER_CLASS", 100)
-		ctx := os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != ""
-		key := fmt.Sprintf("zipf seed=%d n=%d per=%d qseed=%d context=%v", cfg.Seed, cfg.Records, per, zipfQuerySeed, ctx)
-		dir := os.Getenv("LAZYMEM_BENCH_CACHE")
-		if dir == "" {
+		o := ZipfOptions{
+			Corpus:         zipf.Config{Seed: zipfSeed(), Records: zipfN()},
+			PerClass:       envInt("LAZYMEM_BENCH_PER_CLASS", 100),
+			QuerySeed:      zipfQuerySeed,
+			Dir:            os.Getenv("LAZYMEM_BENCH_CACHE"),
+			Cache:          true,
+			SessionContext: os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != "",
+		}
+		if o.Dir == "" {
 			d, err := os.MkdirTemp("", "lazymem-bench-zipf-")
 			if err != nil {
 				sharedZipf.err = err
 				return
 			}
-			dir = d
+			o.Dir, o.Cache = d, false
 			cleanups = append(cleanups, func() { _ = os.RemoveAll(d) })
-		} else {
-			dir = filepath.Join(dir, fmt.Sprintf("zipf-%d-%d-ctx%v", cfg.Seed, cfg.Records, ctx))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				sharedZipf.err = err
-				return
-			}
 		}
-		c, err := LoadZipf(cfg, per, zipfQuerySeed)
-		if err != nil {
-			sharedZipf.err = err
-			return
-		}
-		sharedZipf.s, sharedZipf.err = BuildSideBySide(SideBySideOptions{
-			Dir: dir, Corpus: c, CacheKey: key, Index: index.Options{SessionContext: ctx},
-		})
+		sharedZipf.s, sharedZipf.err = ZipfSideBySide(o)
 		cleanups = append(cleanups, func() {
 			if sharedZipf.s != nil {
 				_ = sharedZipf.s.Close()
