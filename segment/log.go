@@ -100,7 +100,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	popts := &pebble.Options{
-		FS:           opts.FS,
+		FS:           noPreallocFS{opts.FS},
 		MemTableSize: opts.MemTableBytes,
 		Logger:       pebbleLogger{opts.Logf},
 		// Pebble recycles obsolete WAL files by default, keeping their old
@@ -403,7 +403,12 @@ func (l *Log) Close() error {
 	l.wg.Wait()
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
-	err := l.db.Close()
+	// Flush the memtables so the WAL files they pinned become obsolete and
+	// are purged below: the directory left behind holds the data once.
+	err := l.db.Flush()
+	if cerr := l.db.Close(); err == nil {
+		err = cerr
+	}
 	l.comp.close()
 	if perr := purgeArchive(l.opts.FS, l.dir); err == nil {
 		err = perr
