@@ -7,31 +7,48 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/segment"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
 // Embedding cache keys. On disk (Pebble, dir/cache):
 //
-//	key:   "v1/" | embedder name | 0x00 | first 16 bytes of SHA-256(text)
+//	key:   "v2/" | first 16 bytes of SHA-256(uvarint(len(ns)) | ns | text)
+//	       | embedder name
 //	value: Dim x float32, little-endian (unit length)
 //
-// The in-memory tier (ristretto) keys by the 16-byte digest alone: one
-// cache serves one embedder. 128 bits of SHA-256 make a collision between
-// two texts practically impossible at any corpus size, so the cache never
-// returns a vector computed for another text. The "v1/" prefix is a wire
-// constant: never change it; a new layout takes a new prefix.
+// ns is the tenant namespace: a record's agent, or for a query the agents
+// it searches. One tenant's lookups therefore never find a vector another
+// tenant's text put there, and the cache's hit counts reveal nothing about
+// other tenants' texts or questions. The in-memory tier (ristretto) keys by
+// the 16-byte digest alone: one cache serves one embedder. 128 bits of
+// SHA-256 make a collision between two texts practically impossible at any
+// corpus size, so the cache never returns a vector computed for another
+// text. The digest comes before the embedder's name so that forgetting a
+// text removes its vectors of every embedder that ever cached it (a store
+// is sometimes queried with several) by one prefix scan. The "v2/" prefix
+// is a wire constant: never change it; a new layout takes a new prefix.
+// "v1/" keys ("v1/" name 0x00 SHA-256(text)[:16], no namespace) are no
+// longer read; Compact deletes them.
 const (
-	cacheKeyPrefix = "v1/"
+	cacheKeyPrefix = "v2/"
+	cacheKeyV1     = "v1/"
 	cacheHashLen   = 16
+	// cachePurgeKey is written by reopen: a version edit after Open makes
+	// Pebble start a new MANIFEST. Outside the "v1/" and "v2/" ranges.
+	cachePurgeKey = "purge"
 )
 
 // CacheMetrics describes the embedding cache.
@@ -45,6 +62,10 @@ type CacheMetrics struct {
 	MemBytes   int64  // cost of the entries in memory (ristretto)
 	MemEvicted uint64 // entries evicted from memory
 	MemDropped uint64 // sets ristretto dropped or rejected
+	// DiskReset is why Open emptied the on-disk tier, which did not open
+	// (a crash during Pebble's MANIFEST switch, a damaged file): the
+	// cache is derived data. "" when it opened.
+	DiskReset string
 }
 
 // flight is one text being embedded: the callers missing it wait on done.
@@ -58,10 +79,18 @@ type flight struct {
 }
 
 type vecCache struct {
-	emb  embed.Embedder
-	name string
-	dim  int
-	pfx  []byte // disk key prefix: "v1/" name 0x00
+	emb   embed.Embedder
+	name  string
+	dim   int
+	fs    vfs.FS
+	dir   string          // "": no disk tier
+	popts *pebble.Options // the disk tier's, for reopen
+	// diskReset is why Open emptied the disk tier ("" if it did not).
+	diskReset string
+	// fatal is the disk tier's first fatal Pebble report (onFatal);
+	// opening is true while pebble.Open runs (QuietLogger.Opening).
+	fatal   atomic.Pointer[error]
+	opening atomic.Bool
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
 	disk *pebble.DB                          // nil: disk tier off
@@ -98,13 +127,12 @@ type cacheConfig struct {
 
 func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	emb, memBytes := cfg.emb, cfg.memBytes
-	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{},
+	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}, fs: cfg.fs, dir: cfg.dir,
 		timeout: cfg.timeout, onErr: cfg.onErr}
 	if c.onErr == nil {
 		c.onErr = func(error) {}
 	}
 	c.stop, c.cancel = context.WithCancel(context.Background())
-	c.pfx = append(append([]byte(cacheKeyPrefix), c.name...), 0)
 	if memBytes > 0 {
 		// About one entry per (4*dim + overhead) bytes; ristretto wants ~10
 		// counters per entry it may hold.
@@ -123,19 +151,40 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		c.mem = m
 	}
 	if cfg.dir != "" {
-		popts := &pebble.Options{FS: cfg.fs, Logger: quietLogger{}, CacheSize: cfg.blockBytes}
-		popts.EventListener = &pebble.EventListener{
+		// Pebble's fatal reports never end the process: the log's logger
+		// records them (counted as background errors), returns where
+		// Pebble stops safely, and parks the reporting goroutine elsewhere;
+		// close then leaves the parked store alone.
+		logger := segment.QuietLogger{OnFatal: c.onFatal, Opening: c.opening.Load}
+		c.popts = &pebble.Options{FS: cfg.fs, Logger: logger, CacheSize: cfg.blockBytes,
+			// Pebble recycles obsolete WAL files, keeping the old bytes of
+			// deleted (forgotten) entries, unless its cleaner needs the
+			// files' contents: the archive cleaner turns recycling off,
+			// and the listeners below remove what it archives.
+			Cleaner: pebble.ArchiveCleaner{}}
+		c.popts.EventListener = &pebble.EventListener{
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
 			},
+			TableDeleted: func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
+			WALDeleted:   func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
 		}
 		// Point lookups of random keys: a bloom filter spares the misses a
 		// data-block read, and float32 vectors do not compress, so block
 		// compression would only cost CPU on every read (measured: snappy
 		// decoding was a third of a warm recall at 1M records).
-		popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
-		popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-		d, err := pebble.Open(cfg.dir, popts)
+		c.popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+		c.popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+		d, err := c.openDisk(cfg.dir)
+		if err != nil && (errors.Is(err, pebble.ErrCorruption) || oserror.IsNotExist(err)) {
+			// The cache is derived data: one that does not open (a crash
+			// in Pebble's MANIFEST switch, a damaged file) is emptied,
+			// not repaired; its vectors are computed again when needed.
+			c.diskReset = err.Error()
+			if rerr := cfg.fs.RemoveAll(cfg.dir); rerr == nil {
+				d, err = c.openDisk(cfg.dir)
+			}
+		}
 		if err != nil {
 			if c.mem != nil {
 				c.mem.Close()
@@ -144,17 +193,37 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 			return nil, err
 		}
 		c.disk = d
+		if err := purgeArchive(cfg.fs, cfg.dir); err != nil {
+			_ = c.close()
+			return nil, err
+		}
 	}
 	return c, nil
 }
 
-type quietLogger struct{}
+// openDisk opens the disk tier with c.popts, telling the logger that an
+// Open is running (a fatal report then always returns: Open fails).
+func (c *vecCache) openDisk(dir string) (*pebble.DB, error) {
+	c.opening.Store(true)
+	defer c.opening.Store(false)
+	return pebble.Open(dir, c.popts)
+}
 
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
+// onFatal records the first fatal report of the disk tier's Pebble and
+// counts every one as a background error.
+func (c *vecCache) onFatal(err error) {
+	c.fatal.CompareAndSwap(nil, &err)
+	if c.onErr != nil {
+		c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
+	}
+}
 
-// Fatalf: Pebble panics right after it; keep its message.
-func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }
+// parked reports whether a Pebble goroutine of the disk tier is parked in
+// the logger (segment.Parked): closing the DB would wait for it forever.
+func (c *vecCache) parked() bool {
+	p := c.fatal.Load()
+	return p != nil && segment.Parked(*p)
+}
 
 // close cancels the detached embedding work still running, waits for it,
 // and closes both tiers.
@@ -165,6 +234,9 @@ func (c *vecCache) close() error {
 		c.mem.Close()
 	}
 	if c.disk != nil {
+		if c.parked() {
+			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", *c.fatal.Load())
+		}
 		return c.disk.Close()
 	}
 	return nil
@@ -203,13 +275,28 @@ func (c *vecCache) setID(id uint64, v []float32) {
 	c.mem.Set(k, v, c.cost(k))
 }
 
-func cacheKey(text string) string {
-	h := sha256.Sum256([]byte(text))
-	return string(h[:cacheHashLen])
+// cacheKey is the digest of text in namespace ns (see the key layout).
+func cacheKey(ns, text string) string {
+	h := sha256.New()
+	h.Write(binary.AppendUvarint(nil, uint64(len(ns))))
+	h.Write([]byte(ns))
+	h.Write([]byte(text))
+	var sum [sha256.Size]byte
+	return string(h.Sum(sum[:0])[:cacheHashLen])
+}
+
+// queryNS is the cache namespace of a query searching agents: its vector
+// is cached apart from every record's and from queries over other agent
+// sets.
+func queryNS(agents []string) string {
+	s := slices.Clone(agents)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	return "\x00query\x00" + strings.Join(s, "\x00")
 }
 
 func (c *vecCache) diskKey(dst []byte, key string) []byte {
-	return append(append(dst, c.pfx...), key...)
+	return append(append(append(dst, cacheKeyPrefix...), key...), c.name...)
 }
 
 // lookupStats counts where the vectors of one get came from.
@@ -229,13 +316,15 @@ type lookupStats struct {
 // only halve the vectors the tier holds (measured at 1M records: each
 // vector was kept twice, and 64 MiB held about 20k of the 48k vectors of
 // 1000 agent-only queries).
-func (c *vecCache) get(ctx context.Context, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
+//
+// ns[i] is texts[i]'s namespace (cacheKey).
+func (c *vecCache) get(ctx context.Context, ns, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
 	var st lookupStats
 	out := make([][]float32, len(texts))
 	keys := make([]string, len(texts))
 	var miss []int
 	for i, t := range texts {
-		keys[i] = cacheKey(t)
+		keys[i] = cacheKey(ns[i], t)
 		if c.mem != nil {
 			if v, ok := c.mem.Get(keys[i]); ok && len(v) == c.dim {
 				out[i] = v
@@ -480,6 +569,7 @@ func (c *vecCache) metrics() CacheMetrics {
 		Computed:   c.computed.Load(),
 		Shared:     c.shared.Load(),
 		EmbedCalls: c.calls.Load(),
+		DiskReset:  c.diskReset,
 	}
 	if c.mem != nil && c.mem.Metrics != nil {
 		rm := c.mem.Metrics
@@ -490,15 +580,216 @@ func (c *vecCache) metrics() CacheMetrics {
 	return m
 }
 
+// drop removes the vectors of keys (cacheKey digests) from both tiers and
+// the memory tier's entries of the records ids. The bytes leave Pebble's
+// files at the next purge.
+func (c *vecCache) drop(keys []string, ids []uint64) error {
+	if c.mem != nil {
+		for _, id := range ids {
+			c.mem.Del(idKey(id))
+		}
+		for _, k := range keys {
+			c.mem.Del(k)
+		}
+		c.mem.Wait()
+	}
+	if c.disk == nil || len(keys) == 0 {
+		return nil
+	}
+	// The vectors go to an sstable first, so that the deletions below
+	// overlap them and the purge's compaction rewrites both (see purge).
+	if err := c.disk.Flush(); err != nil {
+		return err
+	}
+	b := c.disk.NewBatch()
+	defer b.Close()
+	for _, k := range keys {
+		// Every embedder's vector of the text; only keys that exist: a
+		// deletion of nothing would overlap no file and outlive every
+		// compaction (see purge).
+		lo := append([]byte(cacheKeyPrefix), k...)
+		hi := append(append([]byte(nil), lo...), 0xff)
+		it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			if err := b.Delete(it.Key(), nil); err != nil {
+				_ = it.Close()
+				return err
+			}
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return err
+		}
+	}
+	if b.Empty() {
+		return nil
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// has reports whether either tier holds a vector under key (of any
+// embedder, on disk).
+func (c *vecCache) has(key string) (bool, error) {
+	if c.mem != nil {
+		if _, ok := c.mem.Get(key); ok {
+			return true, nil
+		}
+	}
+	if c.disk == nil {
+		return false, nil
+	}
+	lo := append([]byte(cacheKeyPrefix), key...)
+	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: append(append([]byte(nil), lo...), 0xff)})
+	if err != nil {
+		return false, err
+	}
+	found := it.First()
+	return found, errors.Join(it.Error(), it.Close())
+}
+
+// purge makes the deleted entries leave the files: it deletes every
+// unnamespaced "v1/" entry (they may hold a forgotten text's vector and
+// are never read), flushes the memtable (a new WAL; the old one is
+// deleted, not recycled: see newVecCache) and compacts everything, so the
+// sstables that held deleted entries are rewritten and removed.
+func (c *vecCache) purge(ctx context.Context) error {
+	if c.disk == nil {
+		return nil
+	}
+	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: []byte(cacheKeyV1), UpperBound: []byte("v10")})
+	if err != nil {
+		return err
+	}
+	v1 := it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	if v1 { // a range deletion over nothing would outlive the compaction
+		if err := c.disk.DeleteRange([]byte(cacheKeyV1), []byte("v10"), pebble.Sync); err != nil {
+			return err
+		}
+	}
+	if err := c.disk.Flush(); err != nil {
+		return err
+	}
+	if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		return err
+	}
+	// Pebble moves a file that overlaps nothing below it down without
+	// rewriting it; a file of deletions alone would keep the deleted keys.
+	// drop flushes the vectors before deleting them so that the deletions
+	// always overlap them; check, and compact again if a concurrent Forget
+	// added deletions meanwhile.
+	for try := 0; ; try++ {
+		n, name, err := c.deletionsLeft()
+		if err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		if try == 3 {
+			return fmt.Errorf("%w: embedding cache: sstable %s still holds %d deletions after compaction", ErrPurge, name, n)
+		}
+		if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+			return err
+		}
+	}
+	return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout)
+}
+
+// reopen closes and opens the disk tier again and makes Pebble start a
+// new MANIFEST (a snapshot of the live files) and delete the old one, which lists the smallest
+// and largest key of every sstable it ever held: a forgotten text's key
+// may be one. The caller guarantees no lookup runs meanwhile.
+func (c *vecCache) reopen(ctx context.Context) error {
+	if c.disk == nil {
+		return nil
+	}
+	// Pebble starts a new MANIFEST at the first version edit after Open
+	// (here a flush of a marker key) and keeps one previous MANIFEST
+	// (NumPrevManifest cannot be 0): two rounds retire the one that named
+	// the removed files.
+	for range 2 {
+		if err := c.disk.Close(); err != nil {
+			return err
+		}
+		d, err := c.openDisk(c.dir)
+		if err != nil {
+			c.disk = nil
+			return err
+		}
+		c.disk = d
+		if err := d.Set([]byte(cachePurgeKey), nil, pebble.NoSync); err != nil {
+			return err
+		}
+		if err := d.Flush(); err != nil {
+			return err
+		}
+	}
+	return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout)
+}
+
+// deletionsLeft returns the deletions the cache's sstables hold and one
+// file holding some.
+func (c *vecCache) deletionsLeft() (uint64, string, error) {
+	tabs, err := c.disk.SSTables(pebble.WithProperties())
+	if err != nil {
+		return 0, "", err
+	}
+	var n uint64
+	name := ""
+	for _, level := range tabs {
+		for _, t := range level {
+			if t.Properties.NumDeletions > 0 {
+				n += t.Properties.NumDeletions
+				name = t.FileNum.String()
+			}
+		}
+	}
+	return n, name, nil
+}
+
+// unarchive removes a file Pebble's archive cleaner just moved from path
+// into dir/archive. The archive cleaner is used only because it turns off
+// Pebble's recycling of obsolete WAL files (a recycled WAL keeps the old
+// bytes of deleted, forgotten, entries until they are overwritten); the
+// archived copies are deleted as soon as Pebble reports them.
+func unarchive(fs vfs.FS, path string, onErr func(error)) {
+	a := fs.PathJoin(fs.PathDir(path), "archive", fs.PathBase(path))
+	if err := fs.Remove(a); err != nil && !oserror.IsNotExist(err) {
+		onErr(fmt.Errorf("lazymem: engine: embedding cache: remove %s: %w", a, err))
+	}
+}
+
+// purgeArchive empties dir/archive (files archived while no listener ran:
+// a crash between the archiving and the event).
+func purgeArchive(fs vfs.FS, dir string) error {
+	adir := fs.PathJoin(dir, "archive")
+	names, err := fs.List(adir)
+	if err != nil {
+		if oserror.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	for _, n := range names {
+		if err := fs.Remove(fs.PathJoin(adir, n)); err != nil && !oserror.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
 // clear empties both tiers (benchmarks of a cold cache).
 func (c *vecCache) clear() error {
 	if c.mem != nil {
 		c.mem.Clear()
 	}
 	if c.disk != nil {
-		end := append([]byte(nil), c.pfx...)
-		end[len(end)-1]++ // the 0x00 separator becomes 0x01: just past every key
-		return c.disk.DeleteRange(c.pfx, end, pebble.NoSync)
+		return c.disk.DeleteRange([]byte(cacheKeyPrefix), []byte("v20"), pebble.NoSync)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func newTestCache(t *testing.T, emb embed.Embedder, timeout time.Duration, onErr
 func waitWaiting(c *vecCache, text string, n int) {
 	for {
 		c.mu.Lock()
-		f := c.inflight[cacheKey(text)]
+		f := c.inflight[cacheKey("a", text)]
 		ok := f != nil && f.waiting == n
 		c.mu.Unlock()
 		if ok {
@@ -84,7 +84,7 @@ func TestSharedEmbeddingDetached(t *testing.T) {
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
 	go func() {
-		_, _, err := c.get(ctxA, []string{text}, nil)
+		_, _, err := c.get(ctxA, []string{"a"}, []string{text}, nil)
 		errA <- err
 	}()
 	<-emb.called
@@ -95,7 +95,7 @@ func TestSharedEmbeddingDetached(t *testing.T) {
 	}
 	resB := make(chan result, 1)
 	go func() {
-		v, st, err := c.get(context.Background(), []string{text}, nil)
+		v, st, err := c.get(context.Background(), []string{"a"}, []string{text}, nil)
 		resB <- result{v, st, err}
 	}()
 	waitWaiting(c, text, 2)
@@ -127,7 +127,7 @@ func TestSharedEmbeddingDetached(t *testing.T) {
 		}
 	}
 	// The vector A started computing is in the cache for the next caller.
-	if _, ok := c.mem.Get(cacheKey(text)); !ok {
+	if _, ok := c.mem.Get(cacheKey("a", text)); !ok {
 		t.Error("the detached embedding was not cached")
 	}
 	if err := c.close(); err != nil {
@@ -144,7 +144,7 @@ func TestSharedEmbeddingTimeout(t *testing.T) {
 	emb := newGated(t, nil) // the gate never opens
 	c := newTestCache(t, emb, 20*time.Millisecond, nil)
 	defer c.close()
-	_, _, err := c.get(context.Background(), []string{"never embedded"}, nil)
+	_, _, err := c.get(context.Background(), []string{"a"}, []string{"never embedded"}, nil)
 	if !errors.Is(err, ErrEmbed) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("get = %v, want ErrEmbed wrapping context.DeadlineExceeded", err)
 	}
@@ -207,7 +207,7 @@ func TestCloseCancelsDetachedEmbedding(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := c.get(ctx, []string{"hung"}, nil)
+		_, _, err := c.get(ctx, []string{"a"}, []string{"hung"}, nil)
 		done <- err
 	}()
 	<-emb.called

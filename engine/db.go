@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
@@ -19,6 +20,7 @@ import (
 type DB struct {
 	dir  string
 	opts Options
+	lock interface{ Close() error } // the store lock (lock.go)
 	log  *segment.Log
 	// w is the append path: the log itself here. It is the one narrow
 	// interface appends go through, so a cluster mode can put a
@@ -44,7 +46,27 @@ type DB struct {
 	// format is the store format (the FORMAT marker).
 	format uint32
 
+	usage usageState // per-agent bytes for AgentDB quotas
+	// maintMu serializes the operations that change what the store holds
+	// other than appends (Forget, retention, Compact) with Backup.
+	maintMu sync.Mutex
+
+	// pins are the records retention keeps (dir/PINS), replaced whole
+	// under pinMu.
+	pinMu sync.Mutex
+	pins  *roaring.Bitmap
+	// bgStop ends the background loop (retention, compaction); bgWG
+	// waits for it.
+	bgStop chan struct{}
+	bgWG   sync.WaitGroup
+	// stopOnce: concurrent Close calls stop the loop once.
+	stopOnce sync.Once
+
+	retPasses, retExpired, retDropped atomic.Uint64
+
 	appended         atomic.Uint64
+	forgotten        atomic.Uint64
+	compactions      atomic.Uint64
 	recalls          atomic.Uint64
 	indexErrors      atomic.Uint64
 	backgroundErrors atomic.Uint64
@@ -65,6 +87,12 @@ func (db *DB) backgroundError(err error) {
 // re-indexes from the log whatever they lack; the embedding cache reopens
 // its Pebble store, so embeddings computed before a restart are reused.
 //
+// Open first takes the store lock (a store another DB holds is refused
+// with a *LockedError naming the holder), undoes a creation a crash
+// interrupted (create.go), and finishes a Forget a crash interrupted
+// (forget_intent.go). With Options.MustExist a directory holding no store
+// is ErrNoStore instead of a new store.
+//
 // Open resolves opts once, into the DB's own copy: defaults fill the unset
 // fields, the fields the caller set are kept as they are, and the result is
 // validated.
@@ -75,14 +103,35 @@ func Open(dir string, opts Options) (*DB, error) {
 	db := &DB{dir: dir, opts: opts}
 	fs := opts.FS
 	var err error
+	if opts.MustExist {
+		if err := storeExists(fs, dir); err != nil {
+			return nil, err
+		}
+	}
+	lock, fresh, err := prepareDir(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	db.lock = lock
 	if db.format, err = openFormat(fs, dir); err != nil {
+		_ = db.lock.Close()
 		return nil, err
 	}
 	db.log, err = segment.Open(fs.PathJoin(dir, "log"), opts.Log)
 	if err != nil {
+		_ = db.lock.Close()
 		return nil, fmt.Errorf("lazymem: engine: open log: %w", err)
 	}
 	db.w = db.log
+	// A rebuild of the index (Forget, Compact) builds index.new, renames
+	// the old one to index.old and removes it once the new one is in
+	// place; a crash in between leaves them behind, the old one with
+	// forgotten words in it.
+	if err := errors.Join(fs.RemoveAll(fs.PathJoin(dir, "index.old")), fs.RemoveAll(fs.PathJoin(dir, "index.new"))); err != nil {
+		_ = db.log.Close()
+		_ = db.lock.Close()
+		return nil, fmt.Errorf("lazymem: engine: remove index.old: %w", err)
+	}
 	// The index's background flushes and merges report through the DB
 	// (counted in Metrics.BackgroundErrors, then Options.OnBackgroundError)
 	// unless the caller wired the index's own hook.
@@ -103,6 +152,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if err != nil {
 		_ = db.log.Close()
+		_ = db.lock.Close()
 		return nil, fmt.Errorf("lazymem: engine: open index: %w", err)
 	}
 	if opts.Embedder != nil {
@@ -118,8 +168,28 @@ func Open(dir string, opts Options) (*DB, error) {
 		if err != nil {
 			_ = db.idx.Close()
 			_ = db.log.Close()
+			_ = db.lock.Close()
 			return nil, fmt.Errorf("lazymem: engine: open embedding cache: %w", err)
 		}
+	}
+	if err := db.finishIntent(); err != nil {
+		_ = db.closeParts()
+		return nil, err
+	}
+	if err := db.loadPins(); err != nil {
+		_ = db.closeParts()
+		return nil, err
+	}
+	if fresh {
+		if err := doneCreating(fs, dir); err != nil {
+			_ = db.closeParts()
+			return nil, err
+		}
+	}
+	db.bgStop = make(chan struct{})
+	if (opts.Retention.enabled() && opts.Retention.Interval > 0) || opts.CompactInterval > 0 {
+		db.bgWG.Add(1)
+		go db.background()
 	}
 	return db, nil
 }
@@ -308,10 +378,10 @@ func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
 	}
 	p, err := db.log.Get(id, nil)
 	switch {
-	case errors.Is(err, segment.ErrNotFound):
+	case errors.Is(err, segment.ErrNotFound), errors.Is(err, segment.ErrDeleted):
+		// A forgotten record is indistinguishable from an id never
+		// assigned: the same error, the same message.
 		return Record{}, fmt.Errorf("%w: id %d", ErrNotFound, id)
-	case errors.Is(err, segment.ErrDeleted):
-		return Record{}, fmt.Errorf("%w: id %d", ErrDeleted, id)
 	case err != nil:
 		return Record{}, fmt.Errorf("lazymem: engine: get %d: %w", id, err)
 	}
@@ -325,12 +395,28 @@ func (db *DB) Get(ctx context.Context, id uint64) (Record, error) {
 // Close flushes the index (so the next Open need not re-index), closes the
 // embedding cache, the index and the log. Calls in progress finish first.
 func (db *DB) Close() error {
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	db.stopOnce.Do(func() {
+		close(db.bgStop)
+		db.bgWG.Wait() // a pass in progress finishes (or stops on its context)
+	})
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
 		return ErrClosed
 	}
 	db.closed = true
+	return db.closeParts()
+}
+
+// closeParts flushes the index and closes the cache, the index and the
+// log.
+func (db *DB) closeParts() error {
 	var errs []error
 	if db.idx.Metrics().MemDocs > 0 {
 		if err := db.idx.Flush(); err != nil {
@@ -348,12 +434,20 @@ func (db *DB) Close() error {
 	if err := db.log.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("lazymem: engine: close log: %w", err))
 	}
+	if db.lock != nil {
+		if err := db.lock.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("lazymem: engine: release lock: %w", err))
+		}
+		db.lock = nil
+	}
 	return errors.Join(errs...)
 }
 
 // Metrics is a point-in-time snapshot of a DB.
 type Metrics struct {
 	Appended    uint64 // records appended since Open
+	Forgotten   uint64 // records forgotten since Open (Forget)
+	Compactions uint64 // purges (Compact, background) since Open
 	Recalls     uint64 // recalls answered since Open
 	IndexErrors uint64 // batches stored but not indexed (re-indexed on Open)
 	// BackgroundErrors counts the errors of work the DB ran in the
@@ -368,6 +462,7 @@ type Metrics struct {
 	// StoreFormat is the store's format version (its FORMAT marker; a
 	// store written before the marker existed is format 1).
 	StoreFormat uint32
+	Retention   RetentionMetrics
 	Log         segment.Metrics
 	Index       index.Metrics
 	Cache       CacheMetrics
@@ -379,6 +474,8 @@ func (db *DB) Metrics() Metrics {
 	defer db.mu.RUnlock()
 	m := Metrics{
 		Appended:         db.appended.Load(),
+		Forgotten:        db.forgotten.Load(),
+		Compactions:      db.compactions.Load(),
 		Recalls:          db.recalls.Load(),
 		IndexErrors:      db.indexErrors.Load(),
 		BackgroundErrors: db.backgroundErrors.Load(),
@@ -388,6 +485,10 @@ func (db *DB) Metrics() Metrics {
 	if db.closed {
 		return m
 	}
+	db.pinMu.Lock()
+	m.Retention = RetentionMetrics{Passes: db.retPasses.Load(), Expired: db.retExpired.Load(),
+		DroppedRecords: db.retDropped.Load(), Pinned: db.pins.GetCardinality()}
+	db.pinMu.Unlock()
 	m.Log = db.log.Metrics()
 	m.Index = db.idx.Metrics()
 	if db.cache != nil {

@@ -13,7 +13,10 @@
 //	dir/FORMAT  the store format version (see storeformat.go; absent: format 1)
 //	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
 //	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
-//	dir/cache   Pebble: embedding cache, derived, keyed by embedder name + SHA-256/128 of the text
+//	dir/cache   Pebble: embedding cache, derived, keyed by SHA-256/128 of the tenant + text, then embedder name
+//	dir/LOCK    the store lock; dir/OWNER names its holder (lock.go)
+//	dir/PINS    records exempt from retention (retention.go)
+//	dir/FORGET  transient: a Forget in progress, finished by Open (forget_intent.go)
 //
 // Every file goes through Options.FS (a Pebble vfs.FS, default the OS).
 // docs/format/store.md lists what versions each structure.
@@ -30,9 +33,13 @@
 //  1. Filter: agents, sessions, roles, metadata Where/Not and the time window
 //     (optionally parsed from the query text: ParseTime) become one roaring
 //     bitmap (index.Filter).
-//  2. Broad: BM25 top Candidates (default max(50, 5*K)) over the bitmap, plus the
-//     CurrentSession's latest SessionTurns (default 8) turns that pass the
-//     filters; optional synonym expansion of the BM25 query.
+//  2. Broad: BM25 top Candidates (default max(50, 5*K)) over the bitmap,
+//     the records of a speaker the query asks about, a fallback pass over
+//     the latest records of the window and session when BM25 found few,
+//     plus the CurrentSession's latest SessionTurns (default 8) turns that
+//     pass the filters. The BM25 query is the question without its time
+//     expression and pleasantries, expanded by the built-in lexicon
+//     (lexicon.txt) and optional synonyms.
 //  3. Selective: the candidates are read from the log in one GetMany; each
 //     becomes a constructed memory text (Options.Construct, default
 //     "Role: Text"); vectors come from the cache (ristretto in memory, Pebble
@@ -45,17 +52,33 @@
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores
 //     (dense weight 0.2, the default measured on LoCoMo), or reciprocal-rank
 //     fusion (k = 60); records spoken by a speaker the query names are
-//     boosted (x2); an optional recency prior; top K by vecmath.TopK.
+//     boosted (x2); a recency prior (half-life 14 days, weight 0.2);
+//     records made only of pleasantries rank below the others; a newer
+//     record answering the same question passes an older one when the
+//     query asks about the current state; top K by vecmath.TopK.
 //
 // ModeSparse stops after step 2 (nothing embedded); ModeDense skips BM25
 // and embeds and scores every filtered record (at most Query.MaxDenseScan,
 // default DefaultMaxDenseScan, else ErrBudget): the eager-RAG reference the
 // lazy mode is measured against.
 //
+// # Forgetting, retention, tenancy
+//
+// Forget (forget.go) removes records from the log, the index and the
+// embedding cache atomically across a crash (an intent file, replayed by
+// Open); records that inherited a forgotten turn's words through session
+// context are indexed again. Compact (compact.go) purges the bytes from
+// every file. Retention (retention.go) forgets records past their agent's
+// window in the background, dropping whole log segments where it can;
+// pinned records stay. Export and Backup are in export.go. An AgentDB
+// (agent.go) is a handle scoped to one tenant, with quotas; it hides raw
+// BM25 scores, which depend on every tenant's records.
+//
 // In the code a recall is a plan (recall.go) run through one stage per
-// file: recall_parse.go (time expression, synonyms, speakers),
+// file: recall_parse.go (time expression, pleasantries, expansion,
+// speakers; the lexicon in lexicon.go),
 // recall_filter.go, recall_source.go (the candidate sources, one type each:
-// BM25, the latest records of a time window, the session chain),
+// BM25, a speaker's records, the fallback pass, the session chain),
 // recall_selective.go (fetch, construct, embed through the cache, cosine),
 // recall_fuse.go, recall_assemble.go, and recall_dense.go for ModeDense.
 // The transcripts under testdata/planner print what each stage produced

@@ -30,6 +30,10 @@ var (
 	// ErrReserved: a metadata key starts with the NUL byte the index
 	// reserves for its own fields (index.ReservedKeyPrefix).
 	ErrReserved = errors.New("lazymem: reserved")
+	// ErrScope: a scoped handle (AgentDB) was asked about another agent.
+	ErrScope = errors.New("lazymem: outside the handle's agent")
+	// ErrExists: a path that must be new (a backup directory) is not.
+	ErrExists = errors.New("lazymem: already exists")
 	// ErrUnknown: an enumerated value (Mode, Fusion) is not one of the known ones.
 	ErrUnknown = errors.New("lazymem: unknown value")
 
@@ -37,9 +41,12 @@ var (
 	ErrOptions = errors.New("lazymem: engine: invalid options")
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("lazymem: engine: closed")
-	// ErrNotFound is returned by Get for an id that was never assigned.
+	// ErrNotFound is returned by Get for an id that was never assigned and
+	// for a forgotten record: the two are indistinguishable.
 	ErrNotFound = errors.New("lazymem: engine: record not found")
-	// ErrDeleted is returned by Get for a record that was deleted.
+	// ErrDeleted is no longer returned: Get answers ErrNotFound for a
+	// forgotten record, so that no caller can tell it from an id never
+	// assigned. Kept so that code testing for it still compiles.
 	ErrDeleted = errors.New("lazymem: engine: record deleted")
 	// ErrNoEmbedder is returned by a lazy or dense Recall on a DB opened
 	// without an embedder.
@@ -89,3 +96,20 @@ func fieldErr(field string, reason error, detail string) error {
 // ErrBudget is returned by a recall that would do more work than a limit of
 // the query allows (Query.MaxDenseScan); the message names the limit.
 var ErrBudget = errors.New("lazymem: engine: over budget")
+
+// ErrQuota is returned by an AgentDB append that would pass the agent's
+// Quota; the message names the agent, the usage and the limit. Nothing of
+// the batch is written.
+var ErrQuota = errors.New("lazymem: engine: quota exceeded")
+
+// ErrPurge is returned by Compact when a forgotten record's bytes could not
+// be proved gone from a file of the store.
+var ErrPurge = errors.New("lazymem: engine: purge incomplete")
+
+// ErrLocked is wrapped by the *LockedError Open returns for a store that
+// another DB (another process, or this one) has open.
+var ErrLocked = errors.New("lazymem: engine: store is locked")
+
+// ErrNoStore is returned by Open with Options.MustExist for a directory
+// that holds no store.
+var ErrNoStore = errors.New("lazymem: engine: not a lazymem store (no FORMAT marker, no log)")

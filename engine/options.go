@@ -41,6 +41,10 @@ const (
 	// DefaultRRFK is the k of reciprocal-rank fusion, 1/(k+rank): the value
 	// of Cormack et al. (2009), robust across collections.
 	DefaultRRFK = 60
+	// DefaultRetentionInterval is Options.Retention.Interval's default.
+	DefaultRetentionInterval = time.Minute
+	// DefaultCompactInterval is Options.CompactInterval's default.
+	DefaultCompactInterval = time.Hour
 )
 
 // Options configures a DB. The zero value is valid: EnsureDefaults fills
@@ -116,6 +120,22 @@ type Options struct {
 	// the log at Open.
 	DisableSessionContext bool
 
+	// Retention removes records older than a window in the background,
+	// except pinned ones (DB.Pin). Default: keep everything.
+	Retention RetentionOptions
+	// CompactInterval is how often the background compaction runs; it
+	// runs only when records were forgotten or expired since the last one
+	// (see DB.Compact: it purges their bytes from every file, and its
+	// index rebuild makes appends wait). Default 1 hour; negative: never
+	// in the background.
+	CompactInterval time.Duration
+
+	// MustExist makes Open fail with ErrNoStore when dir holds no store
+	// (neither a FORMAT marker nor a log) instead of creating one: tools
+	// that only read or maintain a store use it so a mistyped path is an
+	// error, not a new empty store. Default false.
+	MustExist bool
+
 	// FS is the filesystem the store lives on: the log, the index, the
 	// embedding cache and every file the engine itself creates, renames or
 	// removes go through it. Default vfs.Default (the OS). Tests pass
@@ -170,6 +190,12 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	if o.Retention.Interval == 0 {
+		o.Retention.Interval = DefaultRetentionInterval
+	}
+	if o.CompactInterval == 0 {
+		o.CompactInterval = DefaultCompactInterval
+	}
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
@@ -212,6 +238,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMetaValues = %d, want >= 1", ErrOptions, o.MaxMetaValues)
 	case o.EmbedTimeout < 0:
 		return fmt.Errorf("%w: EmbedTimeout = %v, want > 0", ErrOptions, o.EmbedTimeout)
+	case o.Retention.Window < 0:
+		return fmt.Errorf("%w: Retention.Window = %v, want >= 0 (0: forever)", ErrOptions, o.Retention.Window)
 	case o.DiskCacheBlockBytes < 0:
 		return fmt.Errorf("%w: DiskCacheBlockBytes = %d, want >= 0", ErrOptions, o.DiskCacheBlockBytes)
 	case o.Embedder == nil && !o.DisableEmbedder:

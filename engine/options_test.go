@@ -44,6 +44,9 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"FS":                    func(o *Options) { o.FS = vfs.NewMem() },
 		"EmbedTimeout":          func(o *Options) { o.EmbedTimeout = time.Minute },
 		"OnBackgroundError":     func(o *Options) { o.OnBackgroundError = onErr },
+		"Retention":             func(o *Options) { o.Retention = RetentionOptions{Window: time.Hour, Interval: time.Minute} },
+		"CompactInterval":       func(o *Options) { o.CompactInterval = time.Minute },
+		"MustExist":             func(o *Options) { o.MustExist = true },
 
 		"Log.FS":                    func(o *Options) { o.Log.FS = vfs.NewMem() },
 		"Log.SegmentRecords":        func(o *Options) { o.Log.SegmentRecords = 7 },
@@ -56,6 +59,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Log.MemTableBytes":         func(o *Options) { o.Log.MemTableBytes = 4 << 20 },
 		"Log.DisableBackgroundSeal": func(o *Options) { o.Log.DisableBackgroundSeal = true },
 		"Log.Logf":                  func(o *Options) { o.Log.Logf = t.Logf },
+		"Log.ReserveBytes":          func(o *Options) { o.Log.ReserveBytes = 1 << 20 },
 
 		"Index.K1":                     func(o *Options) { o.Index.K1 = 0.9 },
 		"Index.B":                      func(o *Options) { o.Index.B = 0.4 },
@@ -67,6 +71,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Index.DisableBackgroundMerge": func(o *Options) { o.Index.DisableBackgroundMerge = true },
 		"Index.FilterDrivenRatio":      func(o *Options) { o.Index.FilterDrivenRatio = 5 },
 		"Index.SessionContext":         func(o *Options) { o.Index.SessionContext = true },
+		"Index.ContextWeight":          func(o *Options) { o.Index.ContextWeight = 0.5 },
 		"Index.OnBackgroundError":      func(o *Options) { o.Index.OnBackgroundError = onErr },
 	}
 	for _, name := range optionFields(reflect.TypeFor[Options](), "") {
@@ -82,6 +87,17 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 			want := fieldOf(&o, name)
 			if want.IsZero() {
 				t.Fatalf("the case leaves %s at its zero value", name)
+			}
+			if o.MustExist { // the store must be there first
+				pre := o
+				pre.MustExist = false
+				db, err := Open(mem.PathJoin("s", name), pre)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			db, err := Open(mem.PathJoin("s", name), o)
 			if err != nil {

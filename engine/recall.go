@@ -47,15 +47,30 @@ type RecallStats struct {
 	// Speakers are the query words found as roles of the searched agents:
 	// their records were boosted by Query.SpeakerBoost.
 	Speakers []string
+	// Expansion is what the built-in lexicon added to the BM25 text (see
+	// Query.NoExpansion).
+	Expansion string
+	// Notes say, in words, what the recall did beyond the plain pipeline:
+	// a speaker question narrowed to the speaker's records, a fallback
+	// dense pass and what the embedder can do in it.
+	Notes []string
 
 	Filtered     int // records passing the filters
 	Hits         int // BM25 hits (at most Candidates)
 	SessionTurns int // candidates added by the session chain (not BM25 hits)
-	Candidates   int // records that reached the selective stage
-	Embedded     int // texts embedded by this recall (cache misses; the query counts)
-	CacheHits    int // vectors found in the cache (memory or disk)
-	DiskHits     int // of CacheHits, those read from disk
-	Shared       int // vectors another recall was computing and this one waited for
+	// Fallback is the number of candidates the fallback pass added: with
+	// fewer than Query.K/2 BM25 hits (or none), the latest records of the
+	// window and of the current session, at most Query.FallbackScan, so
+	// that records passing the filters always give an answer.
+	Fallback int
+	// SpeakerRecords is the number of candidates the speaker source added
+	// (a speaker question, or a named speaker with few BM25 hits).
+	SpeakerRecords int
+	Candidates     int // records that reached the selective stage
+	Embedded       int // texts embedded by this recall (cache misses; the query counts)
+	CacheHits      int // vectors found in the cache (memory or disk)
+	DiskHits       int // of CacheHits, those read from disk
+	Shared         int // vectors another recall was computing and this one waited for
 
 	Durations StageDurations
 }
@@ -85,15 +100,20 @@ type plan struct {
 	since     time.Time
 	until     time.Time
 	// filter
-	filter index.Filter
-	bm     *roaring.Bitmap // the records passing the filters
+	filter       index.Filter
+	bm           *roaring.Bitmap // the records passing the filters
+	queryLowInfo bool            // the query is only pleasantries
+	earlier      bool            // the query asks about an earlier state
+	current      bool            // the query asks about the current state or a decision
 	// speakers
-	speakers *roaring.Bitmap // records spoken by a speaker the query names; nil: none
+	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none
+	speakerOnly bool            // nothing but the speaker is asked about
 	// sources
 	cands []cand
 	pos   map[uint64]int // candidate id -> index in cands
 	// selective
-	qvec []float32 // the query's unit vector (lazy and dense)
+	qvec []float32   // the query's unit vector (lazy and dense)
+	vecs [][]float32 // per candidate (lazy)
 	// fuse
 	fused []float32 // per candidate
 	top   []int     // indices into cands, best first
@@ -110,6 +130,9 @@ type cand struct {
 	denseRank  int // 1-based; 0: no dense score
 	session    bool
 	speaker    bool // boosted by Query.SpeakerBoost
+	lowInfo    bool // its text is only pleasantries
+	question   bool // its text is a question
+	superseded bool // moved above an older candidate answering the same question
 	dense      float32
 	rec        Record
 	fetched    bool

@@ -30,7 +30,7 @@ func (p *plan) dense(ctx context.Context) error {
 		return fmt.Errorf("%w: a dense recall would score the %d records passing the filters, query.max_dense_scan is %d: narrow the filters or raise the limit",
 			ErrBudget, st.Filtered, q.MaxDenseScan)
 	}
-	qv, ls, err := p.db.cache.get(ctx, []string{p.denseText}, nil)
+	qv, ls, err := p.db.cache.get(ctx, []string{queryNS(p.filter.Agents)}, []string{p.denseText}, nil)
 	if err != nil {
 		return err
 	}
@@ -104,13 +104,15 @@ func (p *plan) denseScores(ctx context.Context, ids []uint32) ([]float32, []time
 			return nil, nil, err
 		}
 		texts := make([]string, len(cands))
+		ns := make([]string, len(cands))
 		for i := range cands {
-			texts[i] = p.db.opts.Construct(&cands[i].rec)
+			texts[i] = p.db.construct(&cands[i].rec)
+			ns[i] = cands[i].rec.Agent
 			times[lo+i] = cands[i].rec.Time
 		}
 		te := time.Now()
 		st.Durations.Fetch += te.Sub(tf)
-		vecs, ls, err := p.db.cache.get(ctx, texts, nil)
+		vecs, ls, err := p.db.cache.get(ctx, ns, texts, nil)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -3,24 +3,236 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 	"time"
+	"unicode"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/index/analysis"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
 // fuse scores every candidate from its sparse and dense evidence, the
-// recency prior and the speaker boost, and picks the top Query.K.
+// recency prior and the speaker boost, lowers the records that say
+// nothing, lets a newer record answering the same question pass an older
+// one, and picks the top Query.K.
 func (p *plan) fuse() {
-	p.fused = fuse(p.cands, p.q, p.now, p.speakers)
+	share := 0.0
+	if p.res.Stats.Hits == 0 && len(p.cands) > 1 && p.q.Mode == ModeLazy && isLexical(p.db.cache.name) {
+		share = newestShare
+		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (newest first), %.0f%% the lexical embedder's", 100*share, 100*(1-share)))
+	}
+	p.fused = fuse(p.cands, p.q, p.now, p.speakers, share)
+	p.questions()
+	p.lowInfo()
+	p.supersede()
 	p.top = vecmath.TopK(p.fused, p.q.K)
 }
 
-// fuse computes the fused score of every candidate.
-func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap) []float32 {
+// questionWeight multiplies the score of a record that is itself a
+// question (it ends with a question mark): a question in the history
+// repeats the words of a question about it ("谁负责通知运维？") without
+// answering it; the turn that answers inherits those words (session
+// context) and ranks above it. Measured (lazy, hash; LoCoMo R@1/5/10/25,
+// Chinese set R@1/5/10): 1 0.424/0.658/0.714/0.783, 0.300/0.566/0.677;
+// 0.85 0.430/0.659/0.715/0.788, 0.314/0.576/0.691; 0.7
+// 0.422/0.654/0.718/0.787, 0.314/0.597/0.691; 0.5 0.402/0.635/0.709/0.781.
+const questionWeight = 0.85
+
+func (p *plan) questions() {
+	for i := range p.cands {
+		c := &p.cands[i]
+		if c.fetched && isQuestion(c.rec.Text) {
+			c.question = true
+			p.fused[i] *= float32(questionWeight)
+		}
+	}
+}
+
+// isQuestion reports whether text ends with a question mark.
+func isQuestion(text string) bool {
+	t := strings.TrimRightFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == '”' || r == ')' || r == '）' })
+	return strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？")
+}
+
+// lowInfoWeight multiplies the score of a record made only of
+// pleasantries ("好的，没问题。", "ok thanks"): in a conversation such a
+// reply inherits the words of the turn it answers (session context) and,
+// being short, would outrank it. Unless the query itself is only
+// pleasantries.
+const lowInfoWeight = 0.1
+
+func (p *plan) lowInfo() {
+	if p.queryLowInfo {
+		return
+	}
+	lx := theLexicon()
+	floor := float32(math.Inf(1)) // the lowest score of a record that says something
+	top := float32(math.Inf(-1))  // the highest of a record that does not
+	for i := range p.cands {
+		c := &p.cands[i]
+		if c.fetched && lx.lowInfo(c.rec.Text) {
+			c.lowInfo = true
+			p.fused[i] *= lowInfoWeight
+			top = max(top, p.fused[i])
+		} else {
+			floor = min(floor, p.fused[i])
+		}
+	}
+	// Every record that says something ranks above every one that does
+	// not: when the scores overlap, the former are shifted up together
+	// (their order and differences unchanged).
+	if top >= floor {
+		shift := top - floor + 1e-6*(1+top)
+		for i := range p.cands {
+			if !p.cands[i].lowInfo {
+				p.fused[i] += shift
+			}
+		}
+	}
+}
+
+// Supersession: when two candidates answer the same question, the newer
+// one ranks first: a decision revised later ("the launch moves to Dec 15")
+// beats the one it revises. Two candidates answer the same question when
+// both score at least supersedeRatio of the better one, they match mostly
+// the same query terms (Jaccard at least supersedeOverlap over the query
+// terms each contains), and, in ModeLazy, their vectors' cosine is at
+// least supersedeSim. Not when the query asks about an earlier time (a
+// parsed window that ends before now, or words like "originally", "最初":
+// the lexicon's [earlier]).
+const (
+	supersedeRatio   = 0.7
+	supersedeOverlap = 0.5
+	supersedeSim     = 0.3
+)
+
+func (p *plan) supersede() {
+	if !p.current || p.earlier || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
+		return
+	}
+	lx := theLexicon()
+	qterms := map[string]bool{}
+	for _, t := range queryAnalyzer().Terms(p.text) {
+		if !lx.frame[t] {
+			qterms[t] = true
+		}
+	}
+	if len(qterms) == 0 {
+		return
+	}
+	m := min(len(p.cands), 3*p.q.K)
+	matched := map[int]map[string]bool{}
+	match := func(i int) map[string]bool {
+		if ms, ok := matched[i]; ok {
+			return ms
+		}
+		ms := map[string]bool{}
+		for _, t := range queryAnalyzer().Terms(p.cands[i].rec.Text) {
+			if qterms[t] {
+				ms[t] = true
+			}
+		}
+		matched[i] = ms
+		return ms
+	}
+	for pass := 0; pass < m; pass++ {
+		order := vecmath.TopK(p.fused, m)
+		moved := false
+		for i := 0; i < len(order) && !moved; i++ {
+			ia := order[i]
+			a := &p.cands[ia]
+			if !a.fetched || p.fused[ia] <= 0 {
+				continue
+			}
+			for _, ib := range order[i+1:] {
+				b := &p.cands[ib]
+				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) {
+					break
+				}
+				if !b.fetched || b.lowInfo || !b.rec.Time.After(a.rec.Time) {
+					continue
+				}
+				if jaccard(match(ia), match(ib)) < supersedeOverlap {
+					continue
+				}
+				if len(p.vecs) == len(p.cands) && cosine(p.vecs[ia], p.vecs[ib]) < supersedeSim {
+					continue
+				}
+				p.fused[ib] = p.fused[ia] * (1 + 1e-6)
+				b.superseded = true
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return
+		}
+	}
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	inter := 0
+	for t := range a {
+		if b[t] {
+			inter++
+		}
+	}
+	union := len(a) + len(b) - inter
+	if inter == 0 || union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// queryAnalyzer is the index's default analysis, for the engine's own
+// look at texts (which query terms a record holds).
+var queryAnalyzer = sync.OnceValue(func() *analysis.Analyzer {
+	a, err := analysis.New(analysis.DefaultOptions())
+	if err != nil { // the default options are valid: a build defect
+		a, _ = analysis.New(analysis.Options{})
+	}
+	return a
+})
+
+// cosine of two unit vectors.
+func cosine(a, b []float32) float64 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return float64(s)
+}
+
+// newestShare is the share of the fused score given to a candidate's place
+// in time (newest first) when no candidate has BM25 evidence and the
+// embedder is lexical: its cosine then measures character n-grams shared
+// with a query that matched no word, which ranks little better than chance
+// ("what did I ask you just now?"), while the latest records of a window
+// or a speaker are the likelier answers.
+const newestShare = 0.5
+
+// fuse computes the fused score of every candidate; with timeShare > 0
+// (no BM25 evidence) that share of the score is the candidate's rank in
+// time, newest 1, oldest 0.
+func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap, timeShare float64) []float32 {
 	out := make([]float32, len(cands))
 	if len(cands) == 0 {
 		return out
+	}
+	var tn []float64
+	if timeShare > 0 && len(cands) > 1 {
+		order := make([]int, len(cands))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cands[a].rec.Time.Compare(cands[b].rec.Time) })
+		tn = make([]float64, len(cands))
+		for r, i := range order {
+			tn[i] = float64(r) / float64(len(cands)-1)
+		}
 	}
 	ws, wd := 2*(1-q.DenseWeight), 2*q.DenseWeight
 	dense := q.Mode == ModeLazy
@@ -51,6 +263,9 @@ func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap) []flo
 				dn = float64(c.dense-minD) / float64(maxD-minD)
 			}
 			s = (1-q.DenseWeight)*sn + q.DenseWeight*dn
+			if tn != nil {
+				s = (1-timeShare)*dn + timeShare*tn[i]
+			}
 		default:
 			if c.sparseRank > 0 {
 				s += ws / float64(DefaultRRFK+c.sparseRank)
@@ -95,6 +310,18 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.speaker {
 		rs = append(rs, fmt.Sprintf("speaker x%g", q.SpeakerBoost))
+	}
+	if c.from&fromFallback != 0 {
+		rs = append(rs, "fallback")
+	}
+	if c.question {
+		rs = append(rs, fmt.Sprintf("question x%g", questionWeight))
+	}
+	if c.lowInfo {
+		rs = append(rs, fmt.Sprintf("low information x%g", lowInfoWeight))
+	}
+	if c.superseded {
+		rs = append(rs, "newer answer")
 	}
 	if q.RecencyHalfLife > 0 && c.fetched {
 		rs = append(rs, fmt.Sprintf("recency x%.2f", recencyFactor(c.rec.Time, q, now)))

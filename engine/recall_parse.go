@@ -12,14 +12,18 @@ import (
 	"github.com/lazymem/lazymem/index/analysis"
 )
 
-// The parse stages: the time expression and synonym expansion before the
-// filter, speaker detection after it (it needs the filter's agents and
-// only runs when some record passed).
+// The parse stages: the time expression, pleasantries and expansion
+// before the filter, speaker detection after it (it needs the filter's
+// agents and only runs when some record passed).
 
 // parse resolves the time window (Query.ParseTime intersected with
-// Since/Until) and the texts BM25 searches and the embedder sees.
+// Since/Until) and the texts BM25 searches and the embedder sees: the
+// query without its time expression and its leading or trailing
+// pleasantries ("ok thanks, ..."), and for BM25 the built-in lexicon's
+// expansion (Query.NoExpansion) and Query.Synonyms.
 func (p *plan) parse() {
 	q, st := p.q, &p.res.Stats
+	lx := theLexicon()
 	text := q.Text
 	since, until := q.Since, q.Until
 	if q.ParseTime {
@@ -36,87 +40,198 @@ func (p *plan) parse() {
 	}
 	p.since, p.until = since, until
 	st.Since, st.Until = since, until
-	p.denseText = strings.TrimSpace(text)
-	p.text = expandSynonyms(p.denseText, q.Synonyms)
+	p.queryLowInfo = lx.lowInfo(text)
+	p.denseText = strings.TrimSpace(lx.stripPleasantries(text))
+	p.earlier = lx.asksEarlier(p.denseText)
+	p.current = lx.asksCurrent(p.denseText)
+}
+
+// setText sets the BM25 text from the dense text: the lexicon expansion
+// is appended at half the weight of the query's own words (the own words
+// are given twice: BM25 weighs a query term by its frequency in the
+// query), then the synonyms. Once the filter is known, a concept whose
+// words in the query match no record that passes it ("资金" where the
+// records say "预算") is expanded at full weight: its other terms stand
+// in for the words that found nothing.
+func (p *plan) setText() error {
+	q, st := p.q, &p.res.Stats
+	text := theLexicon().stripQuestionWords(p.denseText)
+	st.Expansion = ""
+	if !q.NoExpansion {
+		var b strings.Builder
+		for _, e := range theLexicon().expand(text) {
+			w := 1
+			if p.bm != nil && !p.bm.IsEmpty() {
+				found := false
+				for _, t := range e.trigger {
+					hits, err := p.db.idx.Search(t, p.bm, 1, nil)
+					if err != nil {
+						return fmt.Errorf("lazymem: engine: search: %w", err)
+					}
+					if len(hits) > 0 {
+						found = true
+						break
+					}
+				}
+				if !found {
+					w = 2
+				}
+			}
+			for range w {
+				for _, t := range e.add {
+					if b.Len() > 0 {
+						b.WriteByte(' ')
+					}
+					b.WriteString(t)
+				}
+			}
+		}
+		if b.Len() > 0 {
+			st.Expansion = b.String()
+			text = text + " " + text + " " + st.Expansion
+		}
+	}
+	p.text = expandSynonyms(text, q.Synonyms)
 	st.Text = p.text
+	return nil
 }
 
 // maxSpeakerWords bounds the query words checked against the role postings.
 const maxSpeakerWords = 32
 
-// detectSpeakers finds the query words that are roles of the searched
-// agents: their records are boosted in fusion, and the names are dropped
-// from the BM25 text and the embedded text (they match the other speaker
-// addressing them, not the answer).
+// maxSpeakerLookups bounds the role lookups of one query (CJK text is
+// looked up by its substrings of 2-4 characters: no spaces mark a name).
+const maxSpeakerLookups = 96
+
+// firstPersonRole is the role the first person of a query ("what did I
+// ask", "我让你") names when the store has it: the user of a chat.
+const firstPersonRole = "user"
+
+// detectSpeakers finds the names in the query that are roles of the
+// searched agents: their records are boosted in fusion, and the names are
+// dropped from the BM25 text and the embedded text (they match the other
+// speaker addressing them, not the answer). When nothing but the question's
+// frame is left ("what did 王芳 say?", "王芳说了什么"), the query asks for
+// what the speaker said: the filter is narrowed to the speaker's records
+// and the speaker source proposes them. The first person ("I", "我")
+// names the role "user" when the agents have it: boosted, and a filter on
+// the same condition, but never removed from the text.
 func (p *plan) detectSpeakers() error {
 	q, st := p.q, &p.res.Stats
 	if q.SpeakerBoost != 1 && st.Filtered > 0 {
 		var err error
-		p.speakers, st.Speakers, err = p.db.findSpeakers(p.denseText, p.filter.Agents)
+		var named []string
+		p.speakers, st.Speakers, named, err = p.db.findSpeakers(p.denseText, p.filter.Agents)
 		if err != nil {
 			return err
 		}
-		if len(st.Speakers) > 0 {
-			if stripped := stripWords(p.text, st.Speakers); strings.TrimSpace(stripped) != "" {
-				p.text = stripped
-				st.Text = p.text
-			}
+		dense := p.denseText
+		if len(named) > 0 {
 			// Spaces collapsed where a name was: the embedded text is also
 			// the cache key.
-			if stripped := strings.Join(strings.Fields(stripWords(p.denseText, st.Speakers)), " "); stripped != "" {
-				p.denseText = stripped
+			dense = strings.Join(strings.Fields(stripWords(p.denseText, named)), " ")
+			if dense != "" {
+				p.denseText = dense
 			}
+		}
+		if p.speakers != nil && !theLexicon().contentLeft(dense) {
+			p.speakerOnly = true
+			p.bm.And(p.speakers)
+			st.Filtered = int(p.bm.GetCardinality())
+			st.Notes = append(st.Notes, fmt.Sprintf("speaker question: only the records of %s", strings.Join(st.Speakers, ", ")))
 		}
 	}
 	if q.Mode != ModeSparse {
 		st.DenseText = p.denseText
 	}
-	return nil
+	return p.setText()
 }
 
-// findSpeakers returns the records of the agents whose role is a word of
-// text (as typed, lowercased or capitalized), and those roles.
-func (db *DB) findSpeakers(text string, agents []string) (*roaring.Bitmap, []string, error) {
-	var bm *roaring.Bitmap
-	var found []string
+// findSpeakers returns the records of the agents whose role is named in
+// text: a word of it (as typed, lowercased or capitalized), a substring of
+// 2-4 characters of a CJK run, or the first person (firstPersonRole); the
+// roles found, and those named by name (to be stripped from the text).
+func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, found, named []string, err error) {
 	seen := map[string]bool{}
+	lookups := 0
+	try := func(v string, byName bool) error {
+		if seen[v] || lookups >= maxSpeakerLookups {
+			return nil
+		}
+		seen[v] = true
+		lookups++
+		rb, err := db.idx.Filter(&index.Filter{Agents: agents, Roles: []string{v}})
+		if err != nil {
+			return fmt.Errorf("lazymem: engine: role filter: %w", err)
+		}
+		if rb.IsEmpty() {
+			return nil
+		}
+		found = append(found, v)
+		if byName {
+			named = append(named, v)
+		}
+		if bm == nil {
+			bm = rb
+		} else {
+			bm.Or(rb)
+		}
+		return nil
+	}
 	words := strings.FieldsFunc(text, func(r rune) bool { return !analysis.IsWordRune(r) })
 	if len(words) > maxSpeakerWords {
 		words = words[:maxSpeakerWords]
 	}
+	firstPerson := false
 	for _, w := range words {
+		lw := strings.ToLower(w)
+		if lw == "i" || lw == "me" || lw == "my" {
+			firstPerson = true
+		}
+		if r, _ := utf8.DecodeRuneInString(w); analysis.IsCJK(r) {
+			rs := []rune(w)
+			for i, r := range rs {
+				if r == '我' && (i+1 == len(rs) || rs[i+1] != '们') {
+					firstPerson = true
+				}
+			}
+			// Longest first, so that a name is not also found as its part.
+			for n := 4; n >= 2; n-- {
+				for i := 0; i+n <= len(rs); i++ {
+					if err := try(string(rs[i:i+n]), true); err != nil {
+						return nil, nil, nil, err
+					}
+				}
+			}
+			continue
+		}
 		if len(w) < 2 {
 			continue
 		}
-		lw := strings.ToLower(w)
 		for _, v := range []string{w, lw, strings.ToUpper(lw[:1]) + lw[1:]} {
-			if seen[v] {
-				continue
-			}
-			seen[v] = true
-			rb, err := db.idx.Filter(&index.Filter{Agents: agents, Roles: []string{v}})
-			if err != nil {
-				return nil, nil, fmt.Errorf("lazymem: engine: role filter: %w", err)
-			}
-			if rb.IsEmpty() {
-				continue
-			}
-			found = append(found, v)
-			if bm == nil {
-				bm = rb
-			} else {
-				bm.Or(rb)
+			if err := try(v, true); err != nil {
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return bm, found, nil
+	if firstPerson && !seen[firstPersonRole] {
+		if err := try(firstPersonRole, false); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return bm, found, named, nil
 }
 
 // stripWords removes every whole-word, case-insensitive occurrence of ws
-// from text.
+// from text; a CJK name is removed wherever it occurs (CJK text has no
+// spaces to mark a word).
 func stripWords(text string, ws []string) string {
 	drop := map[string]bool{}
 	for _, w := range ws {
+		if r, _ := utf8.DecodeRuneInString(w); analysis.IsCJK(r) {
+			text = strings.ReplaceAll(text, w, " ")
+			continue
+		}
 		drop[strings.ToLower(w)] = true
 	}
 	var b strings.Builder
@@ -166,27 +281,31 @@ func expandSynonyms(text string, syn map[string][]string) string {
 // containsWord reports whether w occurs in s on word boundaries as the
 // tokenizer draws them (analysis.IsWordRune). CJK text has no spaces: a
 // CJK key matches anywhere.
-func containsWord(s, w string) bool {
+func containsWord(s, w string) bool { return indexWord(s, w) >= 0 }
+
+// indexWord is the offset of the first occurrence of w in s on word
+// boundaries, or -1.
+func indexWord(s, w string) int {
 	if w == "" {
-		return false
+		return -1
 	}
 	for off := 0; off <= len(s)-len(w); {
 		i := strings.Index(s[off:], w)
 		if i < 0 {
-			return false
+			return -1
 		}
 		i += off
 		before, _ := utf8.DecodeLastRuneInString(s[:i])
 		after, _ := utf8.DecodeRuneInString(s[i+len(w):])
 		first, _ := utf8.DecodeRuneInString(w)
 		last, _ := utf8.DecodeLastRuneInString(w)
-		okB := i == 0 || !analysis.IsWordRune(before) || analysis.IsCJK(first)
-		okA := i+len(w) == len(s) || !analysis.IsWordRune(after) || analysis.IsCJK(last)
+		okB := i == 0 || !analysis.IsWordRune(before) || analysis.IsCJK(first) || !analysis.IsWordRune(first)
+		okA := i+len(w) == len(s) || !analysis.IsWordRune(after) || analysis.IsCJK(last) || !analysis.IsWordRune(last)
 		if okB && okA {
-			return true
+			return i
 		}
 		_, sz := utf8.DecodeRuneInString(s[i:])
 		off = i + sz
 	}
-	return false
+	return -1
 }

@@ -10,53 +10,248 @@ import (
 )
 
 func TestParseTime(t *testing.T) {
-	// Wednesday 2026-03-11 15:30 in Shanghai.
+	// Wednesday 2026-03-11 15:30 in Shanghai. March 1 is a Sunday; this
+	// week is Mon 9 - Sun 15, the previous one Mon 2 - Sun 8.
 	loc := time.FixedZone("CST", 8*3600)
 	now := time.Date(2026, 3, 11, 15, 30, 0, 0, loc)
-	d := func(m time.Month, day, h int) time.Time { return time.Date(2026, m, day, h, 0, 0, 0, loc) }
+	at := func(y int, m time.Month, day, h, min int) time.Time { return time.Date(y, m, day, h, min, 0, 0, loc) }
+	d := func(m time.Month, day, h int) time.Time { return at(2026, m, day, h, 0) }
+	end := now.Add(time.Nanosecond) // rolling spans end at now, inclusive
+	ago := func(dur time.Duration) time.Time { return now.Add(-dur) }
+	day := func(m time.Month, dd int) [2]time.Time {
+		return [2]time.Time{d(m, dd, 0), d(m, dd, 0).AddDate(0, 0, 1)}
+	}
+	roll := func(from time.Time) [2]time.Time { return [2]time.Time{from, end} }
+	win := func(a, b time.Time) [2]time.Time { return [2]time.Time{a, b} }
 	cases := []struct {
-		text         string
-		expr, rest   string
-		since, until time.Time
+		text, expr, rest string // rest "-": not checked
+		w                [2]time.Time
 	}{
-		{"what did we decide yesterday?", "yesterday", "what did we decide ?", d(3, 10, 0), d(3, 11, 0)},
-		{"Yesterday's standup notes", "Yesterday", "'s standup notes", d(3, 10, 0), d(3, 11, 0)},
-		{"notes from today", "today", "notes from", d(3, 11, 0), d(3, 12, 0)},
-		{"the day before yesterday we deployed", "the day before yesterday", "we deployed", d(3, 9, 0), d(3, 10, 0)},
-		{"bugs two days ago", "two days ago", "bugs", d(3, 9, 0), d(3, 10, 0)},
-		{"bugs 3 days ago", "3 days ago", "bugs", d(3, 8, 0), d(3, 9, 0)},
-		{"a day ago", "a day ago", "", d(3, 10, 0), d(3, 11, 0)},
-		{"a couple of days ago", "a couple of days ago", "", d(3, 9, 0), d(3, 10, 0)},
-		{"a few weeks ago", "a few weeks ago", "", d(2, 16, 0), d(2, 23, 0)},
-		{"two hours ago", "two hours ago", "", d(3, 11, 13), d(3, 11, 14)},
-		{"pool changes last week", "last week", "pool changes", d(3, 2, 0), d(3, 9, 0)},
-		{"this week", "this week", "", d(3, 9, 0), d(3, 16, 0)},
-		{"last month's incidents", "last month", "'s incidents", d(2, 1, 0), d(3, 1, 0)},
-		{"this month", "this month", "", d(3, 1, 0), d(4, 1, 0)},
-		{"last year", "last year", "", time.Date(2025, 1, 1, 0, 0, 0, 0, loc), time.Date(2026, 1, 1, 0, 0, 0, 0, loc)},
-		{"errors in the last 3 days", "in the last 3 days", "errors", now.AddDate(0, 0, -3), d(3, 12, 0)},
-		{"errors over the past two weeks", "over the past two weeks", "errors", now.AddDate(0, 0, -14), d(3, 12, 0)},
-		{"errors in the past week", "in the past week", "errors", now.AddDate(0, 0, -7), d(3, 12, 0)},
-		{"last 24 hours alerts", "last 24 hours", "alerts", now.Add(-24 * time.Hour), d(3, 12, 0)},
-		{"what happened last monday", "last monday", "what happened", d(3, 9, 0), d(3, 10, 0)},
-		{"last wednesday", "last wednesday", "", d(3, 4, 0), d(3, 5, 0)},
-		{"last night", "last night", "", d(3, 10, 18), d(3, 11, 6)},
-		{"昨天的会议", "昨天", "的会议", d(3, 10, 0), d(3, 11, 0)},
-		{"前天部署了什么", "前天", "部署了什么", d(3, 9, 0), d(3, 10, 0)},
-		{"大前天", "大前天", "", d(3, 8, 0), d(3, 9, 0)},
-		{"上周的决定", "上周", "的决定", d(3, 2, 0), d(3, 9, 0)},
-		{"上个星期", "上个星期", "", d(3, 2, 0), d(3, 9, 0)},
-		{"这周", "这周", "", d(3, 9, 0), d(3, 16, 0)},
-		{"最近三天的错误", "最近三天", "的错误", now.AddDate(0, 0, -3), d(3, 12, 0)},
-		{"最近 3 天", "最近 3 天", "", now.AddDate(0, 0, -3), d(3, 12, 0)},
-		{"过去两周", "过去两周", "", now.AddDate(0, 0, -14), d(3, 12, 0)},
-		{"最近十五天", "最近十五天", "", now.AddDate(0, 0, -15), d(3, 12, 0)},
-		{"两天前的日志", "两天前", "的日志", d(3, 9, 0), d(3, 10, 0)},
-		{"三个月前", "三个月前", "", d(12, 1, 0).AddDate(-1, 0, 0), d(1, 1, 0)},
-		{"上个月", "上个月", "", d(2, 1, 0), d(3, 1, 0)},
-		{"去年", "去年", "", time.Date(2025, 1, 1, 0, 0, 0, 0, loc), time.Date(2026, 1, 1, 0, 0, 0, 0, loc)},
-		// Leftmost wins.
-		{"yesterday and last week", "yesterday", "and last week", d(3, 10, 0), d(3, 11, 0)},
+		// Named days.
+		{"what did we decide yesterday?", "yesterday", "what did we decide ?", day(3, 10)},
+		{"Yesterday's standup notes", "Yesterday", "'s standup notes", day(3, 10)},
+		{"notes from today", "today", "notes from", day(3, 11)},
+		{"the day before yesterday we deployed", "the day before yesterday", "we deployed", day(3, 9)},
+		{"day before yesterday", "day before yesterday", "", day(3, 9)},
+		{"TODAY", "TODAY", "", day(3, 11)},
+		{"昨天的会议", "昨天", "的会议", day(3, 10)},
+		{"昨日", "昨日", "", day(3, 10)},
+		{"今天", "今天", "", day(3, 11)},
+		{"今日要闻", "今日", "要闻", day(3, 11)},
+		{"前天部署了什么", "前天", "部署了什么", day(3, 9)},
+		{"大前天", "大前天", "", day(3, 8)},
+		// Parts of days.
+		{"this morning", "this morning", "", win(d(3, 11, 0), d(3, 11, 12))},
+		{"what came up this afternoon?", "this afternoon", "what came up ?", win(d(3, 11, 12), d(3, 11, 18))},
+		{"this evening", "this evening", "", win(d(3, 11, 18), d(3, 12, 0))},
+		{"tonight", "tonight", "", win(d(3, 11, 18), d(3, 12, 0))},
+		{"last night", "last night", "", win(d(3, 10, 18), d(3, 11, 6))},
+		{"yesterday morning", "yesterday morning", "", win(d(3, 10, 0), d(3, 10, 12))},
+		{"yesterday afternoon's call", "yesterday afternoon", "'s call", win(d(3, 10, 12), d(3, 10, 18))},
+		{"yesterday evening", "yesterday evening", "", win(d(3, 10, 18), d(3, 11, 0))},
+		{"today at noon", "today at noon", "", win(d(3, 11, 11), d(3, 11, 14))},
+		{"on Monday morning", "on Monday morning", "", win(d(3, 9, 0), d(3, 9, 12))},
+		{"earlier today, what did we say?", "earlier today", ", what did we say?", win(d(3, 11, 0), end)},
+		{"earlier this morning", "earlier this morning", "", win(d(3, 11, 0), end)},
+		{"今天上午的会上", "今天上午", "的会上", win(d(3, 11, 0), d(3, 11, 12))},
+		{"今天下午", "今天下午", "", win(d(3, 11, 12), d(3, 11, 18))},
+		{"今天中午", "今天中午", "", win(d(3, 11, 11), d(3, 11, 14))},
+		{"今天晚上", "今天晚上", "", win(d(3, 11, 18), d(3, 12, 0))},
+		{"昨天上午", "昨天上午", "", win(d(3, 10, 0), d(3, 10, 12))},
+		{"昨天下午说的", "昨天下午", "说的", win(d(3, 10, 12), d(3, 10, 18))},
+		{"昨天傍晚", "昨天傍晚", "", win(d(3, 10, 17), d(3, 10, 20))},
+		{"前天晚上", "前天晚上", "", win(d(3, 9, 18), d(3, 10, 0))},
+		{"今早", "今早", "", win(d(3, 11, 0), d(3, 11, 12))},
+		{"今晨", "今晨", "", win(d(3, 11, 0), d(3, 11, 12))},
+		{"今晚", "今晚", "", win(d(3, 11, 18), d(3, 12, 0))},
+		{"昨晚", "昨晚", "", win(d(3, 10, 18), d(3, 11, 6))},
+		{"今天早些时候", "今天早些时候", "", win(d(3, 11, 0), end)},
+		{"周一上午", "周一上午", "", win(d(3, 9, 0), d(3, 9, 12))},
+		{"上周三下午", "上周三下午", "", win(d(3, 4, 12), d(3, 4, 18))},
+		// Just now: the last 30 minutes.
+		{"what did I ask you just now?", "just now", "what did I ask you ?", roll(ago(30 * time.Minute))},
+		{"a moment ago", "a moment ago", "", roll(ago(30 * time.Minute))},
+		{"moments ago", "moments ago", "", roll(ago(30 * time.Minute))},
+		{"刚才谁提到了预算问题？", "刚才", "谁提到了预算问题？", roll(ago(30 * time.Minute))},
+		{"刚刚张伟说了什么", "刚刚", "张伟说了什么", roll(ago(30 * time.Minute))},
+		{"方才", "方才", "", roll(ago(30 * time.Minute))},
+		// Rolling spans, English.
+		{"what did I ask for in the last 10 minutes?", "in the last 10 minutes", "what did I ask for ?", roll(ago(10 * time.Minute))},
+		{"the past 5 minutes", "the past 5 minutes", "", roll(ago(5 * time.Minute))},
+		{"last 15 mins", "last 15 mins", "", roll(ago(15 * time.Minute))},
+		{"in the past minute", "in the past minute", "", roll(ago(time.Minute))},
+		{"in the last half hour", "in the last half hour", "", roll(ago(30 * time.Minute))},
+		{"over the past half an hour", "over the past half an hour", "", roll(ago(30 * time.Minute))},
+		{"in the last two hours, who talked", "in the last two hours", ", who talked", roll(ago(2 * time.Hour))},
+		{"last 24 hours alerts", "last 24 hours", "alerts", roll(ago(24 * time.Hour))},
+		{"within the past 3 hrs", "within the past 3 hrs", "", roll(ago(3 * time.Hour))},
+		{"in the past hour", "in the past hour", "", roll(ago(time.Hour))},
+		{"the last hour", "the last hour", "", roll(ago(time.Hour))},
+		{"errors in the last 3 days", "in the last 3 days", "errors", roll(now.AddDate(0, 0, -3))},
+		{"past 2 days", "past 2 days", "", roll(now.AddDate(0, 0, -2))},
+		{"in the past day", "in the past day", "", roll(now.AddDate(0, 0, -1))},
+		{"errors in the past week", "in the past week", "errors", roll(now.AddDate(0, 0, -7))},
+		{"in the last week", "in the last week", "", roll(now.AddDate(0, 0, -7))},
+		{"over the last week", "over the last week", "", roll(now.AddDate(0, 0, -7))},
+		{"the past week", "the past week", "", roll(now.AddDate(0, 0, -7))},
+		{"errors over the past two weeks", "over the past two weeks", "errors", roll(now.AddDate(0, 0, -14))},
+		{"over the last two weeks", "over the last two weeks", "", roll(now.AddDate(0, 0, -14))},
+		{"during the previous 3 weeks", "during the previous 3 weeks", "", roll(now.AddDate(0, 0, -21))},
+		{"in the last couple of weeks", "in the last couple of weeks", "", roll(now.AddDate(0, 0, -14))},
+		{"in the past few days", "in the past few days", "", roll(now.AddDate(0, 0, -3))},
+		{"the past month", "the past month", "", roll(now.AddDate(0, -1, 0))},
+		{"in the last 6 months", "in the last 6 months", "", roll(now.AddDate(0, -6, 0))},
+		{"in the past year", "in the past year", "", roll(now.AddDate(-1, 0, 0))},
+		{"over the last two years", "over the last two years", "", roll(now.AddDate(-2, 0, 0))},
+		// Rolling spans, Chinese.
+		{"最近10分钟谁提到了采购审批？", "最近10分钟", "谁提到了采购审批？", roll(ago(10 * time.Minute))},
+		{"最近十分钟", "最近十分钟", "", roll(ago(10 * time.Minute))},
+		{"过去五分钟内", "过去五分钟内", "", roll(ago(5 * time.Minute))},
+		{"最近半小时", "最近半小时", "", roll(ago(30 * time.Minute))},
+		{"最近半个小时", "最近半个小时", "", roll(ago(30 * time.Minute))},
+		{"过去两个小时里谁负责", "过去两个小时里", "谁负责", roll(ago(2 * time.Hour))},
+		{"最近一小时", "最近一小时", "", roll(ago(time.Hour))},
+		{"近3个钟头", "近3个钟头", "", roll(ago(3 * time.Hour))},
+		{"最近三天的错误", "最近三天", "的错误", roll(now.AddDate(0, 0, -3))},
+		{"最近 3 天", "最近 3 天", "", roll(now.AddDate(0, 0, -3))},
+		{"最近十五天", "最近十五天", "", roll(now.AddDate(0, 0, -15))},
+		{"这两天", "这两天", "", roll(now.AddDate(0, 0, -2))},
+		{"这几天", "这几天", "", roll(now.AddDate(0, 0, -3))},
+		{"过去两周", "过去两周", "", roll(now.AddDate(0, 0, -14))},
+		{"最近一周", "最近一周", "", roll(now.AddDate(0, 0, -7))},
+		{"最近一个星期以来", "最近一个星期以来", "", roll(now.AddDate(0, 0, -7))},
+		{"过去的三个月", "过去的三个月", "", roll(now.AddDate(0, -3, 0))},
+		{"近两年", "近两年", "", roll(now.AddDate(-2, 0, 0))},
+		{"前几天说的", "前几天", "说的", win(d(3, 4, 0), d(3, 11, 0))},
+		{"前两天", "前两天", "", win(d(3, 9, 0), d(3, 11, 0))},
+		// Ago: a calendar unit; minutes and hours a window around the point.
+		{"bugs two days ago", "two days ago", "bugs", day(3, 9)},
+		{"bugs 3 days ago", "3 days ago", "bugs", day(3, 8)},
+		{"a day ago", "a day ago", "", day(3, 10)},
+		{"a couple of days ago", "a couple of days ago", "", day(3, 9)},
+		{"a week ago", "a week ago", "", win(d(3, 2, 0), d(3, 9, 0))},
+		{"a few weeks ago", "a few weeks ago", "", win(d(2, 16, 0), d(2, 23, 0))},
+		{"two months ago", "two months ago", "", win(d(1, 1, 0), d(2, 1, 0))},
+		{"a year ago", "a year ago", "", win(at(2025, 1, 1, 0, 0), at(2026, 1, 1, 0, 0))},
+		{"what room did we book 10 minutes ago?", "10 minutes ago", "what room did we book ?", win(ago(15*time.Minute), ago(5*time.Minute))},
+		{"a minute ago", "a minute ago", "", win(ago(6*time.Minute), end)},
+		{"a few minutes ago", "a few minutes ago", "", win(ago(8*time.Minute), end)},
+		{"30 mins ago", "30 mins ago", "", win(ago(45*time.Minute), ago(15*time.Minute))},
+		{"half an hour ago", "half an hour ago", "", win(ago(45*time.Minute), ago(15*time.Minute))},
+		{"two hours ago", "two hours ago", "", win(ago(3*time.Hour), ago(time.Hour))},
+		{"an hour ago", "an hour ago", "", win(ago(90*time.Minute), ago(30*time.Minute))},
+		{"5分钟前", "5分钟前", "", win(ago(10*time.Minute), end)},
+		{"十分钟之前", "十分钟之前", "", win(ago(15*time.Minute), ago(5*time.Minute))},
+		{"半小时前", "半小时前", "", win(ago(45*time.Minute), ago(15*time.Minute))},
+		{"两个小时前", "两个小时前", "", win(ago(3*time.Hour), ago(time.Hour))},
+		{"两天前的日志", "两天前", "的日志", day(3, 9)},
+		{"三天以前", "三天以前", "", day(3, 8)},
+		{"一周前", "一周前", "", win(d(3, 2, 0), d(3, 9, 0))},
+		{"两周前定的", "两周前", "定的", win(d(2, 23, 0), d(3, 2, 0))},
+		{"三个月前", "三个月前", "", win(at(2025, 12, 1, 0, 0), d(1, 1, 0))},
+		{"一年前", "一年前", "", win(at(2025, 1, 1, 0, 0), at(2026, 1, 1, 0, 0))},
+		// Calendar weeks, months, years.
+		{"pool changes last week", "last week", "pool changes", win(d(3, 2, 0), d(3, 9, 0))},
+		{"previous week", "previous week", "", win(d(3, 2, 0), d(3, 9, 0))},
+		{"the week before last", "the week before last", "", win(d(2, 23, 0), d(3, 2, 0))},
+		{"this week", "this week", "", win(d(3, 9, 0), d(3, 16, 0))},
+		{"last month's incidents", "last month", "'s incidents", win(d(2, 1, 0), d(3, 1, 0))},
+		{"this month", "this month", "", win(d(3, 1, 0), d(4, 1, 0))},
+		{"last year", "last year", "", win(at(2025, 1, 1, 0, 0), at(2026, 1, 1, 0, 0))},
+		{"this year", "this year", "", win(at(2026, 1, 1, 0, 0), at(2027, 1, 1, 0, 0))},
+		{"last weekend", "last weekend", "", win(d(3, 7, 0), d(3, 9, 0))},
+		{"上周的决定", "上周", "的决定", win(d(3, 2, 0), d(3, 9, 0))},
+		{"上个星期", "上个星期", "", win(d(3, 2, 0), d(3, 9, 0))},
+		{"上礼拜", "上礼拜", "", win(d(3, 2, 0), d(3, 9, 0))},
+		{"上上周", "上上周", "", win(d(2, 23, 0), d(3, 2, 0))},
+		{"这周", "这周", "", win(d(3, 9, 0), d(3, 16, 0))},
+		{"本周", "本周", "", win(d(3, 9, 0), d(3, 16, 0))},
+		{"上周末", "上周末", "", win(d(3, 7, 0), d(3, 9, 0))},
+		{"上个月", "上个月", "", win(d(2, 1, 0), d(3, 1, 0))},
+		{"上月", "上月", "", win(d(2, 1, 0), d(3, 1, 0))},
+		{"上上个月", "上上个月", "", win(d(1, 1, 0), d(2, 1, 0))},
+		{"这个月", "这个月", "", win(d(3, 1, 0), d(4, 1, 0))},
+		{"本月", "本月", "", win(d(3, 1, 0), d(4, 1, 0))},
+		{"去年", "去年", "", win(at(2025, 1, 1, 0, 0), at(2026, 1, 1, 0, 0))},
+		{"今年", "今年", "", win(at(2026, 1, 1, 0, 0), at(2027, 1, 1, 0, 0))},
+		{"前年", "前年", "", win(at(2024, 1, 1, 0, 0), at(2025, 1, 1, 0, 0))},
+		// Weekdays.
+		{"what happened last monday", "last monday", "what happened", day(3, 2)},
+		{"last wednesday", "last wednesday", "", day(3, 4)},
+		{"last Thursday", "last Thursday", "", day(3, 5)},
+		{"last Sunday", "last Sunday", "", day(3, 8)},
+		{"last fri", "last fri", "", day(3, 6)},
+		{"on Monday", "on Monday", "", day(3, 9)},
+		{"on Wednesday", "on Wednesday", "", day(3, 11)},
+		{"on Friday", "on Friday", "", day(3, 6)},
+		{"Tuesday's meeting", "Tuesday", "'s meeting", day(3, 10)},
+		{"on wed", "on wed", "", day(3, 11)},
+		{"this Monday", "this Monday", "", day(3, 9)},
+		{"周一", "周一", "", day(3, 9)},
+		{"星期二", "星期二", "", day(3, 10)},
+		{"礼拜五", "礼拜五", "", day(3, 6)},
+		{"周日", "周日", "", day(3, 8)},
+		{"星期天", "星期天", "", day(3, 8)},
+		{"上周三我让你准备了什么？", "上周三", "我让你准备了什么？", day(3, 4)},
+		{"上个星期五", "上个星期五", "", day(3, 6)},
+		{"上礼拜一", "上礼拜一", "", day(3, 2)},
+		{"上周日", "上周日", "", day(3, 8)},
+		{"上上周二", "上上周二", "", day(2, 24)},
+		{"本周一", "本周一", "", day(3, 9)},
+		{"这周二", "这周二", "", day(3, 10)},
+		// Months.
+		{"in October, what did I say?", "in October", ", what did I say?", win(at(2025, 10, 1, 0, 0), at(2025, 11, 1, 0, 0))},
+		{"during February", "during February", "", win(d(2, 1, 0), d(3, 1, 0))},
+		{"in March", "in March", "", win(d(3, 1, 0), d(4, 1, 0))},
+		{"in May", "in May", "", win(at(2025, 5, 1, 0, 0), at(2025, 6, 1, 0, 0))},
+		{"in January", "in January", "", win(d(1, 1, 0), d(2, 1, 0))},
+		{"last October", "last October", "", win(at(2025, 10, 1, 0, 0), at(2025, 11, 1, 0, 0))},
+		{"last March", "last March", "", win(at(2025, 3, 1, 0, 0), at(2025, 4, 1, 0, 0))},
+		{"in October 2024", "in October 2024", "", win(at(2024, 10, 1, 0, 0), at(2024, 11, 1, 0, 0))},
+		{"十月团建去哪里？", "十月", "团建去哪里？", win(at(2025, 10, 1, 0, 0), at(2025, 11, 1, 0, 0))},
+		{"10月份", "10月份", "", win(at(2025, 10, 1, 0, 0), at(2025, 11, 1, 0, 0))},
+		{"二月", "二月", "", win(d(2, 1, 0), d(3, 1, 0))},
+		{"十二月的预算", "十二月", "的预算", win(at(2025, 12, 1, 0, 0), d(1, 1, 0))},
+		{"2025年10月", "2025年10月", "", win(at(2025, 10, 1, 0, 0), at(2025, 11, 1, 0, 0))},
+		// Dates.
+		{"what did we discuss on Oct 20?", "on Oct 20", "what did we discuss ?", day2(2025, 10, 20, loc)},
+		{"on October 14 how much", "on October 14", "how much", day2(2025, 10, 14, loc)},
+		{"March 2nd", "March 2nd", "", day(3, 2)},
+		{"on Mar. 10", "on Mar. 10", "", day(3, 10)},
+		{"the 5th of March", "the 5th of March", "", day(3, 5)},
+		{"20 October", "20 October", "", day2(2025, 10, 20, loc)},
+		{"Oct 20, 2024", "Oct 20, 2024", "", day2(2024, 10, 20, loc)},
+		{"2026-03-01", "2026-03-01", "", day(3, 1)},
+		{"2025/12/24", "2025/12/24", "", day2(2025, 12, 24, loc)},
+		{"10月20日我提了什么要求？", "10月20日", "我提了什么要求？", day2(2025, 10, 20, loc)},
+		{"3月2号", "3月2号", "", day(3, 2)},
+		{"三月五日", "三月五日", "", day(3, 5)},
+		{"2025年10月20日", "2025年10月20日", "", day2(2025, 10, 20, loc)},
+		{"5号说的", "5号", "说的", day(3, 5)},
+		{"on September 30", "on September 30", "", day2(2025, 9, 30, loc)},
+		// Ranges and since.
+		{"11月23日到11月26日之间关于入职", "11月23日到11月26日之间", "关于入职", win(d(11, 23, 0).AddDate(-1, 0, 0), d(11, 27, 0).AddDate(-1, 0, 0))},
+		{"between Nov 20 and Nov 27, who", "between Nov 20 and Nov 27", ", who", win(at(2025, 11, 20, 0, 0), at(2025, 11, 28, 0, 0))},
+		{"from Monday to Wednesday", "from Monday to Wednesday", "", win(d(3, 9, 0), d(3, 12, 0))},
+		{"Monday through Tuesday", "Monday through Tuesday", "", win(d(3, 9, 0), d(3, 11, 0))},
+		{"从3月2日到3月5日", "从3月2日到3月5日", "", win(d(3, 2, 0), d(3, 6, 0))},
+		{"3月2日至3月5日", "3月2日至3月5日", "", win(d(3, 2, 0), d(3, 6, 0))},
+		{"上周一到上周三", "上周一到上周三", "", win(d(3, 2, 0), d(3, 5, 0))},
+		{"between October and December", "between October and December", "", win(at(2025, 10, 1, 0, 0), d(1, 1, 0))},
+		{"since Monday", "since Monday", "", win(d(3, 9, 0), end)},
+		{"since last week", "since last week", "", win(d(3, 2, 0), end)},
+		{"since yesterday", "since yesterday", "", win(d(3, 10, 0), end)},
+		{"自从上周以来", "自从上周以来", "", win(d(3, 2, 0), end)},
+		{"上个月以来", "上个月以来", "", win(d(2, 1, 0), end)},
+		{"3月2日之后", "3月2日之后", "", win(d(3, 2, 0), end)},
+		// Leftmost wins; the text of a plan stays.
+		{"yesterday and last week", "yesterday", "and last week", day(3, 10)},
+		{"最近10分钟大家说了什么？", "最近10分钟", "大家说了什么？", roll(ago(10 * time.Minute))},
+		{"launch on Mar 20, decided yesterday", "yesterday", "launch on Mar 20, decided", day(3, 10)},
+		{"3月20日上线是昨天定的", "昨天", "3月20日上线是定的", day(3, 10)},
+	}
+	if len(cases) < 150 {
+		t.Fatalf("%d cases, want at least 150", len(cases))
 	}
 	for _, c := range cases {
 		tr, ok := engine.ParseTime(c.text, now)
@@ -64,19 +259,28 @@ func TestParseTime(t *testing.T) {
 			t.Errorf("%q: no expression found", c.text)
 			continue
 		}
-		if tr.Expr != c.expr || tr.Rest != c.rest || !tr.Since.Equal(c.since) || !tr.Until.Equal(c.until) {
+		if tr.Expr != c.expr || (c.rest != "-" && tr.Rest != c.rest) || !tr.Since.Equal(c.w[0]) || !tr.Until.Equal(c.w[1]) {
 			t.Errorf("%q:\n got  %q rest %q [%v, %v)\n want %q rest %q [%v, %v)", c.text,
-				tr.Expr, tr.Rest, tr.Since, tr.Until, c.expr, c.rest, c.since, c.until)
+				tr.Expr, tr.Rest, tr.Since, tr.Until, c.expr, c.rest, c.w[0], c.w[1])
 		}
 	}
 	for _, text := range []string{
 		"", "connection pool size", "the last day of the sprint was fun", "weekly report", "todays", "yesterdays-build",
 		"999999999 days ago", "in the last 0 days", "最近", "近期", "agoraphobia",
+		// Plans and content, not times.
+		"what is the launch date next week?", "下周三上线", "下周", "明天", "每周三开例会", "一周一次",
+		"launch on March 20", "3月20日上线", "3月15日", "20号发工资", "我们may需要", "march on", "sat down", "sun is out",
+		"three months of work", "第5号方案", "2月30日", "Feb 30",
 	} {
 		if tr, ok := engine.ParseTime(text, now); ok {
 			t.Errorf("%q: found %q [%v, %v), want none", text, tr.Expr, tr.Since, tr.Until)
 		}
 	}
+}
+
+func day2(y int, m time.Month, d int, loc *time.Location) [2]time.Time {
+	s := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	return [2]time.Time{s, s.AddDate(0, 0, 1)}
 }
 
 func FuzzParseTime(f *testing.F) {

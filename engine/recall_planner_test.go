@@ -220,23 +220,29 @@ func (p *plan) transcript() string {
 	if st.TimeExpr != "" || !st.Since.IsZero() || !st.Until.IsZero() {
 		fmt.Fprintf(&b, "time: %q [%s, %s)\n", st.TimeExpr, planFmtTime(st.Since), planFmtTime(st.Until))
 	}
+	if st.Expansion != "" {
+		fmt.Fprintf(&b, "expansion: %s\n", st.Expansion)
+	}
 	if len(st.Speakers) > 0 {
 		fmt.Fprintf(&b, "speakers: %s\n", strings.Join(st.Speakers, " "))
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "filter: %d records\n", st.Filtered)
 	if p.q.Mode == ModeDense {
 		fmt.Fprintf(&b, "dense: scored %d\n", st.Candidates)
 	} else {
-		var n [3]int
+		var n [4]int
 		for _, c := range p.cands {
-			for i, s := range []sourceSet{fromBM25, fromLatest, fromSession} {
+			for i, s := range []sourceSet{fromBM25, fromSpeaker, fromFallback, fromSession} {
 				if c.from&s != 0 {
 					n[i]++
 				}
 			}
 		}
-		fmt.Fprintf(&b, "sources: bm25 %d, latest %d, session %d (%d new); %d candidates\n",
-			n[0], n[1], n[2], st.SessionTurns, st.Candidates)
+		fmt.Fprintf(&b, "sources: bm25 %d, speaker %d, fallback %d, session %d (%d new); %d candidates\n",
+			n[0], n[1], n[2], n[3], st.SessionTurns, st.Candidates)
 	}
 	if p.q.Mode != ModeSparse {
 		fmt.Fprintf(&b, "selective: embedded %d, cache hits %d (disk %d)\n", st.Embedded, st.CacheHits, st.DiskHits)
@@ -248,6 +254,15 @@ func (p *plan) transcript() string {
 				planScore(c.sparse, c.sparseRank > 0), planScore(float64(c.dense), c.denseRank > 0), planScore(float64(p.fused[i]), true))
 			if c.speaker {
 				b.WriteString(" speaker")
+			}
+			if c.question {
+				b.WriteString(" question")
+			}
+			if c.lowInfo {
+				b.WriteString(" low-info")
+			}
+			if c.superseded {
+				b.WriteString(" newer")
 			}
 			b.WriteString("\n")
 		}
@@ -287,7 +302,7 @@ func planFmtTime(t time.Time) string {
 // String names the sources of a set: "bm25+session".
 func (s sourceSet) String() string {
 	var names []string
-	for i, n := range []string{"bm25", "latest", "session"} {
+	for i, n := range []string{"bm25", "fallback", "session", "speaker"} {
 		if s&(1<<i) != 0 {
 			names = append(names, n)
 		}

@@ -10,10 +10,11 @@ import (
 )
 
 // selective constructs only the candidates: vectors by record id from
-// memory; the rest are fetched, constructed and looked up (or embedded)
-// through the cache with the query, then scored by cosine. ModeSparse
-// without a recency prior skips it; with one it only fetches (the prior
-// needs every candidate's time).
+// memory; the rest are constructed and looked up (or embedded) through the
+// cache with the query, then scored by cosine. Every candidate is fetched:
+// fusion needs its time (the recency prior, supersession) and its text
+// (the low-information rule). ModeSparse without a recency prior skips
+// the stage; with one it only fetches.
 func (p *plan) selective(ctx context.Context) error {
 	q, st := p.q, &p.res.Stats
 	recency := q.RecencyHalfLife > 0
@@ -21,24 +22,17 @@ func (p *plan) selective(ctx context.Context) error {
 	if !recency && !lazy {
 		return nil
 	}
-	var sel []int // nil: every candidate
 	var vecs [][]float32
 	if lazy {
 		vecs = make([][]float32, len(p.cands))
-		sel = make([]int, 0, len(p.cands))
 		for i := range p.cands {
 			if v, ok := p.db.cache.getID(p.cands[i].id); ok {
 				vecs[i] = v
 				st.CacheHits++
-			} else {
-				sel = append(sel, i)
 			}
 		}
 	}
-	if recency {
-		sel = nil
-	}
-	if err := p.db.fetch(p.cands, sel); err != nil {
+	if err := p.db.fetch(p.cands, nil); err != nil {
 		return err
 	}
 	p.stageDone(&st.Durations.Fetch)
@@ -58,16 +52,19 @@ func (p *plan) embed(ctx context.Context, vecs [][]float32) error {
 	st := &p.res.Stats
 	texts := make([]string, 1, len(p.cands)+1)
 	texts[0] = p.denseText
+	ns := make([]string, 1, len(p.cands)+1)
+	ns[0] = queryNS(p.filter.Agents)
 	ids := make([]uint64, 1, len(p.cands)+1) // ids[0] = 0: the query
 	var missAt []int
 	for i := range p.cands {
 		if vecs[i] == nil {
-			texts = append(texts, p.db.opts.Construct(&p.cands[i].rec))
+			texts = append(texts, p.db.construct(&p.cands[i].rec))
+			ns = append(ns, p.cands[i].rec.Agent)
 			ids = append(ids, p.cands[i].id)
 			missAt = append(missAt, i)
 		}
 	}
-	got, ls, err := p.db.cache.get(ctx, texts, ids)
+	got, ls, err := p.db.cache.get(ctx, ns, texts, ids)
 	if err != nil {
 		return err
 	}
@@ -80,8 +77,21 @@ func (p *plan) embed(ctx context.Context, vecs [][]float32) error {
 	return nil
 }
 
+// construct is the text embedded for r: Options.Construct of r without
+// its leading and trailing pleasantries ("好的，", "thanks!"), which say
+// nothing about what the record is about.
+func (db *DB) construct(r *Record) string {
+	if s := theLexicon().stripPleasantries(r.Text); s != r.Text {
+		c := *r
+		c.Text = s
+		return db.opts.Construct(&c)
+	}
+	return db.opts.Construct(r)
+}
+
 // scoreDense sets every candidate's cosine with the query and its rank.
 func (p *plan) scoreDense(vecs [][]float32) error {
+	p.vecs = vecs
 	dim := p.db.cache.dim
 	flat := make([]float32, len(p.cands)*dim)
 	for i := range p.cands {

@@ -247,8 +247,8 @@ func TestWriteStore(t *testing.T) {
 	}
 }
 
-// copyDir copies the directory tree src into dst.
-func copyDir(t *testing.T, src, dst string) {
+// copyTree copies the directory tree src into dst.
+func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -277,7 +277,7 @@ func copyDir(t *testing.T, src, dst string) {
 func openCopy(t *testing.T, dir string, opts Options) *DB {
 	t.Helper()
 	cp := filepath.Join(t.TempDir(), "store")
-	copyDir(t, dir, cp)
+	copyTree(t, dir, cp)
 	db, err := Open(cp, opts)
 	if err != nil {
 		t.Fatalf("open a copy of %s: %v", dir, err)

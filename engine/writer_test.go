@@ -57,7 +57,7 @@ func TestAppendThroughWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Memories) != 0 || db.log.Next() != uint64(len(b))+1 {
-		t.Fatalf("a refused append left %d memories, log next %d", len(res.Memories), db.log.Next())
+	if res.Stats.Hits != 0 || db.log.Next() != uint64(len(b))+1 {
+		t.Fatalf("a refused append left %d hits, log next %d", res.Stats.Hits, db.log.Next())
 	}
 }

@@ -77,10 +77,11 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 		clear(out.lastOf)
 	}
 	ids := out.ids
+	w, inh := x.contextWeights()
 	for i, d := range docs {
 		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
 		mark := int32(i + 1)
-		a := analyzed{off: len(out.terms), dl: uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
+		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
 		for _, t := range scratch {
 			id, ok := ids[t]
 			if !ok {
@@ -91,16 +92,18 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 				out.at = append(out.at[:id], 0)
 			}
 			if out.stamp[id] == mark {
-				out.tfs[out.at[id]]++
+				out.tfs[out.at[id]] += w
 				continue
 			}
 			out.stamp[id], out.at[id] = mark, int32(len(out.terms))
 			out.terms = append(out.terms, t)
-			out.tfs = append(out.tfs, 1)
+			out.tfs = append(out.tfs, w)
 			out.tid = append(out.tid, id)
 		}
 		a.own = len(out.terms) - a.off
-		out.otfs = append(out.otfs, out.tfs[a.off:]...)
+		for _, tf := range out.tfs[a.off:] {
+			out.otfs = append(out.otfs, tf/w)
+		}
 		if ctx && d.Session != "" {
 			k := ctxKey{d.Agent, d.Session}
 			if j, ok := out.lastOf[k]; ok {
@@ -110,15 +113,15 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 				for e := p.off; e < p.off+p.own; e++ {
 					id := out.tid[e]
 					if out.stamp[id] == mark {
-						out.tfs[out.at[id]] += out.otfs[e]
+						out.tfs[out.at[id]] += inh * out.otfs[e]
 						continue
 					}
 					out.terms = append(out.terms, out.terms[e])
-					out.tfs = append(out.tfs, out.otfs[e])
+					out.tfs = append(out.tfs, inh*out.otfs[e])
 					out.otfs = append(out.otfs, 0)
 					out.tid = append(out.tid, id)
 				}
-				a.dl += p.ownDL
+				a.dl += inh * p.ownDL
 				a.pred = j
 				p.succ = true
 			}

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 )
@@ -11,6 +13,16 @@ import (
 // conversation the answer to a question often repeats none of its words,
 // while the turn it answers does ("Which agency did you pick?" / "The one
 // in Denver."); with the previous turn's terms the answer matches.
+//
+// Inherited words may weigh less than a document's own
+// (Options.ContextWeight), as in BM25F with two fields: own terms count
+// contextEighths times in the term frequency and the length, inherited ones
+// round(8*ContextWeight) times, and the search multiplies k1 by the own
+// weight, so that the weighting changes a score only through what is
+// inherited (and through the average length, which the inherited terms
+// are part of). A weaker inheritance ranks a statement above a short reply
+// that inherits its words ("OK, no problem."), which length normalisation
+// would otherwise favour.
 //
 // The expansion is a pure function of the log: the predecessor is the live
 // document with the greatest id below the document's own among those of its
@@ -66,6 +78,7 @@ func contextKey(d *Doc) ctxKey { return ctxKey{d.Agent, d.Session} }
 // never anyone's predecessor: withContextSlow redoes such a chunk one
 // document at a time.
 func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
+	_, inh := x.contextWeights()
 	cs := &x.ctx
 	if cs.last == nil {
 		cs.last = make(map[ctxKey]*prevDoc)
@@ -87,9 +100,9 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 			continue
 		}
 		a.xoff = len(bt.terms)
-		cs.addPrev(bt, a.off, a.own, p)
+		cs.addPrev(bt, a.off, a.own, p, inh)
 		a.xn = len(bt.terms) - a.xoff
-		a.dl += p.dl
+		a.dl += inh * p.dl
 	}
 	clear(cs.seen)
 	return bt
@@ -98,18 +111,18 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 // addPrev merges p's terms into the document whose own terms are
 // bt.terms[off:off+n]: a term it has gains p's frequency, a new one is
 // appended to bt (own frequency 0, no chunk term id).
-func (cs *contextState) addPrev(bt *batchTerms, off, n int, p *prevDoc) {
+func (cs *contextState) addPrev(bt *batchTerms, off, n int, p *prevDoc, inh uint32) {
 	clear(cs.seen)
 	for e := off; e < off+n; e++ {
 		cs.seen[bt.terms[e]] = int32(e)
 	}
 	for j, t := range p.terms {
 		if k, ok := cs.seen[t]; ok {
-			bt.tfs[k] += p.tfs[j]
+			bt.tfs[k] += inh * p.tfs[j]
 			continue
 		}
 		bt.terms = append(bt.terms, t)
-		bt.tfs = append(bt.tfs, p.tfs[j])
+		bt.tfs = append(bt.tfs, inh*p.tfs[j])
 		bt.otfs = append(bt.otfs, 0)
 		bt.tid = append(bt.tid, -1)
 	}
@@ -153,12 +166,15 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 	cs := &x.ctx
 	out := x.getBatch()
 	out.slow = true
+	w, inh := x.contextWeights()
 	for i, d := range docs {
 		a := bt.docs[i]
 		own, ownTF := bt.terms[a.off:a.off+a.own], bt.otfs[a.off:a.off+a.own]
-		na := analyzed{off: len(out.terms), dl: a.ownDL, own: a.own, ownDL: a.ownDL, pred: -1}
+		na := analyzed{off: len(out.terms), dl: w * a.ownDL, own: a.own, ownDL: a.ownDL, pred: -1}
 		out.terms = append(out.terms, own...)
-		out.tfs = append(out.tfs, ownTF...)
+		for _, tf := range ownTF {
+			out.tfs = append(out.tfs, w*tf)
+		}
 		out.otfs = append(out.otfs, ownTF...)
 		for range own {
 			out.tid = append(out.tid, -1)
@@ -167,8 +183,8 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 			// A predecessor from this chunk is not inserted yet, and not
 			// deleted (deleted ones are never remembered).
 			if p := x.prevOf(d, docs[0].ID); p != nil {
-				cs.addPrev(out, na.off, len(own), p)
-				na.dl += p.dl
+				cs.addPrev(out, na.off, len(own), p, inh)
+				na.dl += inh * p.dl
 			}
 			if !x.isDeleted(uint32(d.ID)) {
 				x.remember(contextKey(d), uint32(d.ID), a.ownDL, own, ownTF)
@@ -259,17 +275,49 @@ func (x *Index) lookupPrev(d *Doc) *prevDoc {
 	return p
 }
 
+// contextEighths is the scale of Options.ContextWeight: a document's own
+// terms count contextEighths times in its term frequencies and length, an
+// inherited term round(8*ContextWeight) times (at least once). Integer
+// weights keep the postings' frequencies integers.
+const contextEighths = 8
+
+// contextWeights returns the integer weights of own and inherited terms:
+// 1 and 1 without session context or with ContextWeight 1 (the layout of
+// an index without weighting).
+func (x *Index) contextWeights() (own, inherited uint32) {
+	if !x.opts.SessionContext {
+		return 1, 1
+	}
+	inh := uint32(math.Round(contextEighths * x.opts.ContextWeight))
+	if inh >= contextEighths {
+		return 1, 1
+	}
+	return contextEighths, max(inh, 1)
+}
+
+// ownWeight is the weight of a document's own terms.
+func (x *Index) ownWeight() uint32 {
+	own, _ := x.contextWeights()
+	return own
+}
+
 // contextSignature is appended to the analyzer signature in the manifest:
-// segments built with the other setting are rebuilt from the log.
-func contextSignature(on bool) string {
-	if on {
+// segments built with another setting are rebuilt from the log. "+ctx1":
+// inherited terms weigh as much as own ones; "+ctx2-<own>/<inherited>":
+// weighted.
+func contextSignature(on bool, own, inherited uint32) string {
+	switch {
+	case !on:
+		return ""
+	case own == inherited:
 		return "+ctx1"
 	}
-	return ""
+	return fmt.Sprintf("+ctx2-%d/%d", own, inherited)
 }
 
 // signature is what the manifest records of the rules the segments were
 // built with: the analyzer's and the session-context setting.
 func (x *Index) signature() string {
-	return analyzerSignature(x.opts.Analyzer) + contextSignature(x.opts.SessionContext)
+	own, inh := x.contextWeights()
+	return analyzerSignature(x.opts.Analyzer) + contextSignature(x.opts.SessionContext, own, inh)
 }

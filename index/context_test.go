@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -68,7 +69,8 @@ func TestSessionContextSmall(t *testing.T) {
 // flushed into segments, reopened (the tail re-indexed from the source, the
 // predecessors read back through TextSource), with deletions and a change
 // of the setting (a full rebuild), every search equals a naive BM25 over
-// each document's text followed by its predecessor's.
+// each document's text followed by its predecessor's (seeds 3 and 4: with
+// inherited terms at half the weight of own ones, BM25F-style).
 func TestSessionContextOracle(t *testing.T) {
 	seeds := 4
 	if testing.Short() {
@@ -86,6 +88,11 @@ func TestSessionContextOracle(t *testing.T) {
 			}
 			fs := vfs.NewMem()
 			opts := Options{FS: fs, SessionContext: true, FlushDocs: 400, MergeMinDocs: 300, DisableBackgroundMerge: seed%2 == 0}
+			own, inherited := 1, 1
+			if seed > 2 { // inherited terms weigh half: 8 and 4 eighths
+				opts.ContextWeight = 0.5
+				own, inherited = 8, 4
+			}
 			src := &memSource{}
 			x, err := Open("idx", opts, src)
 			if err != nil {
@@ -99,7 +106,7 @@ func TestSessionContextOracle(t *testing.T) {
 				}
 				n = end
 			}
-			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true}
+			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true, own: own, inherited: inherited}
 			compare := func(what string, x *Index) {
 				t.Helper()
 				for q := 0; q < 40; q++ {
@@ -243,4 +250,42 @@ func TestSessionContextAnalyzed(t *testing.T) {
 		addAnalyzedCopies(t, b, batch)
 	}
 	check("all")
+}
+
+// TestContextWeight: with inherited terms weaker than own ones, a statement
+// outranks the short reply that inherits its words; with equal weights
+// length normalisation ranks the reply first.
+func TestContextWeight(t *testing.T) {
+	docs := []*Doc{
+		{ID: 1, Agent: "a", Session: "s", Text: "we need to talk about many things today starting with the schedule for the next weeks"},
+		{ID: 2, Agent: "a", Session: "s", Text: "the quarterly budget draft is one point two million and we must cut the travel spending"},
+		{ID: 3, Agent: "a", Session: "s", Text: "ok fine"},
+	}
+	first := func(w float64) uint64 {
+		t.Helper()
+		src := &memSource{}
+		x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, SessionContext: true, ContextWeight: w}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		src.docs = docs
+		if err := x.Add(docs); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := x.Search("budget", nil, 10, nil)
+		if err != nil || len(hits) != 2 {
+			t.Fatalf("weight %v: %v %v", w, hits, err)
+		}
+		return hits[0].ID
+	}
+	if got := first(1); got != 3 {
+		t.Errorf("equal weights: %d first, want the reply (3): the case the weight is for", got)
+	}
+	if got := first(0.5); got != 2 {
+		t.Errorf("inherited at half weight: %d first, want the statement (2)", got)
+	}
+	if _, err := Open("", Options{SessionContext: true, ContextWeight: 1.5}, &memSource{}); !errors.Is(err, ErrOptions) {
+		t.Errorf("ContextWeight 1.5: %v", err)
+	}
 }

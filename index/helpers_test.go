@@ -90,9 +90,12 @@ type oracle struct {
 	deleted map[uint64]bool
 	an      Analyzer
 	k1, b   float64
-	// context: a document's text is followed by its session predecessor's
-	// (the previous live document of the same agent and session).
-	context bool
+	// context: a document's text, its terms counted own times, is followed
+	// by its session predecessor's (the previous live document of the same
+	// agent and session), counted inherited times, and k1 is scaled by
+	// own; zero weights are 1.
+	context        bool
+	own, inherited int
 }
 
 func (o *oracle) live() []*Doc {
@@ -118,10 +121,19 @@ func (o *oracle) search(query string, filter *roaring.Bitmap, k int) []Hit {
 	prev := map[string]*Doc{}
 	for i, d := range live {
 		ts := o.an.Terms(nil, d.Text)
+		if o.context {
+			own := ts
+			for range max(o.own, 1) - 1 {
+				ts = append(ts, own...)
+			}
+		}
 		if o.context && d.Session != "" && d.Agent != "" {
 			key := d.Agent + "\x00" + d.Session
 			if p := prev[key]; p != nil {
-				ts = o.an.Terms(ts, p.Text)
+				pt := o.an.Terms(nil, p.Text)
+				for range max(o.inherited, 1) {
+					ts = append(ts, pt...)
+				}
 			}
 			prev[key] = d
 		}
@@ -136,6 +148,10 @@ func (o *oracle) search(query string, filter *roaring.Bitmap, k int) []Hit {
 	}
 	n := float64(len(live))
 	avgdl := float64(total) / n
+	k1 := o.k1
+	if o.context {
+		k1 *= float64(max(o.own, 1))
+	}
 	var hits []Hit
 	for i, d := range live {
 		if filter != nil && !filter.Contains(uint32(d.ID)) {
@@ -154,7 +170,7 @@ func (o *oracle) search(query string, filter *roaring.Bitmap, k int) []Hit {
 			matched = true
 			dfv := float64(df[t])
 			idf := math.Log(1 + (n-dfv+0.5)/(dfv+0.5))
-			s += q * idf * tf * (o.k1 + 1) / (tf + o.k1*(1-o.b+o.b*float64(dl)/avgdl))
+			s += q * idf * tf * (o.k1 + 1) / (tf + k1*(1-o.b+o.b*float64(dl)/avgdl))
 		}
 		if matched {
 			hits = append(hits, Hit{ID: d.ID, Score: s})

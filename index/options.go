@@ -47,6 +47,17 @@ type Options struct {
 	// agent, have no predecessor. Changing it on an existing index rebuilds
 	// the index from the Source at Open. Default false.
 	SessionContext bool
+	// ContextWeight is the weight of an inherited (session-context) term
+	// against a document's own, in (0, 1], BM25F-style (see context.go);
+	// it is applied in eighths. Changing it on an existing index rebuilds
+	// the index from the Source at Open. Default 1: inherited terms count
+	// as much as own ones. Measured on LoCoMo (hash embedder, lazy R@10):
+	// 1 0.714, 7/8 0.712, 3/4 0.708, 1/2 0.696; on a Chinese chat set lazy
+	// R@1 0.300, 0.307, 0.314, 0.328: a weaker inheritance ranks a
+	// statement above the replies that inherit its words, and costs
+	// conversational recall, where answers are found by their question's
+	// words.
+	ContextWeight float64
 	// OnBackgroundError, when set, is called with every error of a
 	// background flush or merge, on the background goroutine, after
 	// Metrics.FlushErrors or Metrics.MergeErrors has counted it; the error
@@ -86,6 +97,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.FilterDrivenRatio == 0 {
 		o.FilterDrivenRatio = 2
 	}
+	if o.ContextWeight == 0 {
+		o.ContextWeight = 1
+	}
 	return o
 }
 
@@ -102,6 +116,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MergeMinDocs %d < 1", ErrOptions, o.MergeMinDocs)
 	case o.FilterDrivenRatio < 0:
 		return fmt.Errorf("%w: FilterDrivenRatio %v < 0", ErrOptions, o.FilterDrivenRatio)
+	case !(o.ContextWeight > 0 && o.ContextWeight <= 1):
+		return fmt.Errorf("%w: ContextWeight %v outside (0, 1]", ErrOptions, o.ContextWeight)
 	}
 	return nil
 }

@@ -152,7 +152,10 @@ func (x *Index) analyzeQuery(s *searcher, query string) {
 // prepare computes the global statistics of the query terms; it drops
 // terms no live document holds. Callers hold x.mu.
 func (x *Index) prepare(s *searcher) (scorer, bool) {
-	sc := scorer{k1: x.opts.K1, b: x.opts.B}
+	// Own terms of session-context documents count ownWeight times in tf
+	// and length: k1 scales with them, so a document's score depends on
+	// the weighting only through what it inherits.
+	sc := scorer{k1: x.opts.K1 * float64(x.ownWeight()), b: x.opts.B}
 	if x.nLive == 0 {
 		return sc, false
 	}
@@ -176,7 +179,7 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		if df == 0 {
 			continue
 		}
-		t.w = idf(x.nLive, df) * t.qtf * (sc.k1 + 1)
+		t.w = idf(x.nLive, df) * t.qtf * (x.opts.K1 + 1)
 		kept = append(kept, t)
 	}
 	s.terms = kept

@@ -220,3 +220,13 @@ func (c *segCache) bytes() int64 {
 	defer c.mu.Unlock()
 	return c.used
 }
+
+// reset drops every entry: the store under the cache was reopened.
+func (c *segCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch.Add(1)
+	for c.ll.Len() > 0 {
+		c.remove(c.ll.Back())
+	}
+}

@@ -33,7 +33,12 @@ func (l *Log) Delete(ctx context.Context, ids []uint64) error {
 	l.segMu.RLock()
 	sealed := l.sealed
 	l.segMu.RUnlock()
-	b := l.db.NewBatch()
+	db, err := l.rdb()
+	if err != nil {
+		return err
+	}
+	defer l.dbMu.RUnlock()
+	b := db.NewBatch()
 	defer b.Close()
 	var sealedIDs []uint64
 	for _, id := range s {
@@ -49,8 +54,8 @@ func (l *Log) Delete(ctx context.Context, ids []uint64) error {
 		}
 		sealedIDs = append(sealedIDs, id)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("lazymem: segment: delete: %w", err)
+	if err := l.commit(b, pebble.Sync); err != nil {
+		return wrapWrite("delete", err)
 	}
 	l.segMu.Lock()
 	for _, id := range sealedIDs {
@@ -111,11 +116,21 @@ func (l *Log) Compact(ctx context.Context) error {
 		}
 	}
 	l.sealMu.Unlock()
-	if err := l.db.Flush(); err != nil {
-		return fmt.Errorf("lazymem: segment: compact flush: %w", err)
+	db, err := l.rdb()
+	if err != nil {
+		return err
 	}
-	if err := l.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
-		return fmt.Errorf("lazymem: segment: compact: %w", err)
+	defer l.dbMu.RUnlock()
+	// A Flush after a failed WAL write panics in Pebble (the memtable
+	// rotation closes the failed WAL writer): not after a fatal report.
+	if err := l.fatalErr(); err != nil {
+		return wrapWrite("compact", err)
+	}
+	if err := db.Flush(); err != nil {
+		return wrapWrite("compact flush", err)
+	}
+	if err := db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		return wrapWrite("compact", err)
 	}
 	return purgeArchive(l.opts.FS, l.dir)
 }
@@ -140,15 +155,20 @@ func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
 		return 0, nil
 	}
 	end := drop[n-1].end()
-	b := l.db.NewBatch()
+	db, err := l.rdb()
+	if err != nil {
+		return 0, err
+	}
+	defer l.dbMu.RUnlock()
+	b := db.NewBatch()
 	defer b.Close()
 	for _, k := range []byte{prefixSegment, prefixSegMeta, prefixDeleted} {
 		if err := b.DeleteRange(makeKey(k, 0), makeKey(k, end), nil); err != nil {
 			return 0, err
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return 0, fmt.Errorf("lazymem: segment: drop: %w", err)
+	if err := l.commit(b, pebble.Sync); err != nil {
+		return 0, wrapWrite("drop", err)
 	}
 	records := 0
 	l.segMu.Lock()
@@ -181,6 +201,17 @@ type Metrics struct {
 	CacheHits      uint64 // segments and records served from the cache
 	CacheMisses    uint64 // segments read from Pebble
 	CacheBytes     int64
+	// Corruptions counts reads since Open that returned a
+	// *CorruptionError (the same damaged record read twice counts twice).
+	Corruptions uint64
+	// PebbleCorruptions counts Pebble's reports of damaged blocks or files.
+	PebbleCorruptions uint64
+	// ReadOnly: Pebble is open read-only because the disk was full.
+	ReadOnly bool
+	// Reopens counts reopens of Pebble after a full disk.
+	Reopens uint64
+	// WriteError is why writes fail now ("" when they work).
+	WriteError string
 }
 
 // Metrics returns a snapshot.
@@ -208,7 +239,21 @@ func (l *Log) Metrics() Metrics {
 	}
 	l.segMu.RUnlock()
 	m.RawBytes += m.TailBytes
-	m.DiskBytes = l.db.Metrics().DiskSpaceUsage()
+	m.Corruptions = l.corruptions.Load()
+	m.PebbleCorruptions = l.pebbleCorruptions.Load()
+	m.ReadOnly = l.readOnly.Load()
+	m.Reopens = l.reopens.Load()
+	l.mu.Lock()
+	if l.failed != nil {
+		m.WriteError = l.failed.Error()
+	}
+	l.mu.Unlock()
+	if db, err := l.rdb(); err == nil {
+		if !Parked(l.fatalErr()) { // Pebble's Metrics waits for the mutex a parked goroutine holds
+			m.DiskBytes = db.Metrics().DiskSpaceUsage()
+		}
+		l.dbMu.RUnlock()
+	}
 	return m
 }
 
@@ -239,13 +284,10 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 		return 0, fmt.Errorf("lazymem: segment: repair: %d is not the first id of a sealed segment", ce.Segment)
 	}
 	// Only a segment that really fails verification may be replaced.
-	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
-	if err == nil {
-		_, verr := l.comp.openSegment(m.first, v, true)
-		closer.Close()
-		if verr == nil {
-			return 0, fmt.Errorf("lazymem: segment: repair: segment %d verifies clean; nothing to repair", m.first)
-		}
+	if err := l.verifySegment(m); err == nil {
+		return 0, fmt.Errorf("lazymem: segment: repair: segment %d verifies clean; nothing to repair", m.first)
+	} else if !IsCorruption(err) {
+		return 0, err
 	}
 	var clear []uint64
 	l.segMu.RLock()

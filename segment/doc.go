@@ -66,4 +66,30 @@
 // Pebble block fails Pebble's checksum, is reported as a *CorruptionError
 // naming the segment's first id and the byte offset; it is never skipped
 // silently. Other segments stay readable. Verify checks every segment.
+// Pebble's own reports of damaged blocks are counted (Metrics) and never
+// end the process: every Pebble store uses QuietLogger, whose doc lists
+// what Pebble does after a fatal report (where going on would damage the
+// store, Pebble's goroutine is parked and the log refuses writes until the
+// process restarts). The log's Pebble format writes WAL
+// sync chunks, so a damaged record in the newest WAL fails Open with a
+// *CorruptionError instead of ending the replay there as a torn tail
+// would. Two limits remain (Pebble v2.1.7): replay confirms damage only
+// from a later 32 KiB WAL block, so damage inside the WAL's last block
+// still reads as a torn tail; and the WAL a new store's first Open creates
+// predates the format, so it has no sync chunks.
+//
+// # Full disk
+//
+// A write that fails for want of space returns an error that is both
+// ErrDiskFull and syscall.ENOSPC; reads go on. Pebble's WAL writer keeps
+// its error, so the next append after space returns closes and reopens
+// Pebble in place (acknowledged records are synced; the failed group's
+// records are deleted again) and goes on. While Pebble's flushes fail for
+// want of space, writes are refused rather than left to stall in Pebble.
+// Open on a full disk opens Pebble read-only; writes then fail with
+// ErrDiskFull until space returns. A space reserve (LAZYMEM-RESERVE,
+// Options.ReserveBytes) is preallocated in the log's directory and
+// deleted when the disk fills, so flushes, compactions and Close can
+// complete; it is made again after the reopen. Pebble's obsolete files
+// are deleted at once (never archived), so failed flushes cannot pile up.
 package segment

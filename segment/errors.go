@@ -20,12 +20,26 @@ var (
 	ErrChecksum = errors.New("lazymem: segment: checksum mismatch")
 	// ErrFormat is wrapped by a CorruptionError when stored bytes do not parse.
 	ErrFormat = errors.New("lazymem: segment: malformed stored data")
+	// ErrDiskFull is returned by writes that failed for want of disk space;
+	// the error also wraps the system's (errors.Is(err, syscall.ENOSPC)).
+	// Reads go on; the next write after space returns reopens Pebble and
+	// works again.
+	ErrDiskFull = errors.New("lazymem: segment: disk full")
+	// ErrFailed is returned by writes after Pebble reported a failure it
+	// cannot recover from in place (a WAL or MANIFEST write or sync that
+	// failed for a reason other than space). Reads go on; writes need the
+	// log closed and opened again.
+	ErrFailed = errors.New("lazymem: segment: log failed; close and reopen it")
 )
 
 // CorruptionError reports stored data that failed verification. Segment is
 // the first record id of the damaged segment (or the tail record's id) and
 // Offset the byte offset inside the stored value where the problem was found.
 // Repair consumes it.
+//
+// Offset is -1 when Pebble found the damage (a block or WAL checksum) and
+// the offset inside the value is unknown. A damage found by Open in
+// Pebble's own files names no segment (Segment 0).
 type CorruptionError struct {
 	Segment uint64
 	Offset  int64
@@ -33,6 +47,9 @@ type CorruptionError struct {
 }
 
 func (e *CorruptionError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("lazymem: segment: corruption in segment %d (offset unknown): %v", e.Segment, e.Err)
+	}
 	return fmt.Sprintf("lazymem: segment: corruption in segment %d at offset %d: %v", e.Segment, e.Offset, e.Err)
 }
 

@@ -76,6 +76,25 @@ type Log struct {
 
 	appends, groups, deletes atomic.Uint64
 	droppedRecords           atomic.Uint64
+
+	// Failure handling (pebble.go, reserve.go). dbMu guards the db field:
+	// readers hold it shared while they use db, and only reopen (after a
+	// full disk) takes it exclusively, with TryLock, so a reader that
+	// reads again from inside a callback cannot deadlock. commitMu
+	// serialises commits so that none starts after one has failed. fatal
+	// is the current DB's first Fatalf report.
+	dbMu              sync.RWMutex
+	commitMu          sync.Mutex
+	fatal             atomic.Pointer[error]
+	corruptions       atomic.Uint64 // reads that returned a *CorruptionError
+	pebbleCorruptions atomic.Uint64 // Pebble's DataCorruption reports
+	bgFull            atomic.Int64  // consecutive flushes that failed for want of space
+	compFull          atomic.Int64  // consecutive compactions that failed for want of space
+	bgErr             atomic.Pointer[error]
+	reserveHeld       atomic.Bool
+	readOnly          atomic.Bool // Pebble is open read-only (the disk was full)
+	reopens           atomic.Uint64
+	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
 }
 
 type appendReq struct {
@@ -99,28 +118,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	popts := &pebble.Options{
-		FS:           noPreallocFS{opts.FS},
-		MemTableSize: opts.MemTableBytes,
-		Logger:       pebbleLogger{opts.Logf},
-		// Pebble recycles obsolete WAL files by default, keeping their old
-		// bytes on disk: a privacy delete would then leave the record in a
-		// recycled log. The archive cleaner disables recycling; we purge
-		// the archive ourselves (purgeArchive).
-		Cleaner: pebble.ArchiveCleaner{},
-	}
-	// Segment values are already compressed; Pebble's own block compression
-	// would spend CPU for nothing.
-	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-	db, err := pebble.Open(dir, popts)
-	if err != nil {
-		comp.close()
-		return nil, fmt.Errorf("lazymem: segment: open %q: %w", dir, err)
-	}
 	l := &Log{
 		dir:     dir,
 		opts:    opts,
-		db:      db,
 		comp:    comp,
 		cache:   newSegCache(opts.CacheBytes),
 		deleted: roaring64.New(),
@@ -128,15 +128,27 @@ func Open(dir string, opts Options) (*Log, error) {
 		stopCh:  make(chan struct{}),
 		tail:    tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
+	if err := opts.FS.MkdirAll(dir, 0o755); err != nil && !isDiskFull(err) {
+		comp.close()
+		return nil, fmt.Errorf("lazymem: segment: open %q: %w", dir, err)
+	}
+	l.makeReserve()
+	var roErr error
+	l.db, roErr, err = l.openPebble()
+	if err != nil {
+		comp.close()
+		return nil, err
+	}
+	if roErr != nil {
+		l.failed = roErr
+	}
 	if err := l.recover(); err != nil {
-		db.Close()
+		l.db.Close()
 		comp.close()
 		return nil, err
 	}
 	if err := purgeArchive(opts.FS, dir); err != nil {
-		db.Close()
-		comp.close()
-		return nil, err
+		l.logf("%v", err) // leftovers of the archive cleaner; not a reason to refuse to open
 	}
 	l.wg.Add(1)
 	go l.sealLoop()
@@ -144,6 +156,95 @@ func Open(dir string, opts Options) (*Log, error) {
 		l.sealCh <- struct{}{} // a tail left full by a crash or Close
 	}
 	return l, nil
+}
+
+// openPebble opens the Pebble store. On a disk too full to open it for
+// writing it releases the space reserve and tries again, then opens it
+// read-only: roErr is then the error writes return. A store Pebble finds
+// damaged is a *CorruptionError naming no segment.
+func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
+	l.fatal.Store(nil)
+	popts := &pebble.Options{
+		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), onFull: l.releaseReserve},
+		MemTableSize: l.opts.MemTableBytes,
+		Logger:       QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
+		// Pebble recycles obsolete WAL files by default, keeping their old
+		// bytes on disk: a privacy delete would then leave the record in a
+		// recycled log. The archive cleaner disables recycling; noArchiveFS
+		// deletes what it would archive.
+		Cleaner:       pebble.ArchiveCleaner{},
+		EventListener: l.eventListener(),
+		// WAL sync chunks record how far the WAL was synced, so a damaged
+		// record inside the synced part of the newest WAL is reported as
+		// corruption; before, replay stopped there as at a torn tail and
+		// silently dropped every acknowledged record after it (50 of 100
+		// in TestPebbleWALCorruption). Existing stores are upgraded in
+		// place when they open.
+		FormatMajorVersion: pebble.FormatWALSyncChunks,
+	}
+	// Segment values are already compressed; Pebble's own block compression
+	// would spend CPU for nothing.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	l.opening.Store(true)
+	defer l.opening.Store(false)
+	db, err = openRecovering(l.dir, popts)
+	if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
+		l.releaseReserve()
+		l.fatal.Store(nil)
+		db, err = openRecovering(l.dir, popts)
+		if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
+			cause := err
+			l.fatal.Store(nil)
+			popts.ReadOnly = true
+			if db, err = openRecovering(l.dir, popts); err == nil {
+				l.readOnly.Store(true)
+				return db, diskFull("open read-only, the disk is full", cause), nil
+			}
+		}
+	}
+	if err == nil {
+		if ferr := l.fatalErr(); ferr != nil {
+			db.Close()
+			err = ferr
+		}
+	}
+	if err != nil {
+		if pebble.IsCorruptionError(err) {
+			l.corruptions.Add(1)
+			return nil, nil, &CorruptionError{Offset: -1, Err: fmt.Errorf("open %q: %w", l.dir, err)}
+		}
+		return nil, nil, fmt.Errorf("lazymem: segment: open %q: %w", l.dir, err)
+	}
+	l.readOnly.Store(false)
+	return db, nil, nil
+}
+
+// openRecovering is pebble.Open with its panics turned into errors. Pebble
+// panics when a directory sync fails while it moves a marker (fsync errors
+// are unrecoverable: the next open must start from what is on disk); Open
+// has then already released everything it made (its deferred cleanup runs
+// before it panics again), so the caller gets an error instead of a dead
+// process, and opening again starts from the disk as a restart would.
+func openRecovering(dir string, popts *pebble.Options) (db *pebble.DB, err error) {
+	// Pebble's default compaction scheduler starts a goroutine when Open
+	// registers the DB and stops it only in Close: an Open that fails after
+	// that (a full disk, a failed sync) leaks it, and the reopen after a
+	// full disk may try Open many times. This one starts no goroutine. All
+	// it lacks is re-sampling the allowed compaction concurrency every
+	// 100 ms, which is constant here (Pebble's default range, 1 to 1). A
+	// scheduler serves one DB: a fresh one per attempt.
+	popts.Experimental.CompactionScheduler = pebble.NewConcurrencyLimitSchedulerWithNoPeriodicGrantingForTest()
+	defer func() {
+		if r := recover(); r != nil {
+			db = nil
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("%w: pebble panicked while opening: %w", ErrFailed, e)
+			} else {
+				err = fmt.Errorf("%w: pebble panicked while opening: %v", ErrFailed, r)
+			}
+		}
+	}()
+	return pebble.Open(dir, popts)
 }
 
 // recover rebuilds the in-memory state from the keyspace.
@@ -227,7 +328,7 @@ func (l *Log) recover() error {
 		}
 	}
 	if err := it.Error(); err != nil {
-		return err
+		return pebbleErr(0, "recover: read keys from", err)
 	}
 	l.sealed = sealed
 	l.next = next
@@ -275,9 +376,28 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 		return 0, ErrClosed
 	}
 	if l.failed != nil {
-		err := l.failed
+		if !errors.Is(l.failed, ErrDiskFull) || Parked(l.fatalErr()) || l.committing || !l.spaceFor() {
+			err := l.failed
+			l.mu.Unlock()
+			return 0, err
+		}
+		// The disk was full and may not be any more: reopen Pebble, as
+		// leader so that no group commits meanwhile.
+		l.committing = true
 		l.mu.Unlock()
-		return 0, err
+		err := l.reopen()
+		l.mu.Lock()
+		l.committing = false
+		if err != nil {
+			l.failed = err
+			l.mu.Unlock()
+			return 0, err
+		}
+		l.failed = nil
+		if l.closed {
+			l.mu.Unlock()
+			return 0, ErrClosed
+		}
 	}
 	l.pending = append(l.pending, req)
 	if l.committing {
@@ -297,7 +417,9 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 	err := l.write(group)
 
 	l.mu.Lock()
-	if err != nil && l.failed == nil {
+	if err != nil && l.failed == nil && !errors.Is(err, errWouldStall) {
+		// Pebble cannot take another commit on this DB (see QuietLogger);
+		// a full disk is retried by the next append (submit).
 		l.failed = err
 	}
 	for _, r := range group {
@@ -347,8 +469,8 @@ func (l *Log) write(group []*appendReq) error {
 	if err := b.Set([]byte(keyNext), nb[:], nil); err != nil {
 		return fmt.Errorf("lazymem: segment: append: %w", err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("lazymem: segment: append commit: %w", err)
+	if err := l.commit(b, pebble.Sync); err != nil {
+		return wrapWrite("append commit", err)
 	}
 	recs := copyGroup(group, nbytes, l.tailScratch)
 	l.segMu.Lock()
@@ -403,11 +525,20 @@ func (l *Log) Close() error {
 	l.wg.Wait()
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
-	// Flush the memtables so the WAL files they pinned become obsolete and
-	// are purged below: the directory left behind holds the data once.
-	err := l.db.Flush()
-	if cerr := l.db.Close(); err == nil {
-		err = cerr
+	var err error
+	switch ferr := l.fatalErr(); {
+	case l.db == nil: // a reopen that failed
+	case Parked(ferr):
+		// Pebble's goroutine is parked holding the DB's mutex: Close would
+		// wait for it forever. The store stays locked until the process
+		// exits.
+		err = ferr
+	default:
+		err = l.db.Close()
+		if err != nil && ferr != nil {
+			// The WAL writer's error again: what was acknowledged is synced.
+			err = nil
+		}
 	}
 	l.comp.close()
 	if perr := purgeArchive(l.opts.FS, l.dir); err == nil {

@@ -71,6 +71,12 @@ type Options struct {
 	// control exactly when segments form.
 	DisableBackgroundSeal bool
 
+	// ReserveBytes is the size of the space reserve preallocated under the
+	// log's directory and deleted when the disk fills, so that Pebble's
+	// flushes, compactions and Close can still complete. It is made again
+	// once writes work again. Default 8 MiB; negative: no reserve.
+	ReserveBytes int64
+
 	// Logf receives Pebble's informational messages. Default: discarded.
 	Logf func(format string, args ...any)
 }
@@ -107,6 +113,9 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.MemTableBytes == 0 {
 		o.MemTableBytes = 64 << 20
 	}
+	if o.ReserveBytes == 0 {
+		o.ReserveBytes = 8 << 20
+	}
 	return o
 }
 
@@ -125,6 +134,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("lazymem: segment: Options.CacheBytes = %d: must not be negative", o.CacheBytes)
 	case o.MaxRecordBytes < 1 || o.MaxRecordBytes > 64<<20:
 		return fmt.Errorf("lazymem: segment: Options.MaxRecordBytes = %d: must be in [1, 64 MiB]", o.MaxRecordBytes)
+	case o.ReserveBytes > 1<<30:
+		return fmt.Errorf("lazymem: segment: Options.ReserveBytes = %d: must be at most 1 GiB", o.ReserveBytes)
 	case o.MemTableBytes < 1<<20:
 		return fmt.Errorf("lazymem: segment: Options.MemTableBytes = %d: must be at least 1 MiB", o.MemTableBytes)
 	}

@@ -85,23 +85,63 @@ var errSegmentGone = errors.New("lazymem: segment: segment dropped during the re
 // the caller must do (also without alias) once done with it.
 func (l *Log) read(m segMeta, alias bool) (*decoded, io.Closer, error) {
 	l.cache.misses.Add(1)
-	v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+	db, err := l.rdb()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, closer, err := l.readLocked(db, m, alias)
+	if err != nil {
+		l.dbMu.RUnlock()
+		return nil, nil, l.counted(err)
+	}
+	return d, unlockCloser{closer, &l.dbMu}, nil
+}
+
+// unlockCloser closes a Pebble value, then releases the shared dbMu held
+// while it was in use.
+type unlockCloser struct {
+	c  io.Closer
+	mu interface{ RUnlock() }
+}
+
+func (u unlockCloser) Close() error {
+	err := u.c.Close()
+	u.mu.RUnlock()
+	return err
+}
+
+// counted counts a *CorruptionError on its way to the caller.
+func (l *Log) counted(err error) error {
+	if IsCorruption(err) {
+		l.corruptions.Add(1)
+	}
+	return err
+}
+
+// pebbleErr turns an error Pebble returned for a read of the record or
+// segment id into a *CorruptionError when Pebble found the bytes damaged.
+func pebbleErr(id uint64, op string, err error) error {
+	if pebble.IsCorruptionError(err) {
+		return &CorruptionError{Segment: id, Offset: -1, Err: err}
+	}
+	return fmt.Errorf("lazymem: segment: %s %d: %w", op, id, err)
+}
+
+func (l *Log) readLocked(db *pebble.DB, m segMeta, alias bool) (*decoded, io.Closer, error) {
+	v, closer, err := db.Get(makeKey(prefixSegment, m.first))
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
 			// DropBefore deletes the value and its summary in one batch
 			// (and updates l.segs only after): both gone is a drop that
 			// raced the caller's locate, not corruption.
-			if _, c, err := l.db.Get(makeKey(prefixSegMeta, m.first)); errors.Is(err, pebble.ErrNotFound) {
+			if _, c, err := db.Get(makeKey(prefixSegMeta, m.first)); errors.Is(err, pebble.ErrNotFound) {
 				return nil, nil, errSegmentGone
 			} else if err == nil {
 				c.Close()
 			}
 			return nil, nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
 		}
-		if pebble.IsCorruptionError(err) {
-			return nil, nil, &CorruptionError{Segment: m.first, Offset: -1, Err: err}
-		}
-		return nil, nil, fmt.Errorf("lazymem: segment: read segment %d: %w", m.first, err)
+		return nil, nil, pebbleErr(m.first, "read segment", err)
 	}
 	d, err := l.comp.openSegment(m.first, v, alias)
 	if err != nil {
@@ -142,26 +182,38 @@ func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
 			}
 			return append(dst, p...), nil
 		}
-		v, closer, err := l.db.Get(makeKey(prefixTail, id))
+		dst, err := l.getTail(id, dst)
 		if errors.Is(err, pebble.ErrNotFound) {
 			continue // sealed between locate and Get: look again
 		}
-		if err != nil {
-			return dst, fmt.Errorf("lazymem: segment: get %d: %w", id, err)
-		}
-		if len(v) == 0 || v[0] > tailDeleted {
-			closer.Close()
-			return dst, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
-		}
-		if v[0] == tailDeleted {
-			closer.Close()
-			return dst, fmt.Errorf("%w: id %d", ErrDeleted, id)
-		}
-		dst = append(dst, v[1:]...)
-		closer.Close()
-		return dst, nil
+		return dst, l.counted(err)
 	}
 	return dst, fmt.Errorf("lazymem: segment: get %d: record moved repeatedly during read", id)
+}
+
+// getTail appends the payload of tail record id to dst; pebble.ErrNotFound
+// means it is not in the tail (any more).
+func (l *Log) getTail(id uint64, dst []byte) ([]byte, error) {
+	db, err := l.rdb()
+	if err != nil {
+		return dst, err
+	}
+	defer l.dbMu.RUnlock()
+	v, closer, err := db.Get(makeKey(prefixTail, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return dst, err
+	}
+	if err != nil {
+		return dst, pebbleErr(id, "get", err)
+	}
+	defer closer.Close()
+	if len(v) == 0 || v[0] > tailDeleted {
+		return dst, &CorruptionError{Segment: id, Err: fmt.Errorf("%w: tail record state byte", ErrFormat)}
+	}
+	if v[0] == tailDeleted {
+		return dst, fmt.Errorf("%w: id %d", ErrDeleted, id)
+	}
+	return append(dst, v[1:]...), nil
 }
 
 // GetMany calls fn for every live record among ids, in ascending id order,
@@ -359,7 +411,7 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 		// Tail: iterate Pebble directly.
 		n, err := l.scanTail(id, to, fn)
 		if err != nil {
-			return err
+			return l.counted(err)
 		}
 		if n == id {
 			l.segMu.RLock()
@@ -378,7 +430,12 @@ func (l *Log) Scan(from, to uint64, fn func(id uint64, payload []byte) error) er
 // last one it saw. A concurrent seal may move records out from under the
 // iterator; the caller then finds them in a segment.
 func (l *Log) scanTail(from, to uint64, fn func(id uint64, payload []byte) error) (uint64, error) {
-	it, err := l.db.NewIter(&pebble.IterOptions{
+	db, err := l.rdb()
+	if err != nil {
+		return from, err
+	}
+	defer l.dbMu.RUnlock()
+	it, err := db.NewIter(&pebble.IterOptions{
 		LowerBound: makeKey(prefixTail, from),
 		UpperBound: makeKey(prefixTail, to),
 	})
@@ -403,7 +460,10 @@ func (l *Log) scanTail(from, to uint64, fn func(id uint64, payload []byte) error
 		}
 		next = id + 1
 	}
-	return next, it.Error()
+	if err := it.Error(); err != nil {
+		return next, pebbleErr(next, "scan tail from", err)
+	}
+	return next, nil
 }
 
 // Verify reads and checks every sealed segment (checksum, decompression,
@@ -418,21 +478,35 @@ func (l *Log) Verify(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
-		if err != nil {
-			if errors.Is(err, pebble.ErrNotFound) {
-				continue // dropped concurrently
-			}
-			errs = append(errs, &CorruptionError{Segment: m.first, Offset: -1, Err: err})
-			continue
-		}
-		d, err := l.comp.openSegment(m.first, v, true)
-		closer.Close()
-		if err != nil {
+		if err := l.verifySegment(m); err != nil {
 			errs = append(errs, err)
-		} else if len(d.dead) != int(m.count) {
-			errs = append(errs, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)})
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// verifySegment reads and checks one sealed segment; nil if it is sound
+// or was dropped meanwhile.
+func (l *Log) verifySegment(m segMeta) error {
+	db, err := l.rdb()
+	if err != nil {
+		return err
+	}
+	defer l.dbMu.RUnlock()
+	v, closer, err := db.Get(makeKey(prefixSegment, m.first))
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil // dropped concurrently
+		}
+		return &CorruptionError{Segment: m.first, Offset: -1, Err: err}
+	}
+	d, err := l.comp.openSegment(m.first, v, true)
+	closer.Close()
+	if err != nil {
+		return err
+	}
+	if len(d.dead) != int(m.count) {
+		return &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)}
+	}
+	return nil
 }

@@ -11,25 +11,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-type pebbleLogger struct{ logf func(string, ...any) }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	if p.logf != nil {
-		p.logf(format, args...)
-	}
-}
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	if p.logf != nil {
-		p.logf(format, args...)
-	}
-}
-
-// Fatalf is called by Pebble for unrecoverable states; Pebble panics right
-// after it, so the message must not be lost.
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	pebble.DefaultLogger.Fatalf(format, args...)
-}
-
 func waitBrief() { time.Sleep(50 * time.Microsecond) }
 
 // purgeArchive deletes the obsolete files Pebble's archive cleaner moved
@@ -171,7 +152,12 @@ func (l *Log) mirroredSegment(first, end uint64) (payloads [][]byte, raw int, ok
 // iteratedSegment is mirroredSegment reading Pebble's tail keys: for the
 // tail recovered at Open, and when the mirror restarted.
 func (l *Log) iteratedSegment(first, end uint64) (payloads [][]byte, raw int, err error) {
-	it, err := l.db.NewIter(&pebble.IterOptions{
+	db, err := l.rdb()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer l.dbMu.RUnlock()
+	it, err := db.NewIter(&pebble.IterOptions{
 		LowerBound: makeKey(prefixTail, first),
 		UpperBound: makeKey(prefixTail, end),
 	})
@@ -208,7 +194,7 @@ func (l *Log) iteratedSegment(first, end uint64) (payloads [][]byte, raw int, er
 	}
 	l.sealRaw, l.sealEnds = buf, ends
 	if err := it.Close(); err != nil {
-		return nil, 0, err
+		return nil, 0, l.counted(pebbleErr(expect, "seal: read tail from", err))
 	}
 	if buf == nil {
 		buf = make([]byte, 0, 1) // an empty payload is not nil (deleted)
@@ -249,7 +235,12 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			m.raw += uint32(len(p))
 		}
 	}
-	b := l.db.NewBatch()
+	db, err := l.rdb()
+	if err != nil {
+		return m, err
+	}
+	defer l.dbMu.RUnlock()
+	b := db.NewBatch()
 	defer b.Close()
 	if err := b.Set(makeKey(prefixSegment, first), val, nil); err != nil {
 		return m, err
@@ -266,7 +257,11 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		}
 	}
 	// The commit happens under segMu so that readers never see the tail
-	// keys gone before the segment is in l.segs (or the reverse).
+	// keys gone before the segment is in l.segs (or the reverse). commitMu
+	// is taken first: waiting for it (an append's fsync) must not hold
+	// segMu, which every reader and the append's bookkeeping take.
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
 	l.segMu.Lock()
 	defer l.segMu.Unlock()
 	sealed := l.sealed
@@ -281,8 +276,8 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	// No sync: every record in the segment is already durable in the tail or
 	// in the segment this one replaces; the batch is atomic, so a crash
 	// leaves either the old or the new form.
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return m, fmt.Errorf("lazymem: segment: seal %d: %w", first, err)
+	if err := l.commitLocked(b, pebble.NoSync); err != nil {
+		return m, wrapWrite(fmt.Sprintf("seal %d", first), err)
 	}
 	l.cache.invalidate(first)
 	i := searchSegs(l.segs, first)

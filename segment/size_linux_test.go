@@ -31,12 +31,12 @@ func allocated(t *testing.T, dir string) int64 {
 
 // TestSizeOnDiskAfterClose writes a few MB on the real filesystem and
 // checks the blocks left allocated after Close: WAL files are not
-// preallocated (Pebble's 110% of MemTableSize each) and Close flushes the
-// memtables, so the directory holds about the data once. Before: 60,000
-// records left 423 MB allocated in six WAL files.
+// preallocated (Pebble's 110% of MemTableSize each), so they hold their
+// bytes only. Before: 60,000 records left 423 MB allocated in six WAL files.
 func TestSizeOnDiskAfterClose(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(filepath.Join(dir, "log"), Options{})
+	// No space reserve: it is 8 MiB preallocated on purpose (ReserveBytes).
+	l, err := Open(filepath.Join(dir, "log"), Options{ReserveBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +57,10 @@ func TestSizeOnDiskAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := allocated(t, dir)
-	// Bound: the raw payloads twice (tail values and their sealed segment
-	// may both sit in sstables until a compaction) plus 1 MiB of fixed files.
-	if limit := 2*raw + 1<<20; got > limit {
+	// Bound: the raw payloads three times (the WAL logs each record in the
+	// tail, then again inside its sealed segment, and the tail deletions;
+	// nothing is flushed at Close) plus 1 MiB of fixed files.
+	if limit := 3*raw + 1<<20; got > limit {
 		t.Fatalf("%d bytes allocated after Close for %d bytes of payload; want at most %d", got, raw, limit)
 	}
 	t.Logf("%d payload bytes, %d bytes allocated after Close", raw, got)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lazymem/lazymem/bench/locomo"
 	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/engine/embed"
 )
 
@@ -191,6 +192,15 @@ func LoadLoCoMoReplay(dir string, opts LoCoMoReplayOptions) (*Replay, error) {
 		d.Write(data)
 		return data, nil
 	}
+	// The engine embeds a turn with its pleasantries removed
+	// (engine.StripPleasantries); such a text is served the vector of the
+	// whole turn, the one USE-lite computed.
+	aliases := map[string]string{}
+	alias := func(orig, constructed string) {
+		if constructed != orig {
+			aliases[constructed] = orig
+		}
+	}
 	for _, c := range convs {
 		if _, err := digestFile(filepath.Join(dir, c.ID+".json")); err != nil {
 			return nil, err
@@ -211,10 +221,12 @@ func LoadLoCoMoReplay(dir string, opts LoCoMoReplayOptions) (*Replay, error) {
 			case "turns":
 				for _, t := range turns {
 					texts = append(texts, t.Text)
+					alias(t.Text, engine.StripPleasantries(t.Text))
 				}
 			case "speaker_turns":
 				for _, t := range turns {
 					texts = append(texts, t.Speaker+": "+t.Text)
+					alias(t.Speaker+": "+t.Text, t.Speaker+": "+engine.StripPleasantries(t.Text))
 				}
 			case "questions":
 				for _, q := range c.QA {
@@ -226,7 +238,18 @@ func LoadLoCoMoReplay(dir string, opts LoCoMoReplayOptions) (*Replay, error) {
 			}
 		}
 	}
-	return r.finish(d, opts.ReplayOptions)
+	r, err := r.finish(d, opts.ReplayOptions)
+	if err != nil {
+		return nil, err
+	}
+	for a, orig := range aliases {
+		if _, ok := r.vecs[a]; !ok {
+			if v, ok := r.vecs[orig]; ok {
+				r.vecs[a] = v
+			}
+		}
+	}
+	return r, nil
 }
 
 // SpeakerTurnText is the text a "speaker_turns" vector is keyed by.

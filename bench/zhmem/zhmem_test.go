@@ -132,10 +132,14 @@ func TestEvaluateMetric(t *testing.T) {
 // lifts a run. Measured on 2026-12-01 (145 questions): sparse
 // 0.259/0.517/0.607, lazy with hash-v2-d384 0.293/0.510/0.653, lazy with
 // use-lite-v1 0.238/0.486/0.600 (English-only model: below sparse at R@1).
+// Raised after the engine's query understanding (lexicon, pleasantries,
+// fallback pass, recency, questions in the history x0.85, everyday-life
+// concepts in the lexicon, Chinese question words out of the BM25 text):
+// sparse 0.300/0.600/0.700, lazy hash 0.345/0.634/0.732.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.25, 0.51, 0.60},
-	"lazy/hash": {0.29, 0.51, 0.65},
+	"sparse":    {0.30, 0.60, 0.70},
+	"lazy/hash": {0.34, 0.63, 0.73},
 	"lazy/use":  {0.23, 0.48, 0.60},
 }
 

@@ -27,9 +27,16 @@ Commands:
   ingest    append records from a JSONL file (or - for standard input)
   recall    find the memories that answer a query
   stats     show what a store holds
+  mcp       serve one agent's memory as MCP tools over stdio (for desktop agents)
+  forget    forget an agent's records (all, or by session, role or id)
+  compact   purge forgotten and expired records' bytes from the files
+  export    write live records as JSONL (the format ingest reads)
+  backup    write a consistent copy of a store
   bench     compare lazymem with eager-RAG baselines on a generated history
   eval      evaluate recall on a dataset (eval locomo --data DIR)
   evalzh    evaluate recall on the Chinese memory set (bench/zhmem)
+  verify    check a closed store's log and index; exits 1 naming any damage
+  repair    set aside what cannot be read (under DIR/quarantine) and rebuild
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -38,6 +45,10 @@ Examples:
   lazymem ingest --db ./mem history.jsonl
   lazymem recall --db ./mem --agent a1 "what did we decide about the connection pool yesterday?"
   lazymem stats --db ./mem
+  lazymem mcp --db ./mem --agent a1
+  lazymem forget --db ./mem --agent a1 --session s7 --json
+  lazymem export --db ./mem --agent a1 > a1.jsonl
+  lazymem backup --db ./mem --to ./mem-backup
   lazymem bench --scale 100k
   lazymem eval locomo --data ../shared/data/locomo --json
 `
@@ -68,12 +79,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdRecall(ctx, rest, stdout, stderr)
 	case "stats":
 		err = cmdStats(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, rest, stdin, stdout, stderr)
+	case "forget":
+		err = cmdForget(ctx, rest, stdout, stderr)
+	case "compact":
+		err = cmdCompact(ctx, rest, stdout, stderr)
+	case "export":
+		err = cmdExport(ctx, rest, stdout, stderr)
+	case "backup":
+		err = cmdBackup(ctx, rest, stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, rest, stdout, stderr)
 	case "eval":
 		err = cmdEval(ctx, rest, stdout, stderr)
 	case "evalzh":
 		err = cmdEvalZh(ctx, rest, stdout, stderr)
+	case "verify":
+		err = cmdVerify(ctx, rest, stdout, stderr)
+	case "repair":
+		err = cmdRepair(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lazymem: unknown command %q\n\n%s", cmd, usage)
 		return 2

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,8 +80,26 @@ func TestIngestRecallStats(t *testing.T) {
 		t.Fatalf("recall --where: code %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "", "stats", "--db", db)
-	if code != 0 || !strings.Contains(out, "records       4") {
+	if code != 0 || !strings.Contains(out, "records       4") || !strings.Contains(out, "health        ok") || !strings.Contains(out, "embed cache   hash") {
 		t.Fatalf("stats: code %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "stats", "--db", db, "--json")
+	var st struct {
+		Scope string `json:"scope"`
+		Log   struct {
+			Records uint64 `json:"records"`
+			NextID  uint64 `json:"next_id"`
+		} `json:"log"`
+		Index struct {
+			Docs    uint64   `json:"docs"`
+			Repairs []string `json:"repairs"`
+		} `json:"index"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Scope != "store" || st.Log.Records != 4 || st.Log.NextID != 5 || st.Index.Docs != 4 || st.Index.Repairs == nil {
+		t.Fatalf("stats --json: code %d %v\n%s", code, err, out)
+	}
+	if strings.ContainsAny(strings.Join(regexp.MustCompile(`"([^"]+)":`).FindAllString(out, -1), ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+		t.Fatalf("stats --json has keys that are not snake case:\n%s", out)
 	}
 }
 

@@ -94,7 +94,7 @@ func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	db, err := engine.Open(f.db, engine.Options{Embedder: emb})
+	db, err := openStore(f.db, engine.Options{Embedder: emb})
 	if err != nil {
 		return err
 	}

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 )
 
 func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("stats", "stats --db DIR [--json]", stderr)
 	dbDir := fs.String("db", "", "store directory (required)")
-	asJSON := fs.Bool("json", false, "print the metrics as JSON")
+	asJSON := fs.Bool("json", false, "print the metrics as JSON (snake case, as the daemon's GET /v1/stats)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -23,29 +24,63 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return usagef("stats: unexpected argument %q", pos[0])
 	}
-	db, err := engine.Open(*dbDir, engine.Options{})
+	db, err := openStore(*dbDir, engine.Options{})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	m := db.Metrics()
+	m := wire.FromMetrics(db.Metrics())
 	if *asJSON {
+		// The same JSON as the daemon's GET /v1/stats for an admin.
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(m)
+		if err := enc.Encode(m); err != nil {
+			return err
+		}
+		return db.Close()
 	}
-	l := m.Log
-	fmt.Fprintf(stdout, "records       %d (ids 1..%d)\n", l.Next-1, l.Next-1)
-	fmt.Fprintf(stdout, "log           %d sealed segments, %d records unsealed\n", l.Segments, l.TailRecords)
+	printStats(stdout, m)
+	return db.Close()
+}
+
+// printStats is the human-readable form of m: one topic a line, sizes in
+// binary units, ratios where they say something (compression, cache).
+func printStats(w io.Writer, m wire.Metrics) {
+	l, x, c := m.Log, m.Index, m.Cache
+	if l.Records == 0 {
+		fmt.Fprintf(w, "records       0\n")
+	} else {
+		fmt.Fprintf(w, "records       %d (ids 1..%d)\n", l.Records, l.Records)
+	}
+	fmt.Fprintf(w, "log           %d sealed segments, %d records unsealed\n", l.Segments, l.TailRecords)
 	ratio := 0.0
 	if l.RawBytes > 0 {
 		ratio = float64(l.DiskBytes) / float64(l.RawBytes)
 	}
-	fmt.Fprintf(stdout, "bytes         %s raw records, %s on disk (%.2fx)\n", human(l.RawBytes), human(int64(l.DiskBytes)), ratio)
-	fmt.Fprintf(stdout, "deleted       %d awaiting compaction\n", l.Tombstones)
-	fmt.Fprintf(stdout, "index         %+v\n", m.Index)
-	fmt.Fprintf(stdout, "embed cache   %+v\n", m.Cache)
-	return db.Close()
+	fmt.Fprintf(w, "bytes         %s raw records, %s on disk (%.2fx)\n", human(l.RawBytes), human(int64(l.DiskBytes)), ratio)
+	fmt.Fprintf(w, "deleted       %d awaiting compaction, %d deleted and %d slots dropped since open\n", l.Tombstones, l.Deleted, l.DroppedRecords)
+	fmt.Fprintf(w, "index         %d documents in %d segments (%s) + %d in memory, %d terms in memory\n", x.Docs, x.Segments, human(x.SegmentBytes), x.MemDocs, x.Terms)
+	fmt.Fprintf(w, "index work    %d flushes, %d merges, %d re-indexed from the log at open\n", x.Flushes, x.Merges, x.Rebuilt)
+	lookups := c.MemHits + c.DiskHits + c.Computed + c.Shared
+	hit := 0.0
+	if lookups > 0 {
+		hit = float64(c.MemHits+c.DiskHits) / float64(lookups)
+	}
+	fmt.Fprintf(w, "embed cache   %s: %d lookups since open, %.0f%% hits (%d memory, %d disk), %d embedded in %d calls\n",
+		c.Embedder, lookups, 100*hit, c.MemHits, c.DiskHits, c.Computed, c.EmbedCalls)
+	fmt.Fprintf(w, "format        store format %d\n", m.StoreFormat)
+	errs := m.BackgroundErrors + m.IndexErrors + uint64(x.MergeErrors+x.FlushErrors+x.ContextErrors)
+	if errs == 0 && m.IndexRepaired == "" && len(x.Repairs) == 0 {
+		fmt.Fprintf(w, "health        ok: no repairs, no background errors\n")
+		return
+	}
+	fmt.Fprintf(w, "health        %d background errors, %d batches not indexed, %d merge and %d flush errors\n", m.BackgroundErrors, m.IndexErrors, x.MergeErrors, x.FlushErrors)
+	if m.IndexRepaired != "" {
+		fmt.Fprintf(w, "repaired      the index was corrupt: moved to %s and rebuilt from the log\n", m.IndexRepaired)
+	}
+	for _, r := range x.Repairs {
+		fmt.Fprintf(w, "repaired      %s\n", r)
+	}
 }
 
 func human(n int64) string {

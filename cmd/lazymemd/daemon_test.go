@@ -486,9 +486,19 @@ func TestHostCheck(t *testing.T) {
 	if _, err := parseArgs([]string{"--db", "d", "--addr", ":7373"}, io.Discard); err == nil {
 		t.Fatal("all interfaces without --allowed-hosts accepted")
 	}
+	// A non-loopback --addr needs a credential too.
+	t.Setenv("LAZYMEMD_TOKEN", "")
 	for _, args := range [][]string{
 		{"--addr", "0.0.0.0:7373", "--allowed-hosts", "*"},
 		{"--addr", "10.0.0.5:7373", "--allowed-hosts", "mem.internal,10.0.0.5"},
+	} {
+		if _, err := parseArgs(append([]string{"--db", "d"}, args...), io.Discard); err == nil || !strings.Contains(err.Error(), "--keys or --token-file") {
+			t.Errorf("%q without a credential: %v", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"--addr", "0.0.0.0:7373", "--allowed-hosts", "*", "--token-file", "tok"},
+		{"--addr", "10.0.0.5:7373", "--allowed-hosts", "mem.internal,10.0.0.5", "--keys", "keys.json"},
 		{"--addr", "localhost:7373"}, {"--addr", "[::1]:7373"},
 	} {
 		if _, err := parseArgs(append([]string{"--db", "d"}, args...), io.Discard); err != nil {

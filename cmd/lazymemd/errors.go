@@ -6,6 +6,9 @@ import "errors"
 var (
 	// errFlag is wrapped by every bad command line.
 	errFlag = errors.New("lazymem: bad flag")
+	// errKeys is wrapped by every problem of a --keys file; the message
+	// names the key's field.
+	errKeys = errors.New("lazymem: bad keys file")
 	// errCloseTimeout: closing the store did not finish within
 	// --shutdown-timeout. The log holds every acknowledged record; what
 	// the index had not flushed is re-indexed from it on the next open.

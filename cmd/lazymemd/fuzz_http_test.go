@@ -75,6 +75,15 @@ var httpSeeds = []struct{ method, path, headers, body string }{
 	{"GET", "*", "", ""},
 	{"CONNECT", "localhost:7373", "", ""},
 	{"BREW", "/v1/stats", "", ""},
+	{"GET", "/metrics", "", ""},
+	{"POST", "/metrics", "", "{}"},
+	{"GET", "/v1/openapi.json", "X-Request-Id: trace-1", ""},
+	{"GET", "/", "", ""},
+	{"POST", "/", "Origin: http://127.0.0.1:7373", "{}"},
+	{"GET", "/v1/stats", "X-Request-Id: has space\u0000", ""},
+	{"POST", "/mcp", "", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list","arguments":{"agent":"a","limit":-1}}}`},
+	{"POST", "/mcp", "", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"agent":"a","text":"y","session":"s"}}}`},
+	{"POST", "/mcp", "", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":{"agent":"a","query":"y","budget":-3}}}`},
 }
 
 // FuzzHTTP sends any method, path, headers and body to the daemon's

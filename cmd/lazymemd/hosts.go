@@ -95,6 +95,13 @@ func probePath(p string) bool {
 	return p == "/v1/live" || p == "/v1/ready" || p == "/v1/health"
 }
 
+// publicPath reports the paths served without a credential: the probes
+// and the inspector's page, which holds no data (its calls carry the
+// user's token).
+func publicPath(p string) bool {
+	return probePath(p) || p == "/"
+}
+
 // hostChecked refuses requests whose Host header is not an allowed one.
 func (s *server) hostChecked(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

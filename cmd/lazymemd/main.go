@@ -1,36 +1,8 @@
-// Command lazymemd is the lazymem daemon: one store served over an
-// HTTP/JSON API on a single node.
-//
-//	lazymemd --db ./mem [--addr 127.0.0.1:7373] [--embedder hash]
-//
-// Endpoints (docs/API.md has the full reference and curl examples):
-//
-//	GET  /v1/live          200 while the process runs (liveness)
-//	GET  /v1/ready         200 once the store is open, 503 while it opens
-//	                       or the daemon shuts down (readiness; /v1/health
-//	                       is the same)
-//	POST /v1/records       one record, or {"records": [...]} -> {"ids": [...]}
-//	                       (durable when the reply arrives; a bad record
-//	                       rejects the whole body and writes nothing)
-//	GET  /v1/records/{id}  the stored record
-//	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
-//	GET  /v1/stats         the store's metrics
-//	POST /mcp              the Model Context Protocol (streamable HTTP, JSON
-//	                       replies): tools remember and recall
-//
-// Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
-// for bad input (the field named), 401, 403, 404, 405, 410, 413 over a
-// limit, 502 when the embedder fails, 503 while opening or shutting down,
-// when a shared budget is spent or past the request timeout, 507 when the
-// disk is full. The daemon listens before the store is open (the probes
-// answer meanwhile); SIGINT or SIGTERM, even during the open, stops taking
-// connections, lets the requests in flight finish (up to
-// --shutdown-timeout) and closes the store (up to --shutdown-timeout
-// again).
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,6 +37,9 @@ type config struct {
 	db, addr, embedder string
 	mcpAgent           string
 	tokenFile          string
+	keysFile           string
+	logFormat          string
+	tlsCert, tlsKey    string
 	origins            []string
 	hosts              []string
 	lim                limits
@@ -142,6 +117,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		}
 		return nil
 	})
+	fs.StringVar(&cfg.keysFile, "keys", "", `JSON file of API keys, each with the agents and scopes it grants: {"keys": [{"name", "token_sha256", "agents", "scopes"}]} (reloaded on SIGHUP; excludes --token-file)`)
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with (with --tls-key)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -159,12 +138,21 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--read-header-timeout, --read-timeout and --idle-timeout must be positive (%v, %v, %v)", cfg.readHeaderTimeout, cfg.readTimeout, cfg.idleTimeout)
 	case cfg.maxHeaderBytes < 1:
 		return cfg, fmt.Errorf("--max-header-bytes %d: want a positive number of bytes", cfg.maxHeaderBytes)
+	case cfg.logFormat != "text" && cfg.logFormat != "json":
+		return cfg, fmt.Errorf("--log-format %q: want text or json", cfg.logFormat)
+	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
+		return cfg, errors.New("--tls-cert and --tls-key go together")
+	case cfg.keysFile != "" && cfg.tokenFile != "":
+		return cfg, errors.New("--keys and --token-file exclude each other (a keys file can hold the token's key)")
 	}
 	if len(cfg.hosts) == 0 {
 		if !loopbackAddr(cfg.addr) {
 			return cfg, fmt.Errorf("--addr %s is not a loopback address: list the host names clients reach it by with --allowed-hosts (or --allowed-hosts '*')", cfg.addr)
 		}
 		cfg.hosts = defaultHosts
+	}
+	if !loopbackAddr(cfg.addr) && cfg.keysFile == "" && cfg.tokenFile == "" && os.Getenv("LAZYMEMD_TOKEN") == "" {
+		return cfg, fmt.Errorf("--addr %s is not a loopback address: other machines could read and write every memory; give --keys or --token-file", cfg.addr)
 	}
 	if _, err := parseHosts(cfg.hosts); err != nil {
 		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
@@ -181,14 +169,26 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 // GET /v1/live says the process is up, GET /v1/ready and every other
 // request answer 503, and a signal is honoured.
 func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	token, err := loadToken(cfg.tokenFile)
+	logger := newLogger(cfg.logFormat, stderr)
+	var token string
+	var keys *keyring
+	var err error
+	if cfg.keysFile != "" {
+		keys, err = loadKeys(cfg.keysFile)
+	} else {
+		token, err = loadToken(cfg.tokenFile)
+	}
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	s := newServer(nil, cfg.lim)
 	s.errLog, s.mcpAgent, s.token = logger, cfg.mcpAgent, token
+	if keys != nil {
+		s.keys.Store(keys)
+		stopReload := reloadKeysOnHUP(s, cfg.keysFile, logger)
+		defer stopReload()
+	}
 	if s.hosts, err = parseHosts(cfg.hosts); err != nil {
 		ln.Close()
 		return err
@@ -204,12 +204,38 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	defer cancelReqs()
 	srv := newHTTPServer(cfg, s.routes(), reqCtx, logger)
+	scheme := "http"
+	if cfg.tlsCert != "" {
+		// Loaded before serving, so a bad pair fails the start instead of
+		// every handshake.
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("%w: --tls-cert/--tls-key: %w", errFlag, err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(newLimitListener(ln, cfg.maxConns)) }()
-	logger.Info("lazymemd listening", "url", "http://"+ln.Addr().String(), "db", cfg.db, "auth", token != "")
+	go func() {
+		lln := newLimitListener(ln, cfg.maxConns)
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(lln, "", "")
+			return
+		}
+		errc <- srv.Serve(lln)
+	}()
+	auth := "none"
+	switch {
+	case keys != nil:
+		auth = fmt.Sprintf("%d keys", len(keys.keys))
+	case token != "":
+		auth = "token"
+	}
+	logger.Info("lazymemd listening", "url", scheme+"://"+ln.Addr().String(), "db", cfg.db, "auth", auth)
 
 	opened := make(chan openResult, 1)
-	go func() { opened <- openStore(cfg) }()
+	go func() { opened <- openStore(cfg, backgroundReporter(s, logger)) }()
 	var db *engine.DB
 	select {
 	case res := <-opened:
@@ -220,6 +246,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 		}
 		db = res.db
 		m := db.Metrics()
+		logRepairs(logger, m)
 		logger.Info("store open, ready", "records", m.Log.Next-1, "embedder", res.embedder)
 		s.open(db)
 	case <-ctx.Done():
@@ -270,12 +297,12 @@ type openResult struct {
 }
 
 // openStore opens the embedder and the store of cfg.
-func openStore(cfg config) openResult {
+func openStore(cfg config, onBackground func(error)) openResult {
 	emb, err := embedspec.Open(cfg.embedder)
 	if err != nil {
 		return openResult{err: err}
 	}
-	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb})
+	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
 	name := "hash"
 	if emb != nil {
 		name = emb.Name()
@@ -357,4 +384,64 @@ func loadToken(file string) (string, error) {
 		return tok, nil
 	}
 	return "", fmt.Errorf("--token-file %s: the first line is empty", file)
+}
+
+// newLogger is the daemon's logger in --log-format.
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// logRepairs logs what the open repaired: an index moved aside and
+// rebuilt, index segments dropped and re-indexed from the log, and the
+// background errors counted so far.
+func logRepairs(logger *slog.Logger, m engine.Metrics) {
+	if m.IndexRepaired != "" {
+		logger.Warn("the index was corrupt: moved aside and rebuilt from the log", "moved_to", m.IndexRepaired)
+	}
+	for _, r := range m.Index.Repairs {
+		logger.Warn("index repair", "repair", r.String())
+	}
+	if m.BackgroundErrors > 0 {
+		logger.Warn("background errors while opening", "count", m.BackgroundErrors)
+	}
+}
+
+// reloadKeysOnHUP reloads the keys file on SIGHUP; a file that does not
+// load is logged and the keys in use stay. The returned func stops it.
+func reloadKeysOnHUP(s *server, file string, logger *slog.Logger) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				kr, err := loadKeys(file)
+				if err != nil {
+					logger.Error("SIGHUP: keys not reloaded, the previous ones stay", "err", err)
+					continue
+				}
+				s.keys.Store(kr)
+				logger.Info("SIGHUP: keys reloaded", "keys", len(kr.keys))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
+}
+
+// backgroundReporter is the store's OnBackgroundError: background errors
+// have no caller, so they are logged when they happen and counted.
+func backgroundReporter(s *server, logger *slog.Logger) func(error) {
+	return func(err error) {
+		s.prom.bgErrors.Inc()
+		logger.Error("background error", "err", err)
+	}
 }

@@ -3,18 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"math"
 	"net/http"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/lazymem/lazymem/cmd/internal/mcptools"
 	"github.com/lazymem/lazymem/cmd/internal/wire"
-	"github.com/lazymem/lazymem/engine"
 )
 
 // The MCP endpoint: POST /mcp speaks the Model Context Protocol's
@@ -64,54 +61,12 @@ type rpcResponse struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
-// mcpTool is an entry of tools/list.
+// mcpTool is a tool of the registry: its definition, and the scope of
+// the route whose operation it exposes.
 type mcpTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"inputSchema"`
+	mcptools.Tool
+	scope scope
 }
-
-var mcpTools = []mcpTool{
-	{
-		Name: "remember",
-		Description: "Store one memory (a message, a fact, a decision) in the agent's long-term memory. " +
-			"It is durable when the call returns and can be found later with recall.",
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"text":    map[string]any{"type": "string", "description": "what to remember"},
-				"agent":   map[string]any{"type": "string", "description": "whose memory (default: the daemon's --mcp-agent)"},
-				"session": map[string]any{"type": "string", "description": "the conversation it belongs to"},
-				"role":    map[string]any{"type": "string", "description": "who said it: user, assistant, tool, or a name"},
-				"time":    map[string]any{"type": "string", "description": "when, RFC 3339 (default: now)"},
-				"meta":    map[string]any{"type": "object", "description": "labels: key to string or array of strings"},
-			},
-			"required": []string{"text"},
-		},
-	},
-	{
-		Name: "recall",
-		Description: "Find the memories that answer a question, best first, rendered with their times and speakers. " +
-			"Relative times in the question (\"yesterday\", \"last week\") narrow the search.",
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"query":           map[string]any{"type": "string", "description": "the question, in natural language"},
-				"agent":           map[string]any{"type": "string", "description": "whose memory (default: the daemon's --mcp-agent)"},
-				"k":               map[string]any{"type": "integer", "description": "how many memories (default 10)"},
-				"current_session": map[string]any{"type": "string", "description": "the conversation in progress: its latest turns are considered too"},
-				"since":           map[string]any{"type": "string", "description": "only memories at or after this RFC 3339 time"},
-				"until":           map[string]any{"type": "string", "description": "only memories before this RFC 3339 time"},
-				"where":           map[string]any{"type": "object", "description": "only memories with these labels"},
-				"budget":          map[string]any{"type": "integer", "description": "most characters of the rendered context (default 4000)"},
-			},
-			"required": []string{"query"},
-		},
-	},
-}
-
-// mcpDefaultBudget bounds the context block recall renders.
-const mcpDefaultBudget = 4000
 
 func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
 	// The transport: a revision this server does not speak (or garbage)
@@ -172,7 +127,7 @@ func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
 	case "ping":
 		result = struct{}{}
 	case "tools/list":
-		result = map[string]any{"tools": mcpTools}
+		result = map[string]any{"tools": s.visibleTools(tenantOf(r))}
 	case "tools/call":
 		result, rerr = s.mcpCall(r, req.Params)
 	default:
@@ -226,28 +181,8 @@ func (s *server) mcpInitialize(params json.RawMessage) (any, *rpcError) {
 		"protocolVersion": version,
 		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": false}},
 		"serverInfo":      map[string]any{"name": "lazymemd", "version": buildVersion()},
-		"instructions": "Long-term memory. Call remember to store what is worth keeping " +
-			"(decisions, facts, preferences); call recall with a question before answering " +
-			"anything that depends on the past.",
+		"instructions":    mcptools.Instructions,
 	}, nil
-}
-
-// toolResult is the result of tools/call: a failure of the tool itself
-// (bad arguments, the store rejecting them) is a result with isError set,
-// so the model reads the message and can correct its call.
-type toolResult struct {
-	Content           []toolContent `json:"content"`
-	StructuredContent any           `json:"structuredContent,omitempty"`
-	IsError           bool          `json:"isError"`
-}
-
-type toolContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-func toolError(err error) toolResult {
-	return toolResult{IsError: true, Content: []toolContent{{Type: "text", Text: strings.TrimPrefix(err.Error(), "lazymem: ")}}}
 }
 
 func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcError) {
@@ -262,159 +197,60 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	i := slices.IndexFunc(mcpTools, func(t mcpTool) bool { return t.Name == p.Name })
+	t := tenantOf(r)
+	tools := s.visibleTools(t)
+	i := slices.IndexFunc(tools, func(tl mcpTool) bool { return tl.Name == p.Name })
 	if i < 0 {
-		return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: remember, recall)", wire.Truncate(p.Name, 40))}
+		names := make([]string, len(tools))
+		for j, tl := range tools {
+			names[j] = tl.Name
+		}
+		return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: %s)", wire.Truncate(p.Name, 40), strings.Join(names, ", "))}
 	}
-	if msg := checkArgs(mcpTools[i].InputSchema, args); msg != "" {
+	if msg := mcptools.CheckArgs(tools[i].InputSchema, args); msg != "" {
 		return nil, &rpcError{Code: rpcInvalidParams, Message: p.Name + " arguments: " + msg}
 	}
-	if p.Name == "remember" {
-		return s.toolRemember(r, args), nil
+	env := &mcptools.Env{
+		Store: func(agent string) mcptools.Store { return s.handle(t, agent) }, Now: s.clock,
+		Agent: func(named string) (string, error) { return s.toolAgent(t, named) },
+		Admit: func(n int64) (func(), error) {
+			if !s.records.take(n) {
+				return nil, fmt.Errorf("%w: the records being appended fill the --max-inflight-records budget (%d); retry shortly", mcptools.ErrBusy, s.lim.maxInflight)
+			}
+			return func() { s.records.give(n) }, nil
+		},
+		Observe: s.prom.observeRecall,
 	}
-	return s.toolRecall(r, args), nil
+	return tools[i].Call(r.Context(), env, args), nil
 }
 
-// checkArgs checks a tool's arguments against its input schema (an object
-// of typed properties, some required) and says what is wrong, naming the
-// argument; "" when they fit. A call that does not fit the schema is the
-// caller's protocol mistake (invalid params); values the schema allows
-// but the store rejects are the tool's errors (isError), told to the
-// model so it can correct itself.
-func checkArgs(schema map[string]any, args json.RawMessage) string {
-	var m map[string]json.RawMessage
-	if a := bytes.TrimSpace(args); len(a) == 0 || a[0] != '{' || json.Unmarshal(a, &m) != nil {
-		return "want a JSON object"
-	}
-	props := schema["properties"].(map[string]any)
-	for _, name := range schema["required"].([]string) {
-		if raw, ok := m[name]; !ok || string(raw) == "null" {
-			return fmt.Sprintf("%q is required", name)
+// visibleTools are the tools the tenant's scopes allow: a read-only key
+// does not see add.
+func (s *server) visibleTools(t *tenant) []mcpTool {
+	var ts []mcpTool
+	for _, tl := range s.tools {
+		if t.has(tl.scope) {
+			ts = append(ts, tl)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		p, ok := props[name]
-		if !ok {
-			return fmt.Sprintf("unknown argument %q (arguments: %s)", wire.Truncate(name, 40), strings.Join(slices.Sorted(maps.Keys(props)), ", "))
-		}
-		raw := bytes.TrimSpace(m[name])
-		if string(raw) == "null" {
-			continue // absent
-		}
-		want := p.(map[string]any)["type"].(string)
-		if got := jsonKind(raw); got != want && !(want == "number" && got == "integer") {
-			return fmt.Sprintf("%q must be %s, got %s %s", name, article(want), article(got), wire.Truncate(string(raw), 40))
-		}
-	}
-	return ""
+	return ts
 }
 
-// jsonKind names the JSON Schema type of a valid JSON value; a number is
-// "integer" when it has no fraction (1e2 and 3.0 included, as JSON Schema
-// counts them).
-func jsonKind(raw json.RawMessage) string {
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
+// toolAgent is the agent a tool call acts as: the one it names, which
+// must be the tenant's; else --mcp-agent when it is the tenant's; else
+// the tenant's only agent.
+func (s *server) toolAgent(t *tenant, named string) (string, error) {
+	switch {
+	case named != "" && !t.allows(named):
+		return "", fmt.Errorf("%w: the key %q may not use the agent %q (its agents: %s)", mcptools.ErrAgent, t.name, named, strings.Join(t.list, ", "))
+	case named != "":
+		return named, nil
+	case s.mcpAgent != "" && t.allows(s.mcpAgent):
+		return s.mcpAgent, nil
+	case !t.all && len(t.list) == 1:
+		return t.list[0], nil
+	case !t.all:
+		return "", fmt.Errorf("%w: name one of the key's agents (%s)", mcptools.ErrAgent, strings.Join(t.list, ", "))
 	}
-	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return "integer"
-	}
-	return "number"
-}
-
-func article(kind string) string {
-	if kind == "integer" || kind == "object" || kind == "array" {
-		return "an " + kind
-	}
-	return "a " + kind
-}
-
-func (s *server) toolRemember(r *http.Request, args json.RawMessage) toolResult {
-	rec, err := wire.ParseRecord(args, s.clock())
-	if err != nil {
-		return toolError(err)
-	}
-	if rec.Agent == "" {
-		rec.Agent = s.mcpAgent
-	}
-	if !s.records.take(1) {
-		return toolError(fmt.Errorf("the daemon is busy: the records being appended fill the --max-inflight-records budget (%d); retry shortly", s.lim.maxInflight))
-	}
-	defer s.records.give(1)
-	id, err := s.db.Append(r.Context(), rec)
-	if err != nil {
-		return toolError(err)
-	}
-	return toolResult{
-		Content:           []toolContent{{Type: "text", Text: fmt.Sprintf("Remembered as memory %d of agent %q.", id, rec.Agent)}},
-		StructuredContent: map[string]any{"id": id, "agent": rec.Agent},
-	}
-}
-
-// recallArgs are the recall tool's arguments.
-type recallArgs struct {
-	Query          string                     `json:"query"`
-	Agent          string                     `json:"agent"`
-	K              float64                    `json:"k"` // an integer (checkArgs), 1e1 included
-	CurrentSession string                     `json:"current_session"`
-	Since          string                     `json:"since"`
-	Until          string                     `json:"until"`
-	Where          map[string]json.RawMessage `json:"where"`
-	Budget         float64                    `json:"budget"`
-}
-
-func (s *server) toolRecall(r *http.Request, args json.RawMessage) toolResult {
-	var a recallArgs
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return toolError(fmt.Errorf("recall arguments: %w", err))
-	}
-	// The query goes through wire, which names the field of any error.
-	q := map[string]any{"text": a.Query, "agent": a.Agent, "k": int64(a.K), "current_session": a.CurrentSession}
-	if q["agent"] == "" {
-		q["agent"] = s.mcpAgent
-	}
-	if a.Since != "" {
-		q["since"] = a.Since
-	}
-	if a.Until != "" {
-		q["until"] = a.Until
-	}
-	if a.Where != nil {
-		q["where"] = a.Where
-	}
-	qb, err := json.Marshal(q)
-	if err != nil {
-		return toolError(err)
-	}
-	query, err := wire.ParseQuery(qb)
-	if err != nil {
-		return toolError(err)
-	}
-	if a.Budget < 0 {
-		return toolError(errors.New("budget: want a positive number of characters"))
-	}
-	budget := int(min(a.Budget, 1<<30))
-	if budget == 0 {
-		budget = mcpDefaultBudget
-	}
-	res, err := s.db.Recall(r.Context(), query)
-	if err != nil {
-		return toolError(err)
-	}
-	text := engine.FormatContext(res.Memories, budget)
-	if text == "" {
-		text = "No memories matched."
-	}
-	return toolResult{Content: []toolContent{{Type: "text", Text: text}}, StructuredContent: wire.FromResult(res)}
+	return "", nil // the engine names the missing field
 }

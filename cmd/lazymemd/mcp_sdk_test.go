@@ -33,8 +33,14 @@ func TestMCPOfficialClient(t *testing.T) {
 	var names []string
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
+		a := tl.Annotations
+		destructive := tl.Name == "delete" || tl.Name == "forget"
+		write := tl.Name == "add" || tl.Name == "remember"
+		if a == nil || a.ReadOnlyHint == (write || destructive) || a.DestructiveHint == nil || *a.DestructiveHint != destructive || a.IdempotentHint == write {
+			t.Errorf("tool %s: annotations %+v", tl.Name, a)
+		}
 	}
-	if strings.Join(names, ",") != "remember,recall" {
+	if strings.Join(names, ",") != "add,remember,search,recall,list,delete,forget" {
 		t.Fatalf("tools: %v", names)
 	}
 

@@ -76,7 +76,7 @@ func TestMCP(t *testing.T) {
 	}
 	_, r = rpc(t, ts.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	var list struct{ Tools []mcpTool }
-	if json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 2 || list.Tools[0].Name != "remember" || list.Tools[1].InputSchema["type"] != "object" {
+	if json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 7 || list.Tools[1].Name != "remember" || list.Tools[3].Name != "recall" || list.Tools[1].InputSchema["type"] != "object" {
 		t.Fatalf("tools/list: %s", r.Result)
 	}
 
@@ -119,7 +119,7 @@ func TestMCP(t *testing.T) {
 		code int
 	}{
 		{`{"jsonrpc":"2.0","id":7,"method":"resources/list"}`, rpcMethodNotFound},
-		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"forget","arguments":{}}}`, rpcInvalidParams},
+		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"erase","arguments":{}}}`, rpcInvalidParams},
 		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"remember","arguments":{"agent":"a1"}}}`, rpcInvalidParams},
 		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"recall","arguments":{"agent":"a1","query":"x","limit":3}}}`, rpcInvalidParams},
 		{`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"recall","arguments":["x"]}}`, rpcInvalidParams},

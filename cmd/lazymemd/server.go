@@ -3,7 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,12 @@ type server struct {
 	// token, when set, is the bearer token every request but the health
 	// check must carry.
 	token string
+	// keys, when set (--keys), are the credentials and what each may do;
+	// replaced whole on SIGHUP.
+	keys atomic.Pointer[keyring]
+	prom *promMetrics
+	// tools are the MCP tools of the registry's routes.
+	tools []mcpTool
 	// origins are the browser origins allowed to call the API; a request
 	// carrying any other Origin header is refused (see guarded).
 	origins map[string]bool
@@ -55,6 +62,8 @@ func newServer(db *engine.DB, lim limits) *server {
 		clock: time.Now, errLog: slog.New(slog.DiscardHandler), origins: map[string]bool{},
 		hosts: loopbackHosts,
 	}
+	s.prom = newPromMetrics(s)
+	s.tools = routeTools(registry)
 	if db != nil {
 		s.open(db)
 	}
@@ -79,22 +88,11 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-// routes returns the API's handler. Unknown paths get 404 and known paths
-// with another method 405, both as JSON errors.
+// routes returns the API's handler: the registry's routes behind the
+// checks every request passes (clean path, host, origin, credential, the
+// store open, the deadline), logged.
 func (s *server) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/live", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.live}))
-	mux.HandleFunc("/v1/ready", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.ready}))
-	mux.HandleFunc("/v1/health", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.ready}))
-	mux.HandleFunc("/v1/records", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.appendRecords}))
-	mux.HandleFunc("/v1/records/{id}", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.getRecord}))
-	mux.HandleFunc("/v1/recall", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.recall}))
-	mux.HandleFunc("/v1/stats", s.methods(map[string]http.HandlerFunc{http.MethodGet: s.stats}))
-	mux.HandleFunc("/mcp", s.methods(map[string]http.HandlerFunc{http.MethodPost: s.mcp}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: "no such endpoint: " + r.URL.Path + " (see GET /v1/live, GET /v1/ready, POST /v1/records, GET /v1/records/{id}, POST /v1/recall, GET /v1/stats)"})
-	})
-	return s.logged(canonical(s, s.hostChecked(s.guarded(s.authorized(s.gated(s.deadlined(mux)))))))
+	return s.logged(canonical(s, s.hostChecked(s.guarded(s.authorized(s.gated(s.deadlined(s.mux(registry))))))))
 }
 
 // canonical answers 404 to a path that is not clean ("//v1/stats",
@@ -124,7 +122,7 @@ func (s *server) guarded(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if !s.origins[o] {
+		if !s.origins[o] && !sameOrigin(o, r) {
 			s.fail(w, r, http.StatusForbidden, apiError{Code: "forbidden_origin",
 				Message: fmt.Sprintf("requests from the web origin %q are refused (lazymemd --allow-origin %s allows it)", o, o)})
 			return
@@ -144,23 +142,16 @@ func (s *server) guarded(h http.Handler) http.Handler {
 	})
 }
 
-// authorized rejects requests without the bearer token, when one is set.
-// The health check stays open for load balancers and supervisors.
-func (s *server) authorized(h http.Handler) http.Handler {
-	if s.token == "" {
-		return h
+// sameOrigin reports whether a browser request comes from a page this
+// daemon served (the inspector): its Origin is the request's own scheme
+// and Host. hostChecked has already refused any Host this daemon is not
+// reached by, so a rebinding page cannot pass as same-origin.
+func sameOrigin(origin string, r *http.Request) bool {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
 	}
-	want := []byte("Bearer " + s.token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if !probePath(r.URL.Path) && subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="lazymemd"`)
-			s.fail(w, r, http.StatusUnauthorized, apiError{Code: "unauthorized",
-				Message: "missing or wrong \"Authorization: Bearer <token>\" header (lazymemd --token-file)"})
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	return origin == scheme+r.Host
 }
 
 // methods dispatches on the request method; HEAD is served as GET.
@@ -243,19 +234,38 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("records: %d records, limit %d (lazymemd --max-batch); split the batch", len(recs), s.lim.maxBatch)})
 		return
 	}
+	if t := tenantOf(r); !t.all {
+		for i := range recs {
+			if !t.allows(recs[i].Agent) {
+				field := fmt.Sprintf("records[%d].agent", i)
+				if !batch {
+					field = "record.agent"
+				}
+				s.fail(w, r, http.StatusForbidden, forbiddenAgent(t, field, recs[i].Agent))
+				return
+			}
+		}
+	}
 	n := int64(len(recs))
 	if !s.records.take(n) {
 		s.busy(w, r, fmt.Sprintf("the records being appended fill the --max-inflight-records budget (%d)", s.lim.maxInflight))
 		return
 	}
 	defer s.records.give(n)
+	// A tenant's records go through the scoped handle of their agent;
+	// a batch mixing several of the key's agents (each checked above)
+	// through the store.
+	var st store = s.db
+	if t := tenantOf(r); !t.all && sameAgent(recs) {
+		st = s.handle(t, recs[0].Agent)
+	}
 	var ids []uint64
 	if !batch {
 		var id uint64
-		id, err = s.db.Append(r.Context(), recs[0])
+		id, err = st.Append(r.Context(), recs[0])
 		ids = []uint64{id}
 	} else {
-		ids, err = s.db.AppendBatch(r.Context(), recs)
+		ids, err = st.AppendBatch(r.Context(), recs)
 	}
 	if err != nil {
 		s.error(w, r, err, "")
@@ -272,7 +282,19 @@ func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("%q is not a record id (a positive integer)", raw)})
 		return
 	}
-	rec, err := s.db.Get(r.Context(), id)
+	t := tenantOf(r)
+	var rec engine.Record
+	if !t.all && len(t.list) == 1 {
+		rec, err = s.db.Agent(t.list[0], engine.Quota{}).Get(r.Context(), id)
+	} else {
+		rec, err = s.db.Get(r.Context(), id)
+	}
+	if !t.all && (errors.Is(err, engine.ErrDeleted) || err == nil && !t.allows(rec.Agent)) {
+		// Another tenant's record, or a deleted one (whose agent is
+		// unknown), answers exactly as an id never assigned: the status
+		// and the body say nothing about the store's other tenants.
+		err = fmt.Errorf("%w: id %d", engine.ErrNotFound, id)
+	}
 	if err != nil {
 		s.error(w, r, err, "")
 		return
@@ -291,20 +313,57 @@ func (s *server) recall(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err, "query")
 		return
 	}
+	if e := clampAgents(tenantOf(r), &q.Agent, &q.Agents); e != nil {
+		s.fail(w, r, http.StatusForbidden, *e)
+		return
+	}
 	if e := s.lim.checkQuery(q); e != nil {
 		s.fail(w, r, http.StatusRequestEntityTooLarge, *e)
 		return
 	}
-	res, err := s.db.Recall(r.Context(), q)
+	var res *engine.Result
+	switch t := tenantOf(r); {
+	case t.all:
+		res, err = s.db.Recall(r.Context(), q)
+	case len(q.Agents) == 0 || len(q.Agents) == 1 && q.Agents[0] == q.Agent:
+		res, err = s.handle(t, q.Agent).Recall(r.Context(), q)
+	default:
+		// Several of the key's agents (each checked): the store, with the
+		// raw BM25 scores hidden as the scoped handle hides them.
+		if res, err = s.db.Recall(r.Context(), q); err == nil {
+			hideBM25(res)
+		}
+	}
 	if err != nil {
 		s.error(w, r, err, "")
 		return
 	}
+	s.prom.observeRecall(&res.Stats)
 	s.reply(w, http.StatusOK, wire.FromResult(res))
 }
 
+// stats answers the store's metrics in snake case to an admin; to a key
+// of some agents, only what concerns them: each agent's live records (the
+// store-wide numbers would tell one tenant about the others' activity).
 func (s *server) stats(w http.ResponseWriter, r *http.Request) {
-	s.reply(w, http.StatusOK, s.db.Metrics())
+	t := tenantOf(r)
+	if t.has(scopeAdmin) || t.all {
+		s.reply(w, http.StatusOK, wire.FromMetrics(s.db.Metrics()))
+		return
+	}
+	out := wire.AgentStats{Scope: "agents", Agents: []wire.AgentCount{}}
+	for _, a := range t.list {
+		// A recall without text, filters only, is the agent's filter
+		// bitmap: its cardinality is the count, nothing is read or
+		// embedded.
+		res, err := s.db.Recall(r.Context(), engine.Query{Agent: a, K: 1, Mode: engine.ModeSparse, SessionTurns: -1})
+		if err != nil {
+			s.error(w, r, err, "")
+			return
+		}
+		out.Agents = append(out.Agents, wire.AgentCount{Agent: a, Records: res.Stats.Filtered})
+	}
+	s.reply(w, http.StatusOK, out)
 }
 
 // body reads the request body, at most maxBody bytes, holding its size
@@ -338,7 +397,7 @@ func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release
 func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix string) {
 	status, e := classify(err, prefix, r.Context().Err() != nil, s.lim.requestTimeout)
 	if status >= 500 && status != http.StatusServiceUnavailable {
-		s.errLog.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		s.errLog.Error("request failed", "id", requestID(r), "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
 	s.fail(w, r, status, e)
 }
@@ -361,6 +420,17 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 		// errors, and it is the one the operator must act on.
 		return http.StatusInsufficientStorage, apiError{Code: "disk_full",
 			Message: "the disk holding the store is full (free space, then retry): " + msg}
+	case errors.Is(err, engine.ErrScope):
+		// Checked by the daemon first; the engine's scoped handle is the
+		// second line.
+		return http.StatusForbidden, apiError{Code: "forbidden", Message: msg}
+	case errors.Is(err, engine.ErrQuota):
+		return http.StatusForbidden, apiError{Code: "quota", Message: msg}
+	case errors.Is(err, engine.ErrBudget):
+		// A dense recall over more records than the query's limit: the
+		// client narrows the filters or asks for mode lazy.
+		return http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "query.mode",
+			Message: msg + " (narrow the filters, or use mode lazy)"}
 	case errors.As(err, &we):
 		field := we.Field
 		if prefix != "" {
@@ -427,16 +497,76 @@ func (sw *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// logged logs one line per request when s.log is set.
-func (s *server) logged(h http.Handler) http.Handler {
-	if s.log == nil {
-		return h
+// requestIDHeader carries a request's id: the client's when it sent a
+// usable one (a proxy's trace id), else a new one; echoed in the reply
+// and in every log line about the request.
+const requestIDHeader = "X-Request-Id"
+
+type reqInfoKey struct{}
+
+// reqInfo is what the request log says about a request beyond its line:
+// its id, and the key it was authorized with (set by authorized).
+type reqInfo struct {
+	id, key string
+}
+
+// requestID is the id of r ("" outside logged).
+func requestID(r *http.Request) string {
+	if ri, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
+		return ri.id
 	}
+	return ""
+}
+
+// newRequestID is 16 hex digits: unique enough to find a request in a
+// day of logs, short enough to read.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// usableID reports whether a client's request id can be logged as is:
+// short, printable ASCII without spaces or quotes.
+func usableID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// logged gives each request its id, echoes it in X-Request-Id, and logs
+// one line per request when s.log is set.
+func (s *server) logged(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(requestIDHeader)
+		if !usableID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(requestIDHeader, id)
+		ri := &reqInfo{id: id}
+		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri))
 		t0 := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"bytes", sw.bytes, "dur", time.Since(t0).Round(time.Microsecond))
+		if s.log != nil {
+			s.log.Info("request", "id", id, "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"bytes", sw.bytes, "dur", time.Since(t0).Round(time.Microsecond), "key", ri.key)
+		}
 	})
+}
+
+// sameAgent reports whether every record of recs is of one agent.
+func sameAgent(recs []engine.Record) bool {
+	for i := range recs {
+		if recs[i].Agent != recs[0].Agent {
+			return false
+		}
+	}
+	return true
 }

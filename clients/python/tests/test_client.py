@@ -56,13 +56,13 @@ def test_append_batch_ids_consecutive(client: Client, agent: str) -> None:
 
 
 def test_batch_with_bad_record_writes_nothing(client: Client, agent: str) -> None:
-    before = client.stats()["Log"]["Next"]
+    before = client.stats()["log"]["next_id"]
     with pytest.raises(InvalidInput) as ei:
         client.append_batch([Record(agent=agent, text="fine"), Record(agent="", text="no agent")])
     e = ei.value
     assert (e.status, e.code, e.field) == (400, "invalid", "records[1].agent")
     assert "records[1].agent" in e.message
-    assert client.stats()["Log"]["Next"] == before
+    assert client.stats()["log"]["next_id"] == before
 
 
 def test_recall_finds_and_explains(client: Client, agent: str) -> None:
@@ -137,11 +137,11 @@ def test_too_large(client: Client, agent: str) -> None:
     with pytest.raises(TooLarge) as ei:
         client.append("x" * (MAX_BODY + 1), agent=agent)
     assert ei.value.status == 413 and ei.value.code == "too_large"
-    before = client.stats()["Log"]["Next"]
+    before = client.stats()["log"]["next_id"]
     with pytest.raises(TooLarge) as ei:
         client.append_batch([Record(agent=agent, text=f"r{i}") for i in range(MAX_BATCH + 1)])
     assert (ei.value.code, ei.value.field) == ("too_large", "records")
-    assert client.stats()["Log"]["Next"] == before
+    assert client.stats()["log"]["next_id"] == before
     assert len(client.append_batch([Record(agent=agent, text=f"r{i}") for i in range(MAX_BATCH)])) == MAX_BATCH
     with pytest.raises(TooLarge) as ei:
         client.recall("x", agent=agent, agents=[f"a{i}" for i in range(MAX_AGENTS)])
@@ -173,7 +173,7 @@ def test_method_not_allowed(client: Client) -> None:
 def test_stats(client: Client, agent: str) -> None:
     client.append("counted", agent=agent)
     st = client.stats()
-    assert st["Appended"] >= 1 and st["Log"]["Next"] >= 2 and "Index" in st and "Cache" in st
+    assert st["scope"] == "store" and st["appended"] >= 1 and st["log"]["next_id"] >= 2 and "index" in st and "cache" in st
 
 
 def test_probes(daemon, client: Client) -> None:

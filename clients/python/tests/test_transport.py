@@ -135,8 +135,8 @@ def test_timeout_not_retried_for_appends_but_for_reads(stub) -> None:
         c.append("x", agent="a")  # it may have been written: not sent twice
     assert ei.value.code == "timeout" and len(script.requests) == 1 and waits == []
     script.requests.clear()
-    script.replies = [timeout, (200, {}, {"Appended": 1})]
-    assert c.stats() == {"Appended": 1}
+    script.replies = [timeout, (200, {}, {"appended": 1})]
+    assert c.stats() == {"appended": 1}
     assert len(script.requests) == 2 and len(waits) == 1
 
 

@@ -1,7 +1,7 @@
 // The HTTP client of lazymemd: global fetch (Node 20+), no dependencies.
 
 import { Busy, ConnectionFailed, LazymemError, errorFor } from "./errors.js";
-import type { AppendResult, Memory, Meta, Metrics, Query, RecallResult, RecordInput, Status, StoredRecord } from "./types.js";
+import type { AgentStats, AppendResult, Memory, Meta, Metrics, Query, RecallResult, RecordInput, Status, StoredRecord } from "./types.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:7373";
 
@@ -131,8 +131,8 @@ export class Client {
   }
 
   /** The store's metrics. */
-  async stats(): Promise<Metrics> {
-    return (await this.#call("GET", "/v1/stats", undefined, true)) as Metrics;
+  async stats(): Promise<Metrics | AgentStats> {
+    return (await this.#call("GET", "/v1/stats", undefined, true)) as Metrics | AgentStats;
   }
 
   /** True when the process answers its liveness probe (GET /v1/live), which it does while the store opens too. */

@@ -140,78 +140,119 @@ export interface RecallResult {
 }
 
 export interface LogMetrics {
-  Next: number;
-  Appended: number;
-  Groups: number;
-  TailRecords: number;
-  Segments: number;
-  SealedRecords: number;
-  RawBytes: number;
-  SegmentBytes: number;
-  TailBytes: number;
-  DiskBytes: number;
-  Tombstones: number;
-  Deleted: number;
-  DroppedRecords: number;
-  CacheHits: number;
-  CacheMisses: number;
-  CacheBytes: number;
+  /** Record ids assigned: next_id - 1. */
+  records: number;
+  next_id: number;
+  appended: number;
+  groups: number;
+  tail_records: number;
+  segments: number;
+  sealed_records: number;
+  raw_bytes: number;
+  segment_bytes: number;
+  tail_bytes: number;
+  disk_bytes: number;
+  tombstones: number;
+  deleted: number;
+  dropped_records: number;
+  cache_hits: number;
+  cache_misses: number;
+  cache_bytes: number;
+  corruptions: number;
+  pebble_corruptions: number;
+  /** Writes are refused now (a full disk); write_error says why. */
+  read_only: boolean;
+  write_error?: string;
+  reopens: number;
 }
 
 export interface IndexMetrics {
-  Docs: number;
-  Deleted: number;
-  Segments: number;
-  MemDocs: number;
-  SegmentBytes: number;
-  Flushes: number;
-  Merges: number;
-  MergeErrors: number;
-  FlushErrors: number;
-  Rebuilt: number;
-  Dropped: number;
-  LateDocs: number;
-  Terms: number;
-  /** Segments the open dropped and rebuilt from the log; null when none. */
-  Repairs: IndexRepair[] | null;
-  ContextErrors: number;
-}
-
-/** One index segment dropped by the open and rebuilt from the log. */
-export interface IndexRepair {
-  File: string;
-  Lo: number;
-  Hi: number;
-  /** 1 corrupt, 2 after a corrupt segment, 3 beyond the log, 4 analyzer changed. */
-  Reason: 1 | 2 | 3 | 4;
-  /** The Go error as encoding/json writes it (usually {}); null unless Reason is 1. */
-  Err: Record<string, unknown> | null;
+  docs: number;
+  deleted: number;
+  segments: number;
+  mem_docs: number;
+  segment_bytes: number;
+  flushes: number;
+  merges: number;
+  merge_errors: number;
+  flush_errors: number;
+  rebuilt: number;
+  dropped: number;
+  late_docs: number;
+  terms: number;
+  /** The segments the open dropped and rebuilt from the log, described. */
+  repairs: string[];
+  context_errors: number;
 }
 
 export interface CacheMetrics {
-  Embedder: string;
-  MemHits: number;
-  DiskHits: number;
-  Computed: number;
-  Shared: number;
-  EmbedCalls: number;
-  MemBytes: number;
-  MemEvicted: number;
-  MemDropped: number;
+  embedder: string;
+  mem_hits: number;
+  disk_hits: number;
+  computed: number;
+  shared: number;
+  embed_calls: number;
+  mem_bytes: number;
+  mem_evicted: number;
+  mem_dropped: number;
+  /** Why the open emptied the cache's disk tier; absent normally. */
+  disk_reset?: string;
 }
 
-/** GET /v1/stats (keys are the engine's Go field names). */
+export interface RetentionMetrics {
+  passes: number;
+  expired: number;
+  dropped_records: number;
+  pinned: number;
+}
+
+/** POST /v1/forget: what to forget. */
+export interface Selector {
+  agent?: string;
+  ids?: number[];
+  sessions?: string[];
+  roles?: string[];
+  where?: Record<string, string[]>;
+  since?: string;
+  until?: string;
+}
+
+/** The reply of POST /v1/forget. */
+export interface ForgetResult {
+  forgotten: number;
+  ranges: number[][];
+  reindexed: number;
+}
+
+/** GET /v1/stats for an admin key or a daemon without keys (snake case). */
 export interface Metrics {
-  Appended: number;
-  Recalls: number;
-  IndexErrors: number;
-  BackgroundErrors: number;
-  IndexRepaired: string;
+  scope: "store";
+  appended: number;
+  recalls: number;
+  index_errors: number;
+  background_errors: number;
+  /** Where a corrupt index was moved; absent normally. */
+  index_repaired?: string;
   /** The store's format version. */
-  StoreFormat: number;
-  Log: LogMetrics;
-  Index: IndexMetrics;
-  Cache: CacheMetrics;
+  store_format: number;
+  forgotten: number;
+  compactions: number;
+  retention: RetentionMetrics;
+  log: LogMetrics;
+  index: IndexMetrics;
+  cache: CacheMetrics;
+}
+
+/** GET /v1/stats for a key limited to some agents. */
+export interface AgentStats {
+  scope: "agents";
+  agents: AgentCount[];
+}
+
+/** One agent of a key and its live records. */
+export interface AgentCount {
+  agent: string;
+  records: number;
 }
 
 /** One JSON-RPC 2.0 message to POST /mcp. */

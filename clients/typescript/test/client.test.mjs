@@ -79,14 +79,14 @@ test("appendBatch: consecutive ids, in order", { skip }, async (t) => {
 test("a batch with a bad record writes nothing", { skip }, async (t) => {
   const c = client();
   const agent = agentName(t.name);
-  const before = (await c.stats()).Log.Next;
+  const before = (await c.stats()).log.next_id;
   await rejects(c.appendBatch([{ agent, text: "fine" }, { agent: "", text: "no agent" }]), InvalidInput, (e) => {
     assert.equal(e.status, 400);
     assert.equal(e.code, "invalid");
     assert.equal(e.field, "records[1].agent");
     assert.match(e.message, /records\[1\]\.agent/);
   });
-  assert.equal((await c.stats()).Log.Next, before);
+  assert.equal((await c.stats()).log.next_id, before);
 });
 
 test("recall finds, explains and reports stats", { skip }, async (t) => {
@@ -158,10 +158,10 @@ test("404, 413, 405", { skip }, async (t) => {
     assert.equal(e.code, "too_large");
   });
   const agent = agentName(t.name);
-  const before = (await c.stats()).Log.Next;
+  const before = (await c.stats()).log.next_id;
   const batch = (n) => Array.from({ length: n }, (_, i) => ({ agent, text: `r${i}` }));
   await rejects(c.appendBatch(batch(MAX_BATCH + 1)), TooLarge, (e) => assert.deepEqual([e.code, e.field], ["too_large", "records"]));
-  assert.equal((await c.stats()).Log.Next, before);
+  assert.equal((await c.stats()).log.next_id, before);
   assert.equal((await c.appendBatch(batch(MAX_BATCH))).length, MAX_BATCH);
   const agents = Array.from({ length: MAX_AGENTS }, (_, i) => `a${i}`);
   await rejects(c.recall("x", { agent, agents }), TooLarge, (e) => assert.deepEqual([e.code, e.field], ["too_large", "query.agents"]));
@@ -195,7 +195,7 @@ test("stats", { skip }, async (t) => {
   const c = client();
   await c.append("counted", { agent: agentName(t.name) });
   const st = await c.stats();
-  assert.ok(st.Appended >= 1 && st.Log.Next >= 2 && typeof st.Index.Docs === "number" && typeof st.Cache.Embedder === "string");
+  assert.ok(st.scope === "store" && st.appended >= 1 && st.log.next_id >= 2 && typeof st.index.docs === "number" && typeof st.cache.embedder === "string");
 });
 
 test("probes", { skip }, async (t) => {

@@ -108,8 +108,8 @@ test("a timeout is not retried for appends, but is for reads", async () => {
   assert.equal(requests.length, 1);
   assert.deepEqual(waits, []);
   requests = [];
-  replies = [timeout, [200, {}, { Appended: 1 }]];
-  assert.deepEqual(await c.stats(), { Appended: 1 });
+  replies = [timeout, [200, {}, { appended: 1 }]];
+  assert.deepEqual(await c.stats(), { appended: 1 });
   assert.equal(requests.length, 2);
   assert.equal(waits.length, 1);
 });

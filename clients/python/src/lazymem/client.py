@@ -189,7 +189,7 @@ class Client:
     # Store and probes.
 
     def stats(self) -> Dict[str, Any]:
-        """The store's metrics, as the daemon sends them (keys like "Appended", "Log": {"Next": ...})."""
+        """The store's metrics, as the daemon sends them: snake-case keys ("appended", "log": {"next_id": ...}); for a key limited to some agents, {"scope": "agents", "agents": [...]}."""
         return self._call("GET", "/v1/stats", None, idempotent=True)
 
     def live(self) -> bool:

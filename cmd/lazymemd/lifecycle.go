@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lazymem/lazymem/engine"
+)
+
+// store is what a handler calls for one agent: the scoped handle of the
+// agent for a tenant of some agents (no call through it reaches another
+// agent), the whole store for an admin or a daemon without --keys.
+type store interface {
+	Append(ctx context.Context, r engine.Record) (uint64, error)
+	AppendBatch(ctx context.Context, recs []engine.Record) ([]uint64, error)
+	Recall(ctx context.Context, q engine.Query) (*engine.Result, error)
+	Forget(ctx context.Context, sel engine.Selector) (engine.ForgetResult, error)
+}
+
+// handle is the store a request of tenant t acting as agent uses.
+func (s *server) handle(t *tenant, agent string) store {
+	if t.all {
+		return s.db
+	}
+	return s.db.Agent(agent, engine.Quota{})
+}
+
+// forgetBody is the body of POST /v1/forget: what to forget, as
+// engine.Selector in snake case.
+type forgetBody struct {
+	Agent    string              `json:"agent"`
+	IDs      []uint64            `json:"ids"`
+	Sessions []string            `json:"sessions"`
+	Roles    []string            `json:"roles"`
+	Where    map[string][]string `json:"where"`
+	Since    *time.Time          `json:"since"`
+	Until    *time.Time          `json:"until"`
+}
+
+// forget forgets the records a selector names, within the tenant: a
+// tenant of some agents names one of them (or has only one); ids of
+// other agents are ignored, as ids never assigned are.
+func (s *server) forget(w http.ResponseWriter, r *http.Request) {
+	body, release, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	var fb forgetBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fb); err != nil {
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "selector", Message: "selector: " + err.Error()})
+		return
+	}
+	t := tenantOf(r)
+	if !t.all {
+		switch {
+		case fb.Agent == "" && len(t.list) == 1:
+			fb.Agent = t.list[0]
+		case fb.Agent == "":
+			s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "selector.agent",
+				Message: fmt.Sprintf("selector.agent: name one of the key's agents (%s)", strings.Join(t.list, ", "))})
+			return
+		case !t.allows(fb.Agent):
+			s.fail(w, r, http.StatusForbidden, forbiddenAgent(t, "selector.agent", fb.Agent))
+			return
+		}
+	}
+	sel := engine.Selector{Agent: fb.Agent, IDs: fb.IDs, Sessions: fb.Sessions, Roles: fb.Roles, Where: fb.Where}
+	if fb.Since != nil {
+		sel.Since = *fb.Since
+	}
+	if fb.Until != nil {
+		sel.Until = *fb.Until
+	}
+	res, err := s.handle(t, fb.Agent).Forget(r.Context(), sel)
+	if err != nil {
+		s.error(w, r, err, "")
+		return
+	}
+	ranges := make([][2]uint64, 0, len(res.Ranges))
+	for _, rg := range res.Ranges {
+		ranges = append(ranges, [2]uint64{rg.First, rg.Last})
+	}
+	s.reply(w, http.StatusOK, map[string]any{"forgotten": res.Forgotten, "ranges": ranges, "reindexed": res.Reindexed})
+}
+
+// export writes the live records of ?agent= as JSONL, the format of
+// `lazymem ingest` (an admin may omit the agent: every agent).
+func (s *server) export(w http.ResponseWriter, r *http.Request) {
+	agent := r.URL.Query().Get("agent")
+	t := tenantOf(r)
+	switch {
+	case agent == "" && !t.all && len(t.list) == 1:
+		agent = t.list[0]
+	case agent == "" && !t.all:
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "agent",
+			Message: fmt.Sprintf("agent: name one of the key's agents (%s)", strings.Join(t.list, ", "))})
+		return
+	case agent != "" && !t.allows(agent):
+		s.fail(w, r, http.StatusForbidden, forbiddenAgent(t, "agent", agent))
+		return
+	}
+	cw := &countingWriter{w: w, header: func() {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+	}}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	var err error
+	if t.all {
+		_, err = s.db.Export(r.Context(), agent, bw)
+	} else {
+		_, err = s.db.Agent(agent, engine.Quota{}).Export(r.Context(), bw)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	switch {
+	case err != nil && cw.n == 0:
+		s.error(w, r, err, "") // nothing sent yet: a proper error reply
+	case err != nil:
+		// Part of the stream is out with a 200: the client sees a short
+		// stream (no final newline-terminated record count); logged.
+		s.errLog.Error("export cut short", "id", requestID(r), "agent", agent, "err", err)
+	case cw.n == 0:
+		cw.header() // no records: an empty stream
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// countingWriter sets the reply's headers before its first byte and
+// counts the bytes sent.
+type countingWriter struct {
+	w      http.ResponseWriter
+	header func()
+	n      int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.n == 0 && len(p) > 0 {
+		c.header()
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// hideBM25 hides raw BM25 scores from a tenant's recall over several of
+// its agents, as the engine's scoped handle does for one: document
+// frequencies are computed over every tenant's records, so a raw score
+// would let one tenant probe whether others use a word. Ranks stay.
+func hideBM25(res *engine.Result) {
+	for i := range res.Memories {
+		m := &res.Memories[i]
+		m.Score, m.Sparse = 0, 0
+		for j, r := range m.Reasons {
+			if strings.HasPrefix(r, "bm25 ") {
+				if k := strings.Index(r, " ("); k > 0 {
+					m.Reasons[j] = r[:k]
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Compact purges forgotten and expired records physically: after it
+// returns no byte of them remains in any file of the store.
+//
+//   - The log rewrites every segment that holds deleted records without
+//     their bytes; Pebble flushes (a new WAL), compacts its whole keyspace
+//     and deletes the obsolete WAL files and sstables (recycling of WAL
+//     files is off, the archive is emptied).
+//   - The index is rebuilt from the log when it holds deleted documents:
+//     their postings and terms, and the words their successors inherited
+//     through session context, leave the segment files; the old index
+//     directory and any corrupt index set aside by Open (index.corrupt-*)
+//     are removed.
+//   - The embedding cache's Pebble deletes every unnamespaced (v1) entry,
+//     flushes, compacts and deletes its obsolete files (entries of
+//     forgotten texts were deleted by Forget already), then is reopened:
+//     the new MANIFEST no longer names the removed files' boundary keys.
+//
+// Appends and recalls proceed during the log's and the cache's work and
+// while the new index is built; the index swap (with the catch-up of the
+// records appended meanwhile) and the cache's reopen hold the store
+// exclusively (appends wait).
+func (db *DB) Compact(ctx context.Context) error {
+	db.maintMu.Lock()
+	defer db.maintMu.Unlock()
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return ErrClosed
+	}
+	err := db.log.Compact(ctx)
+	if err == nil {
+		err = db.log.WaitPurged(ctx, purgeTimeout)
+	}
+	if err == nil && db.cache != nil {
+		if perr := db.cache.purge(ctx); perr != nil {
+			err = fmt.Errorf("lazymem: engine: compact cache: %w", perr)
+		}
+	}
+	rebuild := db.idx.Metrics().Deleted > 0
+	db.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("lazymem: engine: compact: %w", err)
+	}
+	if rebuild {
+		if _, err := db.rebuildIndex(); err != nil {
+			return err
+		}
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	if db.cache != nil {
+		if err := db.cache.reopen(ctx); err != nil {
+			return fmt.Errorf("lazymem: engine: compact cache: %w", err)
+		}
+	}
+	if err := db.removeCorruptIndexes(); err != nil {
+		return err
+	}
+	db.compactions.Add(1)
+	return nil
+}
+
+// purgeTimeout bounds the wait for Pebble to delete the files a
+// compaction made obsolete (it does so in the background, in
+// milliseconds).
+const purgeTimeout = 30 * time.Second
+
+// removeCorruptIndexes removes the damaged indexes Open set aside: they may
+// hold forgotten words.
+func (db *DB) removeCorruptIndexes() error {
+	fs := db.opts.FS
+	names, err := fs.List(db.dir)
+	if err != nil {
+		return fmt.Errorf("lazymem: engine: compact: list %s: %w", db.dir, err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "index.corrupt-") {
+			if err := fs.RemoveAll(fs.PathJoin(db.dir, n)); err != nil {
+				return fmt.Errorf("lazymem: engine: compact: remove %s: %w", n, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/bench/workload"
+)
+
+// countFS counts the bytes written through it.
+type countFS struct {
+	vfs.FS
+	n *atomic.Int64
+}
+
+type countFile struct {
+	vfs.File
+	n *atomic.Int64
+}
+
+func (f countFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.n.Add(int64(n))
+	return n, err
+}
+
+func (f countFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	f.n.Add(int64(n))
+	return n, err
+}
+
+func (c countFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := c.FS.Create(name, cat)
+	if err != nil {
+		return nil, err
+	}
+	return countFile{f, c.n}, nil
+}
+
+func (c countFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := c.FS.OpenReadWrite(name, cat, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return countFile{f, c.n}, nil
+}
+
+func (c countFS) ReuseForWrite(old, name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := c.FS.ReuseForWrite(old, name, cat)
+	if err != nil {
+		return nil, err
+	}
+	return countFile{f, c.n}, nil
+}
+
+// BenchmarkForget forgets a tenth of a store's records (every tenth id:
+// every log segment holds some, and most have a successor in their session
+// to re-index) and compacts. Each iteration builds a fresh store
+// (untimed). Reported: forget-ms and compact-ms (wall time of Forget and
+// of Compact), written-MB (bytes written to the filesystem by both,
+// rewritten segments, index and Pebble files included) and the log's
+// disk-MB before and after.
+//
+//	go test ./engine -run '^$' -bench 'BenchmarkForget/records=100000' -benchtime 1x
+func BenchmarkForget(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("records=%d/forget=%d", n, n/10), func(b *testing.B) {
+			recs, err := workload.Records(workload.Config{Seed: 5, Records: n})
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := make([]Record, len(recs))
+			for i, r := range recs {
+				batch[i] = Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
+			}
+			ctx := context.Background()
+			var forgetT, compactT time.Duration
+			var written, before, after int64
+			for range b.N {
+				b.StopTimer()
+				var cnt atomic.Int64
+				o := benchOptions(64 << 20)
+				o.FS = countFS{vfs.Default, &cnt}
+				db, err := Open(b.TempDir(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for lo := 0; lo < len(batch); lo += 10_000 {
+					if _, err := db.AppendBatch(ctx, batch[lo:min(lo+10_000, len(batch))]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := db.log.Seal(); err != nil {
+					b.Fatal(err)
+				}
+				ids := make([]uint64, 0, n/10)
+				for id := uint64(1); id <= uint64(n); id += 10 {
+					ids = append(ids, id)
+				}
+				before += int64(db.Metrics().Log.DiskBytes)
+				w0 := cnt.Load()
+				b.StartTimer()
+				t0 := time.Now()
+				res, err := db.Forget(ctx, Selector{IDs: ids})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if err := db.Compact(ctx); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				b.StopTimer()
+				forgetT += t1.Sub(t0)
+				compactT += t2.Sub(t1)
+				written += cnt.Load() - w0
+				after += int64(db.Metrics().Log.DiskBytes)
+				if res.Forgotten != len(ids) {
+					b.Fatalf("forgot %d of %d", res.Forgotten, len(ids))
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			N := float64(b.N)
+			b.ReportMetric(float64(forgetT.Milliseconds())/N, "forget-ms")
+			b.ReportMetric(float64(compactT.Milliseconds())/N, "compact-ms")
+			b.ReportMetric(float64(written)/N/(1<<20), "written-MB")
+			b.ReportMetric(float64(before)/N/(1<<20), "disk-MB-before")
+			b.ReportMetric(float64(after)/N/(1<<20), "disk-MB-after")
+		})
+	}
+}

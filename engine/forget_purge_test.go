@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// fileImage is one file of a store: its raw bytes and whatever the zstd
+// frames inside it decompress to (the log's sealed segments).
+type fileImage struct {
+	path string
+	raw  []byte
+	zstd []byte
+}
+
+// storeImages reads every file under dir and decompresses every zstd frame
+// found in it.
+func storeImages(t *testing.T, dir string) []fileImage {
+	t.Helper()
+	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
+	var out []fileImage
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		im := fileImage{path: p, raw: raw}
+		for off := 0; ; {
+			i := bytes.Index(raw[off:], magic)
+			if i < 0 {
+				break
+			}
+			off += i
+			if r, err := zstd.NewReader(bytes.NewReader(raw[off:])); err == nil {
+				b, _ := io.ReadAll(r) // a partial frame still yields its blocks
+				im.zstd = append(im.zstd, b...)
+				r.Close()
+			}
+			off += len(magic)
+		}
+		out = append(out, im)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// findIn reports the files (raw or decompressed) holding needle.
+func findIn(ims []fileImage, needle []byte) []string {
+	var where []string
+	for _, im := range ims {
+		if bytes.Contains(im.raw, needle) {
+			where = append(where, im.path)
+		}
+		if bytes.Contains(im.zstd, needle) {
+			where = append(where, im.path+" (zstd)")
+		}
+	}
+	return where
+}
+
+// TestForgetPurge is the forgetting acceptance test: agent A's session S is
+// forgotten while four writers append to A and B; every other record is
+// intact; S is absent from Get and every recall mode; no successor ranks
+// on words it inherited from a forgotten turn; and after Compact no file
+// of the store holds S's distinctive tokens, their index terms or their
+// embedding-cache keys.
+func TestForgetPurge(t *testing.T) {
+	dir := t.TempDir()
+	o := storeOptions()
+	o.Log.SegmentRecords = 32 // S ends up in sealed, compressed segments
+	db, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	ctx := context.Background()
+
+	// Session S of A: distinctive tokens; session T of A: a question whose
+	// answer (kept) inherits its words; B has its own sessions.
+	var sRecs []Record
+	for i := range 40 {
+		sRecs = append(sRecs, Record{Agent: "A", Session: "S", Role: "user",
+			Text: fmt.Sprintf("the quixotical flamingoes %d were marmaladed in zanzibarian crates", i)})
+	}
+	tQ := Record{Agent: "A", Session: "T", Role: "user", Text: "which xylophonist performed at the gazebo?"}
+	tA := Record{Agent: "A", Session: "T", Role: "assistant", Text: "It was Ingrid, on Sunday."}
+	var base []Record
+	for i := range 60 {
+		base = append(base, Record{Agent: []string{"A", "B"}[i%2], Session: fmt.Sprintf("w%d", i%3), Role: "user",
+			Text: fmt.Sprintf("ordinary note number %d about the garden", i)})
+	}
+	all := append(append(append([]Record{}, base[:30]...), sRecs...), base[30:]...)
+	all = append(all, tQ, tA)
+	ids, err := db.AppendBatch(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tQID := ids[len(ids)-2]
+	// Embed S's records (they become candidates of a lazy recall).
+	if _, err := db.Recall(ctx, Query{Agent: "A", Text: "quixotical flamingoes marmaladed", Mode: ModeLazy, K: 50, Candidates: 100}); err != nil {
+		t.Fatal(err)
+	}
+	var sKeys []string
+	for _, r := range sRecs {
+		sKeys = append(sKeys, cacheKey("A", db.opts.Construct(&r)))
+	}
+	if got := db.cache.metrics().Computed; got < 40 {
+		t.Fatalf("only %d texts embedded: S is not in the cache", got)
+	}
+
+	// Four writers append to A and B while S is forgotten.
+	written := make([]map[uint64]Record, 4)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		written[w] = map[uint64]Record{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := Record{Agent: []string{"A", "B"}[w%2], Session: "live", Role: "user",
+					Text: fmt.Sprintf("writer %d line %d", w, i), Time: storeClock.Add(time.Duration(i) * time.Second)}
+				id, err := db.Append(ctx, r)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				r.ID = id
+				written[w][id] = r
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	res, err := db.Forget(ctx, Selector{Agent: "A", Sessions: []string{"S"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2, err := db.Forget(ctx, Selector{IDs: []uint64{tQID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if res.Forgotten != 40 || res2.Forgotten != 1 || res2.Reindexed == 0 {
+		t.Fatalf("forgot %+v and %+v, want 40 and 1 (with re-indexing)", res, res2)
+	}
+
+	forgotten := map[uint64]bool{tQID: true}
+	for _, r := range res.Ranges {
+		for id := r.First; id <= r.Last; id++ {
+			forgotten[id] = true
+		}
+	}
+	check := func(stage string) {
+		t.Helper()
+		n, nbytes := 0, 0
+		for i, r := range all {
+			id := ids[i]
+			got, err := db.Get(ctx, id)
+			if forgotten[id] {
+				if err == nil {
+					t.Fatalf("%s: forgotten record %d still served", stage, id)
+				}
+				continue
+			}
+			if err != nil || got.Text != r.Text || got.Agent != r.Agent {
+				t.Fatalf("%s: record %d changed: %+v %v", stage, id, got, err)
+			}
+			n++
+			nbytes += len(got.Text)
+		}
+		for _, m := range written {
+			for id, r := range m {
+				got, err := db.Get(ctx, id)
+				if err != nil || got.Text != r.Text || got.Agent != r.Agent || !got.Time.Equal(r.Time) {
+					t.Fatalf("%s: concurrently written record %d changed: %+v %v", stage, id, got, err)
+				}
+				n++
+				nbytes += len(got.Text)
+			}
+		}
+		if want := len(all) - 41 + len(written[0]) + len(written[1]) + len(written[2]) + len(written[3]); n != want {
+			t.Fatalf("%s: %d records intact, want %d", stage, n, want)
+		}
+		for _, m := range []Mode{ModeSparse, ModeLazy, ModeDense} {
+			for _, q := range []string{"quixotical flamingoes marmaladed zanzibarian", "xylophonist gazebo"} {
+				// No fallback pass: what is checked is whether anything
+				// still matches the forgotten words.
+				r, err := db.Recall(ctx, Query{Agent: "A", Text: q, Mode: m, K: 100, SessionTurns: -1, FallbackScan: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, mem := range r.Memories {
+					if forgotten[mem.ID] {
+						t.Fatalf("%s: %s recall %q served forgotten record %d", stage, m, q, mem.ID)
+					}
+					if m == ModeSparse {
+						t.Fatalf("%s: sparse recall %q matched record %d (%q) on forgotten words", stage, q, mem.ID, mem.Text)
+					}
+				}
+			}
+		}
+		if v, ok := db.cache.getID(ids[30]); ok {
+			t.Fatalf("%s: the memory tier still holds forgotten record %d's vector %v", stage, ids[30], v[:2])
+		}
+	}
+	check("after Forget")
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after Compact")
+
+	ims := storeImages(t, dir)
+	tokens := []string{"quixotical", "flamingoes", "marmaladed", "zanzibarian", "xylophonist", "gazebo"}
+	an := db.opts.Index.Analyzer
+	var terms []string
+	for _, tok := range tokens {
+		terms = append(terms, an.Terms(nil, tok)...)
+	}
+	for _, s := range append(tokens, terms...) {
+		if where := findIn(ims, []byte(s)); len(where) > 0 {
+			t.Errorf("%q is still in %s", s, strings.Join(where, ", "))
+		}
+	}
+	for _, k := range sKeys {
+		if where := findIn(ims, []byte(k)); len(where) > 0 {
+			t.Errorf("cache key %x is still in %s", k, strings.Join(where, ", "))
+		}
+	}
+	// The scan can find things: the kept records' words are there.
+	if len(findIn(ims, []byte("garden"))) == 0 || len(findIn(ims, []byte("Ingrid"))) == 0 {
+		t.Fatal("the scan finds nothing at all: it is broken")
+	}
+}

@@ -1,0 +1,305 @@
+package engine
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lazymem/lazymem/index/analysis"
+)
+
+// The built-in lexicon (lexicon.txt, embedded): concept groups for query
+// expansion, pleasantries, the words that frame a question about a
+// speaker, and the words that ask about an earlier state. The file's
+// header says what each section is for.
+//
+//go:embed lexicon.txt
+var lexiconText string
+
+// lexicon is the parsed lexicon.
+type lexicon struct {
+	groups       [][]string      // [expand]: lowercased terms per concept
+	pleasantries []string        // lowercased, longest first
+	frame        map[string]bool // lowercased
+	earlier      []string        // lowercased
+	current      []string        // lowercased
+	question     []string        // longest first
+}
+
+var builtinLexicon = sync.OnceValues(func() (*lexicon, error) { return parseLexicon(lexiconText) })
+
+// theLexicon returns the built-in lexicon. It is part of the binary and
+// parsed by a test, so an error here is a build defect: recall then runs
+// without a lexicon rather than failing.
+func theLexicon() *lexicon {
+	lx, err := builtinLexicon()
+	if err != nil {
+		return &lexicon{frame: map[string]bool{}}
+	}
+	return lx
+}
+
+func parseLexicon(src string) (*lexicon, error) {
+	lx := &lexicon{frame: map[string]bool{}}
+	section := ""
+	for n, line := range strings.Split(src, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			section = line[1 : len(line)-1]
+			continue
+		}
+		var terms []string
+		for _, t := range strings.Split(line, ",") {
+			t = strings.ToLower(strings.Join(strings.Fields(t), " "))
+			if t == "" {
+				return nil, fmt.Errorf("%w: lexicon line %d: empty term", ErrInvalid, n+1)
+			}
+			terms = append(terms, t)
+		}
+		switch section {
+		case "expand":
+			lx.groups = append(lx.groups, terms)
+		case "pleasantries":
+			lx.pleasantries = append(lx.pleasantries, terms...)
+		case "frame":
+			for _, t := range terms {
+				lx.frame[t] = true
+			}
+		case "earlier":
+			lx.earlier = append(lx.earlier, terms...)
+		case "current":
+			lx.current = append(lx.current, terms...)
+		case "question":
+			lx.question = append(lx.question, terms...)
+		default:
+			return nil, fmt.Errorf("%w: lexicon line %d: term outside a known section %q", ErrInvalid, n+1, section)
+		}
+	}
+	slices.SortFunc(lx.pleasantries, func(a, b string) int { return len(b) - len(a) })
+	slices.SortFunc(lx.question, func(a, b string) int { return len(b) - len(a) })
+	return lx, nil
+}
+
+// expansion is what one concept group adds to a query: the group's terms
+// the query used (trigger) and the others in the query's script (add).
+type expansion struct {
+	trigger, add []string
+}
+
+// expand returns, for every concept group one of whose terms occurs in
+// text, the terms found and the group's other terms. Only terms in the
+// query's own script are added (a Chinese query gains Chinese terms, an
+// English one English terms): a record in the other language is the dense
+// stage's to find, and English expansion terms, rarer in a Chinese
+// history, would outweigh the Chinese ones. Phrases ("go live") only
+// trigger: added, their words would match on their own ("go").
+func (lx *lexicon) expand(text string) []expansion {
+	lower := strings.ToLower(text)
+	hasCJK, hasLatin := false, false
+	for _, r := range lower {
+		switch {
+		case analysis.IsCJK(r):
+			hasCJK = true
+		case r < utf8.RuneSelf && unicode.IsLetter(r):
+			hasLatin = true
+		}
+	}
+	var out []expansion
+	seen := map[string]bool{}
+	for _, g := range lx.groups {
+		var e expansion
+		for _, t := range g {
+			if containsWord(lower, t) {
+				e.trigger = append(e.trigger, t)
+			}
+		}
+		if len(e.trigger) == 0 {
+			continue
+		}
+		for _, t := range g {
+			r, _ := utf8.DecodeRuneInString(t)
+			cjk := analysis.IsCJK(r)
+			if (cjk && !hasCJK) || (!cjk && !hasLatin) || strings.ContainsAny(t, " -") {
+				continue
+			}
+			if !containsWord(lower, t) && !seen[t] {
+				seen[t] = true
+				e.add = append(e.add, t)
+			}
+		}
+		if len(e.add) > 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// asksEarlier reports whether text asks about an earlier state.
+func (lx *lexicon) asksEarlier(text string) bool { return containsAny(text, lx.earlier) }
+
+// asksCurrent reports whether text asks about the current state or a
+// decision.
+func (lx *lexicon) asksCurrent(text string) bool { return containsAny(text, lx.current) }
+
+func containsAny(text string, terms []string) bool {
+	lower := strings.ToLower(text)
+	for _, t := range terms {
+		if containsWord(lower, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// clauseEnd reports whether r ends a clause.
+func clauseEnd(r rune) bool {
+	return strings.ContainsRune(",.!?;:，。！？；：、…~～\n", r)
+}
+
+// pleasantClause reports whether clause is made only of pleasantries (and
+// spaces, punctuation, emoji).
+func (lx *lexicon) pleasantClause(clause string) bool {
+	s := strings.ToLower(clause)
+	for _, p := range lx.pleasantries {
+		for {
+			i := indexWord(s, p)
+			if i < 0 {
+				break
+			}
+			s = s[:i] + " " + s[i+len(p):]
+		}
+	}
+	for _, r := range s {
+		if analysis.IsWordRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// clauses splits text after each clause-ending rune.
+func clauses(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		if clauseEnd(r) {
+			out = append(out, text[start:i+utf8.RuneLen(r)])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// stripPleasantries drops the leading and trailing clauses of text made
+// only of pleasantries ("好的，", "ok thanks,", "谢谢大家。"). A text made
+// only of them is returned unchanged.
+func (lx *lexicon) stripPleasantries(text string) string {
+	cs := clauses(text)
+	i, j := 0, len(cs)
+	for i < j && lx.pleasantClause(cs[i]) {
+		i++
+	}
+	for j > i && lx.pleasantClause(cs[j-1]) {
+		j--
+	}
+	if i == j {
+		return text
+	}
+	if i == 0 && j == len(cs) {
+		return text
+	}
+	return strings.TrimSpace(strings.Join(cs[i:j], ""))
+}
+
+// maxLowInfoBytes bounds the texts lowInfo examines: a record made only of
+// pleasantries is short ("好的，没问题。" is 21 bytes), and the check runs on
+// every candidate.
+const maxLowInfoBytes = 64
+
+// lowInfo reports whether text says nothing beyond pleasantries: every
+// clause is made of them.
+func (lx *lexicon) lowInfo(text string) bool {
+	if len(text) > maxLowInfoBytes {
+		return false
+	}
+	for _, c := range clauses(text) {
+		if !lx.pleasantClause(c) {
+			return false
+		}
+	}
+	return true
+}
+
+var stopSet = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range analysis.StopWords() {
+		m[w] = true
+	}
+	return m
+})
+
+// contentLeft reports whether text holds a word that is neither a frame
+// word nor an English stopword: CJK runs count when something other than
+// frame words is left of them.
+func (lx *lexicon) contentLeft(text string) bool {
+	s := strings.ToLower(text)
+	// CJK frame words first, longest first, so that 说了什么 leaves nothing.
+	var cjk []string
+	for w := range lx.frame {
+		if r, _ := utf8.DecodeRuneInString(w); analysis.IsCJK(r) {
+			cjk = append(cjk, w)
+		}
+	}
+	slices.SortFunc(cjk, func(a, b string) int {
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	for _, w := range cjk {
+		s = strings.ReplaceAll(s, w, " ")
+	}
+	stop := stopSet()
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !analysis.IsWordRune(r) }) {
+		if lx.frame[w] || stop[w] || (len(w) == 1 && w[0] < utf8.RuneSelf && !unicode.IsDigit(rune(w[0]))) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// stripQuestionWords removes the Chinese question words from text (for
+// BM25: they match other questions, not answers); text made only of them
+// is returned unchanged.
+func (lx *lexicon) stripQuestionWords(text string) string {
+	s := text
+	for _, w := range lx.question {
+		s = strings.ReplaceAll(s, w, " ")
+	}
+	for _, r := range s {
+		if analysis.IsWordRune(r) {
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return text
+}
+
+// StripPleasantries returns text without its pleasantries ("thanks", "好的，
+// 没问题", ...): the text the selective stage embeds for a record (and for
+// a query) is its Construct of the record with Text stripped this way. A
+// text made only of pleasantries is returned unchanged.
+func StripPleasantries(text string) string { return theLexicon().stripPleasantries(text) }

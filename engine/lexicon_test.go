@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLexiconParses(t *testing.T) {
+	lx, err := parseLexicon(lexiconText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lx.groups) < 30 || len(lx.pleasantries) < 50 || len(lx.frame) < 40 || len(lx.earlier) == 0 || len(lx.current) == 0 {
+		t.Fatalf("lexicon too small: %d groups, %d pleasantries, %d frame, %d earlier, %d current",
+			len(lx.groups), len(lx.pleasantries), len(lx.frame), len(lx.earlier), len(lx.current))
+	}
+	for _, bad := range []string{"budget, , cost", "[nosuch]\nx", "orphan"} {
+		if _, err := parseLexicon(bad); err == nil {
+			t.Errorf("%q: parsed", bad)
+		}
+	}
+}
+
+func TestLexiconExpand(t *testing.T) {
+	lx := theLexicon()
+	adds := func(text string) string {
+		var out []string
+		for _, e := range lx.expand(text) {
+			out = append(out, e.add...)
+		}
+		return " " + strings.Join(out, " ") + " "
+	}
+	cases := []struct {
+		text      string
+		want, not []string
+	}{
+		// Same script only; phrases trigger but are not added.
+		{"how is the funding looking?", []string{" budget ", " cost "}, []string{"预算", " funding ", "over budget"}},
+		{"资金安排怎么样了", []string{" 预算 ", " 经费 "}, []string{"budget", " 资金 "}},
+		{"when do we ship?", []string{" launch ", " release "}, []string{"go", "上线"}},
+		{"产品什么时候上线", []string{" 发布 "}, []string{"launch"}},
+		{"截止日期是哪天", []string{" 交付 "}, nil},
+		{"what did Caroline paint?", nil, []string{"budget"}},
+	}
+	for _, c := range cases {
+		got := adds(c.text)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: expansion %q lacks %q", c.text, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%q: expansion %q has %q", c.text, got, w)
+			}
+		}
+	}
+}
+
+func TestPleasantries(t *testing.T) {
+	lx := theLexicon()
+	for _, c := range []struct{ text, stripped string }{
+		{"好的，那预算最后定了多少？", "那预算最后定了多少？"},
+		{"ok thanks, and when is the database migration again?", "and when is the database migration again?"},
+		{"thanks! who is on call this week?", "who is on call this week?"},
+		{"sounds good, what's the hotel limit per night?", "what's the hotel limit per night?"},
+		{"嗯，同意推迟的理由是什么？", "同意推迟的理由是什么？"},
+		{"好的，张伟你配合王芳把采购申请先提上去。", "张伟你配合王芳把采购申请先提上去。"},
+		{"We booked the room. Thanks!", "We booked the room."},
+		{"好的，没问题。", "好的，没问题。"}, // only pleasantries: unchanged
+		{"Okay thanks, that is all for now.", "that is all for now."},
+		{"the okay-ish plan", "the okay-ish plan"},
+		{"好好学习", "好好学习"},
+	} {
+		if got := lx.stripPleasantries(c.text); got != c.stripped {
+			t.Errorf("stripPleasantries(%q) = %q, want %q", c.text, got, c.stripped)
+		}
+	}
+	for text, want := range map[string]bool{
+		"好的，没问题。": true, "ok": true, "Thanks!": true, "谢谢大家": true, "Perfect, thanks.": true, "同意。": true, "👍": true,
+		"好的，我来带。": false, "ok, the pool is 50": false, "同意推迟一周": false, "Done.": false, "": true,
+	} {
+		if got := lx.lowInfo(text); got != want {
+			t.Errorf("lowInfo(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestContentLeft(t *testing.T) {
+	lx := theLexicon()
+	for text, want := range map[string]bool{
+		"what did say?": false, "说了什么": false, "what did I ask you ?": false, "负责什么？": false,
+		"what did want to do before the migration?": true, "对上线时间有什么建议？": true, "what did research?": true,
+		"谁提到了夜间模式？": true,
+	} {
+		if got := lx.contentLeft(text); got != want {
+			t.Errorf("contentLeft(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestStripQuestionWords(t *testing.T) {
+	lx := theLexicon()
+	for text, want := range map[string]string{
+		"资金安排怎么样了":        "资金安排 了",
+		"新同事报到那天要准备哪些东西？": "新同事报到那天要准备 东西？",
+		"谁负责通知运维？":        "负责通知运维？",
+		"什么？":             "什么？", // nothing else: unchanged
+		"what is it?":     "what is it?",
+	} {
+		if got := lx.stripQuestionWords(text); got != want {
+			t.Errorf("stripQuestionWords(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package engine_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/engine"
+)
+
+// concepts is a test-double multilingual embedder: each concept is one
+// dimension, reached by its words in English or Chinese, so an English
+// question and a Chinese record about the same thing have a high cosine
+// and no word in common (what a multilingual model gives).
+type concepts struct{ words [][]string }
+
+func (c concepts) Name() string { return "test-concepts-v1" }
+func (c concepts) Dim() int     { return len(c.words) + 1 }
+func (c concepts) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, c.Dim())
+		v[len(c.words)] = 0.1 // never the zero vector
+		lt := strings.ToLower(t)
+		for d, ws := range c.words {
+			for _, w := range ws {
+				if strings.Contains(lt, w) {
+					v[d]++
+				}
+			}
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func understandDB(t *testing.T, emb concepts) (*engine.DB, time.Time) {
+	t.Helper()
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	opts := engine.Options{Clock: func() time.Time { return now }}
+	if emb.words != nil {
+		opts.Embedder = emb
+	}
+	db, err := engine.Open(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(m int) time.Time { return now.Add(time.Duration(m-120) * time.Minute) }
+	recs := []engine.Record{
+		{Time: at(0), Agent: "a", Session: "m1", Role: "陈静", Text: "今天讨论预算和上线时间。"},
+		{Time: at(5), Agent: "a", Session: "m1", Role: "王芳", Text: "第一季度的财务预算总额是一百二十万。"},
+		{Time: at(6), Agent: "a", Session: "m1", Role: "陈静", Text: "好的，没问题。"},
+		{Time: at(20), Agent: "a", Session: "m1", Role: "张伟", Text: "我来负责通知运维，今天下班前发给运维组。"},
+		{Time: at(21), Agent: "a", Session: "m1", Role: "陈静", Text: "好的，谢谢。"},
+		{Time: at(40), Agent: "a", Session: "m1", Role: "李明", Text: "上线时间推迟到十二月十五日。"},
+		{Time: at(41), Agent: "a", Session: "m1", Role: "王芳", Text: "同意。"},
+		{Time: at(60), Agent: "a", Session: "m1", Role: "王芳", Text: "服务器采购需要这周走完审批。"},
+		{Time: at(61), Agent: "a", Session: "m1", Role: "陈静", Text: "嗯嗯，好的。"},
+		{Time: at(118), Agent: "a", Session: "c1", Role: "user", Text: "Please book the big room for the rehearsal."},
+		{Time: at(119), Agent: "a", Session: "c1", Role: "assistant", Text: "Booked."},
+		{Time: at(119), Agent: "a", Session: "c1", Role: "user", Text: "Thanks!"},
+	}
+	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return db, now
+}
+
+func topTexts(res *engine.Result, n int) []string {
+	var out []string
+	for i, m := range res.Memories {
+		if i == n {
+			break
+		}
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// An English question about a Chinese meeting shares no word with it: BM25
+// finds nothing, the fallback pass hands the window's latest records to a
+// multilingual embedder, which finds the answer.
+func TestCrossLingualWithMultilingualEmbedder(t *testing.T) {
+	emb := concepts{words: [][]string{
+		{"ops", "运维"}, {"notify", "通知"}, {"budget", "预算"}, {"launch", "上线"}, {"postpone", "推迟"}, {"server", "服务器"},
+	}}
+	db, now := understandDB(t, emb)
+	defer db.Close()
+	ctx := context.Background()
+	for q, want := range map[string]string{
+		"who is responsible for notifying ops?": "我来负责通知运维",
+		"was the launch postponed?":             "上线时间推迟",
+		"what is the budget?":                   "财务预算总额",
+	} {
+		res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: q, K: 3, Now: now, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || !strings.Contains(res.Memories[0].Text, want) {
+			t.Errorf("%q: top %q, want %q first (stats %+v)", q, topTexts(res, 3), want, res.Stats)
+		}
+		if res.Stats.Fallback == 0 || !slices.Contains(res.Memories[0].Reasons, "fallback") {
+			t.Errorf("%q: answer not from the fallback pass: %d, %v", q, res.Stats.Fallback, res.Memories[0].Reasons)
+		}
+	}
+}
+
+func TestSpeakerQuestion(t *testing.T) {
+	db, now := understandDB(t, concepts{})
+	defer db.Close()
+	ctx := context.Background()
+	for _, text := range []string{"what did 王芳 say?", "王芳说了什么", "王芳提到了什么？"} {
+		res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: text, K: 3, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Fatalf("%q: nothing", text)
+		}
+		for _, m := range res.Memories {
+			if m.Role != "王芳" {
+				t.Errorf("%q: %s: %q, want only 王芳's records", text, m.Role, m.Text)
+			}
+		}
+		if res.Memories[0].Text == "同意。" {
+			t.Errorf("%q: the acknowledgement ranks first: %q", text, topTexts(res, 3))
+		}
+	}
+	// A named speaker with something else to search is a boost, not a filter.
+	res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "王芳 上线", K: 5, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Memories, func(m engine.Memory) bool { return m.Role != "王芳" }) {
+		t.Errorf("speaker with content narrowed the filter: %q", topTexts(res, 5))
+	}
+}
+
+func TestNeverEmptyAndLowInformation(t *testing.T) {
+	db, now := understandDB(t, concepts{})
+	defer db.Close()
+	ctx := context.Background()
+	for _, mode := range []engine.Mode{engine.ModeLazy, engine.ModeSparse} {
+		for _, text := range []string{"xyzzy plugh", "anything new?", "有什么新进展吗？"} {
+			res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: text, K: 3, Now: now, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Memories) == 0 {
+				t.Errorf("%s %q: empty although records pass the filters", mode, text)
+			}
+		}
+	}
+	// The short replies inherit the words of the turn they answer; they
+	// never outrank it.
+	for q, c := range map[string][2]string{
+		"财务预算":   {"第一季度的财务预算总额是一百二十万。", "好的，没问题。"},
+		"通知运维":   {"我来负责通知运维，今天下班前发给运维组。", "好的，谢谢。"},
+		"采购审批":   {"服务器采购需要这周走完审批。", "嗯嗯，好的。"},
+		"推迟到十五日": {"上线时间推迟到十二月十五日。", "同意。"},
+	} {
+		for _, mode := range []engine.Mode{engine.ModeLazy, engine.ModeSparse} {
+			res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: q, K: 12, Now: now, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts := topTexts(res, 12)
+			statement, reply := slices.Index(texts, c[0]), slices.Index(texts, c[1])
+			if statement != 0 || (reply >= 0 && reply < statement) {
+				t.Errorf("%s %q: %q: the statement at %d, the reply at %d", mode, q, texts, statement, reply)
+			}
+		}
+	}
+	// A fallback pass with the hash embedder says what it can do.
+	res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "xyzzy plugh", K: 3, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Stats.Notes, func(n string) bool { return strings.Contains(n, "lexical embedder") }) {
+		t.Errorf("notes %q do not say the embedder is lexical", res.Stats.Notes)
+	}
+}
+
+func TestSupersession(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	old, newer := "Decision: the launch date is December 8.", "Decision: the launch date moves to December 15, replacing December 8."
+	if _, err := db.AppendBatch(ctx, []engine.Record{
+		{Time: now.AddDate(0, 0, -14), Agent: "a", Session: "s1", Role: "assistant", Text: old},
+		{Time: now.AddDate(0, 0, -14).Add(time.Minute), Agent: "a", Session: "s1", Role: "user", Text: "Great, the launch date is December 8 then, decision made."},
+		{Time: now.Add(-time.Hour), Agent: "a", Session: "s2", Role: "assistant", Text: newer},
+		{Time: now.Add(-time.Hour), Agent: "a", Session: "s2", Role: "user", Text: "Lunch was great today."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "what did we decide about the launch date?", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Text != newer {
+		t.Errorf("current decision: top %q, want the newer one", topTexts(res, 3))
+	}
+	// Asked about the earlier time, the earlier decision stays first.
+	res, err = db.Recall(ctx, engine.Query{Agent: "a", Text: "what did we decide about the launch date two weeks ago?", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Text == newer {
+		t.Errorf("earlier decision: top %q", topTexts(res, 3))
+	}
+}
+
+func TestFeedback(t *testing.T) {
+	db, now := understandDB(t, concepts{})
+	defer db.Close()
+	ctx := context.Background()
+	plain, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now, FeedbackDocs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fb.Stats.Text) <= len(plain.Stats.Text) || !slices.ContainsFunc(fb.Stats.Notes, func(n string) bool { return strings.HasPrefix(n, "feedback terms: ") }) {
+		t.Errorf("feedback did not extend the query: %q, notes %q", fb.Stats.Text, fb.Stats.Notes)
+	}
+	// The feedback terms come from the top hit ("审批" from "服务器采购需要这周走完审批。").
+	if !strings.Contains(fb.Stats.Text, "审批") {
+		t.Errorf("feedback text %q lacks the top hit's terms", fb.Stats.Text)
+	}
+	if _, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "x", FeedbackDocs: engine.MaxFeedbackDocs + 1}); err == nil || !strings.Contains(err.Error(), "query.feedback_docs") {
+		t.Errorf("feedback_docs out of range: %v", err)
+	}
+}

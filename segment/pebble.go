@@ -1,0 +1,339 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// QuietLogger is a pebble.Logger that never ends the process. Pebble's
+// default logger calls os.Exit from Fatalf, and Pebble calls Fatalf for
+// on-disk corruption (through the default EventListener.DataCorruption),
+// for a failed WAL write or sync (DB.Commit), for a failed MANIFEST write
+// and for broken invariants. Every Pebble store of lazymem uses this logger.
+//
+// What Pebble does after Fatalf returns (v2.1.7), and what this logger does:
+//   - DB.Commit ("pebble: fatal commit error"): the batch was applied to
+//     the memtable but its WAL write or sync failed; Commit then returns
+//     nil. Fatalf returns: the caller must not believe Commit, and a Log
+//     checks OnFatal's record after each commit and fails the write. The
+//     WAL writer keeps its error, so the next commit through the same DB
+//     fails in its prepare step and leaves its batch unpublished: every
+//     later commit blocks. A Log therefore makes no further commit on that
+//     DB and reopens it (disk full) or refuses writes until reopened.
+//   - MANIFEST creation while a new store opens: Open returns the error.
+//     Fatalf returns.
+//   - Every other report, above all a failed MANIFEST write or sync while
+//     a flush or compaction installs its result: Pebble goes on with its
+//     in-memory version out of step with the MANIFEST and retries the
+//     flush, writing the same keys and sequence numbers into a second
+//     sstable; the store then fails Pebble's own invariants on every later
+//     open (TestFaultInjectionFlushes reopened such a store and Pebble
+//     panicked, "out of order"). Continuing is never safe, and exiting is
+//     not a library's call: Fatalf parks the calling goroutine for good.
+//     That goroutine holds Pebble's DB mutex, so the DB takes no more
+//     flushes, compactions or commits; reads go on. OnFatal learns of it
+//     first (Parked reports it), and a Log then refuses writes and does
+//     not close the DB (that would wait for the mutex): the process must be
+//     restarted to release the store. TestFaultInjectionFlushes lists it as
+//     a point where the process must stop.
+//
+// Pebble also panics on a few paths (a WAL it cannot create or close while
+// it rotates the memtable, a directory sync that fails as it moves a
+// marker); those stop the process.
+//
+// Another owner of a Pebble store (a cache) should set OnFatal, check
+// Parked before closing its DB, and set Opening around pebble.Open, as Log
+// does.
+type QuietLogger struct {
+	// Logf receives Infof and Errorf messages and the fatal ones. Nil
+	// discards them.
+	Logf func(format string, args ...any)
+	// OnFatal receives every Fatalf as an error that wraps ErrFailed and
+	// the first error among Pebble's arguments, before Fatalf parks (see
+	// Parked). Nil: only Logf sees it.
+	OnFatal func(err error)
+	// Opening, if not nil, reports that pebble.Open is running for this
+	// store: Fatalf then always returns, because Open fails with the error
+	// and releases what it made (a MANIFEST edit that fails while an
+	// existing store opens would otherwise park the caller of Open).
+	Opening func() bool
+}
+
+// Infof implements pebble.Logger.
+func (q QuietLogger) Infof(format string, args ...any) {
+	if q.Logf != nil {
+		q.Logf(format, args...)
+	}
+}
+
+// Errorf implements pebble.Logger.
+func (q QuietLogger) Errorf(format string, args ...any) {
+	if q.Logf != nil {
+		q.Logf(format, args...)
+	}
+}
+
+// Fatalf implements pebble.Logger: it records the error, then returns
+// where Pebble stops safely after it, and parks the calling goroutine
+// everywhere else (see QuietLogger).
+func (q QuietLogger) Fatalf(format string, args ...any) {
+	err := fatalError(format, args)
+	if q.Opening != nil && q.Opening() {
+		err.(*pebbleFatal).parked = false
+	}
+	if q.Logf != nil {
+		q.Logf("%v", err)
+	}
+	if q.OnFatal != nil {
+		q.OnFatal(err)
+	}
+	if err.(*pebbleFatal).parked {
+		select {} // see QuietLogger: continuing would damage the store
+	}
+}
+
+// Parked reports whether err is a fatal report after which QuietLogger
+// parked Pebble's goroutine: the DB must not be closed or written again.
+func Parked(err error) bool {
+	var pf *pebbleFatal
+	return errors.As(err, &pf) && pf.parked
+}
+
+// safeFatal lists the Fatalf formats after which Pebble stops safely by
+// itself (v2.1.7): DB.Commit, which returns (the caller checks), and the
+// MANIFEST creation of a new store, after which Open returns the error.
+var safeFatal = map[string]bool{
+	"pebble: fatal commit error: %v":  true,
+	"MANIFEST flush failed: %v":       true,
+	"MANIFEST sync failed: %v":        true,
+	"MANIFEST set current failed: %v": true,
+}
+
+// fatalError turns a Fatalf call into an error wrapping ErrFailed and the
+// first error argument, so errors.Is finds syscall.ENOSPC and the like.
+func fatalError(format string, args []any) error {
+	pf := &pebbleFatal{msg: fmt.Sprintf(format, args...), parked: !safeFatal[format]}
+	for _, a := range args {
+		if e, ok := a.(error); ok {
+			pf.cause = e
+			break
+		}
+	}
+	return pf
+}
+
+type pebbleFatal struct {
+	msg    string
+	cause  error
+	parked bool
+}
+
+func (e *pebbleFatal) Error() string {
+	if e.parked {
+		return "lazymem: segment: pebble stopped (restart the process to reopen the store): " + e.msg
+	}
+	return "lazymem: segment: pebble stopped: " + e.msg
+}
+
+func (e *pebbleFatal) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrFailed}
+	}
+	return []error{ErrFailed, e.cause}
+}
+
+// isDiskFull reports whether err comes from a full disk.
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// diskFull wraps err so that it satisfies both errors.Is(err, ErrDiskFull)
+// and errors.Is(err, syscall.ENOSPC) (the cause stays in the chain).
+func diskFull(op string, err error) error {
+	if errors.Is(err, ErrDiskFull) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrDiskFull, op, err)
+}
+
+// noArchiveFS is the filesystem Pebble sees: the log keeps Pebble's
+// ArchiveCleaner because a cleaner that needs the files' contents turns
+// off WAL recycling (a recycled WAL keeps a deleted record's bytes), but
+// this FS turns the cleaner's move into archive/ into a delete. Why not
+// archive: Pebble retries a failed flush at once (no backoff in v2.1.7),
+// and on a full disk every attempt creates and abandons an sstable;
+// archived, they filled archive/ with millions of files while a restart
+// spun at 100% CPU. Deleted, there is at most one such file at a time.
+//
+// It also spends the space reserve where Pebble cannot survive a full
+// disk: a file create or write that fails for want of space releases the
+// reserve and is tried once more. Pebble panics when it cannot create the
+// new WAL, or close the old one, while it rotates the memtable inside a
+// commit (TestFaultInjectionFlushes found both with ENOSPC); with the
+// reserve freed the retry succeeds, the commit goes on, and the log sees
+// the full disk at its next write instead of the process dying.
+type noArchiveFS struct {
+	vfs.FS
+	archive string      // dir/archive
+	onFull  func() bool // releases the space reserve; true if it freed it now
+}
+
+func (fs noArchiveFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil && isDiskFull(err) && fs.onFull != nil && fs.onFull() {
+		f, err = fs.FS.Create(name, category)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return reserveFile{File: f, onFull: fs.onFull}, nil
+}
+
+// reserveFile retries a write that failed for want of space once, after
+// releasing the space reserve (see noArchiveFS). Syncs are not retried: a
+// failed sync may have dropped the data it was to make durable.
+type reserveFile struct {
+	vfs.File
+	onFull func() bool
+}
+
+func (f reserveFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	if err != nil && isDiskFull(err) && f.onFull != nil && f.onFull() {
+		var m int
+		m, err = f.File.Write(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+func (f reserveFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	if err != nil && isDiskFull(err) && f.onFull != nil && f.onFull() {
+		var m int
+		m, err = f.File.WriteAt(p[n:], off+int64(n))
+		n += m
+	}
+	return n, err
+}
+
+func (fs noArchiveFS) MkdirAll(dir string, perm os.FileMode) error {
+	if dir == fs.archive {
+		return nil
+	}
+	return fs.FS.MkdirAll(dir, perm)
+}
+
+func (fs noArchiveFS) Rename(oldname, newname string) error {
+	if fs.FS.PathDir(newname) == fs.archive {
+		return fs.FS.Remove(oldname)
+	}
+	return fs.FS.Rename(oldname, newname)
+}
+
+// eventListener counts Pebble's corruption reports instead of ending the
+// process (the default listener calls Logger.Fatalf), and slows Pebble's
+// retries of a flush or compaction that failed for want of space: Pebble
+// retries at once, and the listener runs in its loop. A flush that failed
+// for want of space also makes writes refused (errWouldStall) until one
+// succeeds; a compaction that failed does not (writes do not wait on it).
+func (l *Log) eventListener() *pebble.EventListener {
+	backoff := func(n int64) {
+		time.Sleep(min(time.Duration(n)*10*time.Millisecond, 500*time.Millisecond))
+	}
+	return &pebble.EventListener{
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			l.pebbleCorruptions.Add(1)
+			l.logf("lazymem: segment: %s", info)
+		},
+		BackgroundError: func(err error) {
+			l.logf("lazymem: segment: background: %v", err)
+			if isDiskFull(err) {
+				l.releaseReserve()
+			}
+		},
+		FlushEnd: func(info pebble.FlushInfo) {
+			if !isDiskFull(info.Err) {
+				l.bgFull.Store(0)
+				return
+			}
+			l.releaseReserve()
+			err := info.Err
+			l.bgErr.Store(&err)
+			backoff(l.bgFull.Add(1))
+		},
+		CompactionEnd: func(info pebble.CompactionInfo) {
+			if !isDiskFull(info.Err) {
+				l.compFull.Store(0)
+				return
+			}
+			l.releaseReserve()
+			backoff(l.compFull.Add(1))
+		},
+	}
+}
+
+// errWouldStall: Pebble's last flush or compaction failed for want of
+// space. A commit now could fill the memtables and stall in Pebble until a
+// flush succeeds (an append that hangs instead of failing), so writes are
+// refused, without failing the log, until a flush succeeds again.
+var errWouldStall = errors.New("lazymem: segment: Pebble cannot flush for want of space")
+
+// onFatal records the first fatal report of the current Pebble DB.
+func (l *Log) onFatal(err error) {
+	if isDiskFull(err) {
+		l.releaseReserve()
+	}
+	l.fatal.CompareAndSwap(nil, &err)
+}
+
+// fatalErr returns the fatal report of the current DB, or nil.
+func (l *Log) fatalErr() error {
+	if p := l.fatal.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// commit commits b and reports a Pebble fatal as the commit's error: after
+// a failed WAL write Pebble calls Fatalf and Commit returns nil. Commits
+// are serialised so that none starts once one has failed (see QuietLogger:
+// a commit after a failed WAL write never returns).
+func (l *Log) commit(b *pebble.Batch, opts *pebble.WriteOptions) error {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	return l.commitLocked(b, opts)
+}
+
+// commitLocked is commit for a caller that holds commitMu (taken before
+// any other lock it needs held across the commit: see writeSegment).
+func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
+	if err := l.fatalErr(); err != nil {
+		return err
+	}
+	if l.bgFull.Load() > 0 {
+		if p := l.bgErr.Load(); p != nil {
+			return fmt.Errorf("%w: %w", errWouldStall, diskFull("write", *p))
+		}
+	}
+	err := b.Commit(opts)
+	if ferr := l.fatalErr(); ferr != nil {
+		err = ferr
+	}
+	return err
+}
+
+// wrapWrite names a failed write: a full disk becomes ErrDiskFull (with
+// syscall.ENOSPC still in the chain).
+func wrapWrite(op string, err error) error {
+	if isDiskFull(err) {
+		return diskFull(op, err)
+	}
+	return fmt.Errorf("lazymem: segment: %s: %w", op, err)
+}
