@@ -55,7 +55,8 @@ type ZipfOptions struct {
 	// Cache, when true, keeps the built indexes in a subdirectory of Dir
 	// named after the corpus and reuses them on the next run with the same
 	// corpus, queries and options (building Bleve at 1M records takes
-	// minutes).
+	// minutes). The key does not cover the code: empty the directory after
+	// a change to either engine's indexing.
 	Cache bool
 	// SessionContext indexes each record with its session's previous turn,
 	// as the engine does by default.

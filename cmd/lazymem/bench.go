@@ -61,7 +61,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	perClass := fs.Int("per-class", 100, "with --corpus zipf: queries per class/filter cell")
 	rounds := fs.Int("rounds", 3, "with --corpus zipf: timed passes over the queries")
 	dir := fs.String("dir", "", "with --corpus zipf: scratch directory for both indexes (default: a temporary one, removed)")
-	cache := fs.Bool("cache", false, "with --corpus zipf: keep the built indexes under --dir and reuse them on the next run")
+	cache := fs.Bool("cache", false, "with --corpus zipf: keep the built indexes under --dir and reuse them on the next run with the same corpus (empty --dir after changing either engine)")
 	vocab := fs.Int("vocab", 0, "with --corpus zipf: vocabulary size (default 50000)")
 	exponent := fs.Float64("exponent", 0, "with --corpus zipf: Zipf exponent, above 1 (default 1.1)")
 	agents := fs.Int("agents", 0, "with --corpus zipf: agents (default 100)")
