@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/index/analysis"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -46,8 +47,30 @@ const (
 var storeClock = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 func storeOptions() Options {
-	return Options{Clock: func() time.Time { return storeClock }}
+	o := Options{Clock: func() time.Time { return storeClock }}
+	o.Index.Analyzer = storeV1Analyzer()
+	return o
 }
+
+// storeV1Analyzer is the analysis the upgrade store was written with (CJK
+// bigrams without unigrams), so that opening it reads its persisted index
+// segments. A store opened under other analysis rules re-indexes from the
+// log (the index's own tests cover that); the answers would then follow
+// the new rules, not the recorded ones.
+func storeV1Analyzer() index.Analyzer {
+	o := analysis.DefaultOptions()
+	o.CJKUnigrams = false
+	a, err := analysis.New(o)
+	if err != nil {
+		return nil // the index default; the segment check then reports it
+	}
+	return v1Analyzer{a}
+}
+
+type v1Analyzer struct{ a *analysis.Analyzer }
+
+func (v v1Analyzer) Terms(dst []string, text string) []string { return v.a.AppendTerms(dst, text) }
+func (v v1Analyzer) Signature() string                        { return v.a.Signature() }
 
 // storeRecords returns the records of the upgrade store in three batches:
 // the first two end with an index flush, the third stays in the log only.
