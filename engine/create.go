@@ -42,7 +42,7 @@ func prepareDir(fs vfs.FS, dir string) (lock interface{ Close() error }, fresh b
 	}
 	switch {
 	case exists(creatingName):
-		for _, sub := range []string{"log", "index", "cache", "index.old", "index.new", formatName} {
+		for _, sub := range []string{"log", "index", "cache", "core", "index.old", "index.new", formatName} {
 			if err := fs.RemoveAll(fs.PathJoin(dir, sub)); err != nil {
 				_ = l.Close()
 				return nil, false, fmt.Errorf("lazymem: engine: undo an interrupted creation: %w", err)

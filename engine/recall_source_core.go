@@ -201,6 +201,20 @@ func (p *plan) mergeCore() {
 		}
 		score[id] = p.db.opts.Core.Boost * s
 	}
+	// A question that names a unit type ("what are the action items?")
+	// asks for the live units of that type themselves: they rank with the
+	// best raw candidate, whatever words their sources share with it.
+	if named := typeCues(p.q.Text); len(named) > 0 {
+		var top float64
+		for i := range p.cands {
+			top = max(top, float64(p.fused[i]))
+		}
+		for id, h := range units {
+			if _, ok := score[id]; ok && h.u.Live() && slices.Contains(named, h.u.Type) {
+				score[id] = max(score[id], p.db.opts.Core.Boost*top)
+			}
+		}
+	}
 	// Supersession: a live unit gets the best score of its chain; every
 	// superseded unit stays below its successor.
 	ids := make([]uint64, 0, len(units))
