@@ -24,11 +24,15 @@
 //	                       replies): tools add, search, list (and the
 //	                       aliases remember, recall)
 //
-// Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
-// for bad input (the field named), 401, 403, 404, 405, 410, 413 over a
-// limit, 502 when the embedder fails, 503 while opening or shutting down,
+// Errors are JSON, {"error": {"code", "field", "message"}}, the message
+// starting "lazymem: " and naming the same field path, with status 400
+// for bad input (the field named), 401, 403, 404 (a forgotten record as a
+// missing one), 405, 413 over a limit, 415 for a Content-Type other than
+// JSON, 502 when the embedder fails, 503 while opening or shutting down,
 // when a shared budget is spent or past the request timeout, 507 when the
-// disk is full. The daemon listens before the store is open (the probes
+// disk is full. Only the probes' 503 ({"status": ...}) and net/http's own
+// plain-text 431 differ. Replies never hold null: a record's session and
+// role are "" and its meta {} when empty. The daemon listens before the store is open (the probes
 // answer meanwhile); SIGINT or SIGTERM, even during the open, stops taking
 // connections, lets the requests in flight finish (up to
 // --shutdown-timeout) and closes the store (up to --shutdown-timeout

@@ -194,6 +194,11 @@ func TestOpenAPIReplies(t *testing.T) {
 		if probePath(path) {
 			continue
 		}
+		if rt.method == "POST" {
+			// Every body is JSON: a form or text is 415.
+			cases = append(cases, replyCase{srv: "open", method: rt.method, path: path, body: `{}`,
+				header: map[string]string{"Content-Type": "text/plain"}, status: 415})
+		}
 		cases = append(cases,
 			replyCase{srv: "open", method: rt.method, path: path, header: map[string]string{"Origin": "https://evil.example"}, status: 403},
 			replyCase{srv: "opening", method: rt.method, path: path, status: 503},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
 	"path"
 	"strconv"
@@ -279,7 +280,7 @@ func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil || id == 0 {
 		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "id",
-			Message: fmt.Sprintf("%q is not a record id (a positive integer)", raw)})
+			Message: fmt.Sprintf("id: %q is not a record id (a positive integer)", wire.Truncate(raw, 40))})
 		return
 	}
 	t := tenantOf(r)
@@ -369,6 +370,10 @@ func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 // body reads the request body, at most maxBody bytes, holding its size
 // in the decoding budget until release is called.
 func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release func(), ok bool) {
+	if e := checkContentType(r); e != nil {
+		s.fail(w, r, http.StatusUnsupportedMediaType, *e)
+		return nil, nil, false
+	}
 	b, held, err := readBody(http.MaxBytesReader(w, r.Body, s.lim.maxBody), s.lim.maxBody, r.ContentLength, s.decoding)
 	var tooBig *http.MaxBytesError
 	switch {
@@ -386,10 +391,29 @@ func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release
 	release = func() { s.decoding.give(held) }
 	if len(bytes.TrimSpace(b)) == 0 {
 		release()
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "body", Message: "body: empty: want a JSON object"})
 		return nil, nil, false
 	}
 	return b, release, true
+}
+
+// checkContentType refuses a body declared as anything but JSON: a
+// Content-Type header, when present, must be application/json (any
+// parameters, such as charset, are accepted) or a +json type. Without the
+// header the body is read as JSON. Besides telling a client that sends a
+// form or text what is wrong, it keeps browsers' "simple" cross-origin
+// requests (text/plain, forms) away from the handlers.
+func checkContentType(r *http.Request) *apiError {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return &apiError{Code: "unsupported_media_type", Field: "Content-Type",
+		Message: fmt.Sprintf("Content-Type: %q is not JSON; send application/json", wire.Truncate(ct, 60))}
 }
 
 // error replies to a failed call with the status its cause deserves
@@ -432,9 +456,16 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 		return http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "query.mode",
 			Message: msg + " (narrow the filters, or use mode lazy)"}
 	case errors.As(err, &we):
+		// The message names the field by the same path as "field"
+		// ("record.time: ..."), as the engine's own field errors do.
 		field := we.Field
 		if prefix != "" {
 			field = strings.TrimSuffix(prefix+"."+field, ".")
+		}
+		if field != "" {
+			msg = field + ": " + we.Msg
+		} else {
+			msg = we.Msg
 		}
 		return http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg}
 	case errors.As(err, &fe):
@@ -444,10 +475,10 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 	case errors.Is(err, engine.ErrNoEmbedder):
 		return http.StatusBadRequest, apiError{Code: "invalid", Field: "query.mode",
 			Message: msg + ": this store has no embedder; ask for mode sparse"}
-	case errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrDeleted):
+		// A forgotten record answers as one never assigned: the reply
+		// says nothing of what the store once held.
 		return http.StatusNotFound, apiError{Code: "not_found", Message: msg}
-	case errors.Is(err, engine.ErrDeleted):
-		return http.StatusGone, apiError{Code: "deleted", Message: msg}
 	case errors.Is(err, engine.ErrEmbed):
 		return http.StatusBadGateway, apiError{Code: "embedder", Message: msg}
 	case errors.Is(err, engine.ErrClosed):
@@ -463,9 +494,17 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 	return http.StatusInternalServerError, apiError{Code: "internal", Message: msg}
 }
 
+// fail writes the error body. Every message starts with "lazymem: ", as
+// the engine's errors do, whichever layer wrote it.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, e apiError) {
+	if !strings.HasPrefix(e.Message, msgPrefix) {
+		e.Message = msgPrefix + e.Message
+	}
 	s.reply(w, status, map[string]apiError{"error": e})
 }
+
+// msgPrefix starts every error message.
+const msgPrefix = "lazymem: "
 
 func (s *server) reply(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

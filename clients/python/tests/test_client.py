@@ -95,6 +95,8 @@ def test_recall_filters_and_modes(client: Client, agent: str) -> None:
     res = client.recall("deploy cache", agent=agent, mode="sparse", where={"env": "prod"}, roles=["user"])
     assert [m.text for m in res.memories] == ["deploy the cache on monday"]
     assert res.stats.mode == "sparse" and res.memories[0].dense == 0
+    assert res.stats.dense_text == "" and res.stats.speakers == [] and res.stats.notes == []
+    assert res.stats.disk_hits == 0 and res.stats.shared == 0 and res.stats.fallback >= 0
     res = client.recall("deploy cache", agent=agent, since=t0 + timedelta(hours=12), until=t0 + timedelta(days=2),
                         parse_time=False, fusion="rrf")
     assert [m.text for m in res.memories] == ["deploy the cache on tuesday"]

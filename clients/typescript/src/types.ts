@@ -24,8 +24,8 @@ export interface ErrorDetail {
 /** Metadata labels: a key to a string or an array of strings. */
 export type Meta = Record<string, string | string[]>;
 
-/** Metadata as stored: a key to its values; null when the record has none. */
-export type StoredMeta = Record<string, string[]> | null;
+/** Metadata as stored: a key to its values; {} when the record has none (never null). */
+export type StoredMeta = Record<string, string[]>;
 
 /** One record to append. agent and a non-blank text are required. */
 export interface RecordInput {
@@ -119,18 +119,27 @@ export interface StageMicros {
   total: number;
 }
 
+/** Every field of the engine's RecallStats; since and until only when the window is bounded. */
 export interface RecallStats {
   mode: Mode;
   text: string;
-  time_expr?: string;
+  dense_text: string;
+  time_expr: string;
   since?: string;
   until?: string;
+  speakers: string[];
+  expansion: string;
+  notes: string[];
   filtered: number;
   bm25_hits: number;
   session_turns: number;
+  fallback: number;
+  speaker_records: number;
   candidates: number;
   embedded: number;
   cache_hits: number;
+  disk_hits: number;
+  shared: number;
   stage_us: StageMicros;
 }
 

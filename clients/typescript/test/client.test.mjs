@@ -60,7 +60,8 @@ test("append a record object; the daemon's clock; Date times", { skip }, async (
   const rec = await c.get(await c.append({ agent, text: "no time given" }));
   assert.ok(Date.parse(rec.time) >= before);
   assert.equal(rec.session, "");
-  assert.equal(rec.meta, null);
+  assert.deepEqual(rec.meta, {}); // never null: {} when the record has none
+  assert.equal(rec.role, "");
   const when = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
   const got = await c.get(await c.append({ agent, text: "dated", time: when }));
   assert.equal(Date.parse(got.time), when.getTime());
@@ -108,6 +109,10 @@ test("recall finds, explains and reports stats", { skip }, async (t) => {
   assert.equal(res.stats.mode, "lazy");
   assert.equal(res.stats.filtered, 3);
   assert.deepEqual(Object.keys(res.stats.stage_us).sort(), ["broad", "embed", "fetch", "filter", "score", "total"]);
+  // Every engine count is carried, lists as [] rather than null.
+  for (const k of ["fallback", "speaker_records", "disk_hits", "shared"]) assert.equal(typeof res.stats[k], "number", k);
+  assert.ok(Array.isArray(res.stats.speakers) && Array.isArray(res.stats.notes));
+  assert.equal(typeof res.stats.dense_text, "string");
 });
 
 test("recall filters and modes", { skip }, async (t) => {

@@ -142,6 +142,14 @@ class RecallStats:
     time_expr: str = ""
     since: Optional[datetime] = None
     until: Optional[datetime] = None
+    dense_text: str = ""
+    speakers: List[str] = field(default_factory=list)
+    expansion: str = ""
+    notes: List[str] = field(default_factory=list)
+    fallback: int = 0
+    speaker_records: int = 0
+    disk_hits: int = 0
+    shared: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "RecallStats":
@@ -158,6 +166,14 @@ class RecallStats:
             time_expr=d.get("time_expr") or "",
             since=parse_time(d["since"]) if d.get("since") else None,
             until=parse_time(d["until"]) if d.get("until") else None,
+            dense_text=d.get("dense_text") or "",
+            speakers=list(d.get("speakers") or []),
+            expansion=d.get("expansion") or "",
+            notes=list(d.get("notes") or []),
+            fallback=int(d.get("fallback") or 0),
+            speaker_records=int(d.get("speaker_records") or 0),
+            disk_hits=int(d.get("disk_hits") or 0),
+            shared=int(d.get("shared") or 0),
         )
 
 
