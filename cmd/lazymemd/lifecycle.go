@@ -23,12 +23,13 @@ type store interface {
 	Forget(ctx context.Context, sel engine.Selector) (engine.ForgetResult, error)
 }
 
-// handle is the store a request of tenant t acting as agent uses.
+// handle is the store a request of tenant t acting as agent uses: the
+// agent's scoped handle, carrying the key's quota.
 func (s *server) handle(t *tenant, agent string) store {
 	if t.all {
 		return s.db
 	}
-	return s.db.Agent(agent, engine.Quota{})
+	return s.db.Agent(agent, t.quota)
 }
 
 // forgetBody is the body of POST /v1/forget: what to forget, as

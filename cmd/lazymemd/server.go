@@ -259,6 +259,13 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 	var st store = s.db
 	if t := tenantOf(r); !t.all && sameAgent(recs) {
 		st = s.handle(t, recs[0].Agent)
+	} else if t.limited() {
+		// The quota is checked per agent by its handle, and a batch is
+		// written whole or not at all: a key with a quota sends one
+		// agent's records per batch.
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "records",
+			Message: fmt.Sprintf("records: the key %q has a quota (%s per agent): send one agent's records per batch", t.name, t.quotaText())})
+		return
 	}
 	var ids []uint64
 	if !batch {
@@ -420,6 +427,9 @@ func checkContentType(r *http.Request) *apiError {
 // (classify); an error that is not the client's is logged.
 func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix string) {
 	status, e := classify(err, prefix, r.Context().Err() != nil, s.lim.requestTimeout)
+	if t := tenantOf(r); e.Code == "quota" && t.limited() {
+		e.Message += fmt.Sprintf(" (the key %q's quota in --keys: %s per agent; forget records to make room)", t.name, t.quotaText())
+	}
 	if status >= 500 && status != http.StatusServiceUnavailable {
 		s.errLog.Error("request failed", "id", requestID(r), "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}

@@ -107,7 +107,7 @@ export class Client {
     return ((await this.#call("POST", "/v1/records", body, false)) as AppendResult).ids;
   }
 
-  /** Reads one stored record: NotFound for an id never assigned, Gone for a deleted one. */
+  /** Reads one stored record: NotFound for an id never assigned, another tenant's or a forgotten one. */
   async get(id: number): Promise<StoredRecord> {
     if (!Number.isSafeInteger(id) || id < 1) throw new RangeError(`id: ${id}, want a positive integer`);
     return (await this.#call("GET", `/v1/records/${id}`, undefined, true)) as StoredRecord;

@@ -120,7 +120,7 @@ class Client:
         return [int(i) for i in ids]
 
     def get(self, id: int) -> Record:
-        """Reads one stored record; NotFound for an id never assigned, Gone for a deleted one."""
+        """Reads one stored record; NotFound for an id never assigned, another tenant's or a forgotten one."""
         if isinstance(id, bool) or not isinstance(id, int) or id < 1:
             raise ValueError(f"id: {id!r}, want a positive integer")
         return Record.from_json(self._call("GET", f"/v1/records/{id}", None, idempotent=True))
