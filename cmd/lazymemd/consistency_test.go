@@ -122,3 +122,25 @@ func TestNoGone(t *testing.T) {
 		t.Errorf("forgotten record: %d %+v, want 404 not_found", st, e.Error)
 	}
 }
+
+// TestForgetFieldErrors: a bad selector names the field under
+// "selector", in "field" and in the message alike.
+func TestForgetFieldErrors(t *testing.T) {
+	ts, _ := newTestServer(t, 1<<20)
+	for _, c := range []struct{ body, field, msg string }{
+		{`{"agent":"a","bogus":1}`, "selector.bogus", "unknown field"},
+		{`{"agent":"a","ids":"1"}`, "selector.ids", "want an array of record ids"},
+		{`{"agent":"a","ids":[-1]}`, "selector.ids", ""},
+		{`{"agent":"a","since":5}`, "selector.since", "want a string"},
+		{`{"agent":"a","until":"yesterday"}`, "selector.until", "not an RFC 3339 time"},
+		{`{"agent":"a"} {}`, "selector", "more than one JSON value"},
+		{`[]`, "selector", ""},
+	} {
+		var e errorReply
+		st := call(t, "POST", ts.URL+"/v1/forget", c.body, &e)
+		if st != 400 || e.Error.Code != "invalid" || !strings.HasPrefix(e.Error.Field, c.field) ||
+			!strings.HasPrefix(e.Error.Message, "lazymem: "+e.Error.Field+": ") || !strings.Contains(e.Error.Message, c.msg) {
+			t.Errorf("%s: %d %+v, want 400 invalid field %s..., message %q", c.body, st, e.Error, c.field, c.msg)
+		}
+	}
+}
