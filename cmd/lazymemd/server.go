@@ -385,14 +385,14 @@ func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.Is(err, errBodyTooLarge), errors.As(err, &tooBig):
-		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
-			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.lim.maxBody)})
+		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "body",
+			Message: fmt.Sprintf("body: over %d bytes (lazymemd --max-body); split the batch", s.lim.maxBody)})
 		return nil, nil, false
 	case errors.Is(err, errBodyBusy):
 		s.busy(w, r, fmt.Sprintf("the request bodies being decoded fill the --max-decode-bytes budget (%d bytes)", s.lim.maxDecode))
 		return nil, nil, false
 	case err != nil:
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Message: "reading the request body: " + err.Error()})
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Field: "body", Message: "body: reading it failed: " + err.Error()})
 		return nil, nil, false
 	}
 	release = func() { s.decoding.give(held) }

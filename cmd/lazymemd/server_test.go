@@ -192,7 +192,7 @@ func TestAPIBadInput(t *testing.T) {
 		{"POST", "/v1/records", `{"records":[{"agent":"a","text":"fine"},{"agent":"b"}]}`, 400, "invalid", "records[1].text", false},
 		{"POST", "/v1/records", `{"records":[]}`, 400, "invalid", "records", false},
 		{"POST", "/v1/records", `{"agent":"a","text":"` + long + `"}`, 400, "invalid", "record.text", true},
-		{"POST", "/v1/records", `{"agent":"a","text":"` + strings.Repeat("y", 5000) + `"}`, 413, "too_large", "", false},
+		{"POST", "/v1/records", `{"agent":"a","text":"` + strings.Repeat("y", 5000) + `"}`, 413, "too_large", "body", false},
 		{"POST", "/v1/recall", `{"text":"x"}`, 400, "invalid", "query.agent", false},
 		{"POST", "/v1/recall", `{"agent":"a","k":-1}`, 400, "invalid", "query.k", false},
 		{"POST", "/v1/recall", `{"agent":"a","k":"ten"}`, 400, "invalid", "query.k", false},
