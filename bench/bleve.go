@@ -319,8 +319,8 @@ func (v bleveView) Search(q *Query, k int, dst []Hit) ([]Hit, error) {
 func (b *Bleve) Path() string { return b.path }
 
 // BleveQuery builds the Bleve query for q: a match query on the text (OR of
-// the analysed terms, scored) restricted to the agent term and the
-// [Since, Until) datetime range. With conjunction false the restrictions are
+// the analysed terms, scored) restricted to the agent term, the session term
+// and the [Since, Until) datetime range. With conjunction false the restrictions are
 // the non-scoring filter clause of a boolean query; with it true they are
 // zero-boost clauses of a conjunction. Either way the ranking is pure text
 // relevance, as with lazymem's filter bitmap.
@@ -331,6 +331,14 @@ func BleveQuery(q *Query, conjunction bool) query.Query {
 	if q.Agent != "" {
 		tq := bleve.NewTermQuery(q.Agent)
 		tq.SetField(bleveAgent)
+		if conjunction {
+			tq.SetBoost(0)
+		}
+		filters = append(filters, tq)
+	}
+	if q.Session != "" {
+		tq := bleve.NewTermQuery(q.Session)
+		tq.SetField(bleveSession)
 		if conjunction {
 			tq.SetBoost(0)
 		}

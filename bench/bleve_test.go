@@ -55,6 +55,8 @@ func TestBleveFilters(t *testing.T) {
 		{"since only", Query{Text: "pool", Since: t0 + 2*day}, []uint64{3, 4, 6}},
 		{"no match", Query{Text: "kubernetes", Agent: "a1"}, []uint64{}},
 		{"other agent", Query{Text: "weather", Agent: "a2"}, []uint64{}},
+		{"session", Query{Text: "database pool", Agent: "a1", Session: "s1"}, []uint64{1, 2, 6}},
+		{"session alone", Query{Text: "pool", Session: "s2"}, []uint64{4}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,12 +27,16 @@ type Field struct {
 	Values []string
 }
 
-// Query is one broad-stage query: BM25 text, an optional agent scope and an
-// optional [Since, Until) window in unix nanoseconds (0 = unbounded).
+// Query is one broad-stage query: BM25 text, an optional agent scope, an
+// optional session scope and an optional [Since, Until) window in unix
+// nanoseconds (0 = unbounded). Class labels the query for per-class reports
+// ("" for the workload's queries).
 type Query struct {
 	Text         string
 	Agent        string
+	Session      string
 	Since, Until int64
+	Class        string
 }
 
 // Hit is one ranked result: the record id and the engine's own score.

@@ -69,6 +69,7 @@ type Lazymem struct {
 	src  *memSource
 	f    index.Filter
 	ag   [1]string
+	ss   [1]string
 	hits []index.Hit
 }
 
@@ -127,13 +128,17 @@ func (l *Lazymem) Name() string { return "lazymem" }
 
 // filter builds the candidate bitmap of q; nil when q has no filter.
 func (l *Lazymem) filter(q *Query) (*roaring.Bitmap, error) {
-	if q.Agent == "" && q.Since == 0 && q.Until == 0 {
+	if q.Agent == "" && q.Session == "" && q.Since == 0 && q.Until == 0 {
 		return nil, nil
 	}
 	l.f = index.Filter{Since: q.Since, Until: q.Until}
 	if q.Agent != "" {
 		l.ag[0] = q.Agent
 		l.f.Agents = l.ag[:]
+	}
+	if q.Session != "" {
+		l.ss[0] = q.Session
+		l.f.Sessions = l.ss[:]
 	}
 	bm, err := l.x.Filter(&l.f)
 	if err != nil {

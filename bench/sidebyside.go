@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,14 @@ type SideBySideOptions struct {
 	Bleve BleveOptions
 	// Index configures lazymem's index (zero value: its defaults).
 	Index index.Options
+	// Corpus, when set, is the corpus to compare on; Workload, Queries and
+	// QuerySeed are then ignored.
+	Corpus *Corpus
+	// CacheKey, when set, names the build: a later call with the same Dir
+	// and CacheKey reopens the indexes left there (Dir/built.json records
+	// the key and the ingest figures of the build) instead of building them
+	// again. The key must change whenever the corpus or the options do.
+	CacheKey string
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -54,7 +63,11 @@ func (o *SideBySideOptions) Validate() error {
 	if o.Dir == "" {
 		return fmt.Errorf("%w: SideBySideOptions.Dir is required", ErrOptions)
 	}
-	if err := o.Workload.Validate(); err != nil {
+	if o.Corpus != nil {
+		if len(o.Corpus.Docs) == 0 || len(o.Corpus.Queries) == 0 {
+			return fmt.Errorf("%w: SideBySideOptions.Corpus: %d docs, %d queries: need both", ErrOptions, len(o.Corpus.Docs), len(o.Corpus.Queries))
+		}
+	} else if err := o.Workload.Validate(); err != nil {
 		return fmt.Errorf("%w: workload: %w", ErrOptions, err)
 	}
 	return o.Bleve.Validate()
@@ -81,39 +94,29 @@ func BuildSideBySide(o SideBySideOptions) (*SideBySide, error) {
 	}
 	s := &SideBySide{Opts: o}
 	t0 := time.Now()
-	c, err := Load(o.Workload, o.Queries, o.QuerySeed)
-	if err != nil {
-		return nil, err
+	c := o.Corpus
+	if c == nil {
+		var err error
+		if c, err = Load(o.Workload, o.Queries, o.QuerySeed); err != nil {
+			return nil, err
+		}
 	}
 	s.Corpus = c
 	s.GenTime = time.Since(t0)
 
 	ldir, bdir := filepath.Join(o.Dir, "lazymem"), filepath.Join(o.Dir, "bleve")
-	runtime.GC()
-	l, st, err := BuildLazymem(ldir, c.Docs, o.BatchSize, o.Index)
-	if err != nil {
+	if st, ok := readBuilt(o.Dir, o.CacheKey); ok {
+		s.Ingest = st
+	} else if err := s.build(ldir, bdir); err != nil {
 		return nil, err
 	}
-	s.Ingest = append(s.Ingest, st)
-	if err := l.Close(); err != nil {
-		return nil, err
-	}
-	runtime.GC()
-	b, st, err := BuildBleve(bdir, c.Docs, o.Bleve)
-	if err != nil {
-		return nil, err
-	}
-	s.Ingest = append(s.Ingest, st)
-	if err := b.Close(); err != nil {
-		return nil, err
-	}
-	runtime.GC()
 	// No background work while queries are timed, on either side: Bleve is
 	// settled (Settle), and lazymem's merge loop is off for the query phase,
 	// so its segments stay as ingest left them instead of a tiered merge of
 	// the whole corpus starting on open and competing for the 2 cores.
 	qo := o.Index
 	qo.DisableBackgroundMerge = true
+	var err error
 	if s.Lazymem, err = OpenLazymem(ldir, c.Docs, qo); err != nil {
 		return nil, err
 	}
@@ -122,6 +125,77 @@ func BuildSideBySide(o SideBySideOptions) (*SideBySide, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// build ingests the corpus into both engines, lazymem first, each timed
+// alone, and closes them; with a CacheKey it records the build in Dir.
+func (s *SideBySide) build(ldir, bdir string) error {
+	o, c := &s.Opts, s.Corpus
+	if o.CacheKey != "" { // a half-built cache must not be reused
+		_ = os.Remove(filepath.Join(o.Dir, builtFile))
+		if err := os.RemoveAll(ldir); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(bdir); err != nil {
+			return err
+		}
+	}
+	runtime.GC()
+	l, st, err := BuildLazymem(ldir, c.Docs, o.BatchSize, o.Index)
+	if err != nil {
+		return err
+	}
+	s.Ingest = append(s.Ingest, st)
+	if err := l.Close(); err != nil {
+		return err
+	}
+	runtime.GC()
+	b, st, err := BuildBleve(bdir, c.Docs, o.Bleve)
+	if err != nil {
+		return err
+	}
+	s.Ingest = append(s.Ingest, st)
+	if err := b.Close(); err != nil {
+		return err
+	}
+	runtime.GC()
+	if o.CacheKey != "" {
+		return writeBuilt(o.Dir, o.CacheKey, s.Ingest)
+	}
+	return nil
+}
+
+// builtFile records a finished build in the scratch directory.
+const builtFile = "built.json"
+
+type built struct {
+	Key    string
+	Ingest []IngestStats
+}
+
+// readBuilt returns the ingest figures of the build recorded in dir under
+// key; false when there is none, or it was made under another key.
+func readBuilt(dir, key string) ([]IngestStats, bool) {
+	if key == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(filepath.Join(dir, builtFile))
+	if err != nil {
+		return nil, false
+	}
+	var b built
+	if json.Unmarshal(data, &b) != nil || b.Key != key || len(b.Ingest) != 2 {
+		return nil, false
+	}
+	return b.Ingest, true
+}
+
+func writeBuilt(dir, key string, st []IngestStats) error {
+	data, err := json.Marshal(built{Key: key, Ingest: st})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, builtFile), data, 0o644)
 }
 
 // Close closes both engines. The scratch directory is the caller's.

@@ -81,6 +81,9 @@ func checkHit(t *testing.T, docs []Doc, engine string, q *Query, h Hit) {
 	if q.Agent != "" && d.Agent != q.Agent {
 		t.Fatalf("%s: hit %d has agent %q, query asked %q", engine, h.ID, d.Agent, q.Agent)
 	}
+	if q.Session != "" && d.Session != q.Session {
+		t.Fatalf("%s: hit %d has session %q, query asked %q", engine, h.ID, d.Session, q.Session)
+	}
 	if (q.Since != 0 && d.Time < q.Since) || (q.Until != 0 && d.Time >= q.Until) {
 		t.Fatalf("%s: hit %d at %d outside [%d, %d)", engine, h.ID, d.Time, q.Since, q.Until)
 	}

@@ -45,6 +45,11 @@ func (db *DB) Compact(ctx context.Context) error {
 			err = fmt.Errorf("lazymem: engine: compact cache: %w", perr)
 		}
 	}
+	if err == nil {
+		if perr := db.core.purge(ctx); perr != nil {
+			err = fmt.Errorf("lazymem: engine: compact core store: %w", perr)
+		}
+	}
 	rebuild := db.idx.Metrics().Deleted > 0
 	db.mu.RUnlock()
 	if err != nil {

@@ -29,6 +29,11 @@ type DB struct {
 	w     segment.Writer
 	idx   *index.Index
 	cache *vecCache // nil when no embedder
+	// core is the core store (dir/core): units, value signals; ring the
+	// recent recalls feedback can name; bg its background goroutine.
+	core *coreStore
+	ring *recallRing
+	bg   *coreBackground
 
 	// mu guards closed: every method holds it shared, Close exclusively,
 	// so Close waits for calls in progress.
@@ -171,6 +176,12 @@ func Open(dir string, opts Options) (*DB, error) {
 			_ = db.lock.Close()
 			return nil, fmt.Errorf("lazymem: engine: open embedding cache: %w", err)
 		}
+	}
+	// The core store opens before a Forget interrupted by a crash is
+	// finished: finishing it forgets the records' units too.
+	if err := db.openCore(); err != nil {
+		_ = db.closeParts()
+		return nil, err
 	}
 	if err := db.finishIntent(); err != nil {
 		_ = db.closeParts()
@@ -405,6 +416,7 @@ func (db *DB) Close() error {
 		close(db.bgStop)
 		db.bgWG.Wait() // a pass in progress finishes (or stops on its context)
 	})
+	db.stopCoreBackground()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -423,6 +435,7 @@ func (db *DB) closeParts() error {
 			errs = append(errs, fmt.Errorf("lazymem: engine: flush index: %w", err))
 		}
 	}
+	errs = append(errs, db.closeCore())
 	if db.cache != nil {
 		if err := db.cache.close(); err != nil {
 			errs = append(errs, fmt.Errorf("lazymem: engine: close cache: %w", err))

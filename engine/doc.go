@@ -17,6 +17,7 @@
 //	dir/LOCK    the store lock; dir/OWNER names its holder (lock.go)
 //	dir/PINS    records exempt from retention (retention.go)
 //	dir/FORGET  transient: a Forget in progress, finished by Open (forget_intent.go)
+//	dir/core    Pebble: core memory units and their vectors, value signals, the consolidation bitmaps
 //
 // Every file goes through Options.FS (a Pebble vfs.FS, default the OS).
 // docs/format/store.md lists what versions each structure.
@@ -83,4 +84,18 @@
 // recall_fuse.go, recall_assemble.go, and recall_dense.go for ModeDense.
 // The transcripts under testdata/planner print what each stage produced
 // for small stores.
+//
+// # Value and core memory
+//
+// Recall counts what it touched and Feedback what a user judged, in memory;
+// a background goroutine flushes both to dir/core (core.go, value.go,
+// feedback.go). Records are scored and labelled by package consolidate's
+// rules lazily (10-100 µs a record is too slow for the append path): when
+// a consolidation covers them, or in an optional background pass. The
+// triggers (value threshold, top k PromoteTopK times, positive feedback,
+// EndSession, an idle timeout, Consolidate) queue records; a consolidation
+// turns the queue into units, links supersession, embeds and stores them
+// (consolidation.go). Recall searches the units through the records they
+// cite and fuses them with raw records (recall_source_core.go); Query.Tier
+// narrows it to one kind.
 package engine

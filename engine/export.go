@@ -78,7 +78,7 @@ func (a *AgentDB) Export(ctx context.Context, w io.Writer) (int, error) {
 // filesystem, while appends and recalls continue. dir must not exist, or
 // be empty. The copy holds the log (a Pebble checkpoint: every record
 // acknowledged before Backup was called; forgotten records stay
-// forgotten), the embedding cache (a checkpoint too), the pins and the
+// forgotten), the embedding cache and the core store (checkpoints too), the pins and the
 // FORMAT marker; the index is not copied: opening the copy rebuilds it
 // from the log. Restoring is opening dir (or moving it into place).
 // Forget, retention and Compact wait for a Backup in progress, so the copy
@@ -111,6 +111,12 @@ func (db *DB) Backup(ctx context.Context, dir string) error {
 		if err := db.cache.disk.Checkpoint(fs.PathJoin(dir, "cache")); err != nil {
 			return fmt.Errorf("lazymem: engine: backup: cache: %w", err)
 		}
+	}
+	if err := db.flushValues(); err != nil {
+		return fmt.Errorf("lazymem: engine: backup: core store: %w", err)
+	}
+	if err := db.core.pdb.Checkpoint(fs.PathJoin(dir, "core")); err != nil {
+		return fmt.Errorf("lazymem: engine: backup: core store: %w", err)
 	}
 	for _, name := range []string{formatName, pinsFile} {
 		b, err := readFile(fs, fs.PathJoin(db.dir, name))

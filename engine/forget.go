@@ -336,7 +336,8 @@ func (db *DB) applyForget(ctx context.Context, in *intent, replay bool) error {
 			return fmt.Errorf("lazymem: engine: forget: cache: %w", err)
 		}
 	}
-	return nil
+	// Units built from the records are re-derived without them, or go.
+	return db.coreForgetSources(ctx, ids)
 }
 
 // rebuildIndex replaces the index with one built from the log: records

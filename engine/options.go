@@ -149,6 +149,10 @@ type Options struct {
 	// Index configures the index under dir/index. Zero: its defaults
 	// (Index.FS: FS).
 	Index index.Options
+
+	// Core configures value signals, consolidation and the core memory
+	// under dir/core. Zero: its defaults.
+	Core CoreOptions
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o. It
@@ -212,6 +216,7 @@ func (o *Options) EnsureDefaults() *Options {
 	if !o.DisableSessionContext {
 		o.Index.SessionContext = true
 	}
+	o.Core.ensureDefaults()
 	return o
 }
 
@@ -262,7 +267,7 @@ func (o *Options) Validate() error {
 	if err := xo.EnsureDefaults().Validate(); err != nil {
 		return fmt.Errorf("%w: Index: %w", ErrOptions, err)
 	}
-	return nil
+	return o.Core.validate()
 }
 
 // DefaultConstruct is the default Options.Construct: "Role: Text".

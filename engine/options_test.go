@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/engine/consolidate"
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/segment"
@@ -26,6 +27,12 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 	construct := func(r *Record) string { return "x " + r.Text }
 	clock := func() time.Time { return storeClock }
 	onErr := func(error) {}
+	coreValue := consolidate.Options{Threshold: 0.7}
+	coreValue.EnsureDefaults()
+	rules, err := consolidate.NewRules(coreValue)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// set: the field's explicit value; each case opens its own store.
 	cases := map[string]func(o *Options){
 		"Embedder":              func(o *Options) { o.Embedder = h },
@@ -73,6 +80,18 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Index.SessionContext":         func(o *Options) { o.Index.SessionContext = true },
 		"Index.ContextWeight":          func(o *Options) { o.Index.ContextWeight = 0.5 },
 		"Index.OnBackgroundError":      func(o *Options) { o.Index.OnBackgroundError = onErr },
+
+		"Core.Value":          func(o *Options) { o.Core.Value = coreValue },
+		"Core.Consolidator":   func(o *Options) { o.Core.Consolidator = rules },
+		"Core.PromoteTopK":    func(o *Options) { o.Core.PromoteTopK = 5 },
+		"Core.RecallWeight":   func(o *Options) { o.Core.RecallWeight = 0.25 },
+		"Core.FeedbackWeight": func(o *Options) { o.Core.FeedbackWeight = 0.3 },
+		"Core.Boost":          func(o *Options) { o.Core.Boost = 1.2 },
+		"Core.RoleMetaKey":    func(o *Options) { o.Core.RoleMetaKey = "role" },
+		"Core.FlushInterval":  func(o *Options) { o.Core.FlushInterval = time.Minute },
+		"Core.RecallRing":     func(o *Options) { o.Core.RecallRing = 16 },
+		"Core.Background":     func(o *Options) { o.Core.Background = true },
+		"Core.IdleTimeout":    func(o *Options) { o.Core.IdleTimeout = time.Hour },
 	}
 	for _, name := range optionFields(reflect.TypeFor[Options](), "") {
 		if _, ok := cases[name]; !ok {
@@ -119,11 +138,11 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 }
 
 // optionFields lists the settable fields of an options struct, recursing
-// into Log and Index.
+// into Log, Index and Core.
 func optionFields(typ reflect.Type, prefix string) []string {
 	var out []string
 	for f := range typ.Fields() {
-		if f.Name == "Log" || f.Name == "Index" {
+		if f.Name == "Log" || f.Name == "Index" || f.Name == "Core" {
 			out = append(out, optionFields(f.Type, f.Name+".")...)
 			continue
 		}

@@ -154,6 +154,9 @@ type Query struct {
 
 	// Explain fills Memory.Reasons.
 	Explain bool
+
+	// Tier: TierAll (default), TierCore or TierRaw.
+	Tier Tier
 }
 
 // Defaults of the query-understanding fields of Query (they are Query
@@ -316,6 +319,9 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 				return err
 			}
 		}
+	}
+	if err := q.prepareTier(); err != nil {
+		return err
 	}
 	if q.Mode != ModeSparse && !hasEmbedder {
 		return fmt.Errorf("%w: mode %s needs one (use mode sparse)", ErrNoEmbedder, q.Mode)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/engine/consolidate"
 	"github.com/lazymem/lazymem/index"
 )
 
@@ -22,11 +23,20 @@ type Memory struct {
 	// Reasons says why the memory ranked, when Query.Explain is set:
 	// "bm25 #2", "dense #1", "session", "recency x0.84".
 	Reasons []string
+	// Kind is KindRaw for a record, KindCore for a unit of core memory;
+	// a core memory carries its Unit (type, topic, content, action items,
+	// source ids) and its Record holds the unit's text, time and agent
+	// (Record.ID is 0: the unit's id is Unit.ID).
+	Kind string
+	Unit *consolidate.Unit
 }
 
 // Result is the answer of Recall.
 type Result struct {
 	Memories []Memory
+	// RecallID names this recall to Feedback (one of the last
+	// Options.Core.RecallRing recalls).
+	RecallID uint64
 	Stats    RecallStats
 }
 
@@ -152,6 +162,8 @@ func (db *DB) Recall(ctx context.Context, q Query) (*Result, error) {
 		return nil, err
 	}
 	db.recalls.Add(1)
+	db.noteRecall(p)
+	p.res.RecallID = db.rememberRecall(p)
 	return &p.res, nil
 }
 
@@ -178,7 +190,7 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 			return nil, err
 		}
 	} else {
-		for _, s := range broadSources {
+		for _, s := range p.sources() {
 			if err := s.candidates(ctx, p); err != nil {
 				return nil, err
 			}

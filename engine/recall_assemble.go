@@ -21,11 +21,12 @@ func (p *plan) assemble() error {
 		if !c.fetched { // deleted between search and fetch
 			continue
 		}
-		m := Memory{Record: c.rec, Score: float64(p.fused[i]), Sparse: c.sparse, Dense: float64(c.dense)}
+		m := Memory{Record: c.rec, Score: float64(p.fused[i]), Sparse: c.sparse, Dense: float64(c.dense), Kind: KindRaw}
 		if p.q.Explain {
 			m.Reasons = reasons(c, p.q, p.now)
 		}
 		p.res.Memories = append(p.res.Memories, m)
 	}
+	p.mergeCore()
 	return nil
 }

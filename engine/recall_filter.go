@@ -13,7 +13,11 @@ func (p *plan) applyFilter() error {
 	f := &p.filter
 	f.Sessions = q.Sessions
 	f.Roles = q.Roles
-	f.Where = indexFields(q.Where)
+	where, types, err := p.db.splitTypeWhere(q.Where)
+	if err != nil {
+		return err
+	}
+	f.Where = indexFields(where)
 	f.Not = indexFields(q.Not)
 	if q.Agent != "" {
 		f.Agents = append(f.Agents, q.Agent)
@@ -36,6 +40,9 @@ func (p *plan) applyFilter() error {
 			return fmt.Errorf("lazymem: engine: filter: %w", err)
 		}
 		p.bm = bm
+	}
+	if types != nil {
+		p.bm.And(types)
 	}
 	p.res.Stats.Filtered = int(p.bm.GetCardinality())
 	return nil

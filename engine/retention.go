@@ -98,6 +98,7 @@ func (db *DB) ApplyRetention(ctx context.Context) (int, error) {
 	db.pinMu.Lock()
 	expired.AndNot(db.pins)
 	db.pinMu.Unlock()
+	expired.AndNot(db.coreCitedLive()) // a live unit's evidence stays
 	if expired.IsEmpty() {
 		return 0, nil
 	}

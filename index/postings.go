@@ -264,12 +264,21 @@ func (p *postingsIter) load(bi int) {
 	docs, tfs := p.docBuf[:n], p.tfBuf[:n]
 	pos := 0
 	for j := range docs {
-		v, k := uvarint32(buf[pos:])
-		if k <= 0 {
-			p.fail()
-			return
+		// One-byte varints (gaps below 128: every dense term) skip the
+		// general decoder.
+		var v uint32
+		if pos < len(buf) && buf[pos] < 0x80 {
+			v = uint32(buf[pos])
+			pos++
+		} else {
+			var k int
+			v, k = uvarint32(buf[pos:])
+			if k <= 0 {
+				p.fail()
+				return
+			}
+			pos += k
 		}
-		pos += k
 		if (j > 0 || bi > 0) && v == 0 {
 			p.fail() // ids must increase
 			return
@@ -286,6 +295,11 @@ func (p *postingsIter) load(bi int) {
 		return
 	}
 	for j := range tfs {
+		if pos < len(buf) && buf[pos] < 0x80 {
+			tfs[j] = uint32(buf[pos])
+			pos++
+			continue
+		}
 		v, k := uvarint32(buf[pos:])
 		if k <= 0 {
 			p.fail()

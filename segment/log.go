@@ -165,7 +165,7 @@ func Open(dir string, opts Options) (*Log, error) {
 func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	l.fatal.Store(nil)
 	popts := &pebble.Options{
-		FS:           noArchiveFS{FS: l.opts.FS, archive: l.opts.FS.PathJoin(l.dir, "archive"), onFull: l.releaseReserve},
+		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), onFull: l.releaseReserve},
 		MemTableSize: l.opts.MemTableBytes,
 		Logger:       QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
 		// Pebble recycles obsolete WAL files by default, keeping their old

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,14 +12,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lazymem/lazymem/bench"
 	"github.com/lazymem/lazymem/bench/eval"
 	"github.com/lazymem/lazymem/bench/suite"
 	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/bench/zipf"
 	"github.com/lazymem/lazymem/engine"
 )
 
 const benchSynopsis = `bench [--scale 10k|100k|1m] [--queries N] [--embedder hash|hash+latency] [--latency D] [--systems list] [--json]
              [--candidates N] [--no-session-context]
+       bench --corpus zipf [--scale 200k|1m] [--seed N] [--per-class N] [--rounds N] [--dir DIR] [--cache]
+             [--vocab N] [--exponent S] [--agents N] [--cjk-share F] [--no-session-context]
 
 Writes the same seeded agent history into lazymem and into eager-RAG
 baselines that embed every record at write time (chromem-go, HNSW, flat
@@ -25,7 +31,15 @@ search with lazymem's kernels), asks all of them the same questions (facts
 planted in the history, with known answers), and prints one table: ingest
 time, embedding calls, bytes, recall latency p50/p99, recall@k, memory, and
 the end-to-end time of the writes followed by the queries. Progress goes to
-standard error.`
+standard error.
+
+With --corpus zipf it instead generates a Zipf corpus (words of an
+artificial vocabulary drawn from a Zipf law, interleaved sessions of many
+agents, a share of Chinese-script agents), builds lazymem's index and a
+Bleve index over it, and times the broad stage (BM25 top 10 under a filter)
+of both per query class (mid, rare, common, long, cjk) and filter (none,
+window, agent, session), alternating the engines in one run. It prints a
+Markdown table with the p50/p99 ratios.`
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", benchSynopsis, stderr)
@@ -43,12 +57,44 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reportDir := fs.String("report-dir", "", "with --scales: write scaling.md and two SVG plots (latency, embeddings vs corpus size) here")
 	candidates := fs.Int("candidates", 0, "lazymem's BM25 candidates per query (default: the engine's, max(50, 5*K))")
 	noContext := fs.Bool("no-session-context", false, "lazymem indexes each record without its session's previous turn")
+	corpus := fs.String("corpus", "agent", "agent (the planted-fact agent history) or zipf (side by side with Bleve per query class)")
+	perClass := fs.Int("per-class", 100, "with --corpus zipf: queries per class/filter cell")
+	rounds := fs.Int("rounds", 3, "with --corpus zipf: timed passes over the queries")
+	dir := fs.String("dir", "", "with --corpus zipf: scratch directory for both indexes (default: a temporary one, removed)")
+	cache := fs.Bool("cache", false, "with --corpus zipf: keep the built indexes under --dir and reuse them on the next run with the same corpus (empty --dir after changing either engine)")
+	vocab := fs.Int("vocab", 0, "with --corpus zipf: vocabulary size (default 50000)")
+	exponent := fs.Float64("exponent", 0, "with --corpus zipf: Zipf exponent, above 1 (default 1.1)")
+	agents := fs.Int("agents", 0, "with --corpus zipf: agents (default 100)")
+	cjkShare := fs.Float64("cjk-share", 0, "with --corpus zipf: share of agents writing Chinese script (default 0.1, negative for none)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("bench: unexpected argument %q", pos[0])
+	}
+	switch *corpus {
+	case "agent":
+	case "zipf":
+		n, err := workload.ParseScale(*scale)
+		if err != nil {
+			return usagef("bench: --scale: %v", err)
+		}
+		if *scale == "10k" && !flagSet(fs, "scale") {
+			n = 200000
+		}
+		if *cache && *dir == "" {
+			return usagef("bench: --cache needs --dir")
+		}
+		o := bench.ZipfOptions{
+			Corpus: zipf.Config{Seed: *seed, Records: n, Vocab: *vocab, Exponent: *exponent,
+				Agents: *agents, CJKShare: *cjkShare},
+			PerClass: *perClass, QuerySeed: *seed + 1, Dir: *dir, Cache: *cache,
+			SessionContext: !*noContext,
+		}
+		return runZipfBench(o, *rounds, stdout, stderr)
+	default:
+		return usagef("bench: --corpus %q: want agent or zipf", *corpus)
 	}
 	if len(scales) == 0 {
 		scales = stringList{*scale}
@@ -219,4 +265,42 @@ func writeScalingReport(dir string, reps []*suite.Report, command string) error 
 		err = cerr
 	}
 	return err
+}
+
+// runZipfBench builds both engines over the Zipf corpus and prints the
+// per-class side-by-side table.
+func runZipfBench(o bench.ZipfOptions, rounds int, stdout, stderr io.Writer) error {
+	if o.Dir == "" {
+		d, err := os.MkdirTemp("", "lazymem-bench-zipf-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		o.Dir = d
+	} else if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "zipf: generating %d records and building both indexes under %s\n", o.Corpus.Records, o.Dir)
+	s, err := bench.ZipfSideBySide(o)
+	if err != nil {
+		if errors.Is(err, zipf.ErrConfig) || errors.Is(err, bench.ErrOptions) {
+			return usageError{err.Error()}
+		}
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(stderr, "zipf: timing %d queries x %d rounds on both engines\n", len(s.Corpus.Queries), rounds)
+	r, err := s.RunClasses(10, rounds)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, r.Markdown())
+	return err
+}
+
+// flagSet reports whether the command line gave flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/lazymem/lazymem/engine"
 )
 
-const demoSynopsis = `demo [--records N] [--agents N] [--seed S] [--db DIR]
+const demoSynopsis = `demo synthetic [--records N] [--agents N] [--seed S] [--db DIR]
 
 Generates a realistic history of several agents (user, assistant and tool
 turns over 90 days, with facts planted among the chit-chat), ingests it into
@@ -21,8 +21,22 @@ a fresh store, and asks it questions about the planted facts, showing each
 recall's stages and what they cost. The store goes to a temporary directory
 that is removed afterwards, unless --db is given.`
 
+// cmdDemo runs the meeting assistant ("demo" or "demo meeting") or the
+// synthetic multi-agent history ("demo synthetic").
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("demo", demoSynopsis, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "synthetic":
+			return cmdDemoSynthetic(ctx, args[1:], stdout, stderr)
+		case "meeting":
+			return cmdDemoMeeting(ctx, args[1:], stdout, stderr)
+		}
+	}
+	return cmdDemoMeeting(ctx, args, stdout, stderr)
+}
+
+func cmdDemoSynthetic(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("demo synthetic", demoSynopsis, stderr)
 	records := fs.Int("records", 100000, "records to generate")
 	agents := fs.Int("agents", 20, "agents (tenants) in the history")
 	seed := fs.Int64("seed", 42, "generator seed (same seed, same history)")

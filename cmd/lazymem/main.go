@@ -22,10 +22,15 @@ Usage:
   lazymem <command> [flags] [arguments]
 
 Commands:
-  demo      generate a realistic multi-agent history, ingest it, and run a few
-            recalls that show each stage and its cost (no arguments needed)
+  demo      the meeting assistant: stream a 5,000-utterance meeting in, ask
+            live questions, consolidate it into core memory, answer the
+            follow-up questions, compare with eager RAG (demo synthetic: the
+            100k-record multi-agent history)
   ingest    append records from a JSONL file (or - for standard input)
   recall    find the memories that answer a query
+  consolidate  turn an agent's high-value records into core memory units
+  core      list an agent's core memory
+  feedback  mark recalled records as useful or not
   stats     show what a store holds
   mcp       serve one agent's memory as MCP tools over stdio (for desktop agents)
   forget    forget an agent's records (all, or by session, role or id)
@@ -77,6 +82,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdIngest(ctx, rest, stdin, stdout, stderr)
 	case "recall":
 		err = cmdRecall(ctx, rest, stdout, stderr)
+	case "consolidate":
+		err = cmdConsolidate(ctx, rest, stdout, stderr)
+	case "core":
+		err = cmdCore(ctx, rest, stdout, stderr)
+	case "feedback":
+		err = cmdFeedback(ctx, rest, stdout, stderr)
 	case "stats":
 		err = cmdStats(ctx, rest, stdout, stderr)
 	case "mcp":

@@ -156,7 +156,13 @@ func TestUsageErrors(t *testing.T) {
 		{"recall", "--db", "d", "--agent", "a", "--since", "last tuesday", "q"},
 		{"recall", "--db", "d", "--agent", "a", "--where", "novalue", "q"},
 		{"stats"},
-		{"demo", "--records", "5"},
+		{"demo", "synthetic", "--records", "5"},
+		{"demo", "--utterances", "5"},
+		{"consolidate", "--db", "d"},
+		{"core", "--agent", "a"},
+		{"feedback", "--db", "d", "--up"},
+		{"feedback", "--db", "d", "--up", "--down", "1"},
+		{"feedback", "--db", "d", "--up", "x"},
 		{"bench", "--scale", "lots"},
 		{"eval"},
 		{"eval", "squad"},
@@ -195,7 +201,7 @@ func TestDemoSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("demo run skipped in -short")
 	}
-	code, out, errs := runCLI(t, "", "demo", "--records", "3000", "--agents", "3")
+	code, out, errs := runCLI(t, "", "demo", "synthetic", "--records", "3000", "--agents", "3")
 	if code != 0 {
 		t.Fatalf("demo: code %d\n%s", code, errs)
 	}

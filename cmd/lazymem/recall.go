@@ -19,11 +19,11 @@ query ("yesterday", "last week", "two days ago", "昨天", "最近三天") becom
 time filter unless --no-time-parse is given.`
 
 type recallFlags struct {
-	db, agent, mode, fusion, since, until, now, session, embedder string
-	agents, sessions, roles                                       stringList
-	where, not                                                    kvList
-	k, candidates, turns                                          int
-	json, explain, noTime                                         bool
+	db, agent, mode, fusion, since, until, now, session, embedder, tier string
+	agents, sessions, roles                                             stringList
+	where, not                                                          kvList
+	k, candidates, turns                                                int
+	json, explain, noTime                                               bool
 }
 
 func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,6 +45,7 @@ func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.mode, "mode", "lazy", "lazy (embed candidates only), sparse (BM25, no embedding) or dense (embed every filtered record)")
 	fs.StringVar(&f.fusion, "fusion", "", "how sparse and dense evidence combine in lazy mode: weighted (default) or rrf")
 	fs.StringVar(&f.embedder, "embedder", "hash", embedderUsage)
+	fs.StringVar(&f.tier, "tier", "all", "all (raw records and core units), core (units only) or raw (records only)")
 	fs.StringVar(&f.now, "now", "", "reference time for relative expressions, RFC 3339 (default: now)")
 	fs.BoolVar(&f.noTime, "no-time-parse", false, "do not turn time expressions in the query into a filter")
 	fs.BoolVar(&f.explain, "explain", false, "say why each memory ranked")
@@ -66,7 +67,7 @@ func cmdRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Where: f.where, Not: f.not, K: f.k, Candidates: f.candidates,
 		CurrentSession: f.session, SessionTurns: f.turns,
 		Mode: engine.Mode(f.mode), Fusion: engine.Fusion(f.fusion),
-		ParseTime: !f.noTime, Explain: f.explain,
+		ParseTime: !f.noTime, Explain: f.explain, Tier: engine.Tier(f.tier),
 	}
 	if len(pos) == 1 {
 		q.Text = pos[0]
@@ -152,6 +153,14 @@ func printResult(w io.Writer, res *engine.Result, explain bool) {
 		who := m.Role
 		if who == "" {
 			who = "-"
+		}
+		if m.Unit != nil {
+			fmt.Fprintf(w, "%2d. [%s] core %s #%d %s (sources %v)\n    %s\n", i+1, m.Time.Format("2006-01-02 15:04"),
+				m.Unit.Type, m.Unit.ID, scoreLine(m), m.Unit.SourceIDs, truncate(oneLine(m.Text), 300))
+			if explain && len(m.Reasons) > 0 {
+				fmt.Fprintf(w, "    why: %s\n", strings.Join(m.Reasons, ", "))
+			}
+			continue
 		}
 		fmt.Fprintf(w, "%2d. [%s] %s %s (session %s, id %d)\n    %s\n", i+1,
 			m.Time.Format("2006-01-02 15:04"), who, scoreLine(m), m.Session, m.ID, truncate(oneLine(m.Text), 300))

@@ -72,8 +72,35 @@ export interface Memory {
   sparse: number;
   /** Cosine of query and constructed text; 0 in sparse mode. */
   dense: number;
+  /** "raw" for a logged record, "core" for a unit of core memory. */
+  kind?: "raw" | "core";
+  /** The unit, for a core memory. */
+  unit?: Unit;
   /** Why it scored, when the query set explain. */
   reasons?: string[];
+}
+
+/** A task an action-item unit assigns. */
+export interface ActionItem {
+  owner: string;
+  task: string;
+  due?: string;
+}
+
+/** A unit of core memory, consolidated from the raw records it cites. */
+export interface Unit {
+  id: number;
+  type: "decision" | "action_item" | "preference" | "outcome" | "fact";
+  topic: string;
+  content: string;
+  action_items: ActionItem[] | null;
+  participants: string[] | null;
+  source_ids: number[] | null;
+  time: string;
+  confidence: number;
+  supersedes?: number[];
+  superseded_by?: number;
+  agent: string;
 }
 
 export type Mode = "lazy" | "sparse" | "dense";
@@ -84,6 +111,8 @@ export type Fusion = "weighted" | "rrf";
 export interface Query {
   text?: string;
   agent?: string;
+  /** all (default), core or raw. */
+  tier?: "all" | "core" | "raw";
   agents?: string[];
   sessions?: string[];
   roles?: string[];
@@ -145,6 +174,8 @@ export interface RecallStats {
 
 export interface RecallResult {
   memories: Memory[];
+  /** Names this recall for feedback. */
+  recall_id?: number;
   stats: RecallStats;
 }
 

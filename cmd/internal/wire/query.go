@@ -36,6 +36,7 @@ type Query struct {
 	ParseTime       *bool                      `json:"parse_time"`
 	Synonyms        map[string][]string        `json:"synonyms"`
 	Explain         bool                       `json:"explain"`
+	Tier            string                     `json:"tier"` // all, core, raw
 }
 
 // ParseQuery decodes a query. Errors are *Error naming the field; the
@@ -51,6 +52,7 @@ func ParseQuery(data []byte) (engine.Query, error) {
 		Mode: engine.Mode(jq.Mode), Fusion: engine.Fusion(jq.Fusion), DenseWeight: jq.DenseWeight,
 		SpeakerBoost: jq.SpeakerBoost, RecencyWeight: jq.RecencyWeight,
 		ParseTime: jq.ParseTime == nil || *jq.ParseTime, Synonyms: jq.Synonyms, Explain: jq.Explain,
+		Tier: engine.Tier(jq.Tier),
 	}
 	var err error
 	for _, t := range []struct {

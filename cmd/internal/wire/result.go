@@ -4,18 +4,24 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/engine/consolidate"
 )
 
 // Memory is one recalled record with its scores: in JSON, the record's
-// fields then "score", "sparse", "dense" and, when explained, "reasons".
+// fields then "score", "sparse", "dense", "kind" ("raw" or "core"), for a
+// core memory its "unit" (id, type, topic, content, action_items,
+// participants, source_ids, time, confidence), and, when explained,
+// "reasons".
 type Memory struct {
 	StoredRecord
 	// Score and Dense are computed in float32: encoded as such, they print
 	// as 0.8, not 0.800000011920929.
-	Score   float32  `json:"score"`
-	Sparse  float64  `json:"sparse"`
-	Dense   float32  `json:"dense"`
-	Reasons []string `json:"reasons,omitempty"`
+	Score   float32           `json:"score"`
+	Sparse  float64           `json:"sparse"`
+	Dense   float32           `json:"dense"`
+	Kind    string            `json:"kind"`
+	Unit    *consolidate.Unit `json:"unit,omitempty"`
+	Reasons []string          `json:"reasons,omitempty"`
 }
 
 // Stats is what a recall did: every field of engine.RecallStats in snake
@@ -48,15 +54,17 @@ type Stats struct {
 // Result is the JSON form of an engine.Result.
 type Result struct {
 	Memories []Memory `json:"memories"`
-	Stats    Stats    `json:"stats"`
+	// RecallID names the recall to feedback.
+	RecallID uint64 `json:"recall_id"`
+	Stats    Stats  `json:"stats"`
 }
 
 // FromResult converts res. Memories is never null in the JSON.
 func FromResult(res *engine.Result) Result {
-	out := Result{Memories: make([]Memory, 0, len(res.Memories))}
+	out := Result{Memories: make([]Memory, 0, len(res.Memories)), RecallID: res.RecallID}
 	for _, m := range res.Memories {
 		out.Memories = append(out.Memories, Memory{StoredRecord: FromRecord(m.Record),
-			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Reasons: m.Reasons})
+			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Kind: m.Kind, Unit: m.Unit, Reasons: m.Reasons})
 	}
 	st := res.Stats
 	d := st.Durations

@@ -92,7 +92,7 @@ func TestParseQuery(t *testing.T) {
 		"since":"2026-04-01T00:00:00Z","until":"2026-05-01T00:00:00Z","where":{"project":"atlas","tags":["db","perf"]},
 		"not":{"draft":"yes"},"k":5,"candidates":80,"current_session":"s9","session_turns":4,"mode":"sparse",
 		"fusion":"rrf","dense_weight":0.3,"speaker_boost":1.5,"recency_half_life":"72h","recency_weight":0.2,
-		"now":"2026-05-01T12:00:00Z","synonyms":{"db":["database"]},"explain":true}`))
+		"now":"2026-05-01T12:00:00Z","synonyms":{"db":["database"]},"explain":true,"tier":"core"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestParseQuery(t *testing.T) {
 		Where: map[string][]string{"project": {"atlas"}, "tags": {"db", "perf"}}, Not: map[string][]string{"draft": {"yes"}},
 		K: 5, Candidates: 80, CurrentSession: "s9", SessionTurns: 4, Mode: engine.ModeSparse, Fusion: engine.FusionRRF,
 		DenseWeight: 0.3, SpeakerBoost: 1.5, RecencyHalfLife: 72 * time.Hour, RecencyWeight: 0.2, Now: now,
-		ParseTime: true, Synonyms: map[string][]string{"db": {"database"}}, Explain: true}
+		ParseTime: true, Synonyms: map[string][]string{"db": {"database"}}, Explain: true, Tier: engine.TierCore}
 	if !reflect.DeepEqual(q, want) {
 		t.Fatalf("got  %+v\nwant %+v", q, want)
 	}
