@@ -16,13 +16,17 @@
 //	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
 //	POST /v1/forget        forget records by ids, session, role, labels, time
 //	GET  /v1/export        an agent's live records as JSONL
+//	POST /v1/feedback      judge a recall's memories (+1, -1)
+//	POST /v1/consolidate   distill an agent's queued records into core memory
+//	GET  /v1/core          an agent's core memory units
 //	GET  /v1/stats         the store's metrics, snake case
 //	GET  /metrics          Prometheus exposition (admin)
 //	GET  /v1/openapi.json  the API's OpenAPI description (docs/openapi.yaml)
 //	GET  /                 the inspector: search and browse in a browser
 //	POST /mcp              the Model Context Protocol (streamable HTTP, JSON
-//	                       replies): tools add, search, list (and the
-//	                       aliases remember, recall)
+//	                       replies): tools add, search, list, delete,
+//	                       feedback, consolidate, core (and the aliases
+//	                       remember, recall, forget, list_core)
 //
 // Errors are JSON, {"error": {"code", "field", "message"}}, the message
 // starting "lazymem: " and naming the same field path, with status 400
@@ -46,6 +50,7 @@
 //	tenancy.go  --keys: credentials, tenants, agent checks
 //	metrics.go  Prometheus export of the engine's snapshots
 //	lifecycle.go  scoped handles, POST /v1/forget, GET /v1/export
+//	core.go     POST /v1/feedback, POST /v1/consolidate, GET /v1/core
 //	mcp.go      the MCP transport (tools are in cmd/internal/mcptools)
 //	openapi.go  GET /v1/openapi.json
 //	inspector.go, inspector/index.html  the inspector's page
@@ -55,7 +60,8 @@
 // # Adding a route
 //
 // Every operation is one entry of registry (routes.go). To add one, say
-// POST /v1/feedback (POST /v1/forget, lifecycle.go, was added this way):
+// POST /v1/feedback (it and the other core routes, core.go, were added
+// this way):
 //
 //  1. write the handler, func (s *server) feedback(w http.ResponseWriter,
 //     r *http.Request), taking the tenant from tenantOf(r), refusing any

@@ -115,6 +115,37 @@ test("recall finds, explains and reports stats", { skip }, async (t) => {
   assert.equal(typeof res.stats.dense_text, "string");
 });
 
+test("feedback, consolidate and core memory", { skip }, async (t) => {
+  const c = client();
+  const agent = agentName(t.name);
+  const [a, b] = await c.appendBatch([
+    { agent, session: "s1", role: "ann", text: "We decided to move the billing service to Postgres 16." },
+    { agent, session: "s1", role: "bo", text: "Bo will write the migration script by Friday." },
+  ]);
+  const rep = await c.consolidate({ agent, ids: [a, b] });
+  assert.ok(rep.selected >= 1 && rep.units.length >= 1, JSON.stringify(rep));
+  assert.ok(Array.isArray(rep.superseded) && typeof rep.duration_us === "number");
+  const units = await c.core({ agent });
+  assert.deepEqual(units.map((u) => u.id).sort(), rep.units.map((u) => u.id).sort());
+  for (const u of units) {
+    assert.equal(u.agent, agent);
+    assert.ok(Array.isArray(u.action_items) && Array.isArray(u.participants) && Array.isArray(u.supersedes));
+    assert.equal(u.superseded_by, 0);
+  }
+  assert.ok((await c.core({ agent, history: true })).length >= units.length);
+  const res = await c.recall("billing Postgres", { agent, tier: "core" });
+  assert.ok(res.recall_id > 0 && res.memories.length >= 1);
+  const m = res.memories[0];
+  assert.equal(m.kind, "core");
+  assert.equal(m.id, 0);
+  assert.ok(m.unit && m.unit.id > 0);
+  assert.deepEqual(await c.feedback([m.unit.id], true, { recallId: res.recall_id, agent }), { judged: 1, signal: 1 });
+  assert.deepEqual(await c.feedback([a], false, { agent }), { judged: 1, signal: -1 });
+  await rejects(c.feedback([424242], true, { recallId: res.recall_id, agent }), InvalidInput, (e) => assert.equal(e.field, "feedback.ids[0]"));
+  await rejects(c.feedback([a], true, { recallId: 99999999, agent }), NotFound);
+  await rejects(c.consolidate({}), InvalidInput, (e) => assert.equal(e.field, "consolidate.agent"));
+});
+
 test("recall filters and modes", { skip }, async (t) => {
   const c = client();
   const agent = agentName(t.name);

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/engine"
-	"github.com/lazymem/lazymem/engine/consolidate"
 )
 
 // Memory is one recalled record with its scores: in JSON, the record's
@@ -16,12 +15,13 @@ type Memory struct {
 	StoredRecord
 	// Score and Dense are computed in float32: encoded as such, they print
 	// as 0.8, not 0.800000011920929.
-	Score   float32           `json:"score"`
-	Sparse  float64           `json:"sparse"`
-	Dense   float32           `json:"dense"`
-	Kind    string            `json:"kind"`
-	Unit    *consolidate.Unit `json:"unit,omitempty"`
-	Reasons []string          `json:"reasons,omitempty"`
+	Score  float32 `json:"score"`
+	Sparse float64 `json:"sparse"`
+	Dense  float32 `json:"dense"`
+	Kind   string  `json:"kind"`
+	// Unit is left out of a raw memory: it applies to core ones only.
+	Unit    *Unit    `json:"unit,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Stats is what a recall did: every field of engine.RecallStats in snake
@@ -63,8 +63,13 @@ type Result struct {
 func FromResult(res *engine.Result) Result {
 	out := Result{Memories: make([]Memory, 0, len(res.Memories)), RecallID: res.RecallID}
 	for _, m := range res.Memories {
-		out.Memories = append(out.Memories, Memory{StoredRecord: FromRecord(m.Record),
-			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Kind: m.Kind, Unit: m.Unit, Reasons: m.Reasons})
+		jm := Memory{StoredRecord: FromRecord(m.Record),
+			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Kind: m.Kind, Reasons: m.Reasons}
+		if m.Unit != nil {
+			u := FromUnit(m.Unit)
+			jm.Unit = &u
+		}
+		out.Memories = append(out.Memories, jm)
 	}
 	st := res.Stats
 	d := st.Durations

@@ -27,12 +27,14 @@ from .errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from .types import Memory, RecallResult, RecallStats, Record
+from .types import ActionItem, ConsolidateReport, Memory, RecallResult, RecallStats, Record, Unit
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_URL",
+    "ActionItem",
+    "ConsolidateReport",
     "Busy",
     "Client",
     "ConnectionFailed",
@@ -50,5 +52,6 @@ __all__ = [
     "ServerError",
     "TooLarge",
     "Unauthorized",
+    "Unit",
     "UnsupportedMediaType",
 ]
