@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -122,6 +123,15 @@ func TestKeyQuota(t *testing.T) {
 	if st, e := post("tok-thin", `{"agent":"t1","text":"x"}`); st != http.StatusForbidden || e.Code != "quota" || !strings.Contains(e.Message, "limit of 10 bytes") ||
 		!strings.Contains(e.Message, "bytes 10 per agent") {
 		t.Errorf("over the byte quota: %d %+v", st, e)
+	}
+	// GET /v1/stats shows a key its quota, beside each agent's records.
+	st, b := authCall(t, "tok-small", "GET", ts.URL+"/v1/stats", "")
+	var sc wire.AgentStats
+	if st != 200 || json.Unmarshal(b, &sc) != nil || sc.Quota == nil || *sc.Quota != (wire.Quota{Records: 2}) || len(sc.Agents) != 2 || sc.Agents[0].Records != 2 {
+		t.Errorf("stats of a key with a quota: %d %s", st, b)
+	}
+	if st, b := authCall(t, "tok-free", "GET", ts.URL+"/v1/stats", ""); st != 200 || strings.Contains(string(b), "quota") {
+		t.Errorf("stats of a key without a quota: %d %s", st, b)
 	}
 	// No quota, no bound, and mixed batches are fine.
 	if st, e := post("tok-free", `{"records":[{"agent":"q1","text":"a"},{"agent":"q2","text":"b"},{"agent":"q1","text":"c"}]}`); st != 200 {

@@ -360,6 +360,9 @@ func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := wire.AgentStats{Scope: "agents", Agents: []wire.AgentCount{}}
+	if t.limited() {
+		out.Quota = &wire.Quota{Records: t.quota.MaxRecords, Bytes: t.quota.MaxBytes}
+	}
 	for _, a := range t.list {
 		// A recall without text, filters only, is the agent's filter
 		// bitmap: its cardinality is the count, nothing is read or

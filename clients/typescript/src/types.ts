@@ -328,6 +328,14 @@ export interface Metrics {
 export interface AgentStats {
   scope: "agents";
   agents: AgentCount[];
+  /** The key's quota per agent, when it has one. */
+  quota?: Quota;
+}
+
+/** A key's quota per agent (--keys); 0 is unlimited. */
+export interface Quota {
+  records: number;
+  bytes: number;
 }
 
 /** One agent of a key and its live records. */
