@@ -91,18 +91,20 @@ func parseLexicon(src string) (*lexicon, error) {
 }
 
 // expansion is what one concept group adds to a query: the group's terms
-// the query used (trigger) and the others in the query's script (add).
+// the query used (trigger), the others in the query's script (add) and
+// those in the other script (other: Chinese terms for an English query,
+// English ones for a Chinese query).
 type expansion struct {
-	trigger, add []string
+	trigger, add, other []string
 }
 
 // expand returns, for every concept group one of whose terms occurs in
-// text, the terms found and the group's other terms. Only terms in the
-// query's own script are added (a Chinese query gains Chinese terms, an
-// English one English terms): a record in the other language is the dense
-// stage's to find, and English expansion terms, rarer in a Chinese
-// history, would outweigh the Chinese ones. Phrases ("go live") only
-// trigger: added, their words would match on their own ("go").
+// text, the terms found and the group's other terms, split by script:
+// the caller weighs the terms of the other script lower (a record in the
+// other language is found through them, but they are rarer in a history
+// in the query's language and would otherwise outweigh its own terms).
+// Phrases ("go live") only trigger: added, their words would match on
+// their own ("go").
 func (lx *lexicon) expand(text string) []expansion {
 	lower := strings.ToLower(text)
 	hasCJK, hasLatin := false, false
@@ -129,7 +131,14 @@ func (lx *lexicon) expand(text string) []expansion {
 		for _, t := range g {
 			r, _ := utf8.DecodeRuneInString(t)
 			cjk := analysis.IsCJK(r)
-			if (cjk && !hasCJK) || (!cjk && !hasLatin) || strings.ContainsAny(t, " -") {
+			if strings.ContainsAny(t, " -") {
+				continue
+			}
+			if (cjk && !hasCJK) || (!cjk && !hasLatin) {
+				if !seen[t] {
+					seen[t] = true
+					e.other = append(e.other, t)
+				}
 				continue
 			}
 			if !containsWord(lower, t) && !seen[t] {
@@ -137,7 +146,7 @@ func (lx *lexicon) expand(text string) []expansion {
 				e.add = append(e.add, t)
 			}
 		}
-		if len(e.add) > 0 {
+		if len(e.add) > 0 || len(e.other) > 0 {
 			out = append(out, e)
 		}
 	}

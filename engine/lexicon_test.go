@@ -34,7 +34,8 @@ func TestLexiconExpand(t *testing.T) {
 		text      string
 		want, not []string
 	}{
-		// Same script only; phrases trigger but are not added.
+		// Same script in add (the other script is in other); phrases
+		// trigger but are not added.
 		{"how is the funding looking?", []string{" budget ", " cost "}, []string{"预算", " funding ", "over budget"}},
 		{"资金安排怎么样了", []string{" 预算 ", " 经费 "}, []string{"budget", " 资金 "}},
 		{"when do we ship?", []string{" launch ", " release "}, []string{"go", "上线"}},
@@ -52,6 +53,40 @@ func TestLexiconExpand(t *testing.T) {
 		for _, w := range c.not {
 			if strings.Contains(got, w) {
 				t.Errorf("%q: expansion %q has %q", c.text, got, w)
+			}
+		}
+	}
+}
+
+// The other script's terms of a concept are kept apart (the caller weighs
+// them lower); phrases are never added.
+func TestLexiconExpandOtherScript(t *testing.T) {
+	lx := theLexicon()
+	others := func(text string) string {
+		var out []string
+		for _, e := range lx.expand(text) {
+			out = append(out, e.other...)
+		}
+		return " " + strings.Join(out, " ") + " "
+	}
+	cases := []struct {
+		text      string
+		want, not []string
+	}{
+		{"how is the funding looking?", []string{" 预算 ", " 资金 "}, []string{"budget", "over budget"}},
+		{"资金安排怎么样了", []string{" budget ", " funding "}, []string{"预算", "over budget", "资金"}},
+		{"what did Caroline paint?", nil, []string{"预算"}},
+	}
+	for _, c := range cases {
+		got := others(c.text)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: other-script expansion %q lacks %q", c.text, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%q: other-script expansion %q has %q", c.text, got, w)
 			}
 		}
 	}

@@ -123,9 +123,10 @@ type Query struct {
 	// NoExpansion turns off the built-in lexicon's query expansion
 	// (engine/lexicon.txt: concepts of agent work and everyday life in
 	// English and Chinese, "budget" also searching "funding", "cost"; "预算"
-	// also "经费", "资金"), in the query's own script. Expansion terms weigh
-	// half as much as the query's own words, as much when the query's own
-	// word of that concept matches no record. Default false.
+	// also "经费", "资金"). Expansion terms in the query's own script weigh
+	// half as much as the query's own words, those in the other script (a
+	// Chinese record for an English query) a quarter; twice that when the
+	// query's own word of that concept matches no record. Default false.
 	NoExpansion bool
 	// FeedbackDocs turns on pseudo-relevance feedback (RM3-style): the
 	// terms most frequent in the top FeedbackDocs BM25 hits (at most

@@ -1,5 +1,9 @@
 package engine
 
+// This file is one role, the parse stage's time expressions (ParseTime),
+// and runs past 600 lines on purpose: most of it is the English and Chinese
+// rule tables, which read best side by side in one place.
+
 import (
 	"regexp"
 	"strconv"

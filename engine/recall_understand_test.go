@@ -88,8 +88,9 @@ func topTexts(res *engine.Result, n int) []string {
 }
 
 // An English question about a Chinese meeting shares no word with it: BM25
-// finds nothing, the fallback pass hands the window's latest records to a
-// multilingual embedder, which finds the answer.
+// finds nothing (the lexicon's Chinese terms are turned off here: see
+// TestCrossLingualLexicon), the fallback pass hands the window's latest
+// records to a multilingual embedder, which finds the answer.
 func TestCrossLingualWithMultilingualEmbedder(t *testing.T) {
 	emb := concepts{words: [][]string{
 		{"ops", "运维"}, {"notify", "通知"}, {"budget", "预算"}, {"launch", "上线"}, {"postpone", "推迟"}, {"server", "服务器"},
@@ -102,7 +103,7 @@ func TestCrossLingualWithMultilingualEmbedder(t *testing.T) {
 		"was the launch postponed?":             "上线时间推迟",
 		"what is the budget?":                   "财务预算总额",
 	} {
-		res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: q, K: 3, Now: now, Explain: true})
+		res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: q, K: 3, Now: now, Explain: true, NoExpansion: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +112,39 @@ func TestCrossLingualWithMultilingualEmbedder(t *testing.T) {
 		}
 		if res.Stats.Fallback == 0 || !slices.Contains(res.Memories[0].Reasons, "fallback") {
 			t.Errorf("%q: answer not from the fallback pass: %d, %v", q, res.Stats.Fallback, res.Memories[0].Reasons)
+		}
+	}
+}
+
+// With the lexical hash embedder, an English question finds a Chinese
+// record through the lexicon: its concepts' Chinese terms are searched at a
+// quarter of the weight of the question's own words.
+func TestCrossLingualLexicon(t *testing.T) {
+	db, now := understandDB(t, concepts{})
+	defer db.Close()
+	ctx := context.Background()
+	for q, want := range map[string]string{
+		"who is responsible for notifying ops?": "我来负责通知运维",
+		"when is the launch?":                   "上线时间",
+	} {
+		res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: q, K: 3, Now: now, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || !strings.Contains(res.Memories[0].Text, want) {
+			t.Errorf("%q: top %q, want %q first (stats %+v)", q, topTexts(res, 3), want, res.Stats)
+			continue
+		}
+		if !strings.HasPrefix(res.Memories[0].Reasons[0], "bm25") {
+			t.Errorf("%q: answer not a BM25 hit: %v", q, res.Memories[0].Reasons)
+		}
+		// Off, the question shares no word with the record.
+		res, err = db.Recall(ctx, engine.Query{Agent: "a", Text: q, K: 3, Now: now, Explain: true, NoExpansion: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Hits != 0 {
+			t.Errorf("%q without expansion: %d BM25 hits, want 0", q, res.Stats.Hits)
 		}
 	}
 }

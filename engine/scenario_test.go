@@ -55,15 +55,17 @@ var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3
 // recency and supersession, questions in the history weighed x0.85):
 // time 0.67/0.96, speaker 0.78/1.00, paraphrase 0.44/0.89, lowinfo
 // 0.33/1.00, recency 0.57/1.00, nonempty 1/1; examples 8 of 12 at rank 1,
-// 11 in the top 5.
+// 11 in the top 5. Raised after CJK unigrams in the index and the
+// lexicon's other-script terms: time 0.71/1.00, inherited 0.86/1.00,
+// paraphrase 0.56/0.89, lowinfo 0.50/1.00, crosslingual 0.33/0.67.
 var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
-	"time":         {0.66, 0.95},
-	"inherited":    {0.71, 1.00},
+	"time":         {0.70, 1.00},
+	"inherited":    {0.85, 1.00},
 	"speaker":      {0.77, 1.00},
-	"paraphrase":   {0.44, 0.88},
-	"lowinfo":      {0.33, 1.00},
+	"paraphrase":   {0.55, 0.88},
+	"lowinfo":      {0.50, 1.00},
 	"recency":      {0.57, 1.00},
-	"crosslingual": {0, 0},
+	"crosslingual": {0.33, 0.66},
 	"tenancy":      {1.00, 1.00},
 	"nonempty":     {1.00, 1.00},
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/index/analysis"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -46,8 +47,30 @@ const (
 var storeClock = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 func storeOptions() Options {
-	return Options{Clock: func() time.Time { return storeClock }}
+	o := Options{Clock: func() time.Time { return storeClock }}
+	o.Index.Analyzer = storeV1Analyzer()
+	return o
 }
+
+// storeV1Analyzer is the analysis the upgrade store was written with (CJK
+// bigrams without unigrams), so that opening it reads its persisted index
+// segments. A store opened under other analysis rules re-indexes from the
+// log (the index's own tests cover that); the answers would then follow
+// the new rules, not the recorded ones.
+func storeV1Analyzer() index.Analyzer {
+	o := analysis.DefaultOptions()
+	o.CJKUnigrams = false
+	a, err := analysis.New(o)
+	if err != nil {
+		return nil // the index default; the segment check then reports it
+	}
+	return v1Analyzer{a}
+}
+
+type v1Analyzer struct{ a *analysis.Analyzer }
+
+func (v v1Analyzer) Terms(dst []string, text string) []string { return v.a.AppendTerms(dst, text) }
+func (v v1Analyzer) Signature() string                        { return v.a.Signature() }
 
 // storeRecords returns the records of the upgrade store in three batches:
 // the first two end with an index flush, the third stays in the log only.
@@ -413,3 +436,49 @@ var pkgDir = func() string {
 	}
 	return wd
 }()
+
+// TestUpgradeStoreV1Defaults: opened as a user upgrading would open it
+// (today's default options, whose analysis differs from the one the store
+// was written with), the format-1 store re-indexes itself from its log and
+// then answers every recall and Get exactly as a store written from
+// scratch with today's code and the same records does.
+func TestUpgradeStoreV1Defaults(t *testing.T) {
+	opts := Options{Clock: func() time.Time { return storeClock }}
+	old := openCopy(t, storeV1Dir, opts)
+	defer old.Close()
+	n := 0
+	for _, b := range storeRecords() {
+		n += len(b)
+	}
+	if m := old.Metrics(); m.Index.Rebuilt != uint64(n) {
+		t.Errorf("index rebuilt %d records from the log, want all %d (the analysis changed)", m.Index.Rebuilt, n)
+	}
+	fresh, err := Open(filepath.Join(t.TempDir(), "fresh"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	ctx := context.Background()
+	for i, b := range storeRecords() {
+		if i == 0 {
+			if _, err := fresh.Append(ctx, b[0]); err != nil {
+				t.Fatal(err)
+			}
+			b = b[1:]
+		}
+		if _, err := fresh.AppendBatch(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, want := storeAnswers(t, old), storeAnswers(t, fresh)
+	if len(got) != len(want) {
+		t.Fatalf("%d answers from the upgraded store, %d from a fresh one", len(got), len(want))
+	}
+	for i := range want {
+		g, _ := json.Marshal(got[i])
+		w, _ := json.Marshal(want[i])
+		if string(g) != string(w) {
+			t.Errorf("answer %d:\nupgraded %s\n   fresh %s", i, g, w)
+		}
+	}
+}

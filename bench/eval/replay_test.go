@@ -94,7 +94,7 @@ func TestReplayFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(r.Name(), "+hash-v2-d8") {
+	if !strings.HasSuffix(r.Name(), "+hash-v3-d8") {
 		t.Fatalf("name %q", r.Name())
 	}
 	vs, err := r.Embed(context.Background(), []string{"x", "known", "y"})

@@ -135,11 +135,13 @@ func TestEvaluateMetric(t *testing.T) {
 // Raised after the engine's query understanding (lexicon, pleasantries,
 // fallback pass, recency, questions in the history x0.85, everyday-life
 // concepts in the lexicon, Chinese question words out of the BM25 text):
-// sparse 0.300/0.600/0.700, lazy hash 0.345/0.634/0.732.
+// sparse 0.300/0.600/0.700, lazy hash 0.345/0.634/0.732. Raised after
+// hash-v3 (Chinese function characters down-weighted) and CJK unigrams in
+// the index: sparse 0.345/0.652/0.754, lazy hash-v3 0.390/0.679/0.775.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.30, 0.60, 0.70},
-	"lazy/hash": {0.34, 0.63, 0.73},
+	"sparse":    {0.34, 0.65, 0.75},
+	"lazy/hash": {0.38, 0.67, 0.77},
 	"lazy/use":  {0.23, 0.48, 0.60},
 }
 

@@ -1,5 +1,10 @@
 package consolidate
 
+// This file is one role, the LLM consolidator for OpenAI-compatible
+// /v1/chat/completions endpoints (request, schema, strict validation of the
+// answer, retries), and runs just past 600 lines: the unit's JSON schema and
+// the validator that enforces it belong together.
+
 import (
 	"bytes"
 	"context"

@@ -20,7 +20,9 @@
 //	                                 non-CJK word, with boundary markers)
 //	stopword unigram    weight 0.1   "what", "did", "the" (the 127-word
 //	                                 NLTK/Snowball English list, frozen in
-//	                                 hash-v1); stopwords get no n-grams
+//	                                 hash-v1); Chinese function characters
+//	                                 "的", "了", "我", "什", "么" (82, since
+//	                                 hash-v3); stopwords get no n-grams
 //	                                 and are not stemmed
 //	bigram with a stopword  0.2      "did you", "the pool"
 //
@@ -36,13 +38,18 @@
 // L2-normalized. A text without any word (empty, only spaces or
 // punctuation) is the zero vector: its cosine with anything is 0, never NaN.
 //
-// Name: "hash-v2-d<Dim>", plus "-c<n>" when the n-gram length is not 3
+// Name: "hash-v3-d<Dim>", plus "-c<n>" when the n-gram length is not 3
 // ("-c0": no character n-grams). The version fixes the tokenization, hash
 // function, weights and tf formula above; changing any of them takes a new
 // one. v2 added the stemming of word features (character n-grams still see
 // the surface form): on LoCoMo it lifted dense-only R@1/5/10/25 from
 // .287/.468/.554/.642 to .290/.489/.566/.648 (docs/benchmarks/locomo.md).
-// A store's vectors cached under v1 are recomputed on demand.
+// v3 down-weights Chinese function characters (pronouns, particles,
+// auxiliaries, question words: every CJK character is a word here, so they
+// weighed as much as "虾" or "过敏" and dominated short Chinese turns): on
+// the Chinese set of bench/zhmem dense-only R@1/5/10 went from
+// .300/.482/.593 to .328/.541/.616; English vectors are unchanged.
+// A store's vectors cached under an older version are recomputed on demand.
 //
 // Embed makes one allocation for the batch's vectors; AppendVector embeds
 // one text into a caller's buffer with no allocation.

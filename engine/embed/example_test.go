@@ -32,7 +32,7 @@ func ExampleNewHash() {
 	fmt.Println(h.Name(), len(vs[0]))
 	fmt.Println(dot(vs[1], vs[0]) > dot(vs[1], vs[2]))
 	// Output:
-	// hash-v2-d384 384
+	// hash-v3-d384 384
 	// true
 }
 

@@ -36,7 +36,7 @@ const (
 	DefaultHashCharGram = 3
 )
 
-// Feature weights of hash-v2 (unchanged from v1). They are part of the
+// Feature weights of hash-v3 (unchanged from v1). They are part of the
 // definition: changing one changes every vector, so it takes a new version
 // in Name.
 const (
@@ -60,7 +60,7 @@ const (
 	featSignBit    = 8
 )
 
-// hashV1Weights are the feature weights of hash-v1 and v2, by kind.
+// hashV1Weights are the feature weights of hash-v1 to v3, by kind.
 var hashV1Weights = [8]float64{
 	featWord:       hashWeightWord,
 	featBigram:     hashWeightBigram,
@@ -163,7 +163,7 @@ func NewHash(opts HashOptions) (*Hash, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	name := "hash-v2-d" + strconv.Itoa(opts.Dim)
+	name := "hash-v3-d" + strconv.Itoa(opts.Dim)
 	if opts.CharGram != DefaultHashCharGram {
 		if opts.CharGram < 0 {
 			name += "-c0"
@@ -176,7 +176,7 @@ func NewHash(opts HashOptions) (*Hash, error) {
 	return h, nil
 }
 
-// Name returns "hash-v2-d<Dim>", with "-c<CharGram>" appended when the
+// Name returns "hash-v3-d<Dim>", with "-c<CharGram>" appended when the
 // character n-gram length is not the default 3 ("-c0": disabled).
 func (h *Hash) Name() string { return h.name }
 
@@ -287,11 +287,11 @@ func wordHash(w []rune) uint64 {
 // isCJK and isWordRune are deliberately not the tokenizer's predicates
 // (analysis.IsCJK, analysis.IsWordRune), which the engine uses elsewhere:
 // the embedder's features are a versioned format. A vector is cached under
-// the embedder's name ("hash-v2-..."), so changing what a word is (the
+// the embedder's name ("hash-v3-..."), so changing what a word is (the
 // tokenizer also counts Hangul and U+30FC as CJK, Me marks and non-decimal
 // numbers as word runes) would change the vectors of Korean and other text
 // under an unchanged name, and silently mix old and new vectors in every
-// existing cache. Align them only together with a new name (hash-v3).
+// existing cache. Align them only together with a new name (hash-v4).
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }

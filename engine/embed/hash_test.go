@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func newHash(t testing.TB, o HashOptions) *Hash {
@@ -52,13 +53,13 @@ func embedOne(t testing.TB, e Embedder, text string) []float32 {
 
 func TestHashOptions(t *testing.T) {
 	h := newHash(t, HashOptions{})
-	if h.Dim() != 384 || h.Name() != "hash-v2-d384" {
+	if h.Dim() != 384 || h.Name() != "hash-v3-d384" {
 		t.Fatalf("defaults: dim %d name %q", h.Dim(), h.Name())
 	}
-	if n := newHash(t, HashOptions{Dim: 256, CharGram: 4}).Name(); n != "hash-v2-d256-c4" {
+	if n := newHash(t, HashOptions{Dim: 256, CharGram: 4}).Name(); n != "hash-v3-d256-c4" {
 		t.Fatalf("name %q", n)
 	}
-	if n := newHash(t, HashOptions{Dim: 64, CharGram: -1}).Name(); n != "hash-v2-d64-c0" {
+	if n := newHash(t, HashOptions{Dim: 64, CharGram: -1}).Name(); n != "hash-v3-d64-c0" {
 		t.Fatalf("name %q", n)
 	}
 	for _, o := range []HashOptions{{Dim: 4}, {Dim: 1 << 17}, {Dim: -1}, {CharGram: 9}, {CharGram: 1}} {
@@ -314,8 +315,16 @@ func TestHashStopwords(t *testing.T) {
 	if content <= stop {
 		t.Fatalf("content-word overlap cos %.3f <= stopword overlap cos %.3f", content, stop)
 	}
-	if len(hashStopSet) != 127 {
-		t.Fatalf("%d stopwords, want 127", len(hashStopSet))
+	// The same for Chinese function characters (hash-v3): sharing "我",
+	// "的", "了", "什么" counts less than sharing "过敏".
+	q = embedOne(t, h, "我对什么过敏？")
+	stop = cos(q, embedOne(t, h, "我的什么都好了吗"))
+	content = cos(q, embedOne(t, h, "虾过敏"))
+	if content <= stop {
+		t.Fatalf("zh content overlap cos %.3f <= function-character overlap cos %.3f", content, stop)
+	}
+	if want := 127 + utf8.RuneCountInString(hashStopCJK); len(hashStopSet) != want {
+		t.Fatalf("%d stopwords, want %d", len(hashStopSet), want)
 	}
 }
 

@@ -1,5 +1,10 @@
 package embed
 
+// This file is one role, the client of OpenAI-compatible /v1/embeddings
+// endpoints (options, batching, retries with backoff, response decoding),
+// and runs past 600 lines on purpose: its hand-written response decoder
+// belongs next to the request it answers.
+
 import (
 	"bytes"
 	"context"

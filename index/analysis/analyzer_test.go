@@ -34,7 +34,11 @@ func render(toks []Token) string {
 }
 
 func TestAnalyze(t *testing.T) {
-	a := mustNew(t, DefaultOptions())
+	// The rules without CJK unigrams (TestCJKUnigrams adds them), so that
+	// the bigram layout is checked against the reference analysis.
+	o := DefaultOptions()
+	o.CJKUnigrams = false
+	a := mustNew(t, o)
 	tests := []struct {
 		name, in, want string
 	}{
@@ -201,8 +205,8 @@ func TestCJKUnigrams(t *testing.T) {
 	if q := a.Terms("猫"); len(q) != 1 || !doc[q[0]] {
 		t.Errorf("query 猫 -> %q not in document terms", q)
 	}
-	if DefaultOptions().CJKUnigrams {
-		t.Error("CJKUnigrams on by default")
+	if !DefaultOptions().CJKUnigrams {
+		t.Error("CJKUnigrams off by default")
 	}
 }
 
@@ -358,7 +362,7 @@ func TestHugeInputs(t *testing.T) {
 		t.Fatalf("dotted: %d tokens, first %+v, last %+v", len(toks), toks[0], toks[len(toks)-1])
 	}
 	han := strings.Repeat("数据", 50_000)
-	if toks := a.AppendTokens(nil, han); len(toks) != 99_999 {
+	if toks := a.AppendTokens(nil, han); len(toks) != 99_999+100_000 { // bigrams + unigrams
 		t.Fatalf("han run: %d tokens", len(toks))
 	}
 	if toks := a.AppendTokens(nil, strings.Repeat("x", 1<<20)); len(toks) != 0 {

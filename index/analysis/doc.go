@@ -26,13 +26,16 @@
 //     "HikariCP". Letters and digits are not split apart (abc123, utf8,
 //     ipv4 stay one part).
 //  4. CJK (Han, Hiragana, Katakana, Hangul) runs become overlapping
-//     character bigrams at consecutive positions; a lone CJK character is a
-//     unigram. "数据库连接池" -> 数据 据库 库连 连接 接池, so the query
-//     "连接池" (连接 接池) finds it. A single-character query then matches
-//     only single-character runs; Options.CJKUnigrams (off by default) also
-//     emits every character, at the position of the bigram it starts, so
-//     that "猫" finds "我的猫很可爱", at the cost of about twice the CJK
-//     postings.
+//     character bigrams at consecutive positions, and each character is
+//     also emitted alone at the position of the bigram it starts
+//     (Options.CJKUnigrams, on by default): "数据库连接池" -> 数 数据 据
+//     据库 库 库连 连 连接 接 接池 池, so the query "连接池" finds it by
+//     its bigrams (连接 接池) and "猫" finds "我的猫很可爱". Unigrams also
+//     let a paraphrase that shares characters but no word score ("什么
+//     不能吃" and "吃海鲜的时候要避开虾" share 吃); BM25's IDF keeps the
+//     frequent function characters cheap, and bigram matches rank first.
+//     They cost about twice the CJK postings. With CJKUnigrams off, a lone
+//     CJK character is the only unigram.
 //  5. Fold case: ASCII by table, the rest with Unicode full case folding
 //     (Straße -> strasse, final sigma -> σ), then NFKC again if folding
 //     broke it. U+2019 in a word becomes an ASCII apostrophe.

@@ -17,7 +17,7 @@ func ExampleAnalyzer_AppendTokens() {
 	}
 	fmt.Println()
 	// Output:
-	// 0:rais 1:hikaricp 1:hikari 2:cp 3:maximumpools 3:maximum 4:pool 5:size 7:sess_abc123 7:sess 8:abc123 9:数据 10:据库 11:库连 12:连接 13:接池
+	// 0:rais 1:hikaricp 1:hikari 2:cp 3:maximumpools 3:maximum 4:pool 5:size 7:sess_abc123 7:sess 8:abc123 9:数 9:数据 10:据 10:据库 11:库 11:库连 12:连 12:连接 13:接 13:接池 14:池
 }
 
 func ExampleParseQuery() {
