@@ -16,19 +16,27 @@
 //	POST /v1/recall        a query -> {"memories": [...], "stats": {...}}
 //	POST /v1/forget        forget records by ids, session, role, labels, time
 //	GET  /v1/export        an agent's live records as JSONL
+//	POST /v1/feedback      judge a recall's memories (+1, -1)
+//	POST /v1/consolidate   distill an agent's queued records into core memory
+//	GET  /v1/core          an agent's core memory units
 //	GET  /v1/stats         the store's metrics, snake case
 //	GET  /metrics          Prometheus exposition (admin)
 //	GET  /v1/openapi.json  the API's OpenAPI description (docs/openapi.yaml)
 //	GET  /                 the inspector: search and browse in a browser
 //	POST /mcp              the Model Context Protocol (streamable HTTP, JSON
-//	                       replies): tools add, search, list (and the
-//	                       aliases remember, recall)
+//	                       replies): tools add, search, list, delete,
+//	                       feedback, consolidate, core (and the aliases
+//	                       remember, recall, forget, list_core)
 //
-// Errors are JSON, {"error": {"code", "field", "message"}}, with status 400
-// for bad input (the field named), 401, 403, 404, 405, 410, 413 over a
-// limit, 502 when the embedder fails, 503 while opening or shutting down,
+// Errors are JSON, {"error": {"code", "field", "message"}}, the message
+// starting "lazymem: " and naming the same field path, with status 400
+// for bad input (the field named), 401, 403, 404 (a forgotten record as a
+// missing one), 405, 413 over a limit, 415 for a Content-Type other than
+// JSON, 502 when the embedder fails, 503 while opening or shutting down,
 // when a shared budget is spent or past the request timeout, 507 when the
-// disk is full. The daemon listens before the store is open (the probes
+// disk is full. Only the probes' 503 ({"status": ...}) and net/http's own
+// plain-text 431 differ. Replies never hold null: a record's session and
+// role are "" and its meta {} when empty. The daemon listens before the store is open (the probes
 // answer meanwhile); SIGINT or SIGTERM, even during the open, stops taking
 // connections, lets the requests in flight finish (up to
 // --shutdown-timeout) and closes the store (up to --shutdown-timeout
@@ -42,6 +50,7 @@
 //	tenancy.go  --keys: credentials, tenants, agent checks
 //	metrics.go  Prometheus export of the engine's snapshots
 //	lifecycle.go  scoped handles, POST /v1/forget, GET /v1/export
+//	core.go     POST /v1/feedback, POST /v1/consolidate, GET /v1/core
 //	mcp.go      the MCP transport (tools are in cmd/internal/mcptools)
 //	openapi.go  GET /v1/openapi.json
 //	inspector.go, inspector/index.html  the inspector's page
@@ -51,7 +60,8 @@
 // # Adding a route
 //
 // Every operation is one entry of registry (routes.go). To add one, say
-// POST /v1/feedback (POST /v1/forget, lifecycle.go, was added this way):
+// POST /v1/feedback (it and the other core routes, core.go, were added
+// this way):
 //
 //  1. write the handler, func (s *server) feedback(w http.ResponseWriter,
 //     r *http.Request), taking the tenant from tenantOf(r), refusing any

@@ -40,7 +40,7 @@ func TestClassify(t *testing.T) {
 		{"invalid", fmt.Errorf("%w: bad", engine.ErrInvalid), false, 400, "invalid", ""},
 		{"no embedder", engine.ErrNoEmbedder, false, 400, "invalid", "query.mode"},
 		{"not found", engine.ErrNotFound, false, 404, "not_found", ""},
-		{"deleted", engine.ErrDeleted, false, 410, "deleted", ""},
+		{"deleted answers as never assigned", engine.ErrDeleted, false, 404, "not_found", ""},
 		{"dense scan over the budget", fmt.Errorf("%w: 20000 records pass the filters, max_dense_scan 10000", engine.ErrBudget), false, 413, "too_large", "query.mode"},
 		{"scoped handle", &engine.FieldError{Field: "query.agent", Reason: engine.ErrScope}, false, 403, "forbidden", ""},
 		{"agent quota", fmt.Errorf("%w: agent a1", engine.ErrQuota), false, 403, "quota", ""},

@@ -2,14 +2,13 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -23,12 +22,13 @@ type store interface {
 	Forget(ctx context.Context, sel engine.Selector) (engine.ForgetResult, error)
 }
 
-// handle is the store a request of tenant t acting as agent uses.
+// handle is the store a request of tenant t acting as agent uses: the
+// agent's scoped handle, carrying the key's quota.
 func (s *server) handle(t *tenant, agent string) store {
 	if t.all {
 		return s.db
 	}
-	return s.db.Agent(agent, engine.Quota{})
+	return s.db.Agent(agent, t.quota)
 }
 
 // forgetBody is the body of POST /v1/forget: what to forget, as
@@ -39,8 +39,8 @@ type forgetBody struct {
 	Sessions []string            `json:"sessions"`
 	Roles    []string            `json:"roles"`
 	Where    map[string][]string `json:"where"`
-	Since    *time.Time          `json:"since"`
-	Until    *time.Time          `json:"until"`
+	Since    *string             `json:"since"` // RFC 3339
+	Until    *string             `json:"until"`
 }
 
 // forget forgets the records a selector names, within the tenant: a
@@ -53,11 +53,24 @@ func (s *server) forget(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	var fb forgetBody
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fb); err != nil {
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "selector", Message: "selector: " + err.Error()})
+	if err := wire.DecodeStrict(body, &fb, "a selector"); err != nil {
+		s.error(w, r, err, "selector") // "selector.ids: want ..."
 		return
+	}
+	var window [2]time.Time
+	for i, f := range []struct {
+		name string
+		in   *string
+	}{{"since", fb.Since}, {"until", fb.Until}} {
+		if f.in == nil {
+			continue
+		}
+		tm, err := time.Parse(time.RFC3339Nano, *f.in)
+		if err != nil {
+			s.error(w, r, &wire.Error{Field: f.name, Msg: fmt.Sprintf("%q is not an RFC 3339 time (like 2026-05-01T14:03:00Z)", wire.Truncate(*f.in, 60))}, "selector")
+			return
+		}
+		window[i] = tm
 	}
 	t := tenantOf(r)
 	if !t.all {
@@ -74,12 +87,7 @@ func (s *server) forget(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sel := engine.Selector{Agent: fb.Agent, IDs: fb.IDs, Sessions: fb.Sessions, Roles: fb.Roles, Where: fb.Where}
-	if fb.Since != nil {
-		sel.Since = *fb.Since
-	}
-	if fb.Until != nil {
-		sel.Until = *fb.Until
-	}
+	sel.Since, sel.Until = window[0], window[1]
 	res, err := s.handle(t, fb.Agent).Forget(r.Context(), sel)
 	if err != nil {
 		s.error(w, r, err, "")

@@ -117,7 +117,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		}
 		return nil
 	})
-	fs.StringVar(&cfg.keysFile, "keys", "", `JSON file of API keys, each with the agents and scopes it grants: {"keys": [{"name", "token_sha256", "agents", "scopes"}]} (reloaded on SIGHUP; excludes --token-file)`)
+	fs.StringVar(&cfg.keysFile, "keys", "", `JSON file of API keys, each with the agents and scopes it grants: {"keys": [{"name", "token_sha256", "agents", "scopes", "quota"?: {"records", "bytes"}}]} (reloaded on SIGHUP; excludes --token-file)`)
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with (with --tls-key)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key of --tls-cert")

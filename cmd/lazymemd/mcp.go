@@ -220,6 +220,7 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 			return func() { s.records.give(n) }, nil
 		},
 		Observe: s.prom.observeRecall,
+		Core:    func(agent string) mcptools.CoreStore { return s.coreHandle(t, agent) },
 	}
 	return tools[i].Call(r.Context(), env, args), nil
 }

@@ -35,12 +35,15 @@ func TestMCPOfficialClient(t *testing.T) {
 		names = append(names, tl.Name)
 		a := tl.Annotations
 		destructive := tl.Name == "delete" || tl.Name == "forget"
-		write := tl.Name == "add" || tl.Name == "remember"
+		// Writes that are not idempotent: a second add stores a second
+		// memory, a second feedback counts twice, a second consolidation
+		// may supersede what the first made.
+		write := tl.Name == "add" || tl.Name == "remember" || tl.Name == "feedback" || tl.Name == "consolidate"
 		if a == nil || a.ReadOnlyHint == (write || destructive) || a.DestructiveHint == nil || *a.DestructiveHint != destructive || a.IdempotentHint == write {
 			t.Errorf("tool %s: annotations %+v", tl.Name, a)
 		}
 	}
-	if strings.Join(names, ",") != "add,remember,search,recall,list,delete,forget" {
+	if strings.Join(names, ",") != "add,remember,search,recall,list,delete,forget,feedback,consolidate,core,list_core" {
 		t.Fatalf("tools: %v", names)
 	}
 

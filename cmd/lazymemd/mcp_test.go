@@ -76,7 +76,7 @@ func TestMCP(t *testing.T) {
 	}
 	_, r = rpc(t, ts.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	var list struct{ Tools []mcpTool }
-	if json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 7 || list.Tools[1].Name != "remember" || list.Tools[3].Name != "recall" || list.Tools[1].InputSchema["type"] != "object" {
+	if json.Unmarshal(r.Result, &list) != nil || len(list.Tools) != 11 || list.Tools[1].Name != "remember" || list.Tools[3].Name != "recall" || list.Tools[1].InputSchema["type"] != "object" {
 		t.Fatalf("tools/list: %s", r.Result)
 	}
 

@@ -24,7 +24,6 @@ import (
 // through the API, by status, with the reason. Every other documented
 // status of every operation must be produced and validated.
 var notDriven = map[string]string{
-	"410": "a deleted record: the engine has no delete through the API yet",
 	"500": "a record that does not decode: needs a corrupt store",
 	"507": "a full disk: needs a filesystem that fails with ENOSPC under the engine",
 }
@@ -194,6 +193,11 @@ func TestOpenAPIReplies(t *testing.T) {
 		if probePath(path) {
 			continue
 		}
+		if rt.method == "POST" {
+			// Every body is JSON: a form or text is 415.
+			cases = append(cases, replyCase{srv: "open", method: rt.method, path: path, body: `{}`,
+				header: map[string]string{"Content-Type": "text/plain"}, status: 415})
+		}
 		cases = append(cases,
 			replyCase{srv: "open", method: rt.method, path: path, header: map[string]string{"Origin": "https://evil.example"}, status: 403},
 			replyCase{srv: "opening", method: rt.method, path: path, status: 503},
@@ -244,6 +248,21 @@ func TestOpenAPIReplies(t *testing.T) {
 		replyCase{srv: "open", method: "GET", path: "/v1/export?agent=a1", status: 200},
 		replyCase{srv: "keys", method: "GET", path: "/v1/export", header: bearer("tok-beta"), status: 400},
 		replyCase{srv: "keys", method: "GET", path: "/v1/export?agent=a1", header: bearer("tok-beta"), status: 403},
+		// Feedback and core memory.
+		replyCase{srv: "open", method: "POST", path: "/v1/feedback", body: `{"agent":"a1","ids":[1],"signal":1}`, status: 200},
+		replyCase{srv: "open", method: "POST", path: "/v1/feedback", body: `{"ids":[1],"signal":-1}`, status: 200},
+		replyCase{srv: "open", method: "POST", path: "/v1/feedback", body: `{"agent":"a1","ids":[1],"signal":0}`, status: 400},
+		replyCase{srv: "open", method: "POST", path: "/v1/feedback", body: `{"agent":"a1","recall_id":999999,"ids":[1],"signal":1}`, status: 404},
+		replyCase{srv: "small", method: "POST", path: "/v1/feedback", body: big, status: 413},
+		replyCase{srv: "keys", method: "POST", path: "/v1/feedback", body: `{"agent":"b1","ids":[1],"signal":1}`, header: bearer("tok-alpha"), status: 403},
+		replyCase{srv: "open", method: "POST", path: "/v1/consolidate", body: `{"agent":"a1","ids":[1]}`, status: 200},
+		replyCase{srv: "open", method: "POST", path: "/v1/consolidate", body: `{"agent":"a1","bogus":1}`, status: 400},
+		replyCase{srv: "small", method: "POST", path: "/v1/consolidate", body: big, status: 413},
+		replyCase{srv: "keys", method: "POST", path: "/v1/consolidate", body: `{"agent":"b1"}`, header: bearer("tok-alpha"), status: 403},
+		replyCase{srv: "open", method: "GET", path: "/v1/core?agent=a1&history=true", status: 200},
+		replyCase{srv: "open", method: "GET", path: "/v1/core?agent=a1&history=maybe", status: 400},
+		replyCase{srv: "keys", method: "GET", path: "/v1/core?agent=b1", header: bearer("tok-alpha"), status: 403},
+		replyCase{srv: "open", method: "POST", path: "/v1/recall", body: `{"agent":"a1","text":"pool size","tier":"core"}`, status: 200},
 		// Stats, metrics, the description.
 		replyCase{srv: "open", method: "GET", path: "/v1/stats", status: 200},
 		replyCase{srv: "keys", method: "GET", path: "/v1/stats", header: bearer("tok-beta"), status: 200},

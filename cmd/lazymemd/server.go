@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
 	"path"
 	"strconv"
@@ -258,6 +259,13 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 	var st store = s.db
 	if t := tenantOf(r); !t.all && sameAgent(recs) {
 		st = s.handle(t, recs[0].Agent)
+	} else if t.limited() {
+		// The quota is checked per agent by its handle, and a batch is
+		// written whole or not at all: a key with a quota sends one
+		// agent's records per batch.
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "records",
+			Message: fmt.Sprintf("records: the key %q has a quota (%s per agent): send one agent's records per batch", t.name, t.quotaText())})
+		return
 	}
 	var ids []uint64
 	if !batch {
@@ -279,7 +287,7 @@ func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil || id == 0 {
 		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "id",
-			Message: fmt.Sprintf("%q is not a record id (a positive integer)", raw)})
+			Message: fmt.Sprintf("id: %q is not a record id (a positive integer)", wire.Truncate(raw, 40))})
 		return
 	}
 	t := tenantOf(r)
@@ -352,6 +360,9 @@ func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := wire.AgentStats{Scope: "agents", Agents: []wire.AgentCount{}}
+	if t.limited() {
+		out.Quota = &wire.Quota{Records: t.quota.MaxRecords, Bytes: t.quota.MaxBytes}
+	}
 	for _, a := range t.list {
 		// A recall without text, filters only, is the agent's filter
 		// bitmap: its cardinality is the count, nothing is read or
@@ -369,33 +380,59 @@ func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 // body reads the request body, at most maxBody bytes, holding its size
 // in the decoding budget until release is called.
 func (s *server) body(w http.ResponseWriter, r *http.Request) (b []byte, release func(), ok bool) {
+	if e := checkContentType(r); e != nil {
+		s.fail(w, r, http.StatusUnsupportedMediaType, *e)
+		return nil, nil, false
+	}
 	b, held, err := readBody(http.MaxBytesReader(w, r.Body, s.lim.maxBody), s.lim.maxBody, r.ContentLength, s.decoding)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.Is(err, errBodyTooLarge), errors.As(err, &tooBig):
-		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
-			Message: fmt.Sprintf("request body over %d bytes (lazymemd --max-body); split the batch", s.lim.maxBody)})
+		s.fail(w, r, http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "body",
+			Message: fmt.Sprintf("body: over %d bytes (lazymemd --max-body); split the batch", s.lim.maxBody)})
 		return nil, nil, false
 	case errors.Is(err, errBodyBusy):
 		s.busy(w, r, fmt.Sprintf("the request bodies being decoded fill the --max-decode-bytes budget (%d bytes)", s.lim.maxDecode))
 		return nil, nil, false
 	case err != nil:
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Message: "reading the request body: " + err.Error()})
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "bad_body", Field: "body", Message: "body: reading it failed: " + err.Error()})
 		return nil, nil, false
 	}
 	release = func() { s.decoding.give(held) }
 	if len(bytes.TrimSpace(b)) == 0 {
 		release()
-		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Message: "empty request body: want a JSON object"})
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "body", Message: "body: empty: want a JSON object"})
 		return nil, nil, false
 	}
 	return b, release, true
+}
+
+// checkContentType refuses a body declared as anything but JSON: a
+// Content-Type header, when present, must be application/json (any
+// parameters, such as charset, are accepted) or a +json type. Without the
+// header the body is read as JSON. Besides telling a client that sends a
+// form or text what is wrong, it keeps browsers' "simple" cross-origin
+// requests (text/plain, forms) away from the handlers.
+func checkContentType(r *http.Request) *apiError {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return &apiError{Code: "unsupported_media_type", Field: "Content-Type",
+		Message: fmt.Sprintf("Content-Type: %q is not JSON; send application/json", wire.Truncate(ct, 60))}
 }
 
 // error replies to a failed call with the status its cause deserves
 // (classify); an error that is not the client's is logged.
 func (s *server) error(w http.ResponseWriter, r *http.Request, err error, prefix string) {
 	status, e := classify(err, prefix, r.Context().Err() != nil, s.lim.requestTimeout)
+	if t := tenantOf(r); e.Code == "quota" && t.limited() {
+		e.Message += fmt.Sprintf(" (the key %q's quota in --keys: %s per agent; forget records to make room)", t.name, t.quotaText())
+	}
 	if status >= 500 && status != http.StatusServiceUnavailable {
 		s.errLog.Error("request failed", "id", requestID(r), "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
@@ -432,9 +469,16 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 		return http.StatusRequestEntityTooLarge, apiError{Code: "too_large", Field: "query.mode",
 			Message: msg + " (narrow the filters, or use mode lazy)"}
 	case errors.As(err, &we):
+		// The message names the field by the same path as "field"
+		// ("record.time: ..."), as the engine's own field errors do.
 		field := we.Field
 		if prefix != "" {
 			field = strings.TrimSuffix(prefix+"."+field, ".")
+		}
+		if field != "" {
+			msg = field + ": " + we.Msg
+		} else {
+			msg = we.Msg
 		}
 		return http.StatusBadRequest, apiError{Code: "invalid", Field: field, Message: msg}
 	case errors.As(err, &fe):
@@ -444,10 +488,10 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 	case errors.Is(err, engine.ErrNoEmbedder):
 		return http.StatusBadRequest, apiError{Code: "invalid", Field: "query.mode",
 			Message: msg + ": this store has no embedder; ask for mode sparse"}
-	case errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrDeleted):
+		// A forgotten record answers as one never assigned: the reply
+		// says nothing of what the store once held.
 		return http.StatusNotFound, apiError{Code: "not_found", Message: msg}
-	case errors.Is(err, engine.ErrDeleted):
-		return http.StatusGone, apiError{Code: "deleted", Message: msg}
 	case errors.Is(err, engine.ErrEmbed):
 		return http.StatusBadGateway, apiError{Code: "embedder", Message: msg}
 	case errors.Is(err, engine.ErrClosed):
@@ -463,9 +507,17 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 	return http.StatusInternalServerError, apiError{Code: "internal", Message: msg}
 }
 
+// fail writes the error body. Every message starts with "lazymem: ", as
+// the engine's errors do, whichever layer wrote it.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, e apiError) {
+	if !strings.HasPrefix(e.Message, msgPrefix) {
+		e.Message = msgPrefix + e.Message
+	}
 	s.reply(w, status, map[string]apiError{"error": e})
 }
+
+// msgPrefix starts every error message.
+const msgPrefix = "lazymem: "
 
 func (s *server) reply(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -186,12 +186,13 @@ func TestAPIBadInput(t *testing.T) {
 		{"POST", "/v1/records", `{"agent":"a","text":"x","time":"0001-01-01T00:00:00Z"}`, 400, "invalid", "record.time", false},
 		{"POST", "/v1/records", `{"agent":"a","text":`, 400, "invalid", "record", false},
 		{"POST", "/v1/records", "{\"agent\":\"a\",\"text\":\"\xff\"}", 400, "invalid", "record", false},
-		{"POST", "/v1/records", ``, 400, "invalid", "", false},
+		{"POST", "/v1/records", ``, 400, "invalid", "body", false},
+		{"POST", "/v1/recall", " \n", 400, "invalid", "body", false},
 		{"POST", "/v1/records", `{"records":[{"agent":"a","text":"fine"},{"agent":"","text":"x"}]}`, 400, "invalid", "records[1].agent", false},
 		{"POST", "/v1/records", `{"records":[{"agent":"a","text":"fine"},{"agent":"b"}]}`, 400, "invalid", "records[1].text", false},
 		{"POST", "/v1/records", `{"records":[]}`, 400, "invalid", "records", false},
 		{"POST", "/v1/records", `{"agent":"a","text":"` + long + `"}`, 400, "invalid", "record.text", true},
-		{"POST", "/v1/records", `{"agent":"a","text":"` + strings.Repeat("y", 5000) + `"}`, 413, "too_large", "", false},
+		{"POST", "/v1/records", `{"agent":"a","text":"` + strings.Repeat("y", 5000) + `"}`, 413, "too_large", "body", false},
 		{"POST", "/v1/recall", `{"text":"x"}`, 400, "invalid", "query.agent", false},
 		{"POST", "/v1/recall", `{"agent":"a","k":-1}`, 400, "invalid", "query.k", false},
 		{"POST", "/v1/recall", `{"agent":"a","k":"ten"}`, 400, "invalid", "query.k", false},
@@ -215,6 +216,11 @@ func TestAPIBadInput(t *testing.T) {
 		st := call(t, tc.method, url, tc.body, &e)
 		if st != tc.status || e.Error.Code != tc.code || e.Error.Field != tc.field || e.Error.Message == "" {
 			t.Errorf("%s %s %.60s: %d %+v, want %d code %q field %q", tc.method, tc.path, tc.body, st, e.Error, tc.status, tc.code, tc.field)
+		}
+		// The message starts as every message does and names the field
+		// by the same path as "field".
+		if !strings.HasPrefix(e.Error.Message, "lazymem: ") || tc.field != "" && !strings.HasPrefix(e.Error.Message, "lazymem: "+tc.field+":") {
+			t.Errorf("%s %s %.60s: message %q, want it to start with %q", tc.method, tc.path, tc.body, e.Error.Message, "lazymem: "+tc.field+":")
 		}
 	}
 	// Nothing was written, the good record is intact.

@@ -12,6 +12,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/lazymem/lazymem/engine"
 )
 
 // Tenancy: with --keys, every request but the probes carries a bearer
@@ -28,6 +30,25 @@ type tenant struct {
 	agents map[string]bool // the agents it may touch, unless all
 	list   []string        // agents, sorted
 	scopes [scopeAdmin + 1]bool
+	// quota bounds each of the key's agents (live records, text bytes);
+	// zero fields are unlimited. It rides on the agents' scoped handles
+	// (engine.DB.Agent), so every write path of the key obeys it.
+	quota engine.Quota
+}
+
+// limited reports whether the tenant's agents have a quota.
+func (t *tenant) limited() bool { return t.quota.MaxRecords > 0 || t.quota.MaxBytes > 0 }
+
+// quotaText is the tenant's quota as a keys file writes it.
+func (t *tenant) quotaText() string {
+	var s []string
+	if t.quota.MaxRecords > 0 {
+		s = append(s, fmt.Sprintf("records %d", t.quota.MaxRecords))
+	}
+	if t.quota.MaxBytes > 0 {
+		s = append(s, fmt.Sprintf("bytes %d", t.quota.MaxBytes))
+	}
+	return strings.Join(s, ", ")
 }
 
 // openTenant is the tenant of a daemon without --keys: one credential (or
@@ -77,13 +98,21 @@ type keyEntry struct {
 // keysFile is the JSON of --keys:
 //
 //	{"keys": [{"name": "team-a", "token_sha256": "<64 hex>",
-//	           "agents": ["a1", "a2"], "scopes": ["read", "write"]}]}
+//	           "agents": ["a1", "a2"], "scopes": ["read", "write"],
+//	           "quota": {"records": 100000, "bytes": 50000000}}]}
+//
+// quota is optional; each of its fields bounds each of the key's agents
+// (absent or 0: unlimited).
 type keysFile struct {
 	Keys []struct {
 		Name        string   `json:"name"`
 		TokenSHA256 string   `json:"token_sha256"`
 		Agents      []string `json:"agents"`
 		Scopes      []string `json:"scopes"`
+		Quota       *struct {
+			Records int64 `json:"records"`
+			Bytes   int64 `json:"bytes"`
+		} `json:"quota"`
 	} `json:"keys"`
 }
 
@@ -153,6 +182,19 @@ func parseKeys(b []byte) (*keyring, error) {
 			default:
 				t.agents[a] = true
 			}
+		}
+		if q := k.Quota; q != nil {
+			switch {
+			case q.Records < 0:
+				return nil, fmt.Errorf("%w: %s.quota.records: %d is negative (0 or absent: unlimited)", errKeys, field, q.Records)
+			case q.Bytes < 0:
+				return nil, fmt.Errorf("%w: %s.quota.bytes: %d is negative (0 or absent: unlimited)", errKeys, field, q.Bytes)
+			case t.all && (q.Records > 0 || q.Bytes > 0):
+				// The quota rides on per-agent handles; a key of
+				// every agent writes through the store itself.
+				return nil, fmt.Errorf("%w: %s.quota: a key of every agent (\"*\") cannot have a quota; list its agents", errKeys, field)
+			}
+			t.quota = engine.Quota{MaxRecords: q.Records, MaxBytes: q.Bytes}
 		}
 		t.list = slices.Sorted(func(yield func(string) bool) {
 			for a := range t.agents {

@@ -228,6 +228,72 @@ func TestTenancy(t *testing.T) {
 				t.Errorf("%s: export: %d %s, want 403", name, st, b)
 			}
 
+			// Value feedback and core memory: POST /v1/feedback and
+			// /v1/consolidate (write), GET /v1/core (read). Another
+			// tenant's agent is 403; its recall, named through the key's
+			// own agent, is unknown (404); its record id, consolidated
+			// as the key's own agent, is unknown (400 consolidate.ids[0]).
+			// Nothing of the other agent's value or core memory moves.
+			before, _ := db.Value(t.Context(), id)
+			unitsBefore, _ := db.Core(t.Context(), agent, true)
+			_, rb := authCall(t, "tok-root", "POST", ts.URL+"/v1/recall", fmt.Sprintf(`{"agent":%q,"text":"secret launch code","mode":"sparse"}`, agent))
+			var rootRes wire.Result
+			if json.Unmarshal(rb, &rootRes) != nil || rootRes.RecallID == 0 {
+				t.Fatalf("%s: root's recall: %s", name, rb)
+			}
+			for _, c := range []struct {
+				acting     string // the agent the body names
+				path, body string
+				want       int // when acting is the key's but not the record's agent
+			}{
+				{agent, "/v1/feedback", `{"agent":%q,"ids":[%d],"signal":1}`, 0},
+				{agent, "/v1/feedback", `{"agent":%q,"recall_id":%d,"ids":[%d],"signal":1}`, 0},
+				{k.agents[0], "/v1/feedback", `{"agent":%q,"recall_id":%d,"ids":[%d],"signal":1}`, 404},
+				{k.agents[0], "/v1/feedback", `{"agent":%q,"ids":[%d],"signal":1}`, 400},
+				{agent, "/v1/consolidate", `{"agent":%q,"ids":[%d]}`, 0},
+				{k.agents[0], "/v1/consolidate", `{"agent":%q,"ids":[%d]}`, 400},
+			} {
+				body := fmt.Sprintf(c.body, c.acting, id)
+				if strings.Contains(c.body, "recall_id") {
+					body = fmt.Sprintf(c.body, c.acting, rootRes.RecallID, id)
+				}
+				st, b := authCall(t, k.token, "POST", ts.URL+c.path, body)
+				want := c.want
+				switch {
+				case !k.has("write") || !k.allows(c.acting):
+					want = 403
+				case c.acting == agent:
+					want = 200
+				}
+				if st != want {
+					t.Errorf("%s: %s %s: %d %s, want %d", name, c.path, body, st, b, want)
+				}
+			}
+			if !own {
+				after, _ := db.Value(t.Context(), id)
+				unitsAfter, _ := db.Core(t.Context(), agent, true)
+				if after.Positive != before.Positive || after.Negative != before.Negative || after.Queued != before.Queued || len(unitsAfter) != len(unitsBefore) {
+					leaks++
+					t.Errorf("%s: another tenant's value or core memory moved: %+v -> %+v, %d -> %d units", name, before, after, len(unitsBefore), len(unitsAfter))
+				}
+			}
+			st, b = authCall(t, k.token, "GET", ts.URL+"/v1/core?history=true&agent="+agent, "")
+			switch {
+			case k.has("read") && own:
+				var cu struct{ Units []wire.Unit }
+				if st != 200 || json.Unmarshal(b, &cu) != nil {
+					t.Errorf("%s: own core: %d %s", name, st, b)
+				}
+				for _, u := range cu.Units {
+					if u.Agent != agent {
+						leaks++
+						t.Errorf("%s: core listed %s's unit %d", name, u.Agent, u.ID)
+					}
+				}
+			case st != 403:
+				t.Errorf("%s: core: %d %s, want 403", name, st, b)
+			}
+
 			// POST /v1/recall, naming the agent in agent and in agents.
 			for _, body := range []string{
 				fmt.Sprintf(`{"agent":%q,"text":"secret launch code","mode":"sparse"}`, agent),
@@ -390,6 +456,61 @@ func mcpTenancy(t *testing.T, url string, db *engine.DB, k testKey, ids map[stri
 				if !k.has("forget") && err == nil {
 					t.Errorf("%s: %s without the forget scope: %+v", name, tool, res)
 				}
+			}
+		}
+		// feedback and consolidate (write), core and list_core (read):
+		// another agent named is refused; another agent's ids, under
+		// the key's own agent, are unknown: its value and core memory
+		// do not move.
+		for a, id := range ids {
+			if k.allows(a) {
+				continue
+			}
+			before, _ := db.Value(ctx, id)
+			unitsBefore, _ := db.Core(ctx, a, true)
+			for _, call := range []struct {
+				tool  string
+				args  map[string]any
+				scope string
+			}{
+				{"feedback", map[string]any{"ids": []uint64{id}, "useful": true}, "write"},
+				{"consolidate", map[string]any{"ids": []uint64{id}}, "write"},
+				{"core", map[string]any{"history": true}, "read"},
+				{"list_core", map[string]any{}, "read"},
+			} {
+				if agent != "" {
+					call.args["agent"] = agent
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.tool, Arguments: call.args})
+				switch {
+				case !k.has(call.scope):
+					if err == nil {
+						t.Errorf("%s: %s without %s: %+v", name, call.tool, call.scope, res)
+					}
+					continue
+				case err != nil:
+					t.Errorf("%s: %s: %v", name, call.tool, err)
+					continue
+				case !own && !res.IsError:
+					t.Errorf("%s: %s for another agent answered %+v", name, call.tool, res.Content)
+				case call.scope == "write" && !res.IsError:
+					t.Errorf("%s: %s of %s's record %d under the key's agent answered %+v", name, call.tool, a, id, res.Content)
+				}
+				var cu struct{ Units []wire.Unit }
+				if b, _ := json.Marshal(res.StructuredContent); res.StructuredContent != nil && json.Unmarshal(b, &cu) == nil {
+					for _, u := range cu.Units {
+						if !k.allows(u.Agent) {
+							leaks++
+							t.Errorf("%s: %s listed %s's unit %d", name, call.tool, u.Agent, u.ID)
+						}
+					}
+				}
+			}
+			after, _ := db.Value(ctx, id)
+			unitsAfter, _ := db.Core(ctx, a, true)
+			if after.Positive != before.Positive || after.Queued != before.Queued || len(unitsAfter) != len(unitsBefore) {
+				leaks++
+				t.Errorf("%s: %s's value or core memory moved: %+v -> %+v, %d -> %d units", name, a, before, after, len(unitsBefore), len(unitsAfter))
 			}
 		}
 		for _, tool := range []string{"search", "recall", "list"} {

@@ -85,6 +85,33 @@ def test_recall_finds_and_explains(client: Client, agent: str) -> None:
     assert [m.score for m in res.memories] == sorted((m.score for m in res.memories), reverse=True)
 
 
+def test_feedback_consolidate_core(client: Client, agent: str) -> None:
+    a, b = client.append_batch([
+        Record(agent=agent, session="s1", role="ann", text="We decided to move the billing service to Postgres 16."),
+        Record(agent=agent, session="s1", role="bo", text="Bo will write the migration script by Friday."),
+    ])
+    rep = client.consolidate(agent=agent, ids=[a, b])
+    assert rep.selected >= 1 and rep.units and rep.duration_us >= 0
+    units = client.core(agent=agent)
+    assert sorted(u.id for u in units) == sorted(u.id for u in rep.units)
+    assert all(u.agent == agent and u.superseded_by == 0 and u.source_ids for u in units)
+    assert len(client.core(agent=agent, history=True)) >= len(units)
+    res = client.recall("billing Postgres", agent=agent, tier="core")
+    assert res.recall_id > 0 and res.memories
+    m = res.memories[0]
+    assert m.kind == "core" and m.id == 0 and m.unit is not None and m.unit.id > 0
+    assert client.feedback([m.unit.id], True, recall_id=res.recall_id, agent=agent) == {"judged": 1, "signal": 1}
+    assert client.feedback([a], False, agent=agent) == {"judged": 1, "signal": -1}
+    with pytest.raises(InvalidInput) as ei:
+        client.feedback([424242], True, recall_id=res.recall_id, agent=agent)
+    assert ei.value.field == "feedback.ids[0]"
+    with pytest.raises(NotFound):
+        client.feedback([a], True, recall_id=99999999, agent=agent)
+    with pytest.raises(InvalidInput) as ei:
+        client.consolidate()
+    assert ei.value.field == "consolidate.agent"
+
+
 def test_recall_filters_and_modes(client: Client, agent: str) -> None:
     t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
     client.append_batch([
@@ -95,6 +122,8 @@ def test_recall_filters_and_modes(client: Client, agent: str) -> None:
     res = client.recall("deploy cache", agent=agent, mode="sparse", where={"env": "prod"}, roles=["user"])
     assert [m.text for m in res.memories] == ["deploy the cache on monday"]
     assert res.stats.mode == "sparse" and res.memories[0].dense == 0
+    assert res.stats.dense_text == "" and res.stats.speakers == [] and res.stats.notes == []
+    assert res.stats.disk_hits == 0 and res.stats.shared == 0 and res.stats.fallback >= 0
     res = client.recall("deploy cache", agent=agent, since=t0 + timedelta(hours=12), until=t0 + timedelta(days=2),
                         parse_time=False, fusion="rrf")
     assert [m.text for m in res.memories] == ["deploy the cache on tuesday"]

@@ -147,6 +147,16 @@ def test_replies_conform(spec: dict, daemon) -> None:
     res = assert_conforms(spec, daemon, "POST", "/v1/recall", "/v1/recall", {"agent": agent, "text": "pool"})
     assert res["memories"]
     assert_conforms(spec, daemon, "GET", "/v1/stats", "/v1/stats")
+    # Core memory: a consolidation's report, the units, a core recall and feedback.
+    dec = assert_conforms(spec, daemon, "POST", "/v1/records", "/v1/records",
+                          {"agent": agent, "session": "s1", "role": "ann", "text": "We decided to move billing to Postgres 16."})["ids"]
+    rep = assert_conforms(spec, daemon, "POST", "/v1/consolidate", "/v1/consolidate", {"agent": agent, "ids": dec})
+    assert rep["units"]
+    assert_conforms(spec, daemon, "GET", f"/v1/core?agent={agent}&history=true", "/v1/core")
+    res = assert_conforms(spec, daemon, "POST", "/v1/recall", "/v1/recall", {"agent": agent, "text": "billing Postgres", "tier": "core"})
+    assert res["memories"] and res["memories"][0]["kind"] == "core"
+    assert_conforms(spec, daemon, "POST", "/v1/feedback", "/v1/feedback",
+                    {"agent": agent, "recall_id": res["recall_id"], "ids": [res["memories"][0]["unit"]["id"]], "signal": 1})
     for probe in ("/v1/health", "/v1/live", "/v1/ready"):
         assert_conforms(spec, daemon, "GET", probe, probe, token=False)
 

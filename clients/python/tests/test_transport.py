@@ -16,7 +16,7 @@ from lazymem import (
     Client,
     DiskFull,
     Forbidden,
-    Gone,
+    QuotaExceeded,
     InvalidInput,
     LazymemError,
     MethodNotAllowed,
@@ -156,7 +156,7 @@ def test_no_retries_when_zero(stub) -> None:
     (403, "forbidden_host", Forbidden),
     (404, "not_found", NotFound),
     (405, "method_not_allowed", MethodNotAllowed),
-    (410, "deleted", Gone),
+    (403, "quota", QuotaExceeded),
     (413, "too_large", TooLarge),
     (415, "unsupported_media_type", UnsupportedMediaType),
     (500, "internal", ServerError),
@@ -175,6 +175,16 @@ def test_status_mapping(stub, status: int, code: str, cls: type) -> None:
     assert type(e) is cls
     assert (e.status, e.code, e.field, e.message) == (status, code, "records[3].agent", f"{code} happened")
     assert str(e) == f"lazymem: {status} {code}: {code} happened"
+
+
+def test_daemon_prefix_said_once(stub) -> None:
+    """The daemon's messages start "lazymem: "; str(e) does not repeat it, e.message keeps it."""
+    url, script = stub
+    script.replies = [(404, {}, err("not_found", "lazymem: engine: record not found: id 99"))]
+    with pytest.raises(NotFound) as ei:
+        Client(url, retries=0).get(99)
+    assert ei.value.message == "lazymem: engine: record not found: id 99"
+    assert str(ei.value) == "lazymem: 404 not_found: engine: record not found: id 99"
 
 
 def test_error_without_json_body(stub) -> None:

@@ -1,7 +1,22 @@
 // The HTTP client of lazymemd: global fetch (Node 20+), no dependencies.
 
 import { Busy, ConnectionFailed, LazymemError, errorFor } from "./errors.js";
-import type { AgentStats, AppendResult, Memory, Meta, Metrics, Query, RecallResult, RecordInput, Status, StoredRecord } from "./types.js";
+import type {
+  AgentStats,
+  AppendResult,
+  ConsolidateReport,
+  CoreUnits,
+  FeedbackResult,
+  Memory,
+  Meta,
+  Metrics,
+  Query,
+  RecallResult,
+  RecordInput,
+  Status,
+  StoredRecord,
+  Unit,
+} from "./types.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:7373";
 
@@ -107,7 +122,7 @@ export class Client {
     return ((await this.#call("POST", "/v1/records", body, false)) as AppendResult).ids;
   }
 
-  /** Reads one stored record: NotFound for an id never assigned, Gone for a deleted one. */
+  /** Reads one stored record: NotFound for an id never assigned, another tenant's or a forgotten one. */
   async get(id: number): Promise<StoredRecord> {
     if (!Number.isSafeInteger(id) || id < 1) throw new RangeError(`id: ${id}, want a positive integer`);
     return (await this.#call("GET", `/v1/records/${id}`, undefined, true)) as StoredRecord;
@@ -128,6 +143,38 @@ export class Client {
       body[k] = k === "since" || k === "until" || k === "now" ? wireTime(v as Date | string, `query.${k}`) : v;
     }
     return (await this.#call("POST", "/v1/recall", body, true)) as RecallResult;
+  }
+
+  /**
+   * Judges memories a recall returned: useful (+1) or not (-1). Pass the
+   * recall's recall_id and ids it returned (a record's id, or a core
+   * memory's unit.id); without recallId the ids are record ids. agent may
+   * be left out for a key of one agent. Not retried: feedback counts.
+   */
+  async feedback(ids: number[], useful: boolean, opts: { recallId?: number; agent?: string } = {}): Promise<FeedbackResult> {
+    const body: Record<string, unknown> = { ids, signal: useful ? 1 : -1 };
+    if (opts.recallId !== undefined) body.recall_id = opts.recallId;
+    if (opts.agent !== undefined) body.agent = opts.agent;
+    return (await this.#call("POST", "/v1/feedback", body, false)) as FeedbackResult;
+  }
+
+  /**
+   * Turns the agent's queued records (of one session, when named; plus
+   * ids, whatever their value) into units of core memory, and reports them.
+   */
+  async consolidate(opts: { agent?: string; session?: string; ids?: number[] } = {}): Promise<ConsolidateReport> {
+    const body: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(opts)) if (v !== undefined) body[k] = v;
+    return (await this.#call("POST", "/v1/consolidate", body, false)) as ConsolidateReport;
+  }
+
+  /** The agent's core memory: its live units, or with history also the superseded ones. */
+  async core(opts: { agent?: string; history?: boolean } = {}): Promise<Unit[]> {
+    const q = new URLSearchParams();
+    if (opts.agent !== undefined) q.set("agent", opts.agent);
+    if (opts.history) q.set("history", "true");
+    const qs = q.toString();
+    return ((await this.#call("GET", "/v1/core" + (qs ? "?" + qs : ""), undefined, true)) as CoreUnits).units;
   }
 
   /** The store's metrics. */

@@ -34,7 +34,9 @@ export class LazymemError extends Error {
 
   override toString(): string {
     const head = this.status ? `lazymem: ${this.status} ${this.code}` : "lazymem";
-    return `${head}: ${this.message}`;
+    // The daemon's messages start "lazymem: " themselves: said once.
+    const msg = this.message.startsWith("lazymem: ") ? this.message.slice("lazymem: ".length) : this.message;
+    return `${head}: ${msg}`;
   }
 }
 
@@ -44,14 +46,14 @@ export class ConnectionFailed extends LazymemError {}
 export class InvalidInput extends LazymemError {}
 /** 401: the daemon has a token and the request lacked it or carried another. */
 export class Unauthorized extends LazymemError {}
-/** 403: a browser Origin (forbidden_origin) or a Host (forbidden_host) not allowed. */
+/** 403: the key lacks the scope or the agent (forbidden), a browser Origin (forbidden_origin) or a Host (forbidden_host) not allowed, or a quota (QuotaExceeded). */
 export class Forbidden extends LazymemError {}
-/** 404: an unknown path, or a record id never assigned. */
+/** 403 quota: the append would pass the quota of the key's agent; nothing was written. Forget records (or have the quota raised): retrying unchanged fails again. */
+export class QuotaExceeded extends Forbidden {}
+/** 404: an unknown path, a record id never assigned, another tenant's or a forgotten record. */
 export class NotFound extends LazymemError {}
 /** 405: a known path with another method. */
 export class MethodNotAllowed extends LazymemError {}
-/** 410: the record was deleted. */
-export class Gone extends LazymemError {}
 /** 413: a body, batch, synonym table or agent list over a limit: split it, do not retry it. */
 export class TooLarge extends LazymemError {}
 /** 415: a body that is not application/json. */
@@ -69,7 +71,6 @@ const byStatus: Record<number, typeof LazymemError> = {
   403: Forbidden,
   404: NotFound,
   405: MethodNotAllowed,
-  410: Gone,
   413: TooLarge,
   415: UnsupportedMediaType,
   503: Busy,
@@ -95,6 +96,6 @@ export function errorFor(status: number, body: unknown, retryAfter?: number): La
     message = body.trim();
   }
   if (message === "") message = `HTTP ${status}`;
-  const cls = byStatus[status] ?? (status >= 500 ? ServerError : LazymemError);
+  const cls = status === 403 && code === "quota" ? QuotaExceeded : (byStatus[status] ?? (status >= 500 ? ServerError : LazymemError));
   return new cls(message, { status, code, field, retryAfter });
 }

@@ -8,7 +8,7 @@ export {
   ConnectionFailed,
   DiskFull,
   Forbidden,
-  Gone,
+  QuotaExceeded,
   InvalidInput,
   LazymemError,
   MethodNotAllowed,

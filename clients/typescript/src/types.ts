@@ -24,8 +24,8 @@ export interface ErrorDetail {
 /** Metadata labels: a key to a string or an array of strings. */
 export type Meta = Record<string, string | string[]>;
 
-/** Metadata as stored: a key to its values; null when the record has none. */
-export type StoredMeta = Record<string, string[]> | null;
+/** Metadata as stored: a key to its values; {} when the record has none (never null). */
+export type StoredMeta = Record<string, string[]>;
 
 /** One record to append. agent and a non-blank text are required. */
 export interface RecordInput {
@@ -72,35 +72,76 @@ export interface Memory {
   sparse: number;
   /** Cosine of query and constructed text; 0 in sparse mode. */
   dense: number;
-  /** "raw" for a logged record, "core" for a unit of core memory. */
-  kind?: "raw" | "core";
-  /** The unit, for a core memory. */
+  /** "raw" for a logged record, "core" for a unit of core memory (then id is 0 and unit is set). */
+  kind: "raw" | "core";
+  /** The unit, for a core memory; feedback names it by unit.id. */
   unit?: Unit;
   /** Why it scored, when the query set explain. */
   reasons?: string[];
 }
 
-/** A task an action-item unit assigns. */
+/** A task an action-item unit assigns; due only when one was said. */
 export interface ActionItem {
   owner: string;
   task: string;
   due?: string;
 }
 
-/** A unit of core memory, consolidated from the raw records it cites. */
+/** A unit of core memory, consolidated from the raw records it cites. Lists are [] when empty, never null. */
 export interface Unit {
   id: number;
   type: "decision" | "action_item" | "preference" | "outcome" | "fact";
   topic: string;
   content: string;
-  action_items: ActionItem[] | null;
-  participants: string[] | null;
-  source_ids: number[] | null;
+  action_items: ActionItem[];
+  participants: string[];
+  source_ids: number[];
   time: string;
   confidence: number;
-  supersedes?: number[];
-  superseded_by?: number;
+  supersedes: number[];
+  /** The unit that replaced it; 0 while live. */
+  superseded_by: number;
   agent: string;
+}
+
+/** The body of POST /v1/feedback. */
+export interface Feedback {
+  agent?: string;
+  /** The recall's recall_id; 0 or absent: ids are record ids. */
+  recall_id?: number;
+  ids: number[];
+  /** +1 useful, -1 not useful. */
+  signal: 1 | -1;
+}
+
+/** The reply of POST /v1/feedback. */
+export interface FeedbackResult {
+  judged: number;
+  signal: 1 | -1;
+}
+
+/** The body of POST /v1/consolidate. */
+export interface ConsolidateRequest {
+  agent?: string;
+  /** Only this session's queued records (the end-of-session trigger). */
+  session?: string;
+  /** Records to consolidate whatever their value. */
+  ids?: number[];
+}
+
+/** The reply of POST /v1/consolidate. */
+export interface ConsolidateReport {
+  labelled: number;
+  selected: number;
+  units: Unit[];
+  superseded: number[];
+  duration_us: number;
+}
+
+/** The reply of GET /v1/core. */
+export interface CoreUnits {
+  agent: string;
+  units: Unit[];
 }
 
 export type Mode = "lazy" | "sparse" | "dense";
@@ -111,8 +152,8 @@ export type Fusion = "weighted" | "rrf";
 export interface Query {
   text?: string;
   agent?: string;
-  /** all (default), core or raw. */
-  tier?: "all" | "core" | "raw";
+  /** all (default, or ""), core or raw. */
+  tier?: "" | "all" | "core" | "raw";
   agents?: string[];
   sessions?: string[];
   roles?: string[];
@@ -148,25 +189,34 @@ export interface StageMicros {
   total: number;
 }
 
+/** Every field of the engine's RecallStats; since and until only when the window is bounded. */
 export interface RecallStats {
   mode: Mode;
   text: string;
-  time_expr?: string;
+  dense_text: string;
+  time_expr: string;
   since?: string;
   until?: string;
+  speakers: string[];
+  expansion: string;
+  notes: string[];
   filtered: number;
   bm25_hits: number;
   session_turns: number;
+  fallback: number;
+  speaker_records: number;
   candidates: number;
   embedded: number;
   cache_hits: number;
+  disk_hits: number;
+  shared: number;
   stage_us: StageMicros;
 }
 
 export interface RecallResult {
   memories: Memory[];
-  /** Names this recall for feedback. */
-  recall_id?: number;
+  /** Names this recall to feedback(). */
+  recall_id: number;
   stats: RecallStats;
 }
 
@@ -278,6 +328,14 @@ export interface Metrics {
 export interface AgentStats {
   scope: "agents";
   agents: AgentCount[];
+  /** The key's quota per agent, when it has one. */
+  quota?: Quota;
+}
+
+/** A key's quota per agent (--keys); 0 is unlimited. */
+export interface Quota {
+  records: number;
+  bytes: number;
 }
 
 /** One agent of a key and its live records. */

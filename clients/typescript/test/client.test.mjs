@@ -60,7 +60,8 @@ test("append a record object; the daemon's clock; Date times", { skip }, async (
   const rec = await c.get(await c.append({ agent, text: "no time given" }));
   assert.ok(Date.parse(rec.time) >= before);
   assert.equal(rec.session, "");
-  assert.equal(rec.meta, null);
+  assert.deepEqual(rec.meta, {}); // never null: {} when the record has none
+  assert.equal(rec.role, "");
   const when = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
   const got = await c.get(await c.append({ agent, text: "dated", time: when }));
   assert.equal(Date.parse(got.time), when.getTime());
@@ -108,6 +109,41 @@ test("recall finds, explains and reports stats", { skip }, async (t) => {
   assert.equal(res.stats.mode, "lazy");
   assert.equal(res.stats.filtered, 3);
   assert.deepEqual(Object.keys(res.stats.stage_us).sort(), ["broad", "embed", "fetch", "filter", "score", "total"]);
+  // Every engine count is carried, lists as [] rather than null.
+  for (const k of ["fallback", "speaker_records", "disk_hits", "shared"]) assert.equal(typeof res.stats[k], "number", k);
+  assert.ok(Array.isArray(res.stats.speakers) && Array.isArray(res.stats.notes));
+  assert.equal(typeof res.stats.dense_text, "string");
+});
+
+test("feedback, consolidate and core memory", { skip }, async (t) => {
+  const c = client();
+  const agent = agentName(t.name);
+  const [a, b] = await c.appendBatch([
+    { agent, session: "s1", role: "ann", text: "We decided to move the billing service to Postgres 16." },
+    { agent, session: "s1", role: "bo", text: "Bo will write the migration script by Friday." },
+  ]);
+  const rep = await c.consolidate({ agent, ids: [a, b] });
+  assert.ok(rep.selected >= 1 && rep.units.length >= 1, JSON.stringify(rep));
+  assert.ok(Array.isArray(rep.superseded) && typeof rep.duration_us === "number");
+  const units = await c.core({ agent });
+  assert.deepEqual(units.map((u) => u.id).sort(), rep.units.map((u) => u.id).sort());
+  for (const u of units) {
+    assert.equal(u.agent, agent);
+    assert.ok(Array.isArray(u.action_items) && Array.isArray(u.participants) && Array.isArray(u.supersedes));
+    assert.equal(u.superseded_by, 0);
+  }
+  assert.ok((await c.core({ agent, history: true })).length >= units.length);
+  const res = await c.recall("billing Postgres", { agent, tier: "core" });
+  assert.ok(res.recall_id > 0 && res.memories.length >= 1);
+  const m = res.memories[0];
+  assert.equal(m.kind, "core");
+  assert.equal(m.id, 0);
+  assert.ok(m.unit && m.unit.id > 0);
+  assert.deepEqual(await c.feedback([m.unit.id], true, { recallId: res.recall_id, agent }), { judged: 1, signal: 1 });
+  assert.deepEqual(await c.feedback([a], false, { agent }), { judged: 1, signal: -1 });
+  await rejects(c.feedback([424242], true, { recallId: res.recall_id, agent }), InvalidInput, (e) => assert.equal(e.field, "feedback.ids[0]"));
+  await rejects(c.feedback([a], true, { recallId: 99999999, agent }), NotFound);
+  await rejects(c.consolidate({}), InvalidInput, (e) => assert.equal(e.field, "consolidate.agent"));
 });
 
 test("recall filters and modes", { skip }, async (t) => {

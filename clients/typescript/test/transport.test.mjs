@@ -11,7 +11,7 @@ import {
   Client,
   DiskFull,
   Forbidden,
-  Gone,
+  QuotaExceeded,
   InvalidInput,
   LazymemError,
   MethodNotAllowed,
@@ -128,7 +128,7 @@ for (const [status, code, cls] of [
   [403, "forbidden_host", Forbidden],
   [404, "not_found", NotFound],
   [405, "method_not_allowed", MethodNotAllowed],
-  [410, "deleted", Gone],
+  [403, "quota", QuotaExceeded],
   [413, "too_large", TooLarge],
   [415, "unsupported_media_type", UnsupportedMediaType],
   [500, "internal", ServerError],
@@ -146,6 +146,14 @@ for (const [status, code, cls] of [
     assert.equal(String(e), `lazymem: ${status} ${code}: ${code} happened`);
   });
 }
+
+test("the daemon's lazymem: prefix is said once", async () => {
+  replies = [[404, {}, err("not_found", "lazymem: engine: record not found: id 99")]];
+  const e = await new Client(url, { retries: 0 }).get(99).catch((e) => e);
+  assert.ok(e instanceof NotFound);
+  assert.equal(e.message, "lazymem: engine: record not found: id 99");
+  assert.equal(String(e), "lazymem: 404 not_found: engine: record not found: id 99");
+});
 
 test("an error reply without a JSON body", async () => {
   replies = [[502, {}, undefined]];

@@ -12,6 +12,12 @@
 //	search  (recall)    the memories answering a question read-only, idempotent
 //	list                the latest memories               read-only, idempotent
 //	delete  (forget)    memories by ids or a session      destructive, idempotent
+//	feedback            judge a search's memories         write
+//	consolidate         distill memories into core memory write
+//	core    (list_core) the agent's core memory units     read-only, idempotent
+//
+// The last three need Env.Core (the daemon sets it; All, the stdio
+// server's list, leaves them out).
 //
 // A call whose arguments do not fit the tool's schema is the caller's
 // protocol mistake (CheckArgs says what is wrong, naming the argument; a

@@ -41,6 +41,10 @@ type Env struct {
 	Admit func(n int64) (release func(), err error)
 	// Observe, when not nil, receives each recall's statistics.
 	Observe func(*engine.RecallStats)
+	// Core is the store of value feedback and core memory a call acting
+	// as agent uses (engine.DB.Agent); nil: the feedback, consolidate and
+	// core tools answer a tool error.
+	Core func(agent string) CoreStore
 }
 
 // Annotations are the hints a client shows its user or uses to decide

@@ -38,6 +38,12 @@ func ParseRecords(data []byte, now time.Time) ([]engine.Record, error) {
 	return scanRecords(data, now)
 }
 
+// DecodeStrict decodes exactly one JSON object of data into v as the
+// package decodes its own bodies: unknown fields, wrong types, a second
+// value and invalid UTF-8 are *Error naming the field ("ids", "since").
+// what names v in messages ("a selector").
+func DecodeStrict(data []byte, v any, what string) error { return decodeStrict(data, v, what) }
+
 // decodeStrict decodes exactly one JSON value of data into v, rejecting
 // invalid UTF-8, unknown fields and trailing values. what names v in
 // messages ("a record").
@@ -87,6 +93,10 @@ func jsonType(goType string) string {
 		return "true or false"
 	case "[]string":
 		return "an array of strings"
+	case "uint64":
+		return "a non-negative integer"
+	case "[]uint64":
+		return "an array of record ids"
 	}
 	return goType
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/engine"
-	"github.com/lazymem/lazymem/engine/consolidate"
 )
 
 // Memory is one recalled record with its scores: in JSON, the record's
@@ -16,30 +15,40 @@ type Memory struct {
 	StoredRecord
 	// Score and Dense are computed in float32: encoded as such, they print
 	// as 0.8, not 0.800000011920929.
-	Score   float32           `json:"score"`
-	Sparse  float64           `json:"sparse"`
-	Dense   float32           `json:"dense"`
-	Kind    string            `json:"kind"`
-	Unit    *consolidate.Unit `json:"unit,omitempty"`
-	Reasons []string          `json:"reasons,omitempty"`
+	Score  float32 `json:"score"`
+	Sparse float64 `json:"sparse"`
+	Dense  float32 `json:"dense"`
+	Kind   string  `json:"kind"`
+	// Unit is left out of a raw memory: it applies to core ones only.
+	Unit    *Unit    `json:"unit,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
-// Stats is what a recall did: the records that passed the filters, the
-// candidates, the embeddings computed and served from the cache, and the
-// time per stage in microseconds.
+// Stats is what a recall did: every field of engine.RecallStats in snake
+// case (TestStatsCoverEngine fails when the engine gains one the JSON does
+// not carry). Like the records, it never holds null: strings are "", lists
+// [], and only Since and Until are left out, when the window is open.
 type Stats struct {
-	Mode         string           `json:"mode"`
-	Text         string           `json:"text"`
-	TimeExpr     string           `json:"time_expr,omitempty"`
-	Since        *time.Time       `json:"since,omitempty"`
-	Until        *time.Time       `json:"until,omitempty"`
-	Filtered     int              `json:"filtered"`
-	Hits         int              `json:"bm25_hits"`
-	SessionTurns int              `json:"session_turns"`
-	Candidates   int              `json:"candidates"`
-	Embedded     int              `json:"embedded"`
-	CacheHits    int              `json:"cache_hits"`
-	Micros       map[string]int64 `json:"stage_us"`
+	Mode           string           `json:"mode"`
+	Text           string           `json:"text"`
+	DenseText      string           `json:"dense_text"`
+	TimeExpr       string           `json:"time_expr"`
+	Since          *time.Time       `json:"since,omitempty"`
+	Until          *time.Time       `json:"until,omitempty"`
+	Speakers       []string         `json:"speakers"`
+	Expansion      string           `json:"expansion"`
+	Notes          []string         `json:"notes"`
+	Filtered       int              `json:"filtered"`
+	Hits           int              `json:"bm25_hits"`
+	SessionTurns   int              `json:"session_turns"`
+	Fallback       int              `json:"fallback"`
+	SpeakerRecords int              `json:"speaker_records"`
+	Candidates     int              `json:"candidates"`
+	Embedded       int              `json:"embedded"`
+	CacheHits      int              `json:"cache_hits"`
+	DiskHits       int              `json:"disk_hits"`
+	Shared         int              `json:"shared"`
+	Micros         map[string]int64 `json:"stage_us"` // engine Durations
 }
 
 // Result is the JSON form of an engine.Result.
@@ -54,15 +63,22 @@ type Result struct {
 func FromResult(res *engine.Result) Result {
 	out := Result{Memories: make([]Memory, 0, len(res.Memories)), RecallID: res.RecallID}
 	for _, m := range res.Memories {
-		out.Memories = append(out.Memories, Memory{StoredRecord: FromRecord(m.Record),
-			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Kind: m.Kind, Unit: m.Unit, Reasons: m.Reasons})
+		jm := Memory{StoredRecord: FromRecord(m.Record),
+			Score: float32(m.Score), Sparse: m.Sparse, Dense: float32(m.Dense), Kind: m.Kind, Reasons: m.Reasons}
+		if m.Unit != nil {
+			u := FromUnit(m.Unit)
+			jm.Unit = &u
+		}
+		out.Memories = append(out.Memories, jm)
 	}
 	st := res.Stats
 	d := st.Durations
 	out.Stats = Stats{
-		Mode: string(st.Mode), Text: st.Text, TimeExpr: st.TimeExpr,
-		Filtered: st.Filtered, Hits: st.Hits, SessionTurns: st.SessionTurns, Candidates: st.Candidates,
-		Embedded: st.Embedded, CacheHits: st.CacheHits,
+		Mode: string(st.Mode), Text: st.Text, DenseText: st.DenseText, TimeExpr: st.TimeExpr,
+		Speakers: nonNil(st.Speakers), Expansion: st.Expansion, Notes: nonNil(st.Notes),
+		Filtered: st.Filtered, Hits: st.Hits, SessionTurns: st.SessionTurns, Fallback: st.Fallback,
+		SpeakerRecords: st.SpeakerRecords, Candidates: st.Candidates,
+		Embedded: st.Embedded, CacheHits: st.CacheHits, DiskHits: st.DiskHits, Shared: st.Shared,
 		Micros: map[string]int64{
 			"filter": d.Filter.Microseconds(), "broad": d.Broad.Microseconds(), "fetch": d.Fetch.Microseconds(),
 			"embed": d.Embed.Microseconds(), "score": d.Score.Microseconds(), "total": d.Total.Microseconds(),
@@ -77,7 +93,9 @@ func FromResult(res *engine.Result) Result {
 	return out
 }
 
-// StoredRecord is a record read back by id (GET /v1/records/{id}).
+// StoredRecord is a record read back by id (GET /v1/records/{id}). Every
+// field is always present: a record without a session or role has "",
+// one without labels has "meta": {} (never null).
 type StoredRecord struct {
 	ID      uint64              `json:"id"`
 	Time    time.Time           `json:"time"`
@@ -90,5 +108,17 @@ type StoredRecord struct {
 
 // FromRecord converts a stored record (from engine.DB.Get, which sets ID).
 func FromRecord(r engine.Record) StoredRecord {
-	return StoredRecord{ID: r.ID, Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
+	meta := r.Meta
+	if meta == nil {
+		meta = map[string][]string{}
+	}
+	return StoredRecord{ID: r.ID, Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: meta}
+}
+
+// nonNil is s, or an empty list for nil: the JSON has [] where Go has nil.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -98,6 +98,14 @@ type CacheMetrics struct {
 type AgentStats struct {
 	Scope  string       `json:"scope"` // "agents"
 	Agents []AgentCount `json:"agents"`
+	// Quota is the key's quota per agent; left out when it has none.
+	Quota *Quota `json:"quota,omitempty"`
+}
+
+// Quota is a key's quota per agent (engine.Quota); 0 is unlimited.
+type Quota struct {
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // AgentCount is one agent's share of the store.

@@ -72,3 +72,76 @@ func TestFromMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsCoverEngine fails when engine.RecallStats gains a field the
+// recall reply's stats do not carry: a new count must reach POST
+// /v1/recall (and docs/openapi.yaml) on purpose, not be dropped silently.
+// Durations is carried as stage_us.
+func TestStatsCoverEngine(t *testing.T) {
+	et, wt := reflect.TypeOf(engine.RecallStats{}), reflect.TypeOf(Stats{})
+	for i := range et.NumField() {
+		name := et.Field(i).Name
+		if name == "Durations" {
+			name = "Micros"
+		}
+		if _, ok := wt.FieldByName(name); !ok {
+			t.Errorf("engine.RecallStats.%s has no counterpart in wire.Stats", et.Field(i).Name)
+		}
+	}
+	if got, want := wt.NumField(), et.NumField(); got != want {
+		t.Errorf("wire.Stats has %d fields, want the engine's %d", got, want)
+	}
+	// Every engine field set to a non-zero value shows in the JSON.
+	var st engine.RecallStats
+	ev := reflect.ValueOf(&st).Elem()
+	for i := range ev.NumField() {
+		switch f := ev.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Int:
+			f.SetInt(int64(i + 1))
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{"x"}))
+		}
+	}
+	b, err := json.Marshal(FromResult(&engine.Result{Stats: st}).Stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range wt.NumField() {
+		f := wt.Field(i)
+		key := strings.Split(f.Tag.Get("json"), ",")[0]
+		v, ok := got[key]
+		if f.Name == "Since" || f.Name == "Until" {
+			continue // time values, left zero above: omitted
+		}
+		if !ok || v == "" || v == float64(0) {
+			t.Errorf("%s: %v in %s, want the engine's value carried", key, v, b)
+		}
+	}
+}
+
+// TestStatsNeverNull: an empty recall's stats have [] and "" where the
+// engine has nil lists and empty strings, so clients need no null case.
+func TestStatsNeverNull(t *testing.T) {
+	b, err := json.Marshal(FromResult(&engine.Result{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if strings.Contains(s, "null") {
+		t.Errorf("null in %s", s)
+	}
+	for _, want := range []string{`"speakers":[]`, `"notes":[]`, `"dense_text":""`, `"time_expr":""`, `"expansion":""`, `"disk_hits":0`, `"shared":0`, `"fallback":0`, `"speaker_records":0`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks %s: %s", want, s)
+		}
+	}
+	if strings.Contains(s, `"since"`) || strings.Contains(s, `"until"`) {
+		t.Errorf("an open window has no since/until: %s", s)
+	}
+}

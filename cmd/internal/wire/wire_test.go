@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -222,5 +223,17 @@ func TestIsBatch(t *testing.T) {
 		if got := IsBatch([]byte(in)); got != want {
 			t.Errorf("IsBatch(%s) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestStoredRecordNoNull: a record without session, role or labels reads
+// back with "", "" and {}: every field present, never null.
+func TestStoredRecordNoNull(t *testing.T) {
+	b, err := json.Marshal(FromRecord(engine.Record{ID: 1, Time: now, Agent: "a", Text: "x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"id":1,"time":"2026-05-01T12:00:00Z","agent":"a","session":"","role":"","text":"x","meta":{}}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -17,7 +17,7 @@ from .errors import (
     ConnectionFailed,
     DiskFull,
     Forbidden,
-    Gone,
+    QuotaExceeded,
     InvalidInput,
     LazymemError,
     MethodNotAllowed,
@@ -27,18 +27,20 @@ from .errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from .types import Memory, RecallResult, RecallStats, Record
+from .types import ActionItem, ConsolidateReport, Memory, RecallResult, RecallStats, Record, Unit
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_URL",
+    "ActionItem",
+    "ConsolidateReport",
     "Busy",
     "Client",
     "ConnectionFailed",
     "DiskFull",
     "Forbidden",
-    "Gone",
+    "QuotaExceeded",
     "InvalidInput",
     "LazymemError",
     "Memory",
@@ -50,5 +52,6 @@ __all__ = [
     "ServerError",
     "TooLarge",
     "Unauthorized",
+    "Unit",
     "UnsupportedMediaType",
 ]

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .errors import Busy, ConnectionFailed, LazymemError, error_for
-from .types import MetaValue, RecallResult, Record, format_time
+from .types import ConsolidateReport, MetaValue, RecallResult, Record, Unit, format_time
 
 DEFAULT_URL = "http://127.0.0.1:7373"
 
@@ -120,7 +120,7 @@ class Client:
         return [int(i) for i in ids]
 
     def get(self, id: int) -> Record:
-        """Reads one stored record; NotFound for an id never assigned, Gone for a deleted one."""
+        """Reads one stored record; NotFound for an id never assigned, another tenant's or a forgotten one."""
         if isinstance(id, bool) or not isinstance(id, int) or id < 1:
             raise ValueError(f"id: {id!r}, want a positive integer")
         return Record.from_json(self._call("GET", f"/v1/records/{id}", None, idempotent=True))
@@ -153,20 +153,22 @@ class Client:
         parse_time: Optional[bool] = None,
         synonyms: Optional[Mapping[str, Sequence[str]]] = None,
         explain: Optional[bool] = None,
+        tier: Optional[str] = None,
     ) -> RecallResult:
         """Finds the memories that answer text, best first.
 
         Every argument but agent (or agents) is optional and takes the
         daemon's default; mode is "lazy", "sparse" or "dense", fusion
         "weighted" or "rrf"; not_ is the query's "not" filter. parse_time is
-        on unless False: "yesterday" in text narrows the window.
+        on unless False: "yesterday" in text narrows the window. tier is
+        "all" (default: records and core memory), "core" or "raw".
         """
         q: Dict[str, Any] = {"text": text}
         for name, v in (("agent", agent), ("current_session", current_session), ("mode", mode),
                         ("fusion", fusion), ("k", k), ("candidates", candidates),
                         ("session_turns", session_turns), ("dense_weight", dense_weight),
                         ("speaker_boost", speaker_boost), ("recency_weight", recency_weight),
-                        ("parse_time", parse_time), ("explain", explain)):
+                        ("parse_time", parse_time), ("explain", explain), ("tier", tier)):
             if v is not None:
                 q[name] = v
         for name, seq in (("agents", agents), ("sessions", sessions), ("roles", roles)):
@@ -185,6 +187,47 @@ class Client:
         if recency_half_life is not None:
             q["recency_half_life"] = _duration(recency_half_life)
         return RecallResult.from_json(self._call("POST", "/v1/recall", q, idempotent=True))
+
+    # Value feedback and core memory.
+
+    def feedback(self, ids: Sequence[int], useful: bool, *, recall_id: Optional[int] = None,
+                 agent: Optional[str] = None) -> Dict[str, int]:
+        """Judges memories a recall returned: useful (+1) or not (-1).
+
+        Pass the recall's recall_id and ids it returned (a record's id, or a
+        core memory's unit.id); without recall_id the ids are record ids.
+        agent may be left out for a key of one agent. Not retried: feedback
+        counts. Returns {"judged": n, "signal": +1 or -1}.
+        """
+        body: Dict[str, Any] = {"ids": [int(i) for i in ids], "signal": 1 if useful else -1}
+        if recall_id is not None:
+            body["recall_id"] = int(recall_id)
+        if agent is not None:
+            body["agent"] = agent
+        return self._call("POST", "/v1/feedback", body, idempotent=False)
+
+    def consolidate(self, *, agent: Optional[str] = None, session: Optional[str] = None,
+                    ids: Optional[Sequence[int]] = None) -> ConsolidateReport:
+        """Turns the agent's queued records (of one session, when named; plus
+        ids, whatever their value) into units of core memory."""
+        body: Dict[str, Any] = {}
+        if agent is not None:
+            body["agent"] = agent
+        if session is not None:
+            body["session"] = session
+        if ids is not None:
+            body["ids"] = [int(i) for i in ids]
+        return ConsolidateReport.from_json(self._call("POST", "/v1/consolidate", body, idempotent=False))
+
+    def core(self, *, agent: Optional[str] = None, history: bool = False) -> List[Unit]:
+        """The agent's core memory: its live units, or with history also the superseded ones."""
+        q: Dict[str, str] = {}
+        if agent is not None:
+            q["agent"] = agent
+        if history:
+            q["history"] = "true"
+        path = "/v1/core" + ("?" + urllib.parse.urlencode(q) if q else "")
+        return [Unit.from_json(u) for u in self._call("GET", path, None, idempotent=True).get("units") or []]
 
     # Store and probes.
 

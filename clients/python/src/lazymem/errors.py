@@ -39,7 +39,9 @@ class LazymemError(Exception):
 
     def __str__(self) -> str:
         head = f"lazymem: {self.status} {self.code}" if self.status else "lazymem"
-        return f"{head}: {self.message}"
+        # The daemon's messages start "lazymem: " themselves: said once.
+        msg = self.message[len("lazymem: "):] if self.message.startswith("lazymem: ") else self.message
+        return f"{head}: {msg}"
 
     def __repr__(self) -> str:
         return (
@@ -61,19 +63,21 @@ class Unauthorized(LazymemError):
 
 
 class Forbidden(LazymemError):
-    """403: a browser Origin not allowed (forbidden_origin) or a Host not allowed (forbidden_host)."""
+    """403: the key lacks the scope or the agent (forbidden), a browser Origin not allowed
+    (forbidden_origin), a Host not allowed (forbidden_host), or a quota (QuotaExceeded)."""
+
+
+class QuotaExceeded(Forbidden):
+    """403 quota: the append would pass the quota of the key's agent; nothing was written.
+    Forget records (or have the quota raised): retrying unchanged fails again."""
 
 
 class NotFound(LazymemError):
-    """404: an unknown path, or a record id never assigned."""
+    """404: an unknown path, a record id never assigned, another tenant's or a forgotten record."""
 
 
 class MethodNotAllowed(LazymemError):
     """405: a known path with another method."""
-
-
-class Gone(LazymemError):
-    """410: the record was deleted."""
 
 
 class TooLarge(LazymemError):
@@ -103,7 +107,6 @@ _BY_STATUS: Dict[int, Type[LazymemError]] = {
     403: Forbidden,
     404: NotFound,
     405: MethodNotAllowed,
-    410: Gone,
     413: TooLarge,
     415: UnsupportedMediaType,
     503: Busy,
@@ -128,6 +131,8 @@ def error_for(status: int, body: Any, retry_after: Optional[float] = None) -> La
     if not message:
         message = f"HTTP {status}"
     cls = _BY_STATUS.get(status)
+    if status == 403 and code == "quota":
+        cls = QuotaExceeded
     if cls is None:
         cls = ServerError if status >= 500 else LazymemError
     return cls(message, status=status, code=code, field=field, retry_after=retry_after)

@@ -86,10 +86,84 @@ class Record:
 
 
 @dataclass
+class ActionItem:
+    """A task an action-item unit assigns; due is None when none was said."""
+
+    owner: str
+    task: str
+    due: Optional[datetime] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ActionItem":
+        return cls(owner=d["owner"], task=d["task"], due=parse_time(d["due"]) if d.get("due") else None)
+
+
+@dataclass
+class Unit:
+    """A unit of core memory: a decision, action item, preference, outcome or
+    fact distilled from the records it cites (source_ids). superseded_by is
+    the unit that replaced it, 0 while it is live."""
+
+    id: int
+    type: str
+    topic: str
+    content: str
+    action_items: List[ActionItem]
+    participants: List[str]
+    source_ids: List[int]
+    time: datetime
+    confidence: float
+    supersedes: List[int]
+    superseded_by: int
+    agent: str
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Unit":
+        return cls(
+            id=int(d["id"]),
+            type=d["type"],
+            topic=d["topic"],
+            content=d["content"],
+            action_items=[ActionItem.from_json(a) for a in d.get("action_items") or []],
+            participants=list(d.get("participants") or []),
+            source_ids=[int(i) for i in d.get("source_ids") or []],
+            time=parse_time(d["time"]),
+            confidence=float(d["confidence"]),
+            supersedes=[int(i) for i in d.get("supersedes") or []],
+            superseded_by=int(d.get("superseded_by") or 0),
+            agent=d["agent"],
+        )
+
+
+@dataclass
+class ConsolidateReport:
+    """What a consolidation did: records labelled and selected, the units
+    stored, the ids of the units it superseded, its duration (microseconds)."""
+
+    labelled: int
+    selected: int
+    units: List[Unit]
+    superseded: List[int]
+    duration_us: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ConsolidateReport":
+        return cls(
+            labelled=int(d["labelled"]),
+            selected=int(d["selected"]),
+            units=[Unit.from_json(u) for u in d.get("units") or []],
+            superseded=[int(i) for i in d.get("superseded") or []],
+            duration_us=int(d["duration_us"]),
+        )
+
+
+@dataclass
 class Memory:
-    """A recalled record with its scores: score is the fused score, sparse the
+    """A recalled memory with its scores: score is the fused score, sparse the
     BM25 score (0 when not a BM25 hit), dense the cosine with the query (0 in
-    sparse mode); reasons is filled when the query asked to explain."""
+    sparse mode); reasons is filled when the query asked to explain. kind is
+    "raw" for a record, "core" for a unit of core memory: then id is 0 and
+    unit is set (feedback names it by unit.id)."""
 
     id: int
     time: datetime
@@ -102,6 +176,8 @@ class Memory:
     sparse: float
     dense: float
     reasons: List[str] = field(default_factory=list)
+    kind: str = "raw"
+    unit: Optional[Unit] = None
 
     @property
     def record(self) -> Record:
@@ -122,6 +198,8 @@ class Memory:
             sparse=float(d["sparse"]),
             dense=float(d["dense"]),
             reasons=list(d.get("reasons") or []),
+            kind=d.get("kind") or "raw",
+            unit=Unit.from_json(d["unit"]) if d.get("unit") else None,
         )
 
 
@@ -142,6 +220,14 @@ class RecallStats:
     time_expr: str = ""
     since: Optional[datetime] = None
     until: Optional[datetime] = None
+    dense_text: str = ""
+    speakers: List[str] = field(default_factory=list)
+    expansion: str = ""
+    notes: List[str] = field(default_factory=list)
+    fallback: int = 0
+    speaker_records: int = 0
+    disk_hits: int = 0
+    shared: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "RecallStats":
@@ -158,21 +244,32 @@ class RecallStats:
             time_expr=d.get("time_expr") or "",
             since=parse_time(d["since"]) if d.get("since") else None,
             until=parse_time(d["until"]) if d.get("until") else None,
+            dense_text=d.get("dense_text") or "",
+            speakers=list(d.get("speakers") or []),
+            expansion=d.get("expansion") or "",
+            notes=list(d.get("notes") or []),
+            fallback=int(d.get("fallback") or 0),
+            speaker_records=int(d.get("speaker_records") or 0),
+            disk_hits=int(d.get("disk_hits") or 0),
+            shared=int(d.get("shared") or 0),
         )
 
 
 @dataclass
 class RecallResult:
-    """The memories, best first, and the recall's stats."""
+    """The memories, best first, the recall's stats, and recall_id, which
+    names the recall to Client.feedback."""
 
     memories: List[Memory]
     stats: RecallStats
+    recall_id: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "RecallResult":
         return cls(
             memories=[Memory.from_json(m) for m in d.get("memories") or []],
             stats=RecallStats.from_json(d["stats"]),
+            recall_id=int(d.get("recall_id") or 0),
         )
 
     def context(self, budget: int = 4000) -> str:
