@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +67,7 @@ func newMCPServer(db *engine.DB, agent string, logger *slog.Logger) *mcp.Server 
 	scoped := db.Agent(agent, engine.Quota{})
 	env := &mcptools.Env{
 		Store: func(string) mcptools.Store { return scoped },
+		Core:  func(string) mcptools.CoreStore { return scoped },
 		Agent: func(named string) (string, error) {
 			if named != "" && named != agent {
 				return "", fmt.Errorf("%w: this server serves the agent %q only", mcptools.ErrAgent, agent)
@@ -73,7 +75,8 @@ func newMCPServer(db *engine.DB, agent string, logger *slog.Logger) *mcp.Server 
 			return agent, nil
 		},
 	}
-	for _, t := range mcptools.All {
+	tools := append(slices.Clip(mcptools.All), mcptools.Feedback, mcptools.Consolidate, mcptools.Core, mcptools.ListCore)
+	for _, t := range tools {
 		t = t.WithoutAgent()
 		a := t.Annotations
 		srv.AddTool(&mcp.Tool{

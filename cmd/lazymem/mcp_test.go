@@ -60,13 +60,13 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("%s takes an agent argument over stdio", tl.Name)
 		}
 		a := tl.Annotations
-		write := tl.Name == "add" || tl.Name == "remember"
+		write := tl.Name == "add" || tl.Name == "remember" || tl.Name == "feedback" || tl.Name == "consolidate"
 		destructive := tl.Name == "delete" || tl.Name == "forget"
 		if a == nil || a.ReadOnlyHint == (write || destructive) || a.DestructiveHint == nil || *a.DestructiveHint != destructive || a.IdempotentHint == write {
 			t.Errorf("%s: annotations %+v", tl.Name, a)
 		}
 	}
-	if slices.Sort(names); !slices.Equal(names, []string{"add", "delete", "forget", "list", "recall", "remember", "search"}) {
+	if slices.Sort(names); !slices.Equal(names, []string{"add", "consolidate", "core", "delete", "feedback", "forget", "list", "list_core", "recall", "remember", "search"}) {
 		t.Fatalf("tools %v", names)
 	}
 	for i, text := range []string{"The billing service runs on Postgres 16.", "We moved the billing cron to 02:00 UTC."} {
@@ -95,6 +95,13 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &listed); err != nil || len(listed.Memories) != 2 ||
 		!strings.Contains(listed.Memories[0].Text, "02:00 UTC") || !strings.Contains(txt, "Postgres 16") || strings.Contains(txt, "MySQL") {
 		t.Fatalf("list (structured newest first): %s %+v %v", txt, listed, err)
+	}
+	// The lifecycle tools act on the server's agent too.
+	for _, name := range []string{"consolidate", "core", "list_core"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %+v %v", name, res, err)
+		}
 	}
 	// Naming an agent is not part of the stdio tools: invalid params,
 	// nothing written.
