@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,6 +65,8 @@ func TestPlanner(t *testing.T) {
 				return ""
 			case "append":
 				return planAppend(t, db, td.Input)
+			case "consolidate":
+				return planConsolidate(t, db, td)
 			case "recall":
 				q := planQuery(t, td)
 				db.mu.RLock()
@@ -196,6 +199,8 @@ func planQuery(t *testing.T, td *datadriven.TestData) Query {
 			q.RecencyHalfLife = d
 		case "parse-time":
 			q.ParseTime = true
+		case "tier":
+			q.Tier = Tier(a.SingleVal(t))
 		case "explain":
 			q.Explain = true
 		default:
@@ -233,16 +238,16 @@ func (p *plan) transcript() string {
 	if p.q.Mode == ModeDense {
 		fmt.Fprintf(&b, "dense: scored %d\n", st.Candidates)
 	} else {
-		var n [4]int
+		var n [5]int
 		for _, c := range p.cands {
-			for i, s := range []sourceSet{fromBM25, fromSpeaker, fromFallback, fromSession} {
+			for i, s := range []sourceSet{fromBM25, fromSpeaker, fromFallback, fromSession, fromCore} {
 				if c.from&s != 0 {
 					n[i]++
 				}
 			}
 		}
-		fmt.Fprintf(&b, "sources: bm25 %d, speaker %d, fallback %d, session %d (%d new); %d candidates\n",
-			n[0], n[1], n[2], n[3], st.SessionTurns, st.Candidates)
+		fmt.Fprintf(&b, "sources: bm25 %d, speaker %d, fallback %d, session %d (%d new), core %d; %d candidates\n",
+			n[0], n[1], n[2], n[3], st.SessionTurns, n[4], st.Candidates)
 	}
 	if p.q.Mode != ModeSparse {
 		fmt.Fprintf(&b, "selective: embedded %d, cache hits %d (disk %d)\n", st.Embedded, st.CacheHits, st.DiskHits)
@@ -273,6 +278,14 @@ func (p *plan) transcript() string {
 	}
 	b.WriteString("\n")
 	for i, m := range p.res.Memories {
+		if m.Kind == KindCore && m.Unit != nil {
+			fmt.Fprintf(&b, "  %d. core unit %d %s %q sources %v: %s", i+1, m.Unit.ID, m.Unit.Type, m.Unit.Topic, m.Unit.SourceIDs, m.Unit.Content)
+			if !m.Unit.Live() {
+				fmt.Fprintf(&b, " (superseded by %d)", m.Unit.SupersededBy)
+			}
+			b.WriteString("\n")
+			continue
+		}
 		fmt.Fprintf(&b, "  %d. #%d %s/%s %s: %s", i+1, m.ID, m.Agent, m.Session, m.Role, m.Text)
 		if len(m.Reasons) > 0 {
 			fmt.Fprintf(&b, "  [%s]", strings.Join(m.Reasons, "; "))
@@ -307,8 +320,37 @@ func (s sourceSet) String() string {
 			names = append(names, n)
 		}
 	}
+	if s&fromCore != 0 {
+		names = append(names, "core")
+	}
 	if len(names) == 0 {
 		return "-"
 	}
 	return strings.Join(names, "+")
+}
+
+// planConsolidate runs the explicit consolidation trigger for an agent (and
+// optionally one session) and lists the units stored, superseded ones
+// marked.
+func planConsolidate(t *testing.T, db *DB, td *datadriven.TestData) string {
+	var agent string
+	td.ScanArgs(t, "agent", &agent)
+	var o ConsolidateOptions
+	if td.HasArg("session") {
+		td.ScanArgs(t, "session", &o.Session)
+	}
+	rep, err := db.Consolidate(context.Background(), agent, o)
+	if err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "selected %d, units %d, superseded %v\n", rep.Selected, len(rep.Units), rep.Superseded)
+	for _, u := range rep.Units {
+		fmt.Fprintf(&b, "  unit %d %s %q sources %v: %s", u.ID, u.Type, u.Topic, u.SourceIDs, u.Content)
+		if !u.Live() || slices.Contains(rep.Superseded, u.ID) {
+			b.WriteString(" (superseded)")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
