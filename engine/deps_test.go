@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/lazymem/lazymem/internal/testenv"
 )
 
 // TestNoBenchDependency: layers point down. The engine and its
@@ -15,7 +17,7 @@ func TestNoBenchDependency(t *testing.T) {
 	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("no go command: %v", err)
+		testenv.Missing(t, "no go command: %v", err)
 	}
 	out, err := exec.Command(goCmd, "list", "-deps", "github.com/lazymem/lazymem/engine/...").Output()
 	if err != nil {

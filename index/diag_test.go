@@ -1,3 +1,9 @@
+//go:build diag
+
+// Diagnostics, not checks: built only with the diag tag so that they are
+// never skipped tests (go test -tags diag ./index -run TestDiag -v, with
+// LAZYMEM_DIAG_DIR or LAZYMEM_DIAG_MERGE_DIR set).
+
 package index
 
 import (
@@ -8,22 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/lazymem/lazymem/bench/workload"
 )
-
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return time.Duration(ts.Nano())
-}
 
 // TestDiagSlowQueries prints the slowest benchmark queries (set
 // LAZYMEM_DIAG_DIR to a scratch dir; the index is built there once).

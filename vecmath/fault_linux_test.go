@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/lazymem/lazymem/internal/testenv"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -19,15 +21,15 @@ func TestNoAccessPastEnds(t *testing.T) {
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 4*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		t.Skipf("mmap: %v", err)
+		testenv.Missing(t, "mmap: %v", err)
 	}
 	defer unix.Munmap(mem)
 	// Layout: [no access][data page A][data page B][no access].
 	if err := unix.Mprotect(mem[:page], unix.PROT_NONE); err != nil {
-		t.Skipf("mprotect: %v", err)
+		testenv.Missing(t, "mprotect: %v", err)
 	}
 	if err := unix.Mprotect(mem[3*page:], unix.PROT_NONE); err != nil {
-		t.Skipf("mprotect: %v", err)
+		testenv.Missing(t, "mprotect: %v", err)
 	}
 	floats := unsafe.Slice((*float32)(unsafe.Pointer(&mem[page])), 2*page/4)
 	per := page / 4 // floats per page

@@ -1,3 +1,8 @@
+//go:build report
+
+// The full comparison, built only with the report tag so that it is never
+// a skipped test (see TestSuiteRun for the command; add -tags report).
+
 package suite
 
 import (

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lazymem/lazymem/internal/testenv"
+
 	"github.com/lazymem/lazymem/bench/locomo"
 )
 
@@ -21,7 +23,7 @@ func locomoDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "26.json")); err != nil {
-		t.Skipf("LoCoMo data not found at %s: %v", dir, err)
+		testenv.Missing(t, "LoCoMo data not found at %s: %v", dir, err)
 	}
 	return dir
 }
