@@ -24,8 +24,8 @@ import (
 // through the API, by status, with the reason. Every other documented
 // status of every operation must be produced and validated.
 var notDriven = map[string]string{
-	"500": "a record that does not decode: needs a corrupt store",
-	"507": "a full disk: needs a filesystem that fails with ENOSPC under the engine",
+	"500": "a record that does not decode: needs a corrupt store (TestDaemonDamagedBlock)",
+	"507": "a full disk: needs a filesystem that fails with ENOSPC under the engine (TestDaemonDiskFull)",
 }
 
 func init() {

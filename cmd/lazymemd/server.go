@@ -20,6 +20,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/segment"
 )
 
 // server is the HTTP/JSON API over one engine.DB. Every handler is safe for
@@ -501,7 +502,9 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 			Message: fmt.Sprintf("the request took longer than %v (lazymemd --request-timeout): %s", timeout, msg)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, apiError{Code: "canceled", Message: msg}
-	case errors.Is(err, engine.ErrCorrupt):
+	case errors.Is(err, engine.ErrCorrupt), segment.IsCorruption(err):
+		// A record that does not decode, or a log block that fails its
+		// checksum (the engine passes the log's *CorruptionError up as is).
 		return http.StatusInternalServerError, apiError{Code: "corrupt", Message: msg}
 	}
 	return http.StatusInternalServerError, apiError{Code: "internal", Message: msg}
