@@ -146,6 +146,7 @@ type cand struct {
 	dense      float32
 	rec        Record
 	fetched    bool
+	damaged    bool // its record could not be read (a damaged log block)
 }
 
 // Recall answers q: filters and BM25 narrow the store to candidates, only

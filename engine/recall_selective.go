@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/segment"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
@@ -35,6 +37,9 @@ func (p *plan) selective(ctx context.Context) error {
 	if err := p.db.fetch(p.cands, nil); err != nil {
 		return err
 	}
+	if n := damaged(p.cands); n > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("%d candidates could not be read (a damaged log block) and were left out; lazymem verify names the damage", n))
+	}
 	p.stageDone(&st.Durations.Fetch)
 	if !lazy {
 		return nil
@@ -57,7 +62,7 @@ func (p *plan) embed(ctx context.Context, vecs [][]float32) error {
 	ids := make([]uint64, 1, len(p.cands)+1) // ids[0] = 0: the query
 	var missAt []int
 	for i := range p.cands {
-		if vecs[i] == nil {
+		if vecs[i] == nil && p.cands[i].fetched {
 			texts = append(texts, p.db.construct(&p.cands[i].rec))
 			ns = append(ns, p.cands[i].rec.Agent)
 			ids = append(ids, p.cands[i].id)
@@ -140,8 +145,49 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 		k.fetched = true
 		return nil
 	})
+	if err != nil && segment.IsCorruption(err) {
+		// A damaged block: read the rest one by one. A record that cannot
+		// be read is left out of this recall like a deleted one (it stays
+		// unfetched), so one bad block does not fail every recall that
+		// touches it; Get of that id reports the damage.
+		err = nil
+		for _, id := range ids {
+			k := &cands[idx[id]]
+			if k.fetched {
+				continue
+			}
+			b, gerr := db.log.Get(id, nil)
+			switch {
+			case gerr == nil:
+			case segment.IsCorruption(gerr):
+				k.damaged = true
+				continue
+			case errors.Is(gerr, segment.ErrNotFound), errors.Is(gerr, segment.ErrDeleted):
+				continue
+			default:
+				return fmt.Errorf("lazymem: engine: fetch: %w", gerr)
+			}
+			if _, derr := codec.DecodeRecord(b, &c); derr != nil {
+				k.damaged = true
+				continue
+			}
+			k.rec = fromCodec(id, &c)
+			k.fetched = true
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: fetch: %w", err)
 	}
 	return nil
+}
+
+// damaged counts the candidates fetch could not read.
+func damaged(cands []cand) int {
+	n := 0
+	for i := range cands {
+		if cands[i].damaged {
+			n++
+		}
+	}
+	return n
 }
