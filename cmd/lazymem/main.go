@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/lazymem/lazymem/cmd/internal/version"
 )
 
 const usage = `lazymem: long-term memory for AI agents.
@@ -42,6 +44,7 @@ Commands:
   evalzh    evaluate recall on the Chinese memory set (bench/zhmem)
   verify    check a closed store's log and index; exits 1 naming any damage
   repair    set aside what cannot be read (under DIR/quarantine) and rebuild
+  version   print the version (also --version)
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -75,6 +78,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "-version", "--version":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "lazymem: version takes no arguments, got %q\n", rest[0])
+			return 2
+		}
+		fmt.Fprintln(stdout, version.String("lazymem"))
 		return 0
 	case "demo":
 		err = cmdDemo(ctx, rest, stdout, stderr)

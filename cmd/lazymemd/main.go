@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/cmd/internal/embedspec"
+	"github.com/lazymem/lazymem/cmd/internal/version"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -29,7 +30,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(runOut(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // config is the parsed command line.
@@ -50,13 +51,23 @@ type config struct {
 	maxHeaderBytes     int
 	shutdown           time.Duration
 	quiet              bool
+	version            bool
 }
 
 // run is main without the process: 0 after a clean shutdown, 1 when
 // serving failed, 2 for a bad command line.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	return runOut(ctx, args, io.Discard, stderr)
+}
+
+// runOut is run with a standard output, where --version prints.
+func runOut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil && cfg.version {
+		fmt.Fprintln(stdout, version.String("lazymemd"))
 		return 0
 	}
 	if err != nil {
@@ -122,8 +133,12 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with (with --tls-key)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if cfg.version {
+		return cfg, nil
 	}
 	switch {
 	case fs.NArg() > 0:
