@@ -49,11 +49,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	emb := fs.String("embedder", "hash", "hash (near-free, timed as it is) or hash+latency (adds the remote-API latency model)")
 	latency := fs.Duration("latency", 0, "modelled latency of one embedding API request (default 150ms with hash+latency)")
 	systems := stringList{}
-	fs.Var(&systems, "systems", "systems to compare (comma-separated): "+strings.Join(suite.Systems, ", ")+" (default all)")
+	fs.Var(&systems, "systems", "`SYSTEMS` to compare (comma-separated): "+strings.Join(suite.Systems, ", ")+" (default all)")
 	seed := fs.Int64("seed", 1, "workload seed")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	scales := stringList{}
-	fs.Var(&scales, "scales", "several scales, e.g. 10k,100k,1m: one run each, smallest first (overrides --scale)")
+	fs.Var(&scales, "scales", "several `SCALES`, e.g. 10k,100k,1m: one run each, smallest first (overrides --scale)")
 	reportDir := fs.String("report-dir", "", "with --scales: write scaling.md and two SVG plots (latency, embeddings vs corpus size) here")
 	candidates := fs.Int("candidates", 0, "lazymem's BM25 candidates per query (default: the engine's, max(50, 5*K))")
 	noContext := fs.Bool("no-session-context", false, "lazymem indexes each record without its session's previous turn")
@@ -172,9 +172,9 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := newFlags("eval locomo", evalSynopsis, stderr)
 	data := fs.String("data", "", "directory of LoCoMo-format conversation files (required)")
-	emb := fs.String("embedder", eval.DefaultEmbedder, "hash, replay:DIR (vectors from .fvecs beside the conversations), or use[:DIR] (USE-lite in process; model from `make use-model`, default .cache/use-lite or $LAZYMEM_USE_DIR)")
+	emb := fs.String("embedder", eval.DefaultEmbedder, "embedder `SPEC`: hash, replay:DIR (vectors from .fvecs beside the conversations), or use[:DIR] (USE-lite in process; model from \"make use-model\", default .cache/use-lite or $LAZYMEM_USE_DIR)")
 	modes := stringList{}
-	fs.Var(&modes, "mode", "lazy, sparse or dense; comma-separated for several (default lazy)")
+	fs.Var(&modes, "mode", "`MODES`: lazy, sparse or dense; comma-separated for several (default lazy)")
 	ks := fs.String("k", "1,5,10,25", "cut-offs to report recall at")
 	asJSON := fs.Bool("json", false, "print one JSON object per mode")
 	quiet := fs.Bool("quiet", false, "no progress lines on standard error")

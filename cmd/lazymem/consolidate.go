@@ -26,7 +26,7 @@ func cmdConsolidate(ctx context.Context, args []string, stdout, stderr io.Writer
 	agent := fs.String("agent", "", "agent whose records are consolidated (required)")
 	session := fs.String("session", "", "only this session")
 	var idFlags stringList
-	fs.Var(&idFlags, "id", "consolidate this record whatever its value (repeatable, or comma-separated)")
+	fs.Var(&idFlags, "id", "consolidate the record `ID` whatever its value (repeatable, or comma-separated)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

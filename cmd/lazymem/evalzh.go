@@ -26,7 +26,7 @@ func cmdEvalZh(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	data := fs.String("data", "bench/zhmem/testdata", "directory holding chats.jsonl and questions.jsonl")
 	spec := fs.String("embedder", "hash", embedderUsage)
 	modes := stringList{}
-	fs.Var(&modes, "mode", "lazy, sparse or dense; comma-separated for several (default lazy)")
+	fs.Var(&modes, "mode", "`MODES`: lazy, sparse or dense; comma-separated for several (default lazy)")
 	ks := fs.String("k", "1,5,10", "cut-offs to report recall at")
 	asJSON := fs.Bool("json", false, "print the reports as one JSON array")
 	pos, err := parseFlags(fs, args)

@@ -80,6 +80,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "version", "-version", "--version":
+		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help") {
+			fmt.Fprint(stdout, "Usage: lazymem version\n\nPrints the version of this build of lazymem.\n")
+			return 0
+		}
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "lazymem: version takes no arguments, got %q\n", rest[0])
 			return 2

@@ -113,14 +113,14 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "on SIGTERM, how long requests in flight may take to finish, then how long closing the store may take")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but the probes (GET /v1/live, /v1/ready, /v1/health) must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
-	fs.Func("allow-origin", "a browser origin (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
+	fs.Func("allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
 		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
 			return fmt.Errorf("%q: want scheme://host[:port], like http://localhost:3000", v)
 		}
 		cfg.origins = append(cfg.origins, strings.TrimSuffix(v, "/"))
 		return nil
 	})
-	fs.Func("allowed-hosts", "Host headers answered, comma-separated: names or addresses (any port), host:port, or * for any (repeatable; default localhost,127.0.0.1,[::1]; required when --addr is not a loopback address)", func(v string) error {
+	fs.Func("allowed-hosts", "Host headers answered (`HOSTS`), comma-separated: names or addresses (any port), host:port, or * for any (repeatable; default localhost,127.0.0.1,[::1]; required when --addr is not a loopback address)", func(v string) error {
 		for _, h := range strings.Split(v, ",") {
 			if h = strings.TrimSpace(h); h != "" {
 				cfg.hosts = append(cfg.hosts, h)
