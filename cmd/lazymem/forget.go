@@ -19,8 +19,8 @@ compaction (lazymem compact).`
 
 func cmdForget(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("forget", forgetSynopsis, stderr)
-	dbDir := fs.String("db", "", "store directory (required)")
-	agent := fs.String("agent", "", "the agent whose records are forgotten (required)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required)")
+	agent := fs.String("agent", "", "`AGENT` whose records are forgotten (required)")
 	var sessions, roles, idStrs stringList
 	fs.Var(&sessions, "session", "forget only the records of `SESSION` (repeatable)")
 	fs.Var(&roles, "role", "forget only the records of speaker `ROLE` (repeatable)")
