@@ -52,13 +52,14 @@ Examples:
   lazymem demo
   lazymem ingest --db ./mem history.jsonl
   lazymem recall --db ./mem --agent a1 "what did we decide about the connection pool yesterday?"
+  lazymem recall --db ./mem --agent a1 --context 2000 "connection pool"
   lazymem stats --db ./mem
   lazymem mcp --db ./mem --agent a1
   lazymem forget --db ./mem --agent a1 --session s7 --json
   lazymem export --db ./mem --agent a1 > a1.jsonl
   lazymem backup --db ./mem --to ./mem-backup
   lazymem bench --scale 100k
-  lazymem eval locomo --data ../shared/data/locomo --json
+  lazymem eval locomo --data DIR --json
 `
 
 func main() {
