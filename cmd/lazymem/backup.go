@@ -18,8 +18,8 @@ the log on the first open.`
 
 func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("backup", backupSynopsis, stderr)
-	dbDir := fs.String("db", "", "store directory (required)")
-	to := fs.String("to", "", "directory of the copy, new or empty (required)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required)")
+	to := fs.String("to", "", "`DIR` to copy into, new or empty (required)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ files, the index).`
 
 func cmdCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compact", compactSynopsis, stderr)
-	dbDir := fs.String("db", "", "store directory (required)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

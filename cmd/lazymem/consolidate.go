@@ -22,11 +22,11 @@ earlier one.`
 
 func cmdConsolidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("consolidate", consolidateSynopsis, stderr)
-	dir := fs.String("db", "", "store directory (required)")
-	agent := fs.String("agent", "", "agent whose records are consolidated (required)")
-	session := fs.String("session", "", "only this session")
+	dir := fs.String("db", "", "store directory `DIR` (required)")
+	agent := fs.String("agent", "", "`AGENT` whose records are consolidated (required)")
+	session := fs.String("session", "", "only `SESSION`")
 	var idFlags stringList
-	fs.Var(&idFlags, "id", "consolidate this record whatever its value (repeatable, or comma-separated)")
+	fs.Var(&idFlags, "id", "consolidate the record `ID` whatever its value (repeatable, or comma-separated)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -18,8 +18,8 @@ source_ids, time, confidence (and supersedes, superseded_by, agent).`
 
 func cmdCore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("core", coreSynopsis, stderr)
-	dir := fs.String("db", "", "store directory (required)")
-	agent := fs.String("agent", "", "agent whose core memory is listed (required)")
+	dir := fs.String("db", "", "store directory `DIR` (required)")
+	agent := fs.String("agent", "", "`AGENT` whose core memory is listed (required)")
 	history := fs.Bool("history", false, "include superseded units")
 	asJSON := fs.Bool("json", false, "print a JSON array of units")
 	pos, err := parseFlags(fs, args)

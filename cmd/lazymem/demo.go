@@ -40,7 +40,7 @@ func cmdDemoSynthetic(ctx context.Context, args []string, stdout, stderr io.Writ
 	records := fs.Int("records", 100000, "records to generate")
 	agents := fs.Int("agents", 20, "agents (tenants) in the history")
 	seed := fs.Int64("seed", 42, "generator seed (same seed, same history)")
-	dir := fs.String("db", "", "keep the store in this directory (must not exist yet)")
+	dir := fs.String("db", "", "keep the store in `DIR` (must not exist yet)")
 	embedder := fs.String("embedder", "hash", embedderUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -38,8 +38,8 @@ func cmdDemoMeeting(ctx context.Context, args []string, stdout, stderr io.Writer
 	fset := newFlags("demo meeting", demoMeetingSynopsis, stderr)
 	n := fset.Int("utterances", meeting.DefaultUtterances, "utterances in the meeting (at least 200: the key moments take about 70)")
 	seed := fset.Uint64("seed", 1, "generator seed (same seed, same meeting)")
-	k := fset.Int("k", 5, "memories per answer (hit@k counts an answer found in them)")
-	dir := fset.String("db", "", "keep the store in this directory (must not exist yet)")
+	k := fset.Int("k", 5, "`N` memories per answer (hit@k counts an answer found in them)")
+	dir := fset.String("db", "", "keep the store in `DIR` (must not exist yet)")
 	embedder := fset.String("embedder", "hash", embedderUsage)
 	pos, err := parseFlags(fset, args)
 	if err != nil {

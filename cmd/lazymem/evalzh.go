@@ -23,11 +23,11 @@ model: on this set its dense evidence is close to noise.`
 
 func cmdEvalZh(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("evalzh", evalZhSynopsis, stderr)
-	data := fs.String("data", "bench/zhmem/testdata", "directory holding chats.jsonl and questions.jsonl")
+	data := fs.String("data", "bench/zhmem/testdata", "`DIR` holding chats.jsonl and questions.jsonl")
 	spec := fs.String("embedder", "hash", embedderUsage)
 	modes := stringList{}
-	fs.Var(&modes, "mode", "lazy, sparse or dense; comma-separated for several (default lazy)")
-	ks := fs.String("k", "1,5,10", "cut-offs to report recall at")
+	fs.Var(&modes, "mode", "`MODES`: lazy, sparse or dense; comma-separated for several (default lazy)")
+	ks := fs.String("k", "1,5,10", "cut-offs `KS` (comma-separated) to report recall at")
 	asJSON := fs.Bool("json", false, "print the reports as one JSON array")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -18,8 +18,8 @@ Forgotten and expired records are not written; ids are not kept.`
 
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", exportSynopsis, stderr)
-	dbDir := fs.String("db", "", "store directory (required)")
-	agent := fs.String("agent", "", "export only this agent's records (default: every agent)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required)")
+	agent := fs.String("agent", "", "export only the records of `AGENT` (default: every agent)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ serving process, so the one-shot CLI takes record ids.)`
 
 func cmdFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("feedback", feedbackSynopsis, stderr)
-	dir := fs.String("db", "", "store directory (required)")
+	dir := fs.String("db", "", "store directory `DIR` (required)")
 	up := fs.Bool("up", false, "the memories were useful (+1)")
 	down := fs.Bool("down", false, "the memories were not useful (-1)")
 	pos, err := parseFlags(fs, args)

@@ -19,12 +19,12 @@ compaction (lazymem compact).`
 
 func cmdForget(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("forget", forgetSynopsis, stderr)
-	dbDir := fs.String("db", "", "store directory (required)")
-	agent := fs.String("agent", "", "the agent whose records are forgotten (required)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required)")
+	agent := fs.String("agent", "", "`AGENT` whose records are forgotten (required)")
 	var sessions, roles, idStrs stringList
-	fs.Var(&sessions, "session", "forget only this session's records (repeatable)")
-	fs.Var(&roles, "role", "forget only this speaker's records (repeatable)")
-	fs.Var(&idStrs, "id", "forget only this record id (repeatable)")
+	fs.Var(&sessions, "session", "forget only the records of `SESSION` (repeatable)")
+	fs.Var(&roles, "role", "forget only the records of speaker `ROLE` (repeatable)")
+	fs.Var(&idStrs, "id", "forget only the record `ID` (repeatable)")
 	asJSON := fs.Bool("json", false, `print {"forgotten": N} as JSON`)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -30,8 +30,8 @@ is written; with --bad skip the bad lines are left out and the rest stored.`
 
 func cmdIngest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("ingest", ingestSynopsis, stderr)
-	db := fs.String("db", "", "store directory (created if missing) (required)")
-	bad := fs.String("bad", "reject", "what to do with bad lines: reject (write nothing) or skip (write the good ones)")
+	db := fs.String("db", "", "store directory `DIR` (created if missing) (required)")
+	bad := fs.String("bad", "reject", "what to do with bad lines (`ACTION`): reject (write nothing) or skip (write the good ones)")
 	batch := fs.Int("batch", 1000, "records per durable batch")
 	maxReport := fs.Int("max-errors", 20, "how many bad lines to print")
 	pos, err := parseFlags(fs, args)

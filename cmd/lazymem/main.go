@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/lazymem/lazymem/cmd/internal/version"
 )
 
 const usage = `lazymem: long-term memory for AI agents.
@@ -42,6 +44,7 @@ Commands:
   evalzh    evaluate recall on the Chinese memory set (bench/zhmem)
   verify    check a closed store's log and index; exits 1 naming any damage
   repair    set aside what cannot be read (under DIR/quarantine) and rebuild
+  version   print the version (also --version)
 
 Run "lazymem <command> -h" for a command's flags.
 
@@ -49,13 +52,14 @@ Examples:
   lazymem demo
   lazymem ingest --db ./mem history.jsonl
   lazymem recall --db ./mem --agent a1 "what did we decide about the connection pool yesterday?"
+  lazymem recall --db ./mem --agent a1 --context 2000 "connection pool"
   lazymem stats --db ./mem
   lazymem mcp --db ./mem --agent a1
   lazymem forget --db ./mem --agent a1 --session s7 --json
   lazymem export --db ./mem --agent a1 > a1.jsonl
   lazymem backup --db ./mem --to ./mem-backup
   lazymem bench --scale 100k
-  lazymem eval locomo --data ../shared/data/locomo --json
+  lazymem eval locomo --data DIR --json
 `
 
 func main() {
@@ -75,6 +79,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "-version", "--version":
+		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help") {
+			fmt.Fprint(stdout, "Usage: lazymem version\n\nPrints the version of this build of lazymem.\n")
+			return 0
+		}
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "lazymem: version takes no arguments, got %q\n", rest[0])
+			return 2
+		}
+		fmt.Fprintln(stdout, version.String("lazymem"))
 		return 0
 	case "demo":
 		err = cmdDemo(ctx, rest, stdout, stderr)

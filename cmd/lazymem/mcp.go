@@ -23,8 +23,8 @@ import (
 // memories. Logs go to stderr; stdout carries only the protocol.
 func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("mcp", "mcp --db DIR --agent A [--embedder SPEC]", stderr)
-	dbDir := fs.String("db", "", "store directory, created if absent (required)")
-	agent := fs.String("agent", "", "the agent whose memory the tools read and write (required)")
+	dbDir := fs.String("db", "", "store directory `DIR`, created if absent (required)")
+	agent := fs.String("agent", "", "`AGENT` whose memory the tools read and write (required)")
 	embSpec := fs.String("embedder", "hash", embedderUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

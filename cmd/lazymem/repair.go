@@ -11,7 +11,7 @@ import (
 
 func cmdRepair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("repair", "repair --db DIR [--json]", stderr)
-	dbDir := fs.String("db", "", "store directory (required; the store must not be open)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required; the store must not be open)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("stats", "stats --db DIR [--json]", stderr)
-	dbDir := fs.String("db", "", "store directory (required)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required)")
 	asJSON := fs.Bool("json", false, "print the metrics as JSON (snake case, as the daemon's GET /v1/stats)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -18,7 +18,7 @@ func (e errDamaged) Error() string {
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("verify", "verify --db DIR [--json]", stderr)
-	dbDir := fs.String("db", "", "store directory (required; the store must not be open)")
+	dbDir := fs.String("db", "", "store directory `DIR` (required; the store must not be open)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

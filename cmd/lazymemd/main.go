@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/cmd/internal/embedspec"
+	"github.com/lazymem/lazymem/cmd/internal/version"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -29,7 +30,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(runOut(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // config is the parsed command line.
@@ -50,13 +51,23 @@ type config struct {
 	maxHeaderBytes     int
 	shutdown           time.Duration
 	quiet              bool
+	version            bool
 }
 
 // run is main without the process: 0 after a clean shutdown, 1 when
 // serving failed, 2 for a bad command line.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	return runOut(ctx, args, io.Discard, stderr)
+}
+
+// runOut is run with a standard output, where --version prints.
+func runOut(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil && cfg.version {
+		fmt.Fprintln(stdout, version.String("lazymemd"))
 		return 0
 	}
 	if err != nil {
@@ -102,14 +113,14 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "on SIGTERM, how long requests in flight may take to finish, then how long closing the store may take")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but the probes (GET /v1/live, /v1/ready, /v1/health) must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
-	fs.Func("allow-origin", "a browser origin (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
+	fs.Func("allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
 		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
 			return fmt.Errorf("%q: want scheme://host[:port], like http://localhost:3000", v)
 		}
 		cfg.origins = append(cfg.origins, strings.TrimSuffix(v, "/"))
 		return nil
 	})
-	fs.Func("allowed-hosts", "Host headers answered, comma-separated: names or addresses (any port), host:port, or * for any (repeatable; default localhost,127.0.0.1,[::1]; required when --addr is not a loopback address)", func(v string) error {
+	fs.Func("allowed-hosts", "Host headers answered (`HOSTS`), comma-separated: names or addresses (any port), host:port, or * for any (repeatable; default localhost,127.0.0.1,[::1]; required when --addr is not a loopback address)", func(v string) error {
 		for _, h := range strings.Split(v, ",") {
 			if h = strings.TrimSpace(h); h != "" {
 				cfg.hosts = append(cfg.hosts, h)
@@ -122,8 +133,12 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with (with --tls-key)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if cfg.version {
+		return cfg, nil
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -3,7 +3,7 @@
 //
 //	hash                    the engine's built-in lexical embedder (default)
 //	use[:DIR]               USE-lite in process; model files from
-//	                        `make use-model` (default $LAZYMEM_USE_DIR or
+//	                        "make use-model" (default $LAZYMEM_USE_DIR or
 //	                        .cache/use-lite)
 //	openai:MODEL[@BASEURL]  an OpenAI-compatible /v1/embeddings endpoint
 //	                        (default base URL https://api.openai.com/v1; the
@@ -20,8 +20,10 @@ import (
 	"github.com/lazymem/lazymem/engine/embed/use"
 )
 
-// Usage is the help text of an --embedder flag.
-const Usage = "hash (built in, lexical), use[:DIR] (USE-lite in process; model files from `make use-model`, default $LAZYMEM_USE_DIR or .cache/use-lite) or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)"
+// Usage is the help text of an --embedder flag. Its one back-quoted word
+// is the placeholder the flag package shows ("-embedder SPEC"): no other
+// word of it may be back-quoted.
+const Usage = "embedder `SPEC`: hash (built in, lexical), use[:DIR] (USE-lite in process; model files from \"make use-model\", default $LAZYMEM_USE_DIR or .cache/use-lite) or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)"
 
 // ErrSpec is wrapped by the errors of a malformed spec.
 var ErrSpec = errors.New("lazymem: bad --embedder")

@@ -2,6 +2,7 @@ package embedspec
 
 import (
 	"errors"
+	"flag"
 	"testing"
 )
 
@@ -23,3 +24,16 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestUsagePlaceholder: the flag package shows the first back-quoted word
+// of Usage as the placeholder of --embedder; it must be SPEC.
+func TestUsagePlaceholder(t *testing.T) {
+	if name, _ := flag.UnquoteUsage(&flag.Flag{Name: "embedder", Usage: Usage, Value: new(stringValue)}); name != "SPEC" {
+		t.Fatalf("--embedder shows placeholder %q, want SPEC", name)
+	}
+}
+
+type stringValue string
+
+func (s *stringValue) String() string     { return string(*s) }
+func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
