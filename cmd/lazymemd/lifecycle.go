@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -176,4 +178,42 @@ func hideBM25(res *engine.Result) {
 			}
 		}
 	}
+}
+
+// backupBody is POST /v1/backup's body.
+type backupBody struct {
+	To string `json:"to"`
+}
+
+// backup writes an online, consistent copy of the whole store into a
+// directory on the daemon's machine (admin only: it names a path of the
+// server's filesystem). The directory must not exist or be empty;
+// restoring is starting a daemon (or engine.Open) on it.
+func (s *server) backup(w http.ResponseWriter, r *http.Request) {
+	body, release, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	var bb backupBody
+	if err := wire.DecodeStrict(body, &bb, "a backup request"); err != nil {
+		s.error(w, r, err, "backup")
+		return
+	}
+	if bb.To == "" || !filepath.IsAbs(bb.To) {
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "backup.to",
+			Message: fmt.Sprintf("backup.to: want an absolute directory path on the server, got %q", wire.Truncate(bb.To, 80))})
+		return
+	}
+	t0 := time.Now()
+	if err := s.db.Backup(r.Context(), filepath.Clean(bb.To)); err != nil {
+		if errors.Is(err, engine.ErrExists) {
+			s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "backup.to",
+				Message: fmt.Sprintf("backup.to: %s exists and is not empty: name a new directory", filepath.Clean(bb.To))})
+			return
+		}
+		s.error(w, r, err, "backup")
+		return
+	}
+	s.reply(w, http.StatusOK, map[string]any{"to": filepath.Clean(bb.To), "seconds": time.Since(t0).Seconds()})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,6 +246,10 @@ func TestOpenAPIReplies(t *testing.T) {
 		replyCase{srv: "keys", method: "POST", path: "/v1/forget", body: `{"agent":"b1","ids":[1]}`, header: bearer("tok-alpha"), status: 403},
 		replyCase{srv: "keys", method: "POST", path: "/v1/forget", body: `{"ids":[1]}`, header: bearer("tok-gamma"), status: 400},
 		replyCase{srv: "keys", method: "POST", path: "/v1/forget", body: `{"ids":[1]}`, header: bearer("tok-reader"), status: 403},
+		replyCase{srv: "open", method: "POST", path: "/v1/backup", body: fmt.Sprintf(`{"to":%q}`, filepath.Join(t.TempDir(), "copy")), status: 200},
+		replyCase{srv: "open", method: "POST", path: "/v1/backup", body: `{"to":"relative/dir"}`, status: 400},
+		replyCase{srv: "small", method: "POST", path: "/v1/backup", body: big, status: 413},
+		replyCase{srv: "keys", method: "POST", path: "/v1/backup", body: `{"to":"/tmp/x"}`, header: bearer("tok-alpha"), status: 403},
 		replyCase{srv: "open", method: "GET", path: "/v1/export?agent=a1", status: 200},
 		replyCase{srv: "keys", method: "GET", path: "/v1/export", header: bearer("tok-beta"), status: 400},
 		replyCase{srv: "keys", method: "GET", path: "/v1/export?agent=a1", header: bearer("tok-beta"), status: 403},

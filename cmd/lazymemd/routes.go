@@ -71,6 +71,7 @@ var registry = []route{
 	{method: "POST", path: "/v1/forget", op: "forget", scope: scopeForget, handle: (*server).forget,
 		tools: []mcptools.Tool{mcptools.Delete, mcptools.Forget}},
 	{method: "GET", path: "/v1/export", op: "export", scope: scopeRead, handle: (*server).export},
+	{method: "POST", path: "/v1/backup", op: "backup", scope: scopeAdmin, handle: (*server).backup},
 	{method: "POST", path: "/v1/feedback", op: "feedback", scope: scopeWrite, handle: (*server).feedback,
 		tools: []mcptools.Tool{mcptools.Feedback}},
 	{method: "POST", path: "/v1/consolidate", op: "consolidate", scope: scopeWrite, handle: (*server).consolidate,

@@ -363,3 +363,16 @@ export interface RpcResponse {
   result?: Record<string, unknown>;
   error?: RpcError;
 }
+
+/** The body of POST /v1/backup (admin only). */
+export interface BackupRequest {
+  /** An absolute directory path on the server that does not exist or is empty. */
+  to: string;
+}
+
+/** The reply of POST /v1/backup. */
+export interface BackupResult {
+  to: string;
+  /** How long the copy took. */
+  seconds: number;
+}
