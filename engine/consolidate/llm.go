@@ -1,10 +1,5 @@
 package consolidate
 
-// This file is one role, the LLM consolidator for OpenAI-compatible
-// /v1/chat/completions endpoints (request, schema, strict validation of the
-// answer, retries), and runs just past 600 lines: the unit's JSON schema and
-// the validator that enforces it belong together.
-
 import (
 	"bytes"
 	"context"
@@ -13,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,9 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lazymem/lazymem/engine/internal/httpretry"
 )
 
 // LLMOptions configures a consolidator backed by any OpenAI-compatible
@@ -168,8 +163,7 @@ type LLM struct {
 	client    *http.Client
 	ownClient bool
 
-	mu  sync.Mutex
-	rng *rand.Rand
+	bo *httpretry.Backoff // between attempts
 }
 
 var _ Consolidator = (*LLM)(nil)
@@ -183,7 +177,7 @@ func NewLLM(opts LLMOptions) (*LLM, error) {
 	c := &LLM{
 		opts: opts,
 		url:  strings.TrimRight(opts.BaseURL, "/") + "/chat/completions",
-		rng:  rand.New(rand.NewPCG(opts.Seed, 0x636f6e736f6c)),
+		bo:   httpretry.NewBackoff(opts.BackoffBase, opts.BackoffMax, opts.Seed, 0x636f6e736f6c),
 	}
 	c.shown = c.url
 	if u, err := url.Parse(c.url); err == nil {
@@ -344,46 +338,26 @@ func (c *LLM) Consolidate(ctx context.Context, in Input) ([]Unit, error) {
 			if err == nil {
 				return units, nil
 			}
-			err = &retryable{fmt.Errorf("POST %s: %w", c.shown, err)}
+			err = &httpretry.Retryable{Err: fmt.Errorf("POST %s: %w", c.shown, err)}
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("lazymem: consolidate: POST %s: %w", c.shown, ctx.Err())
 		}
-		var re *retryable
+		var re *httpretry.Retryable
 		if !errors.As(err, &re) {
 			return nil, err
 		}
 		if attempt >= retries {
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.err, attempt+1)
+			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.Err, attempt+1)
 		}
-		d := c.backoff(attempt)
+		d := c.bo.Delay(attempt)
 		if retryAfter >= 0 {
 			d = min(retryAfter, c.opts.BackoffMax)
 		}
-		if err := sleepCtx(ctx, d); err != nil {
-			return nil, fmt.Errorf("lazymem: consolidate: POST %s: %w (while waiting to retry after: %v)", c.shown, err, re.err)
+		if err := httpretry.Sleep(ctx, d); err != nil {
+			return nil, fmt.Errorf("lazymem: consolidate: POST %s: %w (while waiting to retry after: %v)", c.shown, err, re.Err)
 		}
 	}
-}
-
-// retryable marks an attempt error worth retrying.
-type retryable struct{ err error }
-
-func (r *retryable) Error() string { return r.err.Error() }
-func (r *retryable) Unwrap() error { return r.err }
-
-func (c *LLM) backoff(attempt int) time.Duration {
-	d := c.opts.BackoffBase << min(attempt, 30)
-	if d > c.opts.BackoffMax || d <= 0 {
-		d = c.opts.BackoffMax
-	}
-	if d <= 1 {
-		return d
-	}
-	c.mu.Lock()
-	j := time.Duration(c.rng.Int64N(int64(d/2) + 1))
-	c.mu.Unlock()
-	return d - j
 }
 
 type chatResponse struct {
@@ -417,7 +391,7 @@ func (c *LLM) attempt(ctx context.Context, body []byte) (content string, retryAf
 		if ctx.Err() != nil {
 			return "", -1, ctx.Err()
 		}
-		return "", -1, &retryable{c.transportError(err)}
+		return "", -1, &httpretry.Retryable{Err: c.transportError(err)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxResponseBytes+1))
@@ -425,7 +399,7 @@ func (c *LLM) attempt(ctx context.Context, body []byte) (content string, retryAf
 		if ctx.Err() != nil {
 			return "", -1, ctx.Err()
 		}
-		return "", -1, &retryable{c.transportError(err)}
+		return "", -1, &httpretry.Retryable{Err: c.transportError(err)}
 	}
 	if int64(len(data)) > c.opts.MaxResponseBytes {
 		return "", -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, c.shown, c.opts.MaxResponseBytes)
@@ -433,25 +407,25 @@ func (c *LLM) attempt(ctx context.Context, body []byte) (content string, retryAf
 	if resp.StatusCode/100 != 2 {
 		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, c.shown, resp.Status, errorDetail(data))
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return "", parseRetryAfter(resp.Header), &retryable{herr}
+			return "", httpretry.RetryAfter(resp.Header), &httpretry.Retryable{Err: herr}
 		}
 		return "", -1, herr
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
-		return "", -1, &retryable{fmt.Errorf("%w: POST %s: malformed JSON envelope: %v", ErrResponse, c.shown, err)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: malformed JSON envelope: %v", ErrResponse, c.shown, err)}
 	}
 	if len(cr.Choices) == 0 {
-		return "", -1, &retryable{fmt.Errorf("%w: POST %s: no choices in the response", ErrResponse, c.shown)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: no choices in the response", ErrResponse, c.shown)}
 	}
 	ch := cr.Choices[0]
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
 		return "", -1, fmt.Errorf("%w: POST %s: the model refused: %s", ErrResponse, c.shown, *ch.Message.Refusal)
 	case ch.FinishReason == "length":
-		return "", -1, &retryable{fmt.Errorf("%w: POST %s: output cut at the token limit (finish_reason \"length\")", ErrResponse, c.shown)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: output cut at the token limit (finish_reason \"length\")", ErrResponse, c.shown)}
 	case ch.Message.Content == nil:
-		return "", -1, &retryable{fmt.Errorf("%w: POST %s: the message has no content", ErrResponse, c.shown)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: the message has no content", ErrResponse, c.shown)}
 	}
 	return *ch.Message.Content, -1, nil
 }
@@ -573,27 +547,6 @@ func (c *LLM) transportError(err error) error {
 	}
 }
 
-// parseRetryAfter reads retry-after-ms or Retry-After (seconds or an HTTP
-// date); -1 when neither is present and valid.
-func parseRetryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return -1
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return -1
-}
-
 // errorDetail renders the server's error message: ": <message>" from
 // {"error": {"message"}} or {"error": "..."}, or a quoted prefix of the body.
 func errorDetail(data []byte) string {
@@ -620,19 +573,4 @@ func errorDetail(data []byte) string {
 		s = s[:200] + "..."
 	}
 	return ": " + strconv.Quote(s)
-}
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

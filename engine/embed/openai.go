@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,6 +25,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/lazymem/lazymem/engine/internal/httpretry"
 )
 
 // OpenAIOptions configures an embedder for any OpenAI-compatible
@@ -181,8 +182,7 @@ type OpenAI struct {
 	ownClient bool
 	dim       atomic.Int64
 
-	mu  sync.Mutex
-	rng *rand.Rand
+	bo *httpretry.Backoff // between attempts
 }
 
 var _ Embedder = (*OpenAI)(nil)
@@ -197,7 +197,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	e := &OpenAI{
 		opts: opts,
 		url:  strings.TrimRight(opts.BaseURL, "/") + "/embeddings",
-		rng:  rand.New(rand.NewPCG(opts.Seed, 0x6c617a796d656d)),
+		bo:   httpretry.NewBackoff(opts.BackoffBase, opts.BackoffMax, opts.Seed, 0x6c617a796d656d),
 	}
 	e.shown = e.url
 	if u, err := url.Parse(e.url); err == nil {
@@ -325,41 +325,21 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("lazymem: embed: POST %s: %w", e.shown, ctx.Err())
 		}
-		var re *retryable
+		var re *httpretry.Retryable
 		if !errors.As(err, &re) {
 			return nil, err
 		}
 		if attempt >= retries {
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.err, attempt+1)
+			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.Err, attempt+1)
 		}
-		d := e.backoff(attempt)
+		d := e.bo.Delay(attempt)
 		if retryAfter >= 0 {
 			d = min(retryAfter, e.opts.BackoffMax)
 		}
-		if err := sleepCtx(ctx, d); err != nil {
-			return nil, fmt.Errorf("lazymem: embed: POST %s: %w (while waiting to retry after: %v)", e.shown, err, re.err)
+		if err := httpretry.Sleep(ctx, d); err != nil {
+			return nil, fmt.Errorf("lazymem: embed: POST %s: %w (while waiting to retry after: %v)", e.shown, err, re.Err)
 		}
 	}
-}
-
-// retryable marks an attempt error worth retrying.
-type retryable struct{ err error }
-
-func (r *retryable) Error() string { return r.err.Error() }
-func (r *retryable) Unwrap() error { return r.err }
-
-func (e *OpenAI) backoff(attempt int) time.Duration {
-	d := e.opts.BackoffBase << min(attempt, 30)
-	if d > e.opts.BackoffMax || d <= 0 {
-		d = e.opts.BackoffMax
-	}
-	if d <= 1 {
-		return d
-	}
-	e.mu.Lock()
-	j := time.Duration(e.rng.Int64N(int64(d/2) + 1))
-	e.mu.Unlock()
-	return d - j
 }
 
 // attempt makes one HTTP request. retryAfter is the server's requested
@@ -385,7 +365,7 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 		if ctx.Err() != nil {
 			return nil, -1, ctx.Err()
 		}
-		return nil, -1, &retryable{e.transportError(err)}
+		return nil, -1, &httpretry.Retryable{Err: e.transportError(err)}
 	}
 	defer resp.Body.Close()
 	buf := bodyPool.Get().(*bytes.Buffer)
@@ -400,7 +380,7 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 		if ctx.Err() != nil {
 			return nil, -1, ctx.Err()
 		}
-		return nil, -1, &retryable{e.transportError(err)}
+		return nil, -1, &httpretry.Retryable{Err: e.transportError(err)}
 	}
 	if int64(len(data)) > e.opts.MaxResponseBytes {
 		return nil, -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, e.shown, e.opts.MaxResponseBytes)
@@ -408,7 +388,7 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 	if resp.StatusCode/100 != 2 {
 		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, e.shown, resp.Status, errorDetail(data))
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return nil, parseRetryAfter(resp.Header), &retryable{herr}
+			return nil, httpretry.RetryAfter(resp.Header), &httpretry.Retryable{Err: herr}
 		}
 		return nil, -1, herr
 	}
@@ -452,27 +432,6 @@ func (e *OpenAI) transportError(err error) error {
 	default:
 		return fmt.Errorf("%w: POST %s: %v", ErrUnavailable, e.shown, err)
 	}
-}
-
-// parseRetryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or
-// an HTTP date). It returns -1 when neither is present and valid.
-func parseRetryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return -1
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return -1
 }
 
 // apiError is the error body of OpenAI ({"error": {"message", "type",
@@ -685,20 +644,4 @@ func checkFinite(v []float32) error {
 		}
 	}
 	return nil
-}
-
-// sleepCtx waits d or until ctx is done, whichever comes first, and returns
-// ctx.Err() in the second case.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -533,25 +533,6 @@ func TestOpenAIOptions(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	for _, c := range []struct {
-		h    http.Header
-		want time.Duration
-	}{
-		{http.Header{}, -1},
-		{http.Header{"Retry-After": {"0"}}, 0},
-		{http.Header{"Retry-After": {"2"}}, 2 * time.Second},
-		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond},
-		{http.Header{"Retry-After": {"soon"}}, -1},
-		{http.Header{"Retry-After": {"3"}, "Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-		{http.Header{"Retry-After": {"Mon, 02 Jan 2006 15:04:05 GMT"}}, 0}, // a date in the past
-	} {
-		if got := parseRetryAfter(c.h); got != c.want {
-			t.Errorf("%v: %v, want %v", c.h, got, c.want)
-		}
-	}
-}
-
 func FuzzDecodeResponse(f *testing.F) {
 	for _, s := range []string{
 		`{"object":"list","data":[{"object":"embedding","index":1,"embedding":[0.5,-1]},{"object":"embedding","index":0,"embedding":[1,2]}],"model":"m"}`,
