@@ -1,79 +1,15 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/lazymem/lazymem/internal/storetest"
 )
-
-// fileImage is one file of a store: its raw bytes and whatever the zstd
-// frames inside it decompress to (the log's sealed segments).
-type fileImage struct {
-	path string
-	raw  []byte
-	zstd []byte
-}
-
-// storeImages reads every file under dir and decompresses every zstd frame
-// found in it.
-func storeImages(t *testing.T, dir string) []fileImage {
-	t.Helper()
-	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
-	var out []fileImage
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		im := fileImage{path: p, raw: raw}
-		for off := 0; ; {
-			i := bytes.Index(raw[off:], magic)
-			if i < 0 {
-				break
-			}
-			off += i
-			if r, err := zstd.NewReader(bytes.NewReader(raw[off:])); err == nil {
-				b, _ := io.ReadAll(r) // a partial frame still yields its blocks
-				im.zstd = append(im.zstd, b...)
-				r.Close()
-			}
-			off += len(magic)
-		}
-		out = append(out, im)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// findIn reports the files (raw or decompressed) holding needle.
-func findIn(ims []fileImage, needle []byte) []string {
-	var where []string
-	for _, im := range ims {
-		if bytes.Contains(im.raw, needle) {
-			where = append(where, im.path)
-		}
-		if bytes.Contains(im.zstd, needle) {
-			where = append(where, im.path+" (zstd)")
-		}
-	}
-	return where
-}
 
 // TestForgetPurge is the forgetting acceptance test: agent A's session S is
 // forgotten while four writers append to A and B; every other record is
@@ -233,7 +169,7 @@ func TestForgetPurge(t *testing.T) {
 	}
 	check("after Compact")
 
-	ims := storeImages(t, dir)
+	ims := storetest.Images(t, dir)
 	tokens := []string{"quixotical", "flamingoes", "marmaladed", "zanzibarian", "xylophonist", "gazebo"}
 	an := db.opts.Index.Analyzer
 	var terms []string
@@ -241,17 +177,17 @@ func TestForgetPurge(t *testing.T) {
 		terms = append(terms, an.Terms(nil, tok)...)
 	}
 	for _, s := range append(tokens, terms...) {
-		if where := findIn(ims, []byte(s)); len(where) > 0 {
+		if where := storetest.Find(ims, []byte(s)); len(where) > 0 {
 			t.Errorf("%q is still in %s", s, strings.Join(where, ", "))
 		}
 	}
 	for _, k := range sKeys {
-		if where := findIn(ims, []byte(k)); len(where) > 0 {
+		if where := storetest.Find(ims, []byte(k)); len(where) > 0 {
 			t.Errorf("cache key %x is still in %s", k, strings.Join(where, ", "))
 		}
 	}
 	// The scan can find things: the kept records' words are there.
-	if len(findIn(ims, []byte("garden"))) == 0 || len(findIn(ims, []byte("Ingrid"))) == 0 {
+	if len(storetest.Find(ims, []byte("garden"))) == 0 || len(storetest.Find(ims, []byte("Ingrid"))) == 0 {
 		t.Fatal("the scan finds nothing at all: it is broken")
 	}
 }

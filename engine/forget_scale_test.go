@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/lazymem/lazymem/internal/storetest"
 )
 
 // TestForgetTenThousand: a selector matching 10,000 records forgets all of
@@ -153,14 +154,10 @@ func TestCompactDeletesV1CacheKeys(t *testing.T) {
 		}
 		t.Fatalf("a v1 key survived Compact: %v", err)
 	}
-	for _, im := range storeImages(t, dir) {
-		if bytesContains(im.raw, v1) {
-			t.Fatalf("the v1 key is still in %s", im.path)
-		}
+	if where := storetest.Find(storetest.Images(t, dir), v1); len(where) > 0 {
+		t.Fatalf("the v1 key is still in %v", where)
 	}
 }
-
-func bytesContains(b, sub []byte) bool { return len(findIn([]fileImage{{raw: b}}, sub)) > 0 }
 
 // TestRebuildIndexOnline: records appended while the index is rebuilt are
 // all in the new index (the catch-up), each found by its own word.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/storetest"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -37,44 +38,8 @@ func damagedStore(t *testing.T, n int) (dir string, opts engine.Options) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Seal the whole tail and move it into an sstable.
-	l, err := segment.Open(filepath.Join(dir, "log"), opts.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Compact(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ssts, _ := filepath.Glob(filepath.Join(dir, "log", "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("no sstable")
-	}
-	sort.Slice(ssts, func(i, j int) bool { return fileSize(t, ssts[i]) > fileSize(t, ssts[j]) })
-	b, err := os.ReadFile(ssts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := len(b) / 2; i < len(b)/2+8; i++ {
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(ssts[0], b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	storetest.DamageLogBlock(t, filepath.Join(dir, "log"), opts.Log)
 	return dir, opts
-}
-
-func fileSize(t *testing.T, p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
 }
 
 func TestVerifyHealthyStore(t *testing.T) {

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/lazymem/lazymem/internal/storetest"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -26,35 +24,7 @@ func damagedCLIStore(t *testing.T, n int) string {
 	if code, _, errs := runCLI(t, in.String(), "ingest", "--db", db, "-"); code != 0 {
 		t.Fatalf("ingest: %s", errs)
 	}
-	l, err := segment.Open(filepath.Join(db, "log"), segment.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Compact(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ssts, _ := filepath.Glob(filepath.Join(db, "log", "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("no sstable")
-	}
-	size := func(p string) int64 { fi, _ := os.Stat(p); return fi.Size() }
-	sort.Slice(ssts, func(i, j int) bool { return size(ssts[i]) > size(ssts[j]) })
-	b, err := os.ReadFile(ssts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := len(b) / 2; i < len(b)/2+8; i++ {
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(ssts[0], b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	storetest.DamageLogBlock(t, filepath.Join(db, "log"), segment.Options{})
 	return db
 }
 

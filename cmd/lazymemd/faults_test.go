@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/storetest"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -117,43 +117,7 @@ func TestDaemonDamagedBlock(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Seal the whole tail and move it into an sstable, then damage the
-	// middle of the largest sstable: one data block.
-	l, err := segment.Open(filepath.Join(dir, "log"), opts.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Compact(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ssts, _ := filepath.Glob(filepath.Join(dir, "log", "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("no sstable in the log")
-	}
-	size := func(p string) int64 {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	sort.Slice(ssts, func(i, j int) bool { return size(ssts[i]) > size(ssts[j]) })
-	b, err := os.ReadFile(ssts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := len(b) / 2; i < len(b)/2+8; i++ {
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(ssts[0], b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	storetest.DamageLogBlock(t, filepath.Join(dir, "log"), opts.Log)
 
 	db, err = engine.Open(dir, opts)
 	if err != nil {

@@ -8,22 +8,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/index/analysis"
+	"github.com/lazymem/lazymem/internal/storetest"
 )
 
 // purgeKeys are the keys of the forgetting test: A's may forget, B's may
@@ -88,65 +84,6 @@ func purgeAppend(token, url, agent, session, role, text string) (uint64, error) 
 		return 0, fmt.Errorf("append %q: %d %s", text, st, b)
 	}
 	return out.IDs[0], nil
-}
-
-// purgeImage is one file of a store: its raw bytes and what the zstd
-// frames inside it decompress to (the log's sealed segments).
-type purgeImage struct {
-	path string
-	raw  []byte
-	zstd []byte
-}
-
-// purgeImages reads every file under dir and decompresses every zstd
-// frame found in it (as engine's TestForgetPurge does).
-func purgeImages(t *testing.T, dir string) []purgeImage {
-	t.Helper()
-	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
-	var out []purgeImage
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		im := purgeImage{path: p, raw: raw}
-		for off := 0; ; {
-			i := bytes.Index(raw[off:], magic)
-			if i < 0 {
-				break
-			}
-			off += i
-			if r, err := zstd.NewReader(bytes.NewReader(raw[off:])); err == nil {
-				b, _ := io.ReadAll(r) // a partial frame still yields its blocks
-				im.zstd = append(im.zstd, b...)
-				r.Close()
-			}
-			off += len(magic)
-		}
-		out = append(out, im)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// purgeFind reports the files (raw or decompressed) holding needle.
-func purgeFind(ims []purgeImage, needle []byte) []string {
-	var where []string
-	for _, im := range ims {
-		if bytes.Contains(im.raw, needle) {
-			where = append(where, im.path)
-		}
-		if bytes.Contains(im.zstd, needle) {
-			where = append(where, im.path+" (zstd)")
-		}
-	}
-	return where
 }
 
 // purgeCacheKey is the embedding cache's key of a record's text: the
@@ -468,7 +405,7 @@ func TestForgetDaemon(t *testing.T) {
 	}
 	closed = true
 
-	ims := purgeImages(t, dir)
+	ims := storetest.Images(t, dir)
 	tokens := []string{"quixotical", "flamingoes", "marmaladed", "zanzibarian", "xylophonist", "gazebo"}
 	// The daemon's store indexes with the default analysis (the index's
 	// default: analysis with zero options).
@@ -484,21 +421,21 @@ func TestForgetDaemon(t *testing.T) {
 		t.Fatalf("the analyzer gives %v for %v", terms, tokens)
 	}
 	for _, s := range append(tokens, terms...) {
-		if where := purgeFind(ims, []byte(s)); len(where) > 0 {
+		if where := storetest.Find(ims, []byte(s)); len(where) > 0 {
 			t.Errorf("%q is still in %s", s, strings.Join(where, ", "))
 		}
 	}
 	for _, sd := range append(append([]*seeded{}, sRecs...), tQ) {
-		if where := purgeFind(ims, purgeCacheKey(sd.agent, sd.role, sd.text)); len(where) > 0 {
+		if where := storetest.Find(ims, purgeCacheKey(sd.agent, sd.role, sd.text)); len(where) > 0 {
 			t.Errorf("the cache key of %d (%q) is still in %s", sd.id, sd.text, strings.Join(where, ", "))
 		}
 	}
 	// The scan can find things: the kept records' words and the cache
 	// keys of kept records that were embedded are there.
-	if len(purgeFind(ims, []byte("garden"))) == 0 || len(purgeFind(ims, []byte("Ingrid"))) == 0 {
+	if len(storetest.Find(ims, []byte("garden"))) == 0 || len(storetest.Find(ims, []byte("Ingrid"))) == 0 {
 		t.Fatal("the scan finds nothing at all: it is broken")
 	}
-	if len(purgeFind(ims, purgeCacheKey(tA.agent, tA.role, tA.text))) == 0 {
+	if len(storetest.Find(ims, purgeCacheKey(tA.agent, tA.role, tA.text))) == 0 {
 		t.Fatal("the scan does not find a kept record's cache key: the key formula is wrong")
 	}
 }
