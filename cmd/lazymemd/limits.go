@@ -30,6 +30,7 @@ const (
 	defaultMaxSynonyms       = 1000
 	defaultMaxSynonymBytes   = 64 << 10
 	defaultMaxAgents         = 100
+	defaultMaxDenseScan      = engine.DefaultMaxDenseScan
 	defaultRequestTimeout    = 30 * time.Second
 	defaultMaxConns          = 256
 	defaultReadHeaderTimeout = 10 * time.Second
@@ -51,6 +52,7 @@ type limits struct {
 	maxSynonyms     int           // keys of a query's synonym table
 	maxSynonymBytes int           // bytes of a synonym table's keys and values
 	maxAgents       int           // agents one query searches
+	maxDenseScan    int           // records a dense recall may embed
 	requestTimeout  time.Duration // deadline of each request once its headers are read
 }
 
@@ -58,7 +60,7 @@ func defaultLimits() limits {
 	return limits{
 		maxBody: defaultMaxBody, maxBatch: defaultMaxBatch, maxInflight: defaultMaxInflight,
 		maxDecode: defaultMaxDecode, maxSynonyms: defaultMaxSynonyms, maxSynonymBytes: defaultMaxSynonymBytes,
-		maxAgents: defaultMaxAgents, requestTimeout: defaultRequestTimeout,
+		maxAgents: defaultMaxAgents, maxDenseScan: defaultMaxDenseScan, requestTimeout: defaultRequestTimeout,
 	}
 }
 
@@ -73,6 +75,7 @@ func (l limits) validate() error {
 		{"--max-body", l.maxBody}, {"--max-batch", int64(l.maxBatch)}, {"--max-inflight-records", l.maxInflight},
 		{"--max-decode-bytes", l.maxDecode}, {"--max-synonyms", int64(l.maxSynonyms)},
 		{"--max-synonym-bytes", int64(l.maxSynonymBytes)}, {"--max-agents", int64(l.maxAgents)},
+		{"--max-dense-scan", int64(l.maxDenseScan)},
 		{"--request-timeout", int64(l.requestTimeout)},
 	} {
 		if c.v < 1 {
@@ -179,9 +182,11 @@ func readBody(r io.Reader, limit, hint int64, b *budget) ([]byte, int64, error) 
 }
 
 // checkQuery enforces the query-shape limits the engine leaves to the
-// daemon: how many agents one query searches and how large its synonym
-// table is (every key is looked for in the query text).
-func (l limits) checkQuery(q engine.Query) *apiError {
+// daemon: how many agents one query searches, how large its synonym
+// table is (every key is looked for in the query text) and how many
+// records a dense recall may embed (a query may lower the daemon's bound,
+// never raise it; absent, the bound is the query's).
+func (l limits) checkQuery(q *engine.Query) *apiError {
 	agents := len(q.Agents)
 	if q.Agent != "" {
 		agents++
@@ -189,6 +194,13 @@ func (l limits) checkQuery(q engine.Query) *apiError {
 	if agents > l.maxAgents {
 		return &apiError{Code: "too_large", Field: "query.agents",
 			Message: fmt.Sprintf("query.agents: %d agents, limit %d (lazymemd --max-agents)", agents, l.maxAgents)}
+	}
+	switch {
+	case q.MaxDenseScan == 0:
+		q.MaxDenseScan = l.maxDenseScan
+	case q.MaxDenseScan > l.maxDenseScan:
+		return &apiError{Code: "too_large", Field: "query.max_dense_scan",
+			Message: fmt.Sprintf("query.max_dense_scan: %d, limit %d (lazymemd --max-dense-scan)", q.MaxDenseScan, l.maxDenseScan)}
 	}
 	if len(q.Synonyms) > l.maxSynonyms {
 		return &apiError{Code: "too_large", Field: "query.synonyms",

@@ -130,6 +130,7 @@ func TestLimitBatchAndQuery(t *testing.T) {
 		{"/v1/recall", `{"agent":"a","agents":["b","c"],"text":"x"}`, "query.agents", "--max-agents"},
 		{"/v1/recall", `{"agent":"a","text":"x","synonyms":{"a":["b"],"c":["d"],"e":["f"]}}`, "query.synonyms", "--max-synonyms"},
 		{"/v1/recall", `{"agent":"a","text":"x","synonyms":{"a":["0123456789012345678901"]}}`, "query.synonyms", "--max-synonym-bytes"},
+		{"/v1/recall", `{"agent":"a","text":"x","max_dense_scan":100001}`, "query.max_dense_scan", "--max-dense-scan"},
 	} {
 		var e errorReply
 		if st := call(t, "POST", ts.URL+c.path, c.body, &e); st != http.StatusRequestEntityTooLarge || e.Error.Code != "too_large" ||
@@ -147,6 +148,31 @@ func TestLimitBatchAndQuery(t *testing.T) {
 	} {
 		if st := call(t, "POST", ts.URL+c.path, c.body, nil); st != 200 {
 			t.Errorf("%s %s: %d", c.path, c.body, st)
+		}
+	}
+}
+
+// TestLimitDenseScan: the daemon's --max-dense-scan bounds a dense recall
+// whose query names no bound, and a query may lower it.
+func TestLimitDenseScan(t *testing.T) {
+	lim := defaultLimits()
+	lim.maxDenseScan = 3
+	ts, _ := limitServer(t, lim)
+	if st := call(t, "POST", ts.URL+"/v1/records", `{"records":[{"agent":"a","text":"1"},{"agent":"a","text":"2"},{"agent":"a","text":"3"},{"agent":"a","text":"4"}]}`, nil); st != 200 {
+		t.Fatalf("append: %d", st)
+	}
+	for _, c := range []struct {
+		body string
+		want int
+	}{
+		{`{"agent":"a","text":"x","mode":"dense"}`, http.StatusRequestEntityTooLarge}, // 4 records, the daemon's bound 3
+		{`{"agent":"a","text":"x","mode":"dense","max_dense_scan":2}`, http.StatusRequestEntityTooLarge},
+		{`{"agent":"a","text":"x","mode":"dense","sessions":["none"]}`, 200},                             // 0 records pass the filters
+		{`{"agent":"a","text":"x","mode":"dense","max_dense_scan":4}`, http.StatusRequestEntityTooLarge}, // over --max-dense-scan
+	} {
+		var e errorReply
+		if st := call(t, "POST", ts.URL+"/v1/recall", c.body, &e); st != c.want {
+			t.Errorf("%s: %d %+v, want %d", c.body, st, e.Error, c.want)
 		}
 	}
 }

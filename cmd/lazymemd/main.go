@@ -104,6 +104,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.lim.maxSynonyms, "max-synonyms", defaultMaxSynonyms, "most keys of a query's synonym table (413 over it)")
 	fs.IntVar(&cfg.lim.maxSynonymBytes, "max-synonym-bytes", defaultMaxSynonymBytes, "most bytes of a synonym table's keys and values (413 over it)")
 	fs.IntVar(&cfg.lim.maxAgents, "max-agents", defaultMaxAgents, "most agents one query searches (413 over it)")
+	fs.IntVar(&cfg.lim.maxDenseScan, "max-dense-scan", defaultMaxDenseScan, "most records one dense recall may embed; a query's max_dense_scan may lower it (413 over it)")
 	fs.DurationVar(&cfg.lim.requestTimeout, "request-timeout", defaultRequestTimeout, "deadline of a request's work once its headers are read (503 timeout past it)")
 	fs.IntVar(&cfg.maxConns, "max-conns", defaultMaxConns, "most client connections open at once; more wait to be accepted")
 	fs.DurationVar(&cfg.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time a client has to send a request's headers (slow clients are disconnected)")

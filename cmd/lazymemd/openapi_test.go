@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -79,6 +81,32 @@ func TestOpenAPIRegistry(t *testing.T) {
 	for k, op := range inSpec {
 		if _, ok := inRegistry[k]; !ok {
 			t.Errorf("%s (%s) is in docs/openapi.yaml but not served", k, op)
+		}
+	}
+}
+
+// TestOpenAPIQueryFields: the Query schema documents exactly the JSON
+// query's fields (its additionalProperties false would otherwise make a
+// valid client request invalid by the description, or document a field
+// the daemon refuses).
+func TestOpenAPIQueryFields(t *testing.T) {
+	doc, err := loadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := doc.Components.Schemas["Query"].Value.Properties
+	tags := map[string]bool{}
+	rt := reflect.TypeFor[wire.Query]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		tags[name] = true
+		if _, ok := props[name]; !ok {
+			t.Errorf("wire.Query.%s (%q) is not in docs/openapi.yaml's Query schema", rt.Field(i).Name, name)
+		}
+	}
+	for name := range props {
+		if !tags[name] {
+			t.Errorf("docs/openapi.yaml's Query has %q, which the daemon refuses as unknown", name)
 		}
 	}
 }

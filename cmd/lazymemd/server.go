@@ -326,7 +326,7 @@ func (s *server) recall(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, *e)
 		return
 	}
-	if e := s.lim.checkQuery(q); e != nil {
+	if e := s.lim.checkQuery(&q); e != nil {
 		s.fail(w, r, http.StatusRequestEntityTooLarge, *e)
 		return
 	}

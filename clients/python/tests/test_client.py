@@ -131,13 +131,17 @@ def test_recall_filters_and_modes(client: Client, agent: str) -> None:
     res = client.recall("deploy cache", agent=agent, not_={"env": "prod"}, mode="dense",
                         recency_half_life=timedelta(days=3), synonyms={"deploy": ["ship"]})
     assert [m.session for m in res.memories] == ["b"]
+    res = client.recall("deploy cache", agent=agent, recency_half_life="off", no_expansion=True,
+                        feedback_docs=2, fallback_scan=-1, max_dense_scan=1000)
+    assert res.memories
     # Another agent's records are never seen.
     assert client.recall("deploy cache", agent=agent + "-other").memories == []
 
 
 def test_recall_invalid_names_field(client: Client, agent: str) -> None:
     for kwargs, field in (({"k": -1}, "query.k"), ({"mode": "eager"}, "query.mode"),
-                          ({"fusion": "max"}, "query.fusion"), ({"recency_half_life": "soon"}, "query.recency_half_life")):
+                          ({"fusion": "max"}, "query.fusion"), ({"recency_half_life": "soon"}, "query.recency_half_life"),
+                          ({"feedback_docs": 51}, "query.feedback_docs")):
         with pytest.raises(InvalidInput) as ei:
             client.recall("x", agent=agent, **kwargs)
         assert ei.value.status == 400 and ei.value.code == "invalid"

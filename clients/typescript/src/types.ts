@@ -169,7 +169,7 @@ export interface Query {
   fusion?: Fusion;
   dense_weight?: number;
   speaker_boost?: number;
-  /** A Go duration such as "72h". */
+  /** A Go duration such as "72h", or "off"; absent: 14 days. */
   recency_half_life?: string;
   recency_weight?: number;
   now?: string;
@@ -177,6 +177,14 @@ export interface Query {
   parse_time?: boolean;
   synonyms?: Record<string, string[]>;
   explain?: boolean;
+  /** Latest filtered records ranked when BM25 finds fewer than k/2; 0: 64; negative: none. */
+  fallback_scan?: number;
+  /** Turns off the built-in lexicon's query expansion. */
+  no_expansion?: boolean;
+  /** Pseudo-relevance feedback from the top N BM25 hits (0..50); 0: off. */
+  feedback_docs?: number;
+  /** Dense mode: refuse (413) rather than embed more records; lowers the daemon's --max-dense-scan. */
+  max_dense_scan?: number;
 }
 
 /** Time per recall stage, microseconds. */

@@ -164,13 +164,15 @@ test("recall filters and modes", { skip }, async (t) => {
   assert.equal(Date.parse(res.stats.since), t0 + day / 2);
   res = await c.recall("deploy cache", { agent, not: { env: "prod" }, mode: "dense", recency_half_life: "72h", synonyms: { deploy: ["ship"] } });
   assert.deepEqual(res.memories.map((m) => m.session), ["b"]);
+  res = await c.recall("deploy cache", { agent, recency_half_life: "off", no_expansion: true, feedback_docs: 2, fallback_scan: -1, max_dense_scan: 1000 });
+  assert.ok(res.memories.length > 0);
   assert.deepEqual((await c.recall("deploy cache", { agent: agent + "-other" })).memories, []);
 });
 
 test("invalid queries name the field", { skip }, async (t) => {
   const c = client();
   const agent = agentName(t.name);
-  for (const [q, field] of [[{ k: -1 }, "query.k"], [{ mode: "eager" }, "query.mode"], [{ fusion: "max" }, "query.fusion"], [{ recency_half_life: "soon" }, "query.recency_half_life"]]) {
+  for (const [q, field] of [[{ k: -1 }, "query.k"], [{ mode: "eager" }, "query.mode"], [{ fusion: "max" }, "query.fusion"], [{ recency_half_life: "soon" }, "query.recency_half_life"], [{ feedback_docs: 51 }, "query.feedback_docs"]]) {
     await rejects(c.recall("x", { agent, ...q }), InvalidInput, (e) => {
       assert.equal(e.status, 400);
       assert.equal(e.field, field);

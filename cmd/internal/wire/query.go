@@ -30,13 +30,17 @@ type Query struct {
 	Fusion          string                     `json:"fusion"` // weighted, rrf
 	DenseWeight     float64                    `json:"dense_weight"`
 	SpeakerBoost    float64                    `json:"speaker_boost"`
-	RecencyHalfLife string                     `json:"recency_half_life"` // Go duration: "72h"
+	RecencyHalfLife string                     `json:"recency_half_life"` // Go duration ("72h") or "off"
 	RecencyWeight   float64                    `json:"recency_weight"`
 	Now             *string                    `json:"now"` // RFC 3339
 	ParseTime       *bool                      `json:"parse_time"`
 	Synonyms        map[string][]string        `json:"synonyms"`
 	Explain         bool                       `json:"explain"`
 	Tier            string                     `json:"tier"` // all, core, raw
+	FallbackScan    int                        `json:"fallback_scan"`
+	NoExpansion     bool                       `json:"no_expansion"`
+	FeedbackDocs    int                        `json:"feedback_docs"`
+	MaxDenseScan    int                        `json:"max_dense_scan"`
 }
 
 // ParseQuery decodes a query. Errors are *Error naming the field; the
@@ -52,7 +56,8 @@ func ParseQuery(data []byte) (engine.Query, error) {
 		Mode: engine.Mode(jq.Mode), Fusion: engine.Fusion(jq.Fusion), DenseWeight: jq.DenseWeight,
 		SpeakerBoost: jq.SpeakerBoost, RecencyWeight: jq.RecencyWeight,
 		ParseTime: jq.ParseTime == nil || *jq.ParseTime, Synonyms: jq.Synonyms, Explain: jq.Explain,
-		Tier: engine.Tier(jq.Tier),
+		Tier: engine.Tier(jq.Tier), FallbackScan: jq.FallbackScan, NoExpansion: jq.NoExpansion,
+		FeedbackDocs: jq.FeedbackDocs, MaxDenseScan: jq.MaxDenseScan,
 	}
 	var err error
 	for _, t := range []struct {
@@ -67,10 +72,14 @@ func ParseQuery(data []byte) (engine.Query, error) {
 			return q, err
 		}
 	}
-	if jq.RecencyHalfLife != "" {
+	switch jq.RecencyHalfLife {
+	case "":
+	case "off":
+		q.RecencyHalfLife = -1 // the engine's "no recency prior"
+	default:
 		d, err := time.ParseDuration(jq.RecencyHalfLife)
 		if err != nil || d <= 0 {
-			return q, fieldErr("recency_half_life", fmt.Sprintf("%q is not a positive duration (like 72h)", Truncate(jq.RecencyHalfLife, 40)))
+			return q, fieldErr("recency_half_life", fmt.Sprintf("%q is not a positive duration (like 72h) or off", Truncate(jq.RecencyHalfLife, 40)))
 		}
 		q.RecencyHalfLife = d
 	}

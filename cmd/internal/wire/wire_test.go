@@ -92,7 +92,8 @@ func TestParseQuery(t *testing.T) {
 		"since":"2026-04-01T00:00:00Z","until":"2026-05-01T00:00:00Z","where":{"project":"atlas","tags":["db","perf"]},
 		"not":{"draft":"yes"},"k":5,"candidates":80,"current_session":"s9","session_turns":4,"mode":"sparse",
 		"fusion":"rrf","dense_weight":0.3,"speaker_boost":1.5,"recency_half_life":"72h","recency_weight":0.2,
-		"now":"2026-05-01T12:00:00Z","synonyms":{"db":["database"]},"explain":true,"tier":"core"}`))
+		"now":"2026-05-01T12:00:00Z","synonyms":{"db":["database"]},"explain":true,"tier":"core",
+		"fallback_scan":32,"no_expansion":true,"feedback_docs":3,"max_dense_scan":500}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +102,22 @@ func TestParseQuery(t *testing.T) {
 		Where: map[string][]string{"project": {"atlas"}, "tags": {"db", "perf"}}, Not: map[string][]string{"draft": {"yes"}},
 		K: 5, Candidates: 80, CurrentSession: "s9", SessionTurns: 4, Mode: engine.ModeSparse, Fusion: engine.FusionRRF,
 		DenseWeight: 0.3, SpeakerBoost: 1.5, RecencyHalfLife: 72 * time.Hour, RecencyWeight: 0.2, Now: now,
-		ParseTime: true, Synonyms: map[string][]string{"db": {"database"}}, Explain: true, Tier: engine.TierCore}
+		ParseTime: true, Synonyms: map[string][]string{"db": {"database"}}, Explain: true, Tier: engine.TierCore,
+		FallbackScan: 32, NoExpansion: true, FeedbackDocs: 3, MaxDenseScan: 500}
 	if !reflect.DeepEqual(q, want) {
 		t.Fatalf("got  %+v\nwant %+v", q, want)
+	}
+	// Every field of the JSON query reaches the engine's query: a field
+	// added to Query but dropped by ParseQuery leaves its zero value here.
+	v := reflect.ValueOf(q)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("engine.Query.%s is not set by the full query above (a wire field missing or dropped?)", v.Type().Field(i).Name)
+		}
+	}
+	q, err = ParseQuery([]byte(`{"agent":"a","recency_half_life":"off"}`))
+	if err != nil || q.RecencyHalfLife >= 0 {
+		t.Fatalf("recency_half_life off: %v, %v", q.RecencyHalfLife, err)
 	}
 	q, err = ParseQuery([]byte(`{"agent":"a","parse_time":false}`))
 	if err != nil || q.ParseTime || q.Agent != "a" {

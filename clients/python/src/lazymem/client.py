@@ -154,6 +154,10 @@ class Client:
         synonyms: Optional[Mapping[str, Sequence[str]]] = None,
         explain: Optional[bool] = None,
         tier: Optional[str] = None,
+        fallback_scan: Optional[int] = None,
+        no_expansion: Optional[bool] = None,
+        feedback_docs: Optional[int] = None,
+        max_dense_scan: Optional[int] = None,
     ) -> RecallResult:
         """Finds the memories that answer text, best first.
 
@@ -162,13 +166,17 @@ class Client:
         "weighted" or "rrf"; not_ is the query's "not" filter. parse_time is
         on unless False: "yesterday" in text narrows the window. tier is
         "all" (default: records and core memory), "core" or "raw".
+        recency_half_life "off" turns the recency prior off. max_dense_scan
+        may lower the daemon's --max-dense-scan, never raise it.
         """
         q: Dict[str, Any] = {"text": text}
         for name, v in (("agent", agent), ("current_session", current_session), ("mode", mode),
                         ("fusion", fusion), ("k", k), ("candidates", candidates),
                         ("session_turns", session_turns), ("dense_weight", dense_weight),
                         ("speaker_boost", speaker_boost), ("recency_weight", recency_weight),
-                        ("parse_time", parse_time), ("explain", explain), ("tier", tier)):
+                        ("parse_time", parse_time), ("explain", explain), ("tier", tier),
+                        ("fallback_scan", fallback_scan), ("no_expansion", no_expansion),
+                        ("feedback_docs", feedback_docs), ("max_dense_scan", max_dense_scan)):
             if v is not None:
                 q[name] = v
         for name, seq in (("agents", agents), ("sessions", sessions), ("roles", roles)):
