@@ -329,35 +329,18 @@ func (c *LLM) Consolidate(ctx context.Context, in Input) ([]Unit, error) {
 		return nil, fmt.Errorf("%w: encode request: %v", ErrInvalidInput, err)
 	}
 	allowed := in.ids()
-	retries := max(c.opts.MaxRetries, 0)
-	for attempt := 0; ; attempt++ {
+	return httpretry.Do(ctx, c.bo, c.opts.MaxRetries, "lazymem: consolidate: POST "+c.shown, func() ([]Unit, time.Duration, error) {
 		content, retryAfter, err := c.attempt(ctx, body)
-		var units []Unit
-		if err == nil {
-			units, err = parseUnits(content, allowed, in.Agent)
-			if err == nil {
-				return units, nil
-			}
-			err = &httpretry.Retryable{Err: fmt.Errorf("POST %s: %w", c.shown, err)}
+		if err != nil {
+			return nil, retryAfter, err
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("lazymem: consolidate: POST %s: %w", c.shown, ctx.Err())
+		units, err := parseUnits(content, allowed, in.Agent)
+		if err != nil {
+			// A malformed answer may come out right on the next try.
+			return nil, retryAfter, &httpretry.Retryable{Err: fmt.Errorf("POST %s: %w", c.shown, err)}
 		}
-		var re *httpretry.Retryable
-		if !errors.As(err, &re) {
-			return nil, err
-		}
-		if attempt >= retries {
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.Err, attempt+1)
-		}
-		d := c.bo.Delay(attempt)
-		if retryAfter >= 0 {
-			d = min(retryAfter, c.opts.BackoffMax)
-		}
-		if err := httpretry.Sleep(ctx, d); err != nil {
-			return nil, fmt.Errorf("lazymem: consolidate: POST %s: %w (while waiting to retry after: %v)", c.shown, err, re.Err)
-		}
-	}
+		return units, retryAfter, nil
+	})
 }
 
 type chatResponse struct {

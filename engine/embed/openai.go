@@ -316,30 +316,9 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode request: %v", ErrResponse, err)
 	}
-	retries := max(e.opts.MaxRetries, 0)
-	for attempt := 0; ; attempt++ {
-		vs, retryAfter, err := e.attempt(ctx, body, len(texts))
-		if err == nil {
-			return vs, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("lazymem: embed: POST %s: %w", e.shown, ctx.Err())
-		}
-		var re *httpretry.Retryable
-		if !errors.As(err, &re) {
-			return nil, err
-		}
-		if attempt >= retries {
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", re.Err, attempt+1)
-		}
-		d := e.bo.Delay(attempt)
-		if retryAfter >= 0 {
-			d = min(retryAfter, e.opts.BackoffMax)
-		}
-		if err := httpretry.Sleep(ctx, d); err != nil {
-			return nil, fmt.Errorf("lazymem: embed: POST %s: %w (while waiting to retry after: %v)", e.shown, err, re.Err)
-		}
-	}
+	return httpretry.Do(ctx, e.bo, e.opts.MaxRetries, "lazymem: embed: POST "+e.shown, func() ([][]float32, time.Duration, error) {
+		return e.attempt(ctx, body, len(texts))
+	})
 }
 
 // attempt makes one HTTP request. retryAfter is the server's requested

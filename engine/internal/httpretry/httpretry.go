@@ -2,6 +2,8 @@ package httpretry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -83,5 +85,37 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-t.C:
 		return nil
+	}
+}
+
+// Do calls attempt until it succeeds, fails with an error that is not a
+// *Retryable, or has failed retries+1 times, sleeping between attempts the
+// server's Retry-After (the duration attempt returns, -1 for none; at most
+// b.Max()) or else b's jittered backoff. what names the call in the errors
+// of a cancelled context ("lazymem: embed: POST https://...").
+func Do[T any](ctx context.Context, b *Backoff, retries int, what string, attempt func() (T, time.Duration, error)) (T, error) {
+	var zero T
+	for n := 0; ; n++ {
+		v, retryAfter, err := attempt()
+		if err == nil {
+			return v, nil
+		}
+		if ctx.Err() != nil {
+			return zero, fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		var re *Retryable
+		if !errors.As(err, &re) {
+			return zero, err
+		}
+		if n >= max(retries, 0) {
+			return zero, fmt.Errorf("%w (gave up after %d attempts)", re.Err, n+1)
+		}
+		d := b.Delay(n)
+		if retryAfter >= 0 {
+			d = min(retryAfter, b.Max())
+		}
+		if err := Sleep(ctx, d); err != nil {
+			return zero, fmt.Errorf("%s: %w (while waiting to retry after: %v)", what, err, re.Err)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package httpretry
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +57,64 @@ func TestSleep(t *testing.T) {
 	}
 	if err := Sleep(context.Background(), time.Millisecond); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestDo(t *testing.T) {
+	ctx := context.Background()
+	bo := NewBackoff(time.Microsecond, 50*time.Microsecond, 1, 1)
+	transient := &Retryable{Err: errors.New("503 from the server")}
+	for _, tc := range []struct {
+		name     string
+		retries  int
+		fail     int   // attempts that fail with err before one succeeds
+		err      error // what they fail with
+		want     string
+		attempts int
+	}{
+		{"first try", 3, 0, transient, "", 1},
+		{"retried until it works", 3, 2, transient, "", 3},
+		{"gives up after retries+1", 2, 10, transient, "503 from the server (gave up after 3 attempts)", 3},
+		{"negative retries: one attempt", -1, 10, transient, "(gave up after 1 attempts)", 1},
+		{"a permanent error ends it", 5, 10, errors.New("401 bad key"), "401 bad key", 1},
+	} {
+		n := 0
+		v, err := Do(ctx, bo, tc.retries, "call", func() (int, time.Duration, error) {
+			n++
+			if n <= tc.fail {
+				return 0, -1, tc.err
+			}
+			return 42, -1, nil
+		})
+		switch {
+		case n != tc.attempts:
+			t.Errorf("%s: %d attempts, want %d", tc.name, n, tc.attempts)
+		case tc.want == "" && (err != nil || v != 42):
+			t.Errorf("%s: %d, %v", tc.name, v, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+
+	// The server's Retry-After is honoured, capped at the backoff's max: an
+	// hour asked for must not stall the caller.
+	n := 0
+	if _, err := Do(ctx, bo, 1, "call", func() (int, time.Duration, error) {
+		if n++; n == 1 {
+			return 0, time.Hour, transient
+		}
+		return 1, -1, nil
+	}); err != nil || n != 2 {
+		t.Fatalf("retry-after capped: %d attempts, %v", n, err)
+	}
+
+	// A cancelled context ends the retries and names the call.
+	cctx, cancel := context.WithCancel(ctx)
+	_, err := Do(cctx, bo, 5, "lazymem: embed: POST u", func() (int, time.Duration, error) {
+		cancel()
+		return 0, -1, transient
+	})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "lazymem: embed: POST u") {
+		t.Fatalf("cancelled: %v", err)
 	}
 }
