@@ -2,12 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 
-	"github.com/lazymem/lazymem/codec"
-	"github.com/lazymem/lazymem/segment"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
@@ -174,74 +170,6 @@ func (p *plan) scoreDense(vecs [][]float32) error {
 	for r, i := range vecmath.TopK(scores, len(scores)) {
 		p.cands[i].dense = scores[i]
 		p.cands[i].denseRank = r + 1
-	}
-	return nil
-}
-
-// fetch reads the records of cands (all, or those at the indices sel) from
-// the log in one pass.
-func (db *DB) fetch(cands []cand, sel []int) error {
-	idx := map[uint64]int{}
-	var ids []uint64
-	add := func(i int) {
-		idx[cands[i].id] = i
-		ids = append(ids, cands[i].id)
-	}
-	if sel == nil {
-		for i := range cands {
-			add(i)
-		}
-	} else {
-		for _, i := range sel {
-			add(i)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	slices.Sort(ids)
-	var c codec.Record
-	err := db.log.GetMany(ids, func(id uint64, payload []byte) error {
-		if _, err := codec.DecodeRecord(payload, &c); err != nil {
-			return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
-		}
-		k := &cands[idx[id]]
-		k.rec = fromCodec(id, &c)
-		k.fetched = true
-		return nil
-	})
-	if err != nil && segment.IsCorruption(err) {
-		// A damaged block: read the rest one by one. A record that cannot
-		// be read is left out of this recall like a deleted one (it stays
-		// unfetched), so one bad block does not fail every recall that
-		// touches it; Get of that id reports the damage.
-		err = nil
-		for _, id := range ids {
-			k := &cands[idx[id]]
-			if k.fetched {
-				continue
-			}
-			b, gerr := db.log.Get(id, nil)
-			switch {
-			case gerr == nil:
-			case segment.IsCorruption(gerr):
-				k.damaged = true
-				continue
-			case errors.Is(gerr, segment.ErrNotFound), errors.Is(gerr, segment.ErrDeleted):
-				continue
-			default:
-				return fmt.Errorf("lazymem: engine: fetch: %w", gerr)
-			}
-			if _, derr := codec.DecodeRecord(b, &c); derr != nil {
-				k.damaged = true
-				continue
-			}
-			k.rec = fromCodec(id, &c)
-			k.fetched = true
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("lazymem: engine: fetch: %w", err)
 	}
 	return nil
 }
