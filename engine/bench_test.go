@@ -270,6 +270,9 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 	b.ReportMetric(float64(embedded)/float64(b.N), "embedded/op")
 	b.ReportMetric(float64(cands)/float64(b.N), "candidates/op")
 	b.ReportMetric(float64(filtered)/float64(b.N), "filtered/op")
+	nf, fb := s.db.facts.size()
+	b.ReportMetric(float64(nf), "facts")
+	b.ReportMetric(float64(fb)/(1<<20), "facts-MiB")
 }
 
 // BenchmarkAppendBatch is durable ingest through the engine (validation,
