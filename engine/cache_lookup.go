@@ -3,6 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -42,6 +45,43 @@ func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookup
 	if len(miss) == 0 || c.disk == nil {
 		return miss, nil
 	}
+	// Point reads of random keys, a few microseconds of CPU each (block
+	// search, checksum, copy): split over the cores like the log's reads.
+	w := min(runtime.GOMAXPROCS(0), 4, len(miss)/(diskParallelMin/2))
+	if w <= 1 || len(miss) < diskParallelMin {
+		return c.readDisk(keys, ids, miss, out, st)
+	}
+	rests := make([][]int, w)
+	sts := make([]lookupStats, w)
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for j := range w {
+		run := miss[j*len(miss)/w : (j+1)*len(miss)/w]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rests[j], errs[j] = c.readDisk(keys, ids, slices.Clone(run), out, &sts[j])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var rest []int
+	for j := range w {
+		rest = append(rest, rests[j]...)
+		st.diskHits += sts[j].diskHits
+	}
+	return rest, nil
+}
+
+// diskParallelMin is the fewest disk-tier reads find splits between
+// goroutines.
+const diskParallelMin = 8
+
+// readDisk reads the keys at miss from the disk tier into out and returns
+// those it does not hold; it reuses miss.
+func (c *vecCache) readDisk(keys []string, ids []uint64, miss []int, out [][]float32, st *lookupStats) ([]int, error) {
 	var kb []byte
 	rest := miss[:0]
 	for _, i := range miss {
