@@ -319,51 +319,20 @@ type lookupStats struct {
 //
 // ns[i] is texts[i]'s namespace (cacheKey).
 func (c *vecCache) get(ctx context.Context, ns, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
-	var st lookupStats
-	out := make([][]float32, len(texts))
 	keys := make([]string, len(texts))
-	var miss []int
 	for i, t := range texts {
 		keys[i] = cacheKey(ns[i], t)
-		if c.mem != nil {
-			if v, ok := c.mem.Get(keys[i]); ok && len(v) == c.dim {
-				out[i] = v
-				st.hits++
-				if id := recordID(ids, i); id != 0 {
-					c.setID(id, v) // found by text (a duplicate text): by id next time
-				}
-				continue
-			}
-		}
-		miss = append(miss, i)
 	}
-	if len(miss) > 0 && c.disk != nil {
-		var kb []byte
-		rest := miss[:0]
-		for _, i := range miss {
-			kb = c.diskKey(kb[:0], keys[i])
-			val, closer, err := c.disk.Get(kb)
-			if errors.Is(err, pebble.ErrNotFound) {
-				rest = append(rest, i)
-				continue
-			}
-			if err != nil {
-				return nil, st, fmt.Errorf("lazymem: engine: cache read: %w", err)
-			}
-			v, ok := decodeVec(val, c.dim)
-			_ = closer.Close()
-			if !ok { // wrong length: a damaged entry; recompute it
-				rest = append(rest, i)
-				continue
-			}
-			out[i] = v
-			st.diskHits++
-			if c.mem != nil {
-				k := c.memKey(keys[i], recordID(ids, i))
-				c.mem.Set(k, v, c.cost(k))
-			}
-		}
-		miss = rest
+	return c.getKeyed(ctx, keys, texts, ids)
+}
+
+// getKeyed is get with the texts' keys (cacheKey) computed by the caller.
+func (c *vecCache) getKeyed(ctx context.Context, keys, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
+	var st lookupStats
+	out := make([][]float32, len(texts))
+	miss, err := c.find(keys, ids, out, &st)
+	if err != nil {
+		return nil, st, err
 	}
 	if len(miss) == 0 {
 		c.account(st)

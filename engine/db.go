@@ -29,6 +29,9 @@ type DB struct {
 	w     segment.Writer
 	idx   *index.Index
 	cache *vecCache // nil when no embedder
+	// facts are the recency and rule inputs of the records recalls have
+	// read (facts.go), so a warm recall reads only the records it returns.
+	facts factTable
 	// core is the core store (dir/core): units, value signals; ring the
 	// recent recalls feedback can name; bg its background goroutine.
 	core *coreStore

@@ -336,6 +336,7 @@ func (db *DB) applyForget(ctx context.Context, in *intent, replay bool) error {
 			return fmt.Errorf("lazymem: engine: forget: cache: %w", err)
 		}
 	}
+	db.facts.forget(ids)
 	// Units built from the records are re-derived without them, or go.
 	return db.coreForgetSources(ctx, ids)
 }

@@ -144,9 +144,12 @@ type cand struct {
 	question   bool // its text is a question
 	superseded bool // moved above an older candidate answering the same question
 	dense      float32
-	rec        Record
-	fetched    bool
-	damaged    bool // its record could not be read (a damaged log block)
+	// fact is what fusion reads of the record (facts.go): set by the
+	// selective stage for every candidate it could read or knew.
+	fact    fact
+	rec     Record // read from the log when fetched; else only rec.Time, from fact
+	fetched bool
+	damaged bool // its record could not be read (a damaged log block)
 }
 
 // Recall answers q: filters and BM25 narrow the store to candidates, only
@@ -201,7 +204,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 		if err := p.selective(ctx); err != nil {
 			return nil, err
 		}
-		p.fuse()
+		if err := p.fuse(); err != nil {
+			return nil, err
+		}
 		if err := p.assemble(); err != nil {
 			return nil, err
 		}

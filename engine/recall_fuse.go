@@ -18,7 +18,7 @@ import (
 // recency prior and the speaker boost, lowers the records that say
 // nothing, lets a newer record answering the same question pass an older
 // one, and picks the top Query.K.
-func (p *plan) fuse() {
+func (p *plan) fuse() error {
 	share := 0.0
 	if p.res.Stats.Hits == 0 && len(p.cands) > 1 && p.q.Mode == ModeLazy && isLexical(p.db.cache.name) {
 		share = newestShare
@@ -27,8 +27,11 @@ func (p *plan) fuse() {
 	p.fused = fuse(p.cands, p.q, p.now, p.speakers, share)
 	p.questions()
 	p.lowInfo()
-	p.supersede()
+	if err := p.supersede(); err != nil {
+		return err
+	}
 	p.top = vecmath.TopK(p.fused, p.q.K)
+	return nil
 }
 
 // questionWeight multiplies the score of a record that is itself a
@@ -44,7 +47,7 @@ const questionWeight = 0.85
 func (p *plan) questions() {
 	for i := range p.cands {
 		c := &p.cands[i]
-		if c.fetched && isQuestion(c.rec.Text) {
+		if c.fact.question() {
 			c.question = true
 			p.fused[i] *= float32(questionWeight)
 		}
@@ -68,12 +71,11 @@ func (p *plan) lowInfo() {
 	if p.queryLowInfo {
 		return
 	}
-	lx := theLexicon()
 	floor := float32(math.Inf(1)) // the lowest score of a record that says something
 	top := float32(math.Inf(-1))  // the highest of a record that does not
 	for i := range p.cands {
 		c := &p.cands[i]
-		if c.fetched && lx.lowInfo(c.rec.Text) {
+		if c.fact.lowInfo() {
 			c.lowInfo = true
 			p.fused[i] *= lowInfoWeight
 			top = max(top, p.fused[i])
@@ -109,9 +111,9 @@ const (
 	supersedeSim     = 0.3
 )
 
-func (p *plan) supersede() {
+func (p *plan) supersede() error {
 	if !p.current || p.earlier || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
-		return
+		return nil
 	}
 	lx := theLexicon()
 	qterms := map[string]bool{}
@@ -121,7 +123,7 @@ func (p *plan) supersede() {
 		}
 	}
 	if len(qterms) == 0 {
-		return
+		return nil
 	}
 	m := min(len(p.cands), 3*p.q.K)
 	matched := map[int]map[string]bool{}
@@ -140,6 +142,10 @@ func (p *plan) supersede() {
 	}
 	for pass := 0; pass < m; pass++ {
 		order := vecmath.TopK(p.fused, m)
+		// The rule compares texts: read those the selective stage did not.
+		if err := p.read(order); err != nil {
+			return err
+		}
 		moved := false
 		for i := 0; i < len(order) && !moved; i++ {
 			ia := order[i]
@@ -168,9 +174,10 @@ func (p *plan) supersede() {
 			}
 		}
 		if !moved {
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 func jaccard(a, b map[string]bool) float64 {
@@ -274,7 +281,7 @@ func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap, timeS
 				s += wd / float64(DefaultRRFK+c.denseRank)
 			}
 		}
-		if q.RecencyHalfLife > 0 && c.fetched {
+		if q.RecencyHalfLife > 0 && c.fact.known() {
 			s *= recencyFactor(c.rec.Time, q, now)
 		}
 		if speakers != nil && s > 0 && speakers.Contains(uint32(c.id)) {
@@ -323,7 +330,7 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	if c.superseded {
 		rs = append(rs, "newer answer")
 	}
-	if q.RecencyHalfLife > 0 && c.fetched {
+	if q.RecencyHalfLife > 0 && (c.fact.known() || c.fetched) { // fetched: ModeDense
 		rs = append(rs, fmt.Sprintf("recency x%.2f", recencyFactor(c.rec.Time, q, now)))
 	}
 	return rs

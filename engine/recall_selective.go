@@ -2,21 +2,20 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 
-	"github.com/lazymem/lazymem/codec"
-	"github.com/lazymem/lazymem/segment"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
 // selective constructs only the candidates: vectors by record id from
 // memory; the rest are constructed and looked up (or embedded) through the
-// cache with the query, then scored by cosine. Every candidate is fetched:
-// fusion needs its time (the recency prior, supersession) and its text
-// (the low-information rule). ModeSparse without a recency prior skips
-// the stage; with one it only fetches.
+// cache with the query, then scored by cosine. Fusion needs every
+// candidate's fact (its time for the recency prior and supersession, the
+// question and low-information flags): from the DB's fact table, else from
+// the record. So a candidate is read from the log only when its vector is
+// not cached by id (its text is embedded) or its fact is not known; the
+// others are read only if they are returned (assemble). ModeSparse without
+// a recency prior skips the stage; with one it only needs the facts.
 func (p *plan) selective(ctx context.Context) error {
 	q, st := p.q, &p.res.Stats
 	recency := q.RecencyHalfLife > 0
@@ -34,11 +33,20 @@ func (p *plan) selective(ctx context.Context) error {
 			}
 		}
 	}
-	if err := p.db.fetch(p.cands, nil); err != nil {
-		return err
+	p.db.facts.lookup(p.cands)
+	if lazy {
+		if err := p.byKey(vecs); err != nil {
+			return err
+		}
 	}
-	if n := damaged(p.cands); n > 0 {
-		st.Notes = append(st.Notes, fmt.Sprintf("%d candidates could not be read (a damaged log block) and were left out; lazymem verify names the damage", n))
+	read := make([]int, 0, len(p.cands))
+	for i := range p.cands {
+		if !p.cands[i].fact.known() || (lazy && vecs[i] == nil) {
+			read = append(read, i)
+		}
+	}
+	if err := p.read(read); err != nil {
+		return err
 	}
 	p.stageDone(&st.Durations.Fetch)
 	if !lazy {
@@ -51,33 +59,86 @@ func (p *plan) selective(ctx context.Context) error {
 	return p.scoreDense(vecs)
 }
 
+// byKey looks up, by the cache key their facts hold, the vectors of the
+// candidates the memory tier did not hold by id: found on disk, they need
+// not be read from the log.
+func (p *plan) byKey(vecs [][]float32) error {
+	var keys []string
+	var ids []uint64
+	var at []int
+	for i := range p.cands {
+		if c := &p.cands[i]; vecs[i] == nil && c.fact.keyed() {
+			keys = append(keys, string(c.fact.key[:]))
+			ids = append(ids, c.id)
+			at = append(at, i)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, ls, err := p.db.cache.lookup(keys, ids)
+	if err != nil {
+		return err
+	}
+	for j, i := range at {
+		vecs[i] = got[j]
+	}
+	st := &p.res.Stats
+	st.CacheHits += ls.hits + ls.diskHits
+	st.DiskHits += ls.diskHits
+	return nil
+}
+
+// read reads the candidates at sel from the log (those not read yet) and
+// learns their facts.
+func (p *plan) read(sel []int) error {
+	var rest []int
+	for _, i := range sel {
+		if !p.cands[i].fetched && !p.cands[i].damaged {
+			rest = append(rest, i)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	if err := p.db.fetch(p.cands, rest); err != nil {
+		return err
+	}
+	p.db.facts.learn(p.cands, rest)
+	return nil
+}
+
 // embed fills the nil entries of vecs (the candidates without a vector by
 // id) and p.qvec through the cache, in one batch with the query first.
 func (p *plan) embed(ctx context.Context, vecs [][]float32) error {
 	st := &p.res.Stats
 	texts := make([]string, 1, len(p.cands)+1)
 	texts[0] = p.denseText
-	ns := make([]string, 1, len(p.cands)+1)
-	ns[0] = queryNS(p.filter.Agents)
+	keys := make([]string, 1, len(p.cands)+1)
+	keys[0] = cacheKey(queryNS(p.filter.Agents), p.denseText)
 	ids := make([]uint64, 1, len(p.cands)+1) // ids[0] = 0: the query
 	var missAt []int
 	for i := range p.cands {
-		if vecs[i] == nil && p.cands[i].fetched {
-			texts = append(texts, p.db.construct(&p.cands[i].rec))
-			ns = append(ns, p.cands[i].rec.Agent)
-			ids = append(ids, p.cands[i].id)
+		if c := &p.cands[i]; vecs[i] == nil && c.fetched {
+			t := p.db.construct(&c.rec)
+			texts = append(texts, t)
+			keys = append(keys, cacheKey(c.rec.Agent, t))
+			ids = append(ids, c.id)
 			missAt = append(missAt, i)
 		}
 	}
-	got, ls, err := p.db.cache.get(ctx, ns, texts, ids)
+	got, ls, err := p.db.cache.getKeyed(ctx, keys, texts, ids)
 	if err != nil {
 		return err
 	}
 	for j, i := range missAt {
 		vecs[i] = got[j+1]
 	}
+	p.db.facts.setKeys(p.cands, missAt, keys[1:])
 	p.qvec = got[0]
-	st.Embedded, st.DiskHits, st.Shared = ls.computed, ls.diskHits, ls.shared
+	st.Embedded += ls.computed
+	st.DiskHits += ls.diskHits
+	st.Shared += ls.shared
 	st.CacheHits += ls.hits + ls.diskHits
 	return nil
 }
@@ -109,74 +170,6 @@ func (p *plan) scoreDense(vecs [][]float32) error {
 	for r, i := range vecmath.TopK(scores, len(scores)) {
 		p.cands[i].dense = scores[i]
 		p.cands[i].denseRank = r + 1
-	}
-	return nil
-}
-
-// fetch reads the records of cands (all, or those at the indices sel) from
-// the log in one pass.
-func (db *DB) fetch(cands []cand, sel []int) error {
-	idx := map[uint64]int{}
-	var ids []uint64
-	add := func(i int) {
-		idx[cands[i].id] = i
-		ids = append(ids, cands[i].id)
-	}
-	if sel == nil {
-		for i := range cands {
-			add(i)
-		}
-	} else {
-		for _, i := range sel {
-			add(i)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	slices.Sort(ids)
-	var c codec.Record
-	err := db.log.GetMany(ids, func(id uint64, payload []byte) error {
-		if _, err := codec.DecodeRecord(payload, &c); err != nil {
-			return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
-		}
-		k := &cands[idx[id]]
-		k.rec = fromCodec(id, &c)
-		k.fetched = true
-		return nil
-	})
-	if err != nil && segment.IsCorruption(err) {
-		// A damaged block: read the rest one by one. A record that cannot
-		// be read is left out of this recall like a deleted one (it stays
-		// unfetched), so one bad block does not fail every recall that
-		// touches it; Get of that id reports the damage.
-		err = nil
-		for _, id := range ids {
-			k := &cands[idx[id]]
-			if k.fetched {
-				continue
-			}
-			b, gerr := db.log.Get(id, nil)
-			switch {
-			case gerr == nil:
-			case segment.IsCorruption(gerr):
-				k.damaged = true
-				continue
-			case errors.Is(gerr, segment.ErrNotFound), errors.Is(gerr, segment.ErrDeleted):
-				continue
-			default:
-				return fmt.Errorf("lazymem: engine: fetch: %w", gerr)
-			}
-			if _, derr := codec.DecodeRecord(b, &c); derr != nil {
-				k.damaged = true
-				continue
-			}
-			k.rec = fromCodec(id, &c)
-			k.fetched = true
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("lazymem: engine: fetch: %w", err)
 	}
 	return nil
 }

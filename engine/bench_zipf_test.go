@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/bench/zipf"
+)
+
+// zipfRecs is the corpus of the zipf store in benchStores (one a process).
+var zipfRecs []zipf.Record
+
+// getZipfStore is the bench/zipf corpus of n records (seed 1, the
+// family's defaults: Zipf(1.1) over 50,000 words, 8-48 words a record, 100
+// agents, 90 days, a tenth of the agents writing CJK) in a DB, kept under
+// LAZYMEM_BENCH_DIR/zipf-n=N like getBenchStore's. It returns the store
+// and the corpus (the queries are drawn from it).
+func getZipfStore(b *testing.B, n int) (*benchStore, zipf.Config, []zipf.Record) {
+	cfg := zipf.Config{Seed: 1, Records: n}
+	cfg.EnsureDefaults()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if s, ok := benchStores[-n]; ok { // -n: the zipf store of n records
+		return s, cfg, zipfRecs
+	}
+	recs, err := zipf.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	zipfRecs = recs
+	var dir string
+	keep := os.Getenv("LAZYMEM_BENCH_DIR") != ""
+	if keep {
+		dir = filepath.Join(os.Getenv("LAZYMEM_BENCH_DIR"), fmt.Sprintf("zipf-n=%d", n))
+	} else if dir, err = os.MkdirTemp("", "lazymem-bench-zipf-*"); err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(dir, benchOptions(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &benchStore{db: db, dir: dir, keep: keep}
+	switch next := db.log.Next(); {
+	case next-1 == uint64(n):
+	case next > 1:
+		_ = db.Close()
+		b.Fatalf("%s holds %d records, want %d: remove it", dir, next-1, n)
+	default:
+		t0 := time.Now()
+		batch := make([]Record, 0, 1000)
+		for i := range recs {
+			r := &recs[i]
+			batch = append(batch, Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
+				Meta: map[string][]string{"channel": {r.Channel}}})
+			if len(batch) == cap(batch) || i == len(recs)-1 {
+				if _, err := db.AppendBatch(context.Background(), batch); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		b.Logf("loaded %d zipf records in %v", n, time.Since(t0))
+	}
+	s.settle(b)
+	benchStores[-n] = s
+	return s, cfg, recs
+}
+
+// BenchmarkRecallZipf is the full lazy Recall (K = 10, 50 candidates,
+// hash embedder, default options) over a bench/zipf corpus, for the
+// corpus's queries of every class (mid, rare, common, long, CJK) under one
+// filter kind: agent (the query's agent), session (an agent and one of its
+// sessions), window (every agent, a 7-day window) or none (every agent).
+// cache=warm asks every query once first (100 a filter: 20 of each class)
+// and then times them again. cache=cold-open is a new process's first
+// recall: before each timed recall the DB is closed and reopened (empty
+// embedding memory tier, log cache and fact table) and the embedding
+// cache's disk tier emptied; the OS page cache stays warm. cache=cold
+// empties only the embedding cache (both tiers), as BenchmarkRecall's
+// cold. Reports p50/p99 and the median of each stage.
+func BenchmarkRecallZipf(b *testing.B) {
+	n := benchN(b)
+	for _, filter := range []zipf.FilterKind{zipf.Agent, zipf.Session, zipf.Window, zipf.None} {
+		for _, cache := range []string{"cold-open", "cold", "warm"} {
+			b.Run(fmt.Sprintf("n=%d/filter=%s/cache=%s", n, filter, cache), func(b *testing.B) {
+				benchRecallZipf(b, n, filter, cache)
+			})
+		}
+	}
+}
+
+func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) {
+	s, cfg, recs := getZipfStore(b, n)
+	all, err := zipf.Queries(cfg, recs, 20, 42)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var agents []string
+	for i := range recs {
+		if !slices.Contains(agents, recs[i].Agent) {
+			agents = append(agents, recs[i].Agent)
+		}
+	}
+	var qs []Query
+	for _, zq := range all {
+		if zq.Filter != filter {
+			continue
+		}
+		q := Query{Text: zq.Text, Agent: zq.Agent, Since: zq.Since, Until: zq.Until}
+		if zq.Session != "" {
+			q.Sessions = []string{zq.Session}
+		}
+		if q.Agent == "" {
+			q.Agents = agents
+		}
+		qs = append(qs, q)
+	}
+	ctx := context.Background()
+	if cache == "warm" {
+		for _, q := range qs {
+			if _, err := s.db.Recall(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	var stages [5][]time.Duration
+	var cands, filtered int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if cache != "warm" {
+			b.StopTimer()
+			if cache == "cold-open" {
+				s.reopen(b, benchOptions(0))
+			}
+			if err := s.db.cache.clear(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		t := time.Now()
+		res, err := s.db.Recall(ctx, qs[i%len(qs)])
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cands += res.Stats.Candidates
+		filtered += res.Stats.Filtered
+		d := &res.Stats.Durations
+		for j, v := range []time.Duration{d.Filter, d.Broad, d.Fetch, d.Embed, d.Score} {
+			stages[j] = append(stages[j], v)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	for j, name := range []string{"filter", "broad", "fetch", "embed", "score"} {
+		slices.Sort(stages[j])
+		b.ReportMetric(float64(stages[j][len(stages[j])/2].Microseconds())/1000, name+"-p50-ms")
+	}
+	b.ReportMetric(float64(cands)/float64(b.N), "candidates/op")
+	b.ReportMetric(float64(filtered)/float64(b.N), "filtered/op")
+}

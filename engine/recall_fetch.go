@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/segment"
+)
+
+// fetchParallelMin is the fewest records fetch splits between goroutines.
+// A record the log has not cached costs a whole segment's decompression
+// (32 KiB of zstd, tens of microseconds), and a cold recall's 50
+// candidates lie in about 50 segments: split over the cores, the reads
+// take a fraction of the wall time. Below this, starting goroutines costs
+// more than it saves on cached records.
+const fetchParallelMin = 16
+
+// fetch reads the records of cands (all, or those at the indices sel) from
+// the log: the ids in ascending order, split into contiguous runs read
+// concurrently (one per core, at most 4) when there are at least
+// fetchParallelMin of them.
+func (db *DB) fetch(cands []cand, sel []int) error {
+	idx := map[uint64]int{}
+	var ids []uint64
+	add := func(i int) {
+		idx[cands[i].id] = i
+		ids = append(ids, cands[i].id)
+	}
+	if sel == nil {
+		for i := range cands {
+			add(i)
+		}
+	} else {
+		for _, i := range sel {
+			add(i)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	// Each run writes only its own candidates; idx is only read.
+	getRun := func(run []uint64) error {
+		var c codec.Record
+		return db.log.GetMany(run, func(id uint64, payload []byte) error {
+			if _, err := codec.DecodeRecord(payload, &c); err != nil {
+				return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
+			}
+			k := &cands[idx[id]]
+			k.rec = fromCodec(id, &c)
+			k.fetched = true
+			return nil
+		})
+	}
+	var err error
+	if w := min(runtime.GOMAXPROCS(0), 4, len(ids)/(fetchParallelMin/2)); w > 1 && len(ids) >= fetchParallelMin {
+		errs := make([]error, w)
+		var wg sync.WaitGroup
+		for j := range w {
+			run := ids[j*len(ids)/w : (j+1)*len(ids)/w]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[j] = getRun(run)
+			}()
+		}
+		wg.Wait()
+		err = errors.Join(errs...)
+		for _, e := range errs {
+			if e != nil && !segment.IsCorruption(e) {
+				err = e // a failure other than damage fails the fetch
+				break
+			}
+		}
+	} else {
+		err = getRun(ids)
+	}
+	if err != nil && segment.IsCorruption(err) {
+		// A damaged block: read the rest one by one. A record that cannot
+		// be read is left out of this recall like a deleted one (it stays
+		// unfetched), so one bad block does not fail every recall that
+		// touches it; Get of that id reports the damage.
+		err = nil
+		var c codec.Record
+		for _, id := range ids {
+			k := &cands[idx[id]]
+			if k.fetched {
+				continue
+			}
+			b, gerr := db.log.Get(id, nil)
+			switch {
+			case gerr == nil:
+			case segment.IsCorruption(gerr):
+				k.damaged = true
+				continue
+			case errors.Is(gerr, segment.ErrNotFound), errors.Is(gerr, segment.ErrDeleted):
+				continue
+			default:
+				return fmt.Errorf("lazymem: engine: fetch: %w", gerr)
+			}
+			if _, derr := codec.DecodeRecord(b, &c); derr != nil {
+				k.damaged = true
+				continue
+			}
+			k.rec = fromCodec(id, &c)
+			k.fetched = true
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("lazymem: engine: fetch: %w", err)
+	}
+	return nil
+}
