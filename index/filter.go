@@ -63,13 +63,26 @@ func (x *Index) Filter(f *Filter) (*roaring.Bitmap, error) {
 			clauses = append(clauses, or(k, byKey[k]))
 		}
 	}
+	fieldClauses := len(clauses)
 	if f.Since != 0 || f.Until != 0 {
 		clauses = append(clauses, x.times.rangeBitmap(f.Since, f.Until))
 	}
 	var res *roaring.Bitmap
-	if len(clauses) == 0 {
+	switch {
+	case len(clauses) == 0:
 		res = x.live.Clone()
-	} else {
+	case fieldClauses > 0 && x.tomb.IsEmpty():
+		// Field postings hold indexed ids only, and with no tombstone
+		// every indexed id is live: the AND with the live set (a bitmap of
+		// the whole id range) would change nothing. Profile lesson (agent
+		// filter, 200k records): that AND was a third of a rare-term
+		// query's broad stage.
+		if len(clauses) == 1 {
+			res = clauses[0].Clone()
+		} else {
+			res = roaring.FastAnd(clauses...)
+		}
+	default:
 		clauses = append(clauses, x.live)
 		res = roaring.FastAnd(clauses...)
 	}

@@ -32,8 +32,21 @@ type scorer struct {
 // Both the pruned and the exhaustive search call it, so equal inputs give
 // bit-identical scores.
 func (c *scorer) score(w float64, tf, dl uint32) float64 {
+	return scoreNorm(w, tf, c.norm(dl))
+}
+
+// norm is the length part of BM25's denominator, k1*(1-b+b*dl/avgdl): the
+// scoring loops compute it once per document, not once per matched term
+// (it holds a division). score is scoreNorm of it, so the split changes no
+// result's bits.
+func (c *scorer) norm(dl uint32) float64 {
+	return c.k1 * (1 - c.b + c.b*float64(dl)/c.avgdl)
+}
+
+// scoreNorm is the BM25 contribution of one term given the document's norm.
+func scoreNorm(w float64, tf uint32, norm float64) float64 {
 	t := float64(tf)
-	return w * t / (t + c.k1*(1-c.b+c.b*float64(dl)/c.avgdl))
+	return w * t / (t + norm)
 }
 
 // idf is the BM25 inverse document frequency in its non-negative form.
@@ -56,6 +69,7 @@ type searcher struct {
 	tmp     []float64
 	heap    hitHeap
 	ti      termInfo
+	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
@@ -105,7 +119,7 @@ func (s *searcher) boundsPruned(sc *scorer, fe int, doc uint32, sum, theta float
 // lift the sum above theta; it reports that as pruned. Bounds only prune
 // once the heap is full. Both the MaxScore and the filter-driven loops use
 // it, so they score and prune alike.
-func (s *searcher) nonEssential(sc *scorer, fe int, doc, dl uint32, sum, theta float64, full bool) (float64, bool) {
+func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta float64, full bool) (float64, bool) {
 	if fe > 0 && full && s.boundsPruned(sc, fe, doc, sum, theta) {
 		return sum, true
 	}
@@ -116,7 +130,7 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc, dl uint32, sum, theta f
 		it := &s.iters[i]
 		if it.Seek(doc) && it.At() == doc {
 			q := s.segT[i].q
-			v := sc.score(s.terms[q].w, it.TF(), dl)
+			v := scoreNorm(s.terms[q].w, it.TF(), norm)
 			s.tmp[q] = v
 			sum += v
 		}
@@ -168,12 +182,23 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 	}
 	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
 	segs := s.segs
+	// Each term is looked up once per segment per query: the statistics
+	// here and the scoring loops read s.tis.
+	nseg := len(segs)
+	if cap(s.tis) < len(s.terms)*nseg {
+		s.tis = make([]termInfo, len(s.terms)*nseg)
+	}
+	s.tis = s.tis[:len(s.terms)*nseg]
 	kept := s.terms[:0]
 	for _, t := range s.terms {
+		row := s.tis[len(kept)*nseg : (len(kept)+1)*nseg]
 		var df uint64
-		for _, seg := range segs {
-			if seg.term(t.text, &s.ti) {
-				df += uint64(s.ti.df) - uint64(seg.deletedDF(t.text, &s.ti, x.tomb, &s.iters[0]))
+		for si, seg := range segs {
+			ti := &row[si]
+			if seg.term(t.text, ti) {
+				df += uint64(ti.df) - uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
+			} else {
+				*ti = termInfo{}
 			}
 		}
 		if df == 0 {
@@ -226,7 +251,8 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	}
 	s.heap.reset(k)
 	var err error
-	for _, seg := range s.segs {
+	nseg := len(s.segs)
+	for si, seg := range s.segs {
 		if seg.empty() {
 			continue
 		}
@@ -244,16 +270,22 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		s.segT = s.segT[:0]
 		sumDF := 0.0
 		for q := range s.terms {
-			if !seg.term(s.terms[q].text, &s.ti) {
+			ti := &s.tis[q*nseg+si]
+			if ti.df == 0 {
 				continue
 			}
-			s.iters[len(s.segT)].reset(&s.ti)
-			ub := 0.0
-			for _, pr := range seg.frontier(s.terms[q].text, &s.ti, &s.iters[len(s.segT)]) {
-				ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
+			var ub float64
+			if ti.df <= blockSize {
+				// One block: the term's (maxTF, minDL) is its frontier.
+				ub = sc.score(s.terms[q].w, ti.maxTF, ti.minDL)
+			} else {
+				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
+					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
+				}
 			}
+			s.iters[len(s.segT)].reset(ti)
 			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack})
-			sumDF += float64(s.ti.df)
+			sumDF += float64(ti.df)
 		}
 		if len(s.segT) == 0 {
 			continue
@@ -370,18 +402,18 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 			}
 			continue
 		}
-		dl := seg.docLen(doc)
+		norm := sc.norm(seg.docLen(doc))
 		sum := 0.0
 		for i := fe; i < m; i++ {
 			it := &s.iters[i]
 			if it.At() == doc {
-				v := sc.score(s.terms[order[i].q].w, it.TF(), dl)
+				v := scoreNorm(s.terms[order[i].q].w, it.TF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 				it.Next()
 			}
 		}
-		_, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, h.full())
+		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, h.full())
 		score := canonical(tmp)
 		if pruned || (tomb != nil && tomb.Contains(doc)) {
 			continue
@@ -445,17 +477,17 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 		}
 		// Essential terms.
 		matched := false
-		var dl uint32
+		var norm float64
 		sum := 0.0
 		next := uint32(endDoc) // the first essential posting >= doc
 		for i := fe; i < m; i++ {
 			p := &s.iters[i]
 			if p.Seek(doc) && p.At() == doc {
 				if !matched {
-					dl = seg.docLen(doc)
+					norm = sc.norm(seg.docLen(doc))
 					matched = true
 				}
-				v := sc.score(s.terms[order[i].q].w, p.TF(), dl)
+				v := scoreNorm(s.terms[order[i].q].w, p.TF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 			}
@@ -472,7 +504,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.
-		_, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, true)
+		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, true)
 		score := canonical(tmp)
 		if pruned {
 			continue
