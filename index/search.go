@@ -68,6 +68,7 @@ type searcher struct {
 	prefix  []float64
 	rub     []float64
 	tmp     []float64
+	dense   denseFilter
 	heap    hitHeap
 	ti      termInfo
 	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
@@ -295,10 +296,14 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		if seg.nDeleted > 0 {
 			tomb = x.tomb
 		}
-		if filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF {
+		switch {
+		case filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF:
 			x.filterDriven(s, &sc, seg, filter, tomb)
-		} else {
-			x.maxScore(s, &sc, seg, filter, tomb)
+		case filter != nil && float64(fc) <= denseFilterRatio*sumDF:
+			s.fillDense(filter, seg)
+			x.maxScore(s, &sc, seg, nil, &s.dense, tomb)
+		default:
+			x.maxScore(s, &sc, seg, filter, nil, tomb)
 		}
 		for i := range s.segT {
 			if e := s.iters[i].Err(); e != nil && err == nil {
@@ -324,7 +329,7 @@ func canonical(tmp []float64) float64 {
 // current threshold are "non-essential": a document matching only them
 // cannot enter the top k, so candidates come from the essential terms and
 // non-essential terms are only probed (Seek), after a block-max bound check.
-func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
+func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.Bitmap, dense *denseFilter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
 	// Sort iterators and terms by upper bound, ascending.
 	order := s.segT
@@ -423,7 +428,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 				continue
 			}
 		}
-		if filter != nil && !filter.Contains(doc) {
+		if (dense != nil && !dense.contains(doc)) || (filter != nil && !filter.Contains(doc)) {
 			for i := fe; i < m; i++ {
 				if s.iters[i].At() == doc {
 					s.iters[i].Next()
