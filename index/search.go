@@ -57,6 +57,8 @@ func idf(n, df uint64) float64 {
 type segTerm struct {
 	q  int // index in searcher.terms (canonical order)
 	ub float64
+	w  float64   // the term's weight, s.terms[q].w
+	ti *termInfo // the term in the segment, in s.tis
 }
 
 // searcher is the reusable per-query state.
@@ -93,7 +95,7 @@ func (s *searcher) blockBound(sc *scorer, i int, doc uint32) (float64, uint32, b
 	if bi != s.cBlk[i] {
 		md := it.meta(bi)
 		s.cBlk[i] = bi
-		s.cUB[i] = sc.score(s.terms[s.segT[i].q].w, md.maxTF, md.minDL) * ubSlack
+		s.cUB[i] = sc.score(s.segT[i].w, md.maxTF, md.minDL) * ubSlack
 		s.cLast[i] = md.last
 	}
 	return s.cUB[i], s.cLast[i], true
@@ -132,7 +134,7 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 		it := &s.iters[i]
 		if it.Seek(doc) && it.At() == doc {
 			q := s.segT[i].q
-			v := scoreNorm(s.terms[q].w, it.TF(), norm)
+			v := scoreNorm(s.segT[i].w, it.TF(), norm)
 			s.tmp[q] = v
 			sum += v
 		}
@@ -285,8 +287,7 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
 				}
 			}
-			s.iters[len(s.segT)].reset(ti)
-			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack})
+			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack, w: s.terms[q].w, ti: ti})
 			sumDF += float64(ti.df)
 		}
 		if len(s.segT) == 0 {
@@ -314,6 +315,22 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	return s.heap.appendSorted(dst), err
 }
 
+// sortTerms orders s.segT by upper bound, ascending, and points
+// s.iters[i] at term s.segT[i]. Sorting the small entries and resetting the
+// iterators afterwards avoids moving iterators (each holds its decode
+// buffers, ~1 KB).
+func (s *searcher) sortTerms() {
+	order := s.segT
+	for i := 1; i < len(order); i++ { // insertion sort: a handful of terms
+		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	for i := range order {
+		s.iters[i].reset(order[i].ti)
+	}
+}
+
 // canonical sums the per-term scores in query-term order and clears them.
 func canonical(tmp []float64) float64 {
 	var sum float64
@@ -333,12 +350,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	m := len(s.segT)
 	// Sort iterators and terms by upper bound, ascending.
 	order := s.segT
-	for i := 1; i < m; i++ { // insertion sort: m is tiny; keep iters in step
-		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
-		}
-	}
+	s.sortTerms()
 	s.resetBounds(m)
 	if cap(s.prefix) < m {
 		s.prefix = make([]float64, m)
@@ -441,7 +453,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 		for i := fe; i < m; i++ {
 			it := &s.iters[i]
 			if it.At() == doc {
-				v := scoreNorm(s.terms[order[i].q].w, it.TF(), norm)
+				v := scoreNorm(order[i].w, it.TF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 				it.Next()
@@ -476,12 +488,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
 	order := s.segT
-	for i := 1; i < m; i++ { // by upper bound, ascending; iters in step
-		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
-		}
-	}
+	s.sortTerms()
 	s.resetBounds(m)
 	if cap(s.prefix) < m {
 		s.prefix = make([]float64, m)
@@ -521,7 +528,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 					norm = sc.norm(seg.docLen(doc))
 					matched = true
 				}
-				v := scoreNorm(s.terms[order[i].q].w, p.TF(), norm)
+				v := scoreNorm(order[i].w, p.TF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 			}
