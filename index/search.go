@@ -123,9 +123,18 @@ func (s *searcher) boundsPruned(sc *scorer, fe int, doc uint32, sum, theta float
 // lift the sum above theta; it reports that as pruned. Bounds only prune
 // once the heap is full. Both the MaxScore and the filter-driven loops use
 // it, so they score and prune alike.
-func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta float64, full bool) (float64, bool) {
-	if fe > 0 && full && s.boundsPruned(sc, fe, doc, sum, theta) {
-		return sum, true
+//
+// neBlock, when not negative, is the sum of the non-essential terms' block
+// bounds at doc, which maxScore already holds; otherwise they are looked up.
+func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta float64, full bool, neBlock float64) (float64, bool) {
+	if fe > 0 && full {
+		if neBlock >= 0 {
+			if sum+s.prefix[fe-1] <= theta || sum+neBlock <= theta {
+				return sum, true
+			}
+		} else if s.boundsPruned(sc, fe, doc, sum, theta) {
+			return sum, true
+		}
 	}
 	for i := fe - 1; i >= 0; i-- {
 		if full && sum+s.prefix[i] <= theta {
@@ -390,6 +399,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 		if doc == endDoc {
 			break
 		}
+		neBlock := -1.0 // not known until the heap is full
 		if h.full() {
 			// Block-max skip: each term has at most one block overlapping
 			// [doc, upto]; if their bounds cannot beat theta, no document of
@@ -425,9 +435,13 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 			// hold one term, and this prunes them before their length is
 			// read: that read (a cache miss per candidate) and the
 			// norm were a fifth of the search (mid/none, 200k records).
-			cb := 0.0
-			for i := 0; i < m; i++ {
-				if i < fe || s.iters[i].At() == doc {
+			neBlock = 0
+			for i := 0; i < fe; i++ {
+				neBlock += rub[i]
+			}
+			cb := neBlock
+			for i := fe; i < m; i++ {
+				if s.iters[i].At() == doc {
 					cb += rub[i]
 				}
 			}
@@ -459,7 +473,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				it.Next()
 			}
 		}
-		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, h.full())
+		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, h.full(), neBlock)
 		score := canonical(tmp)
 		if pruned || (tomb != nil && tomb.Contains(doc)) {
 			continue
@@ -545,7 +559,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.
-		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, true)
+		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, true, -1)
 		score := canonical(tmp)
 		if pruned {
 			continue
