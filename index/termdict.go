@@ -52,10 +52,14 @@ func (d *termDict) insert(h uint64, i int) {
 
 // find returns the index of term t in s's table, or -1.
 func (d *termDict) find(s *segment, t string) int {
+	return d.findHash(s, t, maphash.String(dictSeed, t))
+}
+
+// findHash is find with t's hash given (tests force collisions with it).
+func (d *termDict) findHash(s *segment, t string, h uint64) int {
 	if len(d.slots) == 0 {
 		return -1
 	}
-	h := maphash.String(dictSeed, t)
 	tag := h >> 32
 	for j := h & d.mask; ; j = (j + 1) & d.mask {
 		v := d.slots[j]
