@@ -87,3 +87,41 @@ func TestTermDictCollisions(t *testing.T) {
 		t.Fatalf("find(absent) = %d", got)
 	}
 }
+
+// TestLazyTFsDamaged: a block's tfs are decoded when first read; a damaged
+// tf section then reads as zeros and sets Err (which Search turns into a
+// CorruptionError), without a panic.
+func TestLazyTFsDamaged(t *testing.T) {
+	img := sampleSegment(t)
+	img = append([]byte(nil), img...)
+	s, err := openSegment("lazy", 1, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ti termInfo
+	var p postingsIter
+	for i := 0; i < s.nTerms; i++ {
+		s.entry(i, &ti)
+		if ti.df < 2 {
+			continue
+		}
+		p.reset(&ti)
+		if !p.Next() {
+			t.Fatal("no posting")
+		}
+		if p.tfDone {
+			t.Fatal("tfs decoded before TF was called")
+		}
+		for j := range p.tfData {
+			p.tfData[j] = 0xff // varints that never end
+		}
+		if tf := p.TF(); tf != 0 || p.Err() == nil {
+			t.Fatalf("damaged tfs: TF %d, Err %v", tf, p.Err())
+		}
+		for p.Next() {
+			_ = p.TF()
+		}
+		return
+	}
+	t.Fatal("no term with two postings")
+}
