@@ -74,8 +74,9 @@
 // flush.go (freezing and sealing the mutable segment, the manifest write),
 // delete.go (tombstones), merge.go (the merge policy and merging),
 // segment.go and segment_build.go (a segment read and written), termdict.go
-// (a sealed segment's term hash), search.go and heap.go (BM25 top-k), manifest.go (the MANIFEST format and file
-// helpers).
+// (a sealed segment's term hash), search.go and heap.go (BM25 top-k),
+// exhaustive.go (the unpruned reference search), manifest.go (the
+// MANIFEST format and file helpers).
 //
 // # Time filters
 //
