@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,6 +202,67 @@ func BenchmarkZipfBroad(b *testing.B) {
 				b.ReportMetric(float64(l.P99.Nanoseconds()), "p99-ns")
 				b.ReportMetric(l.MeanHits, "hits/query")
 			})
+		}
+	}
+}
+
+// BenchmarkZipfMixed times lazymem's broad stage over every query of the
+// Zipf report in the report's order: one op is one pass over all cells, so
+// each query finds the CPU caches as the report's queries do (warmed by
+// queries of other cells, not by itself), unlike BenchmarkZipfBroad, whose
+// passes repeat one cell's queries. It logs each cell's p50 and reports the
+// p50 of the cells named by LAZYMEM_BENCH_CELLS (default mid/none,
+// rare/none, mid/agent, rare/agent, common/none, common/agent). For
+// profiles of the fixed per-query cost.
+func BenchmarkZipfMixed(b *testing.B) {
+	s := sharedZipfSideBySide(b)
+	qs := s.Corpus.Queries
+	e := Engine(s.Lazymem)
+	d := map[string][]time.Duration{}
+	var dst []Hit
+	ctx := context.Background()
+	pass := func(record bool) {
+		for i := range qs {
+			var el time.Duration
+			var err error
+			// The cell label lets a profile focus on one cell:
+			// go tool pprof -tagfocus cell=rare/none.
+			pprof.Do(ctx, pprof.Labels("cell", qs[i].Class), func(context.Context) {
+				t0 := time.Now()
+				dst, err = e.Search(&qs[i], 10, dst[:0])
+				el = time.Since(t0)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if record {
+				d[qs[i].Class] = append(d[qs[i].Class], el)
+			}
+		}
+	}
+	pass(false) // warm-up
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pass(true)
+	}
+	b.StopTimer()
+	cells := []string{"mid/none", "rare/none", "mid/agent", "rare/agent", "common/none", "common/agent"}
+	if v := os.Getenv("LAZYMEM_BENCH_CELLS"); v != "" {
+		cells = strings.Split(v, ",")
+	}
+	var keys []string
+	for c := range d {
+		keys = append(keys, c)
+	}
+	slices.Sort(keys)
+	for _, c := range keys {
+		l := Summarize(e.Name(), 10, d[c], 0)
+		b.Logf("%-16s p50 %8v  p99 %8v", c, l.P50, l.P99)
+	}
+	for _, c := range cells {
+		if ds, ok := d[c]; ok {
+			b.ReportMetric(float64(Summarize(e.Name(), 10, ds, 0).P50.Nanoseconds()), strings.ReplaceAll(c, "/", "-")+"-p50-ns")
 		}
 	}
 }

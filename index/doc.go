@@ -27,9 +27,13 @@
 // Next/Seek/At/TF/Err, a concrete reusable iterator: no interface call per
 // posting), or, when a filter bitmap holds few of the segment's documents
 // compared with the query's postings (Options.FilterDrivenRatio), scores the
-// filter's documents directly with block-max skipping. A document's score is
-// always summed in the same (sorted query term) order, so the pruned search
-// and SearchExhaustive return bit-identical scores.
+// filter's documents directly with block-max skipping. A MaxScore pass under
+// a filter of comparable size first copies the filter's documents of the
+// segment into a bitset (filter.go), so each candidate costs a bit test. A
+// document's score is always summed in the same (sorted query term) order,
+// so the pruned search and SearchExhaustive return bit-identical scores.
+// Each query looks each term up once per segment, through the segment's
+// in-memory hash of its term table (termdict.go).
 //
 // # On-disk layout
 //
@@ -69,9 +73,10 @@
 // pool), add.go (validation and insertion into the mutable segment),
 // flush.go (freezing and sealing the mutable segment, the manifest write),
 // delete.go (tombstones), merge.go (the merge policy and merging),
-// segment.go and segment_build.go (a segment read and written), search.go
-// and heap.go (BM25 top-k), manifest.go (the MANIFEST format and file
-// helpers).
+// segment.go and segment_build.go (a segment read and written), termdict.go
+// (a sealed segment's term hash), search.go and heap.go (BM25 top-k),
+// exhaustive.go (the unpruned reference search), manifest.go (the
+// MANIFEST format and file helpers).
 //
 // # Time filters
 //

@@ -63,13 +63,26 @@ func (x *Index) Filter(f *Filter) (*roaring.Bitmap, error) {
 			clauses = append(clauses, or(k, byKey[k]))
 		}
 	}
+	fieldClauses := len(clauses)
 	if f.Since != 0 || f.Until != 0 {
 		clauses = append(clauses, x.times.rangeBitmap(f.Since, f.Until))
 	}
 	var res *roaring.Bitmap
-	if len(clauses) == 0 {
+	switch {
+	case len(clauses) == 0:
 		res = x.live.Clone()
-	} else {
+	case fieldClauses > 0 && x.tomb.IsEmpty():
+		// Field postings hold indexed ids only, and with no tombstone
+		// every indexed id is live: the AND with the live set (a bitmap of
+		// the whole id range) would change nothing. Profile lesson (agent
+		// filter, 200k records): that AND was a third of a rare-term
+		// query's broad stage.
+		if len(clauses) == 1 {
+			res = clauses[0].Clone()
+		} else {
+			res = roaring.FastAnd(clauses...)
+		}
+	default:
 		clauses = append(clauses, x.live)
 		res = roaring.FastAnd(clauses...)
 	}
@@ -81,4 +94,47 @@ func (x *Index) Filter(f *Filter) (*roaring.Bitmap, error) {
 		}
 	}
 	return res, nil
+}
+
+// denseFilterRatio: a MaxScore traversal under a filter copies the
+// filter's documents of the segment into a plain bitset (denseFilter) when
+// they number at most this many times the query's postings there. The copy
+// costs a few ns per filter document; each candidate's check then costs
+// one bit test instead of a roaring Contains (a binary search over the
+// keys, then one inside an array container).
+const denseFilterRatio = 4
+
+// denseFilter is a bitset over one segment's id range, reused across
+// queries by the searcher.
+type denseFilter struct {
+	lo    uint32
+	words []uint64
+}
+
+// fillDense sets s.dense to filter's documents in seg's id range.
+func (s *searcher) fillDense(filter *roaring.Bitmap, seg *segment) {
+	d := &s.dense
+	n := int((seg.hi-seg.lo)/64) + 1
+	if cap(d.words) < n {
+		d.words = make([]uint64, n)
+	}
+	d.words = d.words[:n]
+	clear(d.words)
+	d.lo = seg.lo
+	it := filter.Iterator()
+	it.AdvanceIfNeeded(seg.lo)
+	for it.HasNext() {
+		id := it.Next()
+		if id > seg.hi {
+			break
+		}
+		o := id - seg.lo
+		d.words[o/64] |= 1 << (o % 64)
+	}
+}
+
+// contains reports whether id (within the segment's range) is set.
+func (d *denseFilter) contains(id uint32) bool {
+	o := id - d.lo
+	return d.words[o/64]&(1<<(o%64)) != 0
 }

@@ -196,6 +196,12 @@ type postingsIter struct {
 	i       int // position in docs, -1 before the first Next
 	cur     uint32
 	err     error
+	// tfData is the undecoded tf section of the loaded sealed block; tfs
+	// holds its values once TF has asked for one (tfDone). A probe that
+	// misses, or a block skipped after its docs were read, never decodes
+	// its tfs: half of a block's varints.
+	tfData []byte
+	tfDone bool
 
 	docBuf [blockSize]uint32
 	tfBuf  [blockSize]uint32
@@ -205,6 +211,7 @@ func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
+	p.tfData, p.tfDone = nil, false
 	if p.df == 0 {
 		p.cur = endDoc
 		p.bi = p.nBlocks
@@ -247,7 +254,7 @@ func (p *postingsIter) load(bi int) {
 	}
 	if p.mem != nil {
 		p.mem.loadBlock(p.arena, bi, n, p.docBuf[:n], p.tfBuf[:n])
-		p.docs, p.tfs = p.docBuf[:n], p.tfBuf[:n]
+		p.docs, p.tfs, p.tfDone = p.docBuf[:n], p.tfBuf[:n], true
 		p.cur = p.docs[0]
 		return
 	}
@@ -294,6 +301,18 @@ func (p *postingsIter) load(bi int) {
 		p.fail()
 		return
 	}
+	p.docs, p.tfs = docs, tfs
+	p.tfData, p.tfDone = buf[pos:], false
+	p.cur = docs[0]
+}
+
+// decodeTFs decodes the loaded sealed block's tfs. A damaged tf section
+// (only possible in memory: files are checksummed) sets Err and reads as
+// zeros, which score nothing; the search reports the error.
+func (p *postingsIter) decodeTFs() {
+	p.tfDone = true
+	buf, pos := p.tfData, 0
+	tfs := p.tfs
 	for j := range tfs {
 		if pos < len(buf) && buf[pos] < 0x80 {
 			tfs[j] = uint32(buf[pos])
@@ -302,14 +321,13 @@ func (p *postingsIter) load(bi int) {
 		}
 		v, k := uvarint32(buf[pos:])
 		if k <= 0 {
-			p.fail()
+			clear(tfs)
+			p.err = ErrCorrupt
 			return
 		}
 		pos += k
 		tfs[j] = v
 	}
-	p.docs, p.tfs = docs, tfs
-	p.cur = docs[0]
 }
 
 func (p *postingsIter) fail() {
@@ -402,7 +420,12 @@ func (p *postingsIter) shallowBlock(d uint32) int {
 func (p *postingsIter) At() uint32 { return p.cur }
 
 // TF returns the term frequency of the current posting.
-func (p *postingsIter) TF() uint32 { return p.tfs[p.i] }
+func (p *postingsIter) TF() uint32 {
+	if !p.tfDone {
+		p.decodeTFs()
+	}
+	return p.tfs[p.i]
+}
 
 // Err returns the first decoding error.
 func (p *postingsIter) Err() error { return p.err }

@@ -32,8 +32,21 @@ type scorer struct {
 // Both the pruned and the exhaustive search call it, so equal inputs give
 // bit-identical scores.
 func (c *scorer) score(w float64, tf, dl uint32) float64 {
+	return scoreNorm(w, tf, c.norm(dl))
+}
+
+// norm is the length part of BM25's denominator, k1*(1-b+b*dl/avgdl): the
+// scoring loops compute it once per document, not once per matched term
+// (it holds a division). score is scoreNorm of it, so the split changes no
+// result's bits.
+func (c *scorer) norm(dl uint32) float64 {
+	return c.k1 * (1 - c.b + c.b*float64(dl)/c.avgdl)
+}
+
+// scoreNorm is the BM25 contribution of one term given the document's norm.
+func scoreNorm(w float64, tf uint32, norm float64) float64 {
 	t := float64(tf)
-	return w * t / (t + c.k1*(1-c.b+c.b*float64(dl)/c.avgdl))
+	return w * t / (t + norm)
 }
 
 // idf is the BM25 inverse document frequency in its non-negative form.
@@ -44,6 +57,8 @@ func idf(n, df uint64) float64 {
 type segTerm struct {
 	q  int // index in searcher.terms (canonical order)
 	ub float64
+	w  float64   // the term's weight, s.terms[q].w
+	ti *termInfo // the term in the segment, in s.tis
 }
 
 // searcher is the reusable per-query state.
@@ -53,9 +68,12 @@ type searcher struct {
 	iters   []postingsIter
 	segT    []segTerm
 	prefix  []float64
+	rub     []float64
 	tmp     []float64
+	dense   denseFilter
 	heap    hitHeap
 	ti      termInfo
+	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
@@ -77,7 +95,7 @@ func (s *searcher) blockBound(sc *scorer, i int, doc uint32) (float64, uint32, b
 	if bi != s.cBlk[i] {
 		md := it.meta(bi)
 		s.cBlk[i] = bi
-		s.cUB[i] = sc.score(s.terms[s.segT[i].q].w, md.maxTF, md.minDL) * ubSlack
+		s.cUB[i] = sc.score(s.segT[i].w, md.maxTF, md.minDL) * ubSlack
 		s.cLast[i] = md.last
 	}
 	return s.cUB[i], s.cLast[i], true
@@ -105,9 +123,18 @@ func (s *searcher) boundsPruned(sc *scorer, fe int, doc uint32, sum, theta float
 // lift the sum above theta; it reports that as pruned. Bounds only prune
 // once the heap is full. Both the MaxScore and the filter-driven loops use
 // it, so they score and prune alike.
-func (s *searcher) nonEssential(sc *scorer, fe int, doc, dl uint32, sum, theta float64, full bool) (float64, bool) {
-	if fe > 0 && full && s.boundsPruned(sc, fe, doc, sum, theta) {
-		return sum, true
+//
+// neBlock, when not negative, is the sum of the non-essential terms' block
+// bounds at doc, which maxScore already holds; otherwise they are looked up.
+func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta float64, full bool, neBlock float64) (float64, bool) {
+	if fe > 0 && full {
+		if neBlock >= 0 {
+			if sum+s.prefix[fe-1] <= theta || sum+neBlock <= theta {
+				return sum, true
+			}
+		} else if s.boundsPruned(sc, fe, doc, sum, theta) {
+			return sum, true
+		}
 	}
 	for i := fe - 1; i >= 0; i-- {
 		if full && sum+s.prefix[i] <= theta {
@@ -116,7 +143,7 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc, dl uint32, sum, theta f
 		it := &s.iters[i]
 		if it.Seek(doc) && it.At() == doc {
 			q := s.segT[i].q
-			v := sc.score(s.terms[q].w, it.TF(), dl)
+			v := scoreNorm(s.segT[i].w, it.TF(), norm)
 			s.tmp[q] = v
 			sum += v
 		}
@@ -168,12 +195,23 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 	}
 	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
 	segs := s.segs
+	// Each term is looked up once per segment per query: the statistics
+	// here and the scoring loops read s.tis.
+	nseg := len(segs)
+	if cap(s.tis) < len(s.terms)*nseg {
+		s.tis = make([]termInfo, len(s.terms)*nseg)
+	}
+	s.tis = s.tis[:len(s.terms)*nseg]
 	kept := s.terms[:0]
 	for _, t := range s.terms {
+		row := s.tis[len(kept)*nseg : (len(kept)+1)*nseg]
 		var df uint64
-		for _, seg := range segs {
-			if seg.term(t.text, &s.ti) {
-				df += uint64(s.ti.df) - uint64(seg.deletedDF(t.text, &s.ti, x.tomb, &s.iters[0]))
+		for si, seg := range segs {
+			ti := &row[si]
+			if seg.term(t.text, ti) {
+				df += uint64(ti.df) - uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
+			} else {
+				*ti = termInfo{}
 			}
 		}
 		if df == 0 {
@@ -226,7 +264,8 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	}
 	s.heap.reset(k)
 	var err error
-	for _, seg := range s.segs {
+	nseg := len(s.segs)
+	for si, seg := range s.segs {
 		if seg.empty() {
 			continue
 		}
@@ -244,16 +283,21 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		s.segT = s.segT[:0]
 		sumDF := 0.0
 		for q := range s.terms {
-			if !seg.term(s.terms[q].text, &s.ti) {
+			ti := &s.tis[q*nseg+si]
+			if ti.df == 0 {
 				continue
 			}
-			s.iters[len(s.segT)].reset(&s.ti)
-			ub := 0.0
-			for _, pr := range seg.frontier(s.terms[q].text, &s.ti, &s.iters[len(s.segT)]) {
-				ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
+			var ub float64
+			if ti.df <= blockSize {
+				// One block: the term's (maxTF, minDL) is its frontier.
+				ub = sc.score(s.terms[q].w, ti.maxTF, ti.minDL)
+			} else {
+				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
+					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
+				}
 			}
-			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack})
-			sumDF += float64(s.ti.df)
+			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack, w: s.terms[q].w, ti: ti})
+			sumDF += float64(ti.df)
 		}
 		if len(s.segT) == 0 {
 			continue
@@ -262,10 +306,14 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		if seg.nDeleted > 0 {
 			tomb = x.tomb
 		}
-		if filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF {
+		switch {
+		case filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF:
 			x.filterDriven(s, &sc, seg, filter, tomb)
-		} else {
-			x.maxScore(s, &sc, seg, filter, tomb)
+		case filter != nil && float64(fc) <= denseFilterRatio*sumDF:
+			s.fillDense(filter, seg)
+			x.maxScore(s, &sc, seg, nil, &s.dense, tomb)
+		default:
+			x.maxScore(s, &sc, seg, filter, nil, tomb)
 		}
 		for i := range s.segT {
 			if e := s.iters[i].Err(); e != nil && err == nil {
@@ -274,6 +322,22 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		}
 	}
 	return s.heap.appendSorted(dst), err
+}
+
+// sortTerms orders s.segT by upper bound, ascending, and points
+// s.iters[i] at term s.segT[i]. Sorting the small entries and resetting the
+// iterators afterwards avoids moving iterators (each holds its decode
+// buffers, ~1 KB).
+func (s *searcher) sortTerms() {
+	order := s.segT
+	for i := 1; i < len(order); i++ { // insertion sort: a handful of terms
+		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	for i := range order {
+		s.iters[i].reset(order[i].ti)
+	}
 }
 
 // canonical sums the per-term scores in query-term order and clears them.
@@ -291,16 +355,11 @@ func canonical(tmp []float64) float64 {
 // current threshold are "non-essential": a document matching only them
 // cannot enter the top k, so candidates come from the essential terms and
 // non-essential terms are only probed (Seek), after a block-max bound check.
-func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
+func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.Bitmap, dense *denseFilter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
 	// Sort iterators and terms by upper bound, ascending.
 	order := s.segT
-	for i := 1; i < m; i++ { // insertion sort: m is tiny; keep iters in step
-		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
-		}
-	}
+	s.sortTerms()
 	s.resetBounds(m)
 	if cap(s.prefix) < m {
 		s.prefix = make([]float64, m)
@@ -328,6 +387,10 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 	// queries, 8-12 terms, 200k records): recomputing it over all terms for
 	// every candidate was 41% of the search.
 	bubFrom, bubUpto, bub := uint32(1), uint32(0), 0.0
+	if cap(s.rub) < m {
+		s.rub = make([]float64, m)
+	}
+	rub := s.rub[:m] // per term: its block bound over [bubFrom, bubUpto], 0 if none
 	for fe < m {
 		doc := uint32(endDoc)
 		for i := fe; i < m; i++ {
@@ -336,6 +399,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 		if doc == endDoc {
 			break
 		}
+		neBlock := -1.0 // not known until the heap is full
 		if h.full() {
 			// Block-max skip: each term has at most one block overlapping
 			// [doc, upto]; if their bounds cannot beat theta, no document of
@@ -344,10 +408,14 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 				upto := uint32(endDoc - 1)
 				bub = 0.0
 				for i := 0; i < m; i++ {
-					if ub, last, ok := s.blockBound(sc, i, doc); ok {
-						bub += ub
+					ub, last, ok := s.blockBound(sc, i, doc)
+					if !ok {
+						ub = 0
+					} else {
 						upto = min(upto, last)
 					}
+					rub[i] = ub
+					bub += ub
 				}
 				bubFrom, bubUpto = doc, upto
 			}
@@ -361,8 +429,32 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 				}
 				continue
 			}
+			// The candidate's own bound: the block maxima of the terms it
+			// can still hold (every non-essential term, the essential ones
+			// positioned on it). Most candidates of a mid-frequency query
+			// hold one term, and this prunes them before their length is
+			// read: that read (a cache miss per candidate) and the
+			// norm were a fifth of the search (mid/none, 200k records).
+			neBlock = 0
+			for i := 0; i < fe; i++ {
+				neBlock += rub[i]
+			}
+			cb := neBlock
+			for i := fe; i < m; i++ {
+				if s.iters[i].At() == doc {
+					cb += rub[i]
+				}
+			}
+			if cb <= theta {
+				for i := fe; i < m; i++ {
+					if s.iters[i].At() == doc {
+						s.iters[i].Next()
+					}
+				}
+				continue
+			}
 		}
-		if filter != nil && !filter.Contains(doc) {
+		if (dense != nil && !dense.contains(doc)) || (filter != nil && !filter.Contains(doc)) {
 			for i := fe; i < m; i++ {
 				if s.iters[i].At() == doc {
 					s.iters[i].Next()
@@ -370,18 +462,18 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 			}
 			continue
 		}
-		dl := seg.docLen(doc)
+		norm := sc.norm(seg.docLen(doc))
 		sum := 0.0
 		for i := fe; i < m; i++ {
 			it := &s.iters[i]
 			if it.At() == doc {
-				v := sc.score(s.terms[order[i].q].w, it.TF(), dl)
+				v := scoreNorm(order[i].w, it.TF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 				it.Next()
 			}
 		}
-		_, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, h.full())
+		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, h.full(), neBlock)
 		score := canonical(tmp)
 		if pruned || (tomb != nil && tomb.Contains(doc)) {
 			continue
@@ -410,12 +502,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter, tomb *ro
 func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
 	order := s.segT
-	for i := 1; i < m; i++ { // by upper bound, ascending; iters in step
-		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-			s.iters[j], s.iters[j-1] = s.iters[j-1], s.iters[j]
-		}
-	}
+	s.sortTerms()
 	s.resetBounds(m)
 	if cap(s.prefix) < m {
 		s.prefix = make([]float64, m)
@@ -445,17 +532,17 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 		}
 		// Essential terms.
 		matched := false
-		var dl uint32
+		var norm float64
 		sum := 0.0
 		next := uint32(endDoc) // the first essential posting >= doc
 		for i := fe; i < m; i++ {
 			p := &s.iters[i]
 			if p.Seek(doc) && p.At() == doc {
 				if !matched {
-					dl = seg.docLen(doc)
+					norm = sc.norm(seg.docLen(doc))
 					matched = true
 				}
-				v := sc.score(s.terms[order[i].q].w, p.TF(), dl)
+				v := scoreNorm(order[i].w, p.TF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 			}
@@ -472,7 +559,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.
-		_, pruned := s.nonEssential(sc, fe, doc, dl, sum, theta, true)
+		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, true, -1)
 		score := canonical(tmp)
 		if pruned {
 			continue
@@ -484,69 +571,4 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			}
 		}
 	}
-}
-
-// SearchExhaustive is the reference: it scores every posting of every
-// query term with no pruning and sorts. For tests and benchmarks.
-func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([]Hit, error) {
-	if k <= 0 {
-		return nil, nil
-	}
-	s := &searcher{}
-	x.analyzeQuery(s, query)
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if x.closed {
-		return nil, ErrClosed
-	}
-	sc, ok := x.prepare(s)
-	if !ok {
-		return nil, nil
-	}
-	per := map[uint32][]float64{}
-	var p postingsIter
-	for _, seg := range x.allSegs() {
-		for q, t := range s.terms {
-			if !seg.term(t.text, &s.ti) {
-				continue
-			}
-			p.reset(&s.ti)
-			for p.Next() {
-				d := p.At()
-				if x.tomb.Contains(d) || (filter != nil && !filter.Contains(d)) {
-					continue
-				}
-				v := per[d]
-				if v == nil {
-					v = make([]float64, len(s.terms))
-					per[d] = v
-				}
-				v[q] = sc.score(t.w, p.TF(), seg.docLen(d))
-			}
-			if p.Err() != nil {
-				return nil, p.Err()
-			}
-		}
-	}
-	hits := make([]Hit, 0, len(per))
-	for d, v := range per {
-		hits = append(hits, Hit{ID: uint64(d), Score: canonical(v)})
-	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits, nil
 }

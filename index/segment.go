@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -66,6 +66,7 @@ type segment struct {
 	table  []byte
 	posts  []byte
 	nTerms int
+	dict   termDict // term -> table index, built by openSegment
 
 	// deletions that fall in this segment (tombstones not yet merged away)
 	nDeleted uint32
@@ -198,8 +199,8 @@ func (s *segment) term(t string, ti *termInfo) bool {
 		}
 		return true
 	}
-	i := sort.Search(s.nTerms, func(i int) bool { return string(s.termAt(i)) >= t })
-	if i >= s.nTerms || string(s.termAt(i)) != t {
+	i := s.dict.find(s, t)
+	if i < 0 {
 		return false
 	}
 	s.entry(i, ti)
@@ -329,7 +330,9 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 		return bad(int(offs[5]), errors.New("term table size"))
 	}
 	s.nTerms = len(s.table) / termEntrySize
-	// Validate the term table so lookups never index out of range.
+	// Validate the term table so lookups never index out of range, and
+	// hash it.
+	s.dict = newTermDict(s.nTerms)
 	var prevTerm []byte
 	for i := 0; i < s.nTerms; i++ {
 		e := s.table[i*termEntrySize:]
@@ -345,6 +348,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 			return bad(int(offs[5])+i*termEntrySize, errors.New("terms not sorted"))
 		}
 		prevTerm = t
+		s.dict.insert(maphash.Bytes(dictSeed, t), i)
 	}
 	return s, nil
 }
