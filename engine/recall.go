@@ -109,6 +109,10 @@ type plan struct {
 	denseText string // what is embedded
 	since     time.Time
 	until     time.Time
+	// dateSince and dateUntil: the window of a date the query names when
+	// ParseTime is off (a soft prior; zero: none).
+	dateSince, dateUntil time.Time
+	dateExpr             string
 	// filter
 	filter       index.Filter
 	bm           *roaring.Bitmap // the records passing the filters
@@ -143,6 +147,8 @@ type cand struct {
 	lowInfo    bool // its text is only pleasantries
 	question   bool // its text is a question
 	superseded bool // moved above an older candidate answering the same question
+	dated      bool // its time is in the window of a date the query names
+	neighbours bool // its score took a share of its session neighbours'
 	dense      float32
 	rec        Record
 	fetched    bool
@@ -201,7 +207,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 		if err := p.selective(ctx); err != nil {
 			return nil, err
 		}
-		p.fuse()
+		if err := p.fuse(); err != nil {
+			return nil, err
+		}
 		if err := p.assemble(); err != nil {
 			return nil, err
 		}

@@ -18,17 +18,53 @@ import (
 // recency prior and the speaker boost, lowers the records that say
 // nothing, lets a newer record answering the same question pass an older
 // one, and picks the top Query.K.
-func (p *plan) fuse() {
+func (p *plan) fuse() error {
 	share := 0.0
 	if p.res.Stats.Hits == 0 && len(p.cands) > 1 && p.q.Mode == ModeLazy && isLexical(p.db.cache.name) {
 		share = newestShare
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (newest first), %.0f%% the lexical embedder's", 100*share, 100*(1-share)))
 	}
 	p.fused = fuse(p.cands, p.q, p.now, p.speakers, share)
+	p.dateMentions()
 	p.questions()
 	p.lowInfo()
+	if err := p.neighbours(); err != nil {
+		return err
+	}
 	p.supersede()
 	p.top = vecmath.TopK(p.fused, p.q.K)
+	return nil
+}
+
+// dateMentionBoost multiplies the score of a record whose time falls in
+// the window of a date the query names while Query.ParseTime is off ("what
+// did Maria start, as mentioned on 3 June, 2023?", "in March 2023"): a
+// prior, never a filter, and the date's words stay in the searched text.
+// Measured (lazy, hash; LoCoMo R@1/5/10/25, 108 of its 883 questions name
+// a date): x1 .429/.657/.718/.787, x1.5 .446/.663/.725/.790, x2
+// .447/.666/.725/.790, x3 .448/.666/.726/.790; with the date's words
+// removed from the text (x2) .438/.662/.724/.789. Both halves of the
+// conversations gain alike (26/41/43: R@10 .745 -> .753; 30/42/44: .685 ->
+// .691).
+const dateMentionBoost = 2
+
+func (p *plan) dateMentions() {
+	if p.dateSince.IsZero() {
+		return
+	}
+	n := 0
+	for i := range p.cands {
+		c := &p.cands[i]
+		if c.fetched && !c.rec.Time.Before(p.dateSince) && c.rec.Time.Before(p.dateUntil) {
+			p.fused[i] *= dateMentionBoost
+			c.dated = true
+			n++
+		}
+	}
+	if n > 0 {
+		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("the query names a date (%q) and ParseTime is off: %d candidates of [%s, %s) were boosted x%g, none filtered out",
+			p.dateExpr, n, p.dateSince.Format(time.RFC3339), p.dateUntil.Format(time.RFC3339), float64(dateMentionBoost)))
+	}
 }
 
 // questionWeight multiplies the score of a record that is itself a
@@ -313,6 +349,12 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.from&fromFallback != 0 {
 		rs = append(rs, "fallback")
+	}
+	if c.dated {
+		rs = append(rs, fmt.Sprintf("named date x%g", float64(dateMentionBoost)))
+	}
+	if c.neighbours {
+		rs = append(rs, "session neighbours")
 	}
 	if c.question {
 		rs = append(rs, fmt.Sprintf("question x%g", questionWeight))

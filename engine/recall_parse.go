@@ -38,6 +38,13 @@ func (p *plan) parse() {
 			}
 		}
 	}
+	if !q.ParseTime {
+		// A date the query names without ParseTime: a soft prior, never
+		// a window (see dateMentions).
+		if tr, ok := ParseTime(text, p.now); ok {
+			p.dateSince, p.dateUntil, p.dateExpr = tr.Since, tr.Until, tr.Expr
+		}
+	}
 	p.since, p.until = since, until
 	st.Since, st.Until = since, until
 	p.queryLowInfo = lx.lowInfo(text)
