@@ -20,7 +20,18 @@ import (
 // one, and picks the top Query.K.
 func (p *plan) fuse() error {
 	share := 0.0
-	if p.res.Stats.Hits == 0 && len(p.cands) > 1 && p.q.Mode == ModeLazy && isLexical(p.db.cache.name) {
+	switch {
+	case p.res.Stats.Hits > 0 || len(p.cands) < 2 || p.q.Mode != ModeLazy:
+	case (p.res.Stats.TimeExpr != "" || p.dateExpr != "") && !theLexicon().contentLeft(p.denseText):
+		// Nothing but a time, the question's frame and perhaps a speaker
+		// ("what did I ask you just now?", "最近10分钟大家说了什么"): no
+		// embedder can match the frame words to an answer, and the latest
+		// record of the window is the answer. Without a time expression
+		// the frame can carry meaning ("刘洋负责什么": responsible for) and
+		// the embedder keeps its share.
+		share = 1
+		p.res.Stats.Notes = append(p.res.Stats.Notes, "no BM25 hit and nothing asked but when (and who): newest first")
+	case isLexical(p.db.cache.name):
 		share = newestShare
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (newest first), %.0f%% the lexical embedder's", 100*share, 100*(1-share)))
 	}
@@ -31,6 +42,7 @@ func (p *plan) fuse() error {
 	if err := p.neighbours(); err != nil {
 		return err
 	}
+	p.mentions()
 	p.supersede()
 	p.top = vecmath.TopK(p.fused, p.q.K)
 	return nil
@@ -127,6 +139,59 @@ func (p *plan) lowInfo() {
 				p.fused[i] += shift
 			}
 		}
+	}
+}
+
+// mentionFloor: in a question asking who mentioned something ("谁提到了采购
+// 审批？", "who brought up the budget?", the lexicon's [mention]), a
+// candidate's score is multiplied by mentionFloor + (1 - mentionFloor) x
+// the share of the query's words its own text holds, relative to the
+// candidate that holds most: the one who mentioned it said the words; a
+// short reply that inherits them from the turn before (session context)
+// did not. Only the top 3K candidates are read for it; the others take
+// the floor.
+const mentionFloor = 0.5
+
+func (p *plan) mentions() {
+	if !p.mention || len(p.cands) < 2 {
+		return
+	}
+	lx := theLexicon()
+	qterms := map[string]bool{}
+	for _, t := range queryAnalyzer().Terms(lx.stripQuestionWords(p.denseText)) {
+		if !lx.frame[t] {
+			qterms[t] = true
+		}
+	}
+	if len(qterms) == 0 {
+		return
+	}
+	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
+	own := make(map[int]int, len(order))
+	best := 0
+	for _, i := range order {
+		if !p.cands[i].fetched {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, t := range queryAnalyzer().Terms(p.cands[i].rec.Text) {
+			if qterms[t] {
+				seen[t] = true
+			}
+		}
+		own[i] = len(seen)
+		best = max(best, len(seen))
+	}
+	if best == 0 {
+		return
+	}
+	for i := range p.cands {
+		f := float32(mentionFloor)
+		if n, ok := own[i]; ok {
+			f += (1 - mentionFloor) * float32(n) / float32(best)
+		}
+		p.fused[i] *= f
+		p.cands[i].coverage = f
 	}
 }
 
@@ -355,6 +420,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.neighbours {
 		rs = append(rs, "session neighbours")
+	}
+	if c.coverage > 0 && c.coverage < 1 {
+		rs = append(rs, fmt.Sprintf("own words x%.2f", c.coverage))
 	}
 	if c.question {
 		rs = append(rs, fmt.Sprintf("question x%g", questionWeight))

@@ -51,6 +51,7 @@ func (p *plan) parse() {
 	p.denseText = strings.TrimSpace(lx.stripPleasantries(text))
 	p.earlier = lx.asksEarlier(p.denseText)
 	p.current = lx.asksCurrent(p.denseText)
+	p.mention = lx.asksMention(p.denseText)
 }
 
 // setText sets the BM25 text from the dense text: the lexicon expansion
