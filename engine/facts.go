@@ -6,14 +6,19 @@ import (
 )
 
 // fact is what fusion reads of a record besides its scores: its time (the
-// recency prior, supersession, the newest-first share) and whether its
-// text is a question or only pleasantries (questionWeight,
-// lowInfoWeight). Nine bytes instead of the record: a recall that finds a
+// recency prior, supersession, the newest-first share, a named date),
+// whether its text is a question or only pleasantries (questionWeight,
+// lowInfoWeight), and its agent, session and role (the session
+// neighbours). 21 bytes instead of the record: a recall that finds a
 // candidate's vector by id and its fact here does not read the candidate
-// from the log; only the K it returns are read.
+// from the log; only the K it returns (and the texts a rule compares) are
+// read.
 type fact struct {
 	time  int64 // unix nanoseconds, as logged
 	flags uint8
+	// agent, session and role are the record's, as indexes into the
+	// table's interned names (0: "").
+	agent, session, role uint32
 	// key is the embedding cache key of the record's constructed text
 	// (cacheKey), set once a recall has looked its vector up by text
 	// (factKeyed): a later recall whose memory tier lost the vector by id
@@ -45,17 +50,22 @@ func factOf(r *Record) fact {
 	return f
 }
 
-// factPageBits: a page holds the facts of 256 consecutive ids (6.25
+// factPageBits: a page holds the facts of 256 consecutive ids (9.25
 // KiB). Candidates are scattered over an agent's history, so pages fill
 // sparsely at first; a store whose every record was recalled once holds
-// 25 bytes a record (25 MB a million).
+// 37 bytes a record (37 MB a million), plus each distinct agent, session
+// and role name once.
 const factPageBits = 8
 
 type factPage struct {
 	time  [1 << factPageBits]int64
 	flags [1 << factPageBits]uint8
 	key   [1 << factPageBits][cacheHashLen]byte
+	names [1 << factPageBits][3]uint32 // agent, session, role
 }
+
+// factPageBytes is the size of a factPage.
+const factPageBytes = (8 + 1 + cacheHashLen + 12) << factPageBits
 
 func (t *factTable) at(id uint64) (*factPage, uint64) {
 	pg := id >> factPageBits
@@ -91,6 +101,35 @@ type factTable struct {
 	mu    sync.RWMutex
 	pages []*factPage // by id >> factPageBits
 	n     int         // facts held
+	names []string    // interned agent, session and role names; names[0] = ""
+	ord   map[string]uint32
+}
+
+// intern returns the index of name in t.names, adding it; under t.mu held
+// exclusively.
+func (t *factTable) intern(name string) uint32 {
+	if name == "" {
+		return 0
+	}
+	if o, ok := t.ord[name]; ok {
+		return o
+	}
+	if t.ord == nil {
+		t.ord = map[string]uint32{}
+		t.names = []string{""}
+	}
+	o := uint32(len(t.names))
+	t.names = append(t.names, name)
+	t.ord[name] = o
+	return o
+}
+
+// name returns the interned name o; under t.mu held.
+func (t *factTable) name(o uint32) string {
+	if o == 0 {
+		return ""
+	}
+	return t.names[o]
 }
 
 // lookup sets the fact of every candidate the table knows.
@@ -103,7 +142,9 @@ func (t *factTable) lookup(cands []cand) {
 		if p == nil || p.flags[j]&factKnown == 0 {
 			continue
 		}
-		c.setFact(fact{time: p.time[j], flags: p.flags[j], key: p.key[j]})
+		ns := p.names[j]
+		c.setFact(fact{time: p.time[j], flags: p.flags[j], key: p.key[j], agent: ns[0], session: ns[1], role: ns[2]},
+			t.name(ns[0]), t.name(ns[1]), t.name(ns[2]))
 	}
 }
 
@@ -122,11 +163,13 @@ func (t *factTable) learn(cands []cand, sel []int) {
 			defer t.mu.Unlock()
 			locked = true
 		}
+		c.fact.agent, c.fact.session, c.fact.role = t.intern(c.rec.Agent), t.intern(c.rec.Session), t.intern(c.rec.Role)
 		p, j := t.page(c.id)
 		if p.flags[j]&factKnown == 0 {
 			t.n++
 		}
 		p.time[j], p.flags[j] = c.fact.time, p.flags[j]&factKeyed|c.fact.flags
+		p.names[j] = [3]uint32{c.fact.agent, c.fact.session, c.fact.role}
 	}
 }
 
@@ -147,6 +190,7 @@ func (t *factTable) setKeys(cands []cand, sel []int, keys []string) {
 		if p.flags[k]&factKnown == 0 {
 			t.n++
 			p.time[k] = c.fact.time
+			p.names[k] = [3]uint32{c.fact.agent, c.fact.session, c.fact.role}
 		}
 		p.flags[k] |= c.fact.flags | factKeyed
 		copy(p.key[k][:], keys[j])
@@ -162,7 +206,7 @@ func (t *factTable) forget(ids []uint64) {
 	defer t.mu.Unlock()
 	for _, id := range ids {
 		if p, j := t.at(id); p != nil && p.flags[j]&factKnown != 0 {
-			p.time[j], p.flags[j], p.key[j] = 0, 0, [cacheHashLen]byte{}
+			p.time[j], p.flags[j], p.key[j], p.names[j] = 0, 0, [cacheHashLen]byte{}, [3]uint32{}
 			t.n--
 		}
 	}
@@ -178,13 +222,19 @@ func (t *factTable) size() (n int, bytes int64) {
 			pages++
 		}
 	}
-	return t.n, int64(pages)*int64((9+cacheHashLen)<<factPageBits) + int64(8*len(t.pages))
+	bytes = int64(pages)*factPageBytes + int64(8*len(t.pages))
+	for _, name := range t.names {
+		bytes += int64(len(name)) + 16 + 24 // the string, its header, its map entry (about)
+	}
+	return t.n, bytes
 }
 
-// setFact gives an unread candidate the time its record would give it.
-func (c *cand) setFact(f fact) {
+// setFact gives an unread candidate the time, agent, session and role
+// its record would give it.
+func (c *cand) setFact(f fact, agent, session, role string) {
 	c.fact = f
 	if !c.fetched {
 		c.rec.Time = time.Unix(0, f.time).UTC() // as fromCodec
+		c.rec.Agent, c.rec.Session, c.rec.Role = agent, session, role
 	}
 }

@@ -27,6 +27,7 @@ type lexicon struct {
 	frame        map[string]bool // lowercased
 	earlier      []string        // lowercased
 	current      []string        // lowercased
+	mention      []string        // lowercased
 	question     []string        // longest first
 }
 
@@ -77,6 +78,8 @@ func parseLexicon(src string) (*lexicon, error) {
 			}
 		case "earlier":
 			lx.earlier = append(lx.earlier, terms...)
+		case "mention":
+			lx.mention = append(lx.mention, terms...)
 		case "current":
 			lx.current = append(lx.current, terms...)
 		case "question":
@@ -155,6 +158,9 @@ func (lx *lexicon) expand(text string) []expansion {
 
 // asksEarlier reports whether text asks about an earlier state.
 func (lx *lexicon) asksEarlier(text string) bool { return containsAny(text, lx.earlier) }
+
+// asksMention reports whether text asks who mentioned something.
+func (lx *lexicon) asksMention(text string) bool { return containsAny(text, lx.mention) }
 
 // asksCurrent reports whether text asks about the current state or a
 // decision.

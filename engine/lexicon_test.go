@@ -36,7 +36,8 @@ func TestLexiconExpand(t *testing.T) {
 	}{
 		// Same script in add (the other script is in other); phrases
 		// trigger but are not added.
-		{"how is the funding looking?", []string{" budget ", " cost "}, []string{"预算", " funding ", "over budget"}},
+		{"how is the funding looking?", []string{" budget "}, []string{"预算", " funding ", "over budget", " cost "}},
+		{"what did the party cost?", []string{" budget ", " expense "}, []string{" funding "}},
 		{"资金安排怎么样了", []string{" 预算 ", " 经费 "}, []string{"budget", " 资金 "}},
 		{"when do we ship?", []string{" launch ", " release "}, []string{"go", "上线"}},
 		{"产品什么时候上线", []string{" 发布 "}, []string{"launch"}},
@@ -137,7 +138,8 @@ func TestContentLeft(t *testing.T) {
 func TestStripQuestionWords(t *testing.T) {
 	lx := theLexicon()
 	for text, want := range map[string]string{
-		"资金安排怎么样了":        "资金安排 了",
+		"资金安排怎么样了":        "资金 了", // a status question's noun goes with it
+		"项目进展如何":          "项目",
 		"新同事报到那天要准备哪些东西？": "新同事报到那天要准备 东西？",
 		"谁负责通知运维？":        "负责通知运维？",
 		"什么？":             "什么？", // nothing else: unchanged

@@ -109,12 +109,17 @@ type plan struct {
 	denseText string // what is embedded
 	since     time.Time
 	until     time.Time
+	// dateSince and dateUntil: the window of a date the query names when
+	// ParseTime is off (a soft prior; zero: none).
+	dateSince, dateUntil time.Time
+	dateExpr             string
 	// filter
 	filter       index.Filter
 	bm           *roaring.Bitmap // the records passing the filters
 	queryLowInfo bool            // the query is only pleasantries
 	earlier      bool            // the query asks about an earlier state
 	current      bool            // the query asks about the current state or a decision
+	mention      bool            // the query asks who mentioned something
 	// speakers
 	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none
 	speakerOnly bool            // nothing but the speaker is asked about
@@ -139,10 +144,13 @@ type cand struct {
 	sparseRank int // 1-based; 0: not a BM25 hit
 	denseRank  int // 1-based; 0: no dense score
 	session    bool
-	speaker    bool // boosted by Query.SpeakerBoost
-	lowInfo    bool // its text is only pleasantries
-	question   bool // its text is a question
-	superseded bool // moved above an older candidate answering the same question
+	speaker    bool    // boosted by Query.SpeakerBoost
+	lowInfo    bool    // its text is only pleasantries
+	question   bool    // its text is a question
+	superseded bool    // moved above an older candidate answering the same question
+	dated      bool    // its time is in the window of a date the query names
+	neighbours bool    // its score took a share of its session neighbours'
+	coverage   float32 // mention questions: the factor of its own words (0: not applied)
 	dense      float32
 	// fact is what fusion reads of the record (facts.go): set by the
 	// selective stage for every candidate it could read or knew.

@@ -38,12 +38,20 @@ func (p *plan) parse() {
 			}
 		}
 	}
+	if !q.ParseTime {
+		// A date the query names without ParseTime: a soft prior, never
+		// a window (see dateMentions).
+		if tr, ok := ParseTime(text, p.now); ok {
+			p.dateSince, p.dateUntil, p.dateExpr = tr.Since, tr.Until, tr.Expr
+		}
+	}
 	p.since, p.until = since, until
 	st.Since, st.Until = since, until
 	p.queryLowInfo = lx.lowInfo(text)
 	p.denseText = strings.TrimSpace(lx.stripPleasantries(text))
 	p.earlier = lx.asksEarlier(p.denseText)
 	p.current = lx.asksCurrent(p.denseText)
+	p.mention = lx.asksMention(p.denseText)
 }
 
 // setText sets the BM25 text from the dense text: the lexicon expansion

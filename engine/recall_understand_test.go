@@ -259,24 +259,40 @@ func TestSupersession(t *testing.T) {
 	}
 }
 
+// TestFeedback: pseudo-relevance feedback adds the top hits' words to an
+// English query ("rehearsal" from the turn that books the room); it is off
+// by default; a Chinese query gets no CJK n-grams as feedback terms (not
+// words: see feedback).
 func TestFeedback(t *testing.T) {
 	db, now := understandDB(t, concepts{})
 	defer db.Close()
 	ctx := context.Background()
-	plain, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now})
+	hasNote := func(res *engine.Result) bool {
+		return slices.ContainsFunc(res.Stats.Notes, func(n string) bool { return strings.HasPrefix(n, "feedback terms: ") })
+	}
+	off, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "which room is booked?", K: 3, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now, FeedbackDocs: 2})
+	if hasNote(off) {
+		t.Errorf("default: feedback ran: %q", off.Stats.Notes)
+	}
+	fb, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "which room is booked?", K: 3, Now: now, FeedbackDocs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fb.Stats.Text) <= len(plain.Stats.Text) || !slices.ContainsFunc(fb.Stats.Notes, func(n string) bool { return strings.HasPrefix(n, "feedback terms: ") }) {
+	if len(fb.Stats.Text) <= len(off.Stats.Text) || !hasNote(fb) {
 		t.Errorf("feedback did not extend the query: %q, notes %q", fb.Stats.Text, fb.Stats.Notes)
 	}
-	// The feedback terms come from the top hit ("审批" from "服务器采购需要这周走完审批。").
-	if !strings.Contains(fb.Stats.Text, "审批") {
+	if !strings.Contains(fb.Stats.Text, "rehears") {
 		t.Errorf("feedback text %q lacks the top hit's terms", fb.Stats.Text)
+	}
+	zh, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "服务器采购", K: 3, Now: now, FeedbackDocs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasNote(zh) || strings.Contains(zh.Stats.Text, "审批") {
+		t.Errorf("Chinese query: CJK n-grams as feedback terms: %q, notes %q", zh.Stats.Text, zh.Stats.Notes)
 	}
 	if _, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "x", FeedbackDocs: engine.MaxFeedbackDocs + 1}); err == nil || !strings.Contains(err.Error(), "query.feedback_docs") {
 		t.Errorf("feedback_docs out of range: %v", err)

@@ -58,11 +58,16 @@ var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3
 // 11 in the top 5. Raised after CJK unigrams in the index and the
 // lexicon's other-script terms: time 0.71/1.00, inherited 0.86/1.00,
 // paraphrase 0.56/0.89, lowinfo 0.50/1.00, crosslingual 0.33/0.67.
+// Raised after newest-first for time-only questions without BM25 hits,
+// meeting closings as pleasantries and the mention rule: time 0.79/1.00;
+// examples 11 of 12 at rank 1. Raised after status nouns out of the BM25
+// text, "怎么样了" asking for the current state and budget split from cost
+// in the lexicon: paraphrase 0.66/1.00; examples 12 of 12 at rank 1.
 var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
-	"time":         {0.70, 1.00},
+	"time":         {0.79, 1.00},
 	"inherited":    {0.85, 1.00},
 	"speaker":      {0.77, 1.00},
-	"paraphrase":   {0.55, 0.88},
+	"paraphrase":   {0.66, 1.00},
 	"lowinfo":      {0.50, 1.00},
 	"recency":      {0.57, 1.00},
 	"crosslingual": {0.33, 0.66},

@@ -138,11 +138,17 @@ func TestEvaluateMetric(t *testing.T) {
 // sparse 0.300/0.600/0.700, lazy hash 0.345/0.634/0.732. Raised after
 // hash-v3 (Chinese function characters down-weighted) and CJK unigrams in
 // the index: sparse 0.345/0.652/0.754, lazy hash-v3 0.390/0.679/0.775.
+// Raised after the named-date prior and the session-neighbour rule in
+// fusion: sparse 0.345/0.714/0.786, lazy hash-v3 0.390/0.738/0.810, lazy
+// use-lite 0.352/0.731/0.793; the lexicon's budget concept split from
+// cost then took one question (z-082) out of the top 5: sparse
+// 0.345/0.707/0.786, lazy hash 0.390/0.731/0.810, lazy use-lite
+// 0.352/0.724/0.793.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.34, 0.65, 0.75},
-	"lazy/hash": {0.38, 0.67, 0.77},
-	"lazy/use":  {0.23, 0.48, 0.60},
+	"sparse":    {0.34, 0.70, 0.78},
+	"lazy/hash": {0.38, 0.73, 0.81},
+	"lazy/use":  {0.35, 0.72, 0.79},
 }
 
 // TestZhMem evaluates the Chinese set: sparse, lazy with the hash embedder
