@@ -21,7 +21,7 @@ type StoreStats struct {
 	// Text is the bytes of the records' text.
 	Text int64
 	// DiskPeak is the largest allocation sampled during the load (every
-	// 50 ms); DiskLoaded the allocation once the load is durable, before
+	// 50 ms) or at its end; DiskLoaded the allocation once the load is durable, before
 	// Close; DiskClosed after Close; DiskReopened after the store was opened
 	// again and settled (Bleve) or opened (lazymem).
 	DiskPeak, DiskLoaded, DiskClosed, DiskReopened int64
@@ -233,6 +233,7 @@ func RunIngest(dir string, docs []Doc, batch int, opts engine.Options, bopts Ble
 		_ = db.Close()
 		return nil, err
 	}
+	ls.DiskPeak, lg.DiskPeak = max(ls.DiskPeak, ls.DiskLoaded), max(lg.DiskPeak, lg.DiskLoaded)
 	t1 := time.Now()
 	if err := db.Close(); err != nil {
 		return nil, err
@@ -273,6 +274,7 @@ func RunIngest(dir string, docs []Doc, batch int, opts engine.Options, bopts Ble
 		_ = b.Close()
 		return nil, err
 	}
+	bs.DiskPeak = max(bs.DiskPeak, bs.DiskLoaded)
 	if err := b.Close(); err != nil {
 		return nil, err
 	}
