@@ -295,7 +295,7 @@ func RunIngest(dir string, docs []Doc, batch int, opts engine.Options, bopts Ble
 	return run, nil
 }
 
-// Markdown renders the run as the tables of docs/benchmarks/ingest-zipf.md.
+// Markdown renders the run as the tables of docs/benchmarks/ingest-context.md.
 func (r *IngestRun) Markdown() string {
 	s := "| ingest | records | applied | durable | records/s (durable) |\n|---|---:|---:|---:|---:|\n"
 	for _, st := range r.Ingest {

@@ -19,7 +19,7 @@ import (
 // with LAZYMEM_BENCH_CORPUS=workload, of bench/workload's chat) into the
 // full lazymem engine (log and index, session context on, one writer,
 // batches of 1000) and into Bleve, one after the other in one process,
-// and prints docs/benchmarks/ingest-zipf.md's tables: records/s, the
+// and prints docs/benchmarks/ingest-context.md's tables: records/s, the
 // stores' allocated blocks during the load, after Close and after a
 // reopen, and their heap. LAZYMEM_BENCH_CACHE is the scratch directory
 // (removed at the end unless LAZYMEM_BENCH_KEEP is set).

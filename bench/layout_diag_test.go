@@ -1,7 +1,7 @@
 //go:build diag
 
 // What a columnar segment body and a store dictionary would save, before
-// building either (docs/benchmarks/ingest-zipf.md, "Size"):
+// building either (docs/benchmarks/ingest-context.md, "Size"):
 //
 //	go test -tags diag ./bench -run TestSegmentLayoutDiag -v
 
