@@ -174,16 +174,20 @@ func BenchmarkGet(b *testing.B) {
 		}
 	})
 	// A cache too small to hold a segment: every Get reads the segment from
-	// Pebble and decompresses it.
-	l2 := openDisk(b, segment.Options{DisableBackgroundSeal: true, CacheBytes: 1})
-	defer l2.Close()
-	appendAll(b, l2, payloads)
-	if err := l2.Seal(); err != nil {
-		b.Fatal(err)
+	// Pebble and decompresses it (and, for columns, rebuilds its records).
+	for _, layout := range []string{"columns", "rows"} {
+		l2 := openDisk(b, segment.Options{DisableBackgroundSeal: true, CacheBytes: 1, DisableColumns: layout == "rows"})
+		appendAll(b, l2, payloads)
+		if err := l2.Seal(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run("where=segment/cached=false/layout="+layout, func(b *testing.B) {
+			randomGets(b, l2, n)
+		})
+		if err := l2.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
-	b.Run("where=segment/cached=false", func(b *testing.B) {
-		randomGets(b, l2, n)
-	})
 }
 
 // BenchmarkCompression compares segment compression on the workload's

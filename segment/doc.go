@@ -37,11 +37,11 @@
 //	+---------+--------+---------+----------+------------------------+----------+
 //	| version | algo   | count   | body_len | compressed body        | crc32c   |
 //	| 1 byte  | 1 byte | uvarint | uvarint  | (algo: 0 none, 1 zstd, | 4 bytes  |
-//	| = 1     |        |         |          |  2 s2)                 | LE       |
+//	| 1 or 2  |        |         |          |  2 s2)                 | LE       |
 //	+---------+--------+---------+----------+------------------------+----------+
 //	crc32c (Castagnoli) covers every byte before it.
 //
-//	body (body_len bytes once decompressed):
+//	version 1, rows (body_len bytes once decompressed):
 //	+----------------------------------+-----------------------------------+
 //	| slot * count (uvarint)           | payloads, concatenated in id order |
 //	| 0 = deleted, else len(payload)+1 |                                   |
@@ -49,6 +49,11 @@
 //
 // Record first+i of the segment is slot i. A deleted record keeps its slot
 // so ids stay dense.
+//
+// Version 2, columns: when every live payload of the segment is an engine
+// record (codec version 1, minimal lengths), its fields are stored column
+// by column and rebuilt byte for byte when read (columns.go has the
+// drawing); any other segment is version 1. Readers take both versions.
 //
 // # Deletion and retention
 //

@@ -15,10 +15,6 @@ const (
 	keySealed     = "msealed" // ids below it are sealed or dropped, 8 BE; written with every seal
 )
 
-// segmentVersion is the first byte of every segment value. Never change;
-// add a new version instead.
-const segmentVersion = 1
-
 func makeKey(prefix byte, id uint64) []byte {
 	var k [9]byte
 	k[0] = prefix

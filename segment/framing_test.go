@@ -17,7 +17,7 @@ func TestSegmentValueBytes(t *testing.T) {
 	}
 	defer c.close()
 	body := []byte("three records' body")
-	got, err := c.appendSegment([]byte("prefix"), 3, body)
+	got, err := c.appendSegment([]byte("prefix"), segmentVersionRows, 3, body)
 	if err != nil {
 		t.Fatal(err)
 	}

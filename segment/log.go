@@ -64,6 +64,7 @@ type Log struct {
 	sealPayloads [][]byte
 	sealBody     []byte
 	sealVal      []byte
+	sealCols     colEncoder
 	// tail mirrors the newest tail records in memory for sealing (guarded
 	// by segMu); tailScratch is the commit leader's scratch for it.
 	tail        tailMirror

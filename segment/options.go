@@ -53,6 +53,11 @@ type Options struct {
 	// NoCompression stores sealed segments uncompressed; Compression is
 	// then ignored. Default false.
 	NoCompression bool
+	// DisableColumns stores every segment body as rows (segment version
+	// 1): the payloads one after the other. Default false: a segment whose
+	// payloads are all engine records is stored as columns (version 2,
+	// columns.go), which compress to about a tenth less.
+	DisableColumns bool
 	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best). Default 3.
 	ZstdLevel int
 

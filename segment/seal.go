@@ -220,8 +220,17 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	n := len(payloads)
 	// Scratch buffers reused under sealMu: Pebble's Batch.Set copies the
 	// value.
-	body := encodeBody(l.sealBody[:0], payloads)
-	val, err := l.comp.appendSegment(l.sealVal[:0], n, body)
+	version := byte(segmentVersionColumns)
+	var body []byte
+	ok := false
+	if !l.opts.DisableColumns {
+		body, ok = l.sealCols.encode(l.sealBody[:0], payloads)
+	}
+	if !ok {
+		version = segmentVersionRows
+		body = encodeBody(l.sealBody[:0], payloads)
+	}
+	val, err := l.comp.appendSegment(l.sealVal[:0], version, n, body)
 	l.sealBody = body
 	if err != nil {
 		return segMeta{}, err
