@@ -38,7 +38,7 @@ func (p *plan) parse() {
 			}
 		}
 	}
-	if !q.ParseTime {
+	if !q.ParseTime && mayNameDate(text) {
 		// A date the query names without ParseTime: a soft prior, never
 		// a window (see dateMentions).
 		if tr, ok := ParseTime(text, p.now); ok {
@@ -339,4 +339,24 @@ func indexWord(s, w string) int {
 		off = i + sz
 	}
 	return -1
+}
+
+// monthNames are the words mayNameDate looks for besides digits.
+var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "月"}
+
+// mayNameDate reports whether text may name a date (a digit, a month's
+// name or 月): the cheap test before ParseTime for the named-date prior,
+// which every recall without ParseTime runs. Relative expressions without
+// a digit ("yesterday", "上周") are not dates named and get no prior.
+func mayNameDate(text string) bool {
+	if strings.ContainsAny(text, "0123456789") {
+		return true
+	}
+	lower := strings.ToLower(text)
+	for _, m := range monthNames {
+		if strings.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
 }
