@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func (n *Node) trySetup() error {
 	want := strconv.Itoa(n.opts.Partitions)
 	cfg := jetstream.StreamConfig{
 		Name: n.opts.Stream, Subjects: []string{n.prefix() + ".>"}, Storage: jetstream.FileStorage,
-		Replicas: n.opts.Replicas, AllowAtomicPublish: true, AllowDirect: true,
+		Replicas: n.opts.Replicas, AllowAtomicPublish: true,
 		Duplicates: 2 * time.Minute,
 		// The partition count is the stream's for life.
 		Metadata: map[string]string{"lazymem-partitions": want},
@@ -153,6 +154,32 @@ func (n *Node) Owner(p int) (id, url string, local bool) {
 	return id, n.urls[id], id == n.opts.NodeID && open
 }
 
+// Route is where partition p is served: this node (local) or the owner
+// at url. When this node's view has no reachable owner (a lease moving,
+// a node just joined), it reads the lease and the owner's URL from the
+// KV buckets, and waits for an owner until ctx is done (ErrNotOwner).
+func (n *Node) Route(ctx context.Context, p int) (url string, local bool, err error) {
+	for {
+		id, url, local := n.Owner(p)
+		if local || id != "" && id != n.opts.NodeID && url != "" {
+			return url, local, nil
+		}
+		if e, err := n.leases.Get(ctx, leaseKey(p)); err == nil {
+			id = string(e.Value())
+			if id != n.opts.NodeID {
+				if e, err := n.nodes.Get(ctx, "node."+id); err == nil {
+					return string(e.Value()), false, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", false, fmt.Errorf("%w: partition %d has no reachable owner yet", ErrNotOwner, p)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // Local is partition p's store when this node owns it, after waiting
 // until it has applied the stream through minSeq (0: no wait) or ctx is
 // done (ErrNotCaughtUp). ErrNotOwner when the partition is not open here.
@@ -164,25 +191,11 @@ func (n *Node) Local(ctx context.Context, p int, minSeq uint64) (*Local, error) 
 		return nil, fmt.Errorf("%w: partition %d", ErrNotOwner, p)
 	}
 	if minSeq > 0 {
-		if err := pt.wait(ctx, n.target(ctx, p, minSeq)); err != nil {
+		if err := pt.wait(ctx, minSeq); err != nil {
 			return nil, err
 		}
 	}
 	return &Local{pt: pt}, nil
-}
-
-// target is the sequence partition p must be applied through for every
-// one of its messages up to seq to be: seq, or the partition's last
-// message when that is older (seq may be another partition's).
-func (n *Node) target(ctx context.Context, p int, seq uint64) uint64 {
-	m, err := n.stream.GetLastMsgForSubject(ctx, n.subject(p))
-	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return 0
-	case err == nil && m.Sequence < seq:
-		return m.Sequence
-	}
-	return seq
 }
 
 // Local is an owned partition's store with the id translations.
@@ -206,8 +219,16 @@ type Status struct {
 	Node       string            `json:"node"`
 	Partitions int               `json:"partitions"`
 	Owners     []string          `json:"owners"`
-	Applied    map[string]uint64 `json:"applied"` // owned partition -> last sequence applied
-	CaughtUp   map[string]bool   `json:"caught_up"`
+	// The maps are keyed by the owned partitions' numbers.
+	Applied  map[string]uint64 `json:"applied"`   // last sequence applied
+	CaughtUp map[string]bool   `json:"caught_up"` // the last fetch found nothing pending
+	// Resumed is the applied sequence the partition's store had when
+	// this node opened it (0: a new store, replayed from the stream).
+	Resumed map[string]uint64 `json:"resumed"`
+	// Records is how many records the partition's store was given
+	// (forgotten ones included): a replay that applied a message twice
+	// would show here.
+	Records map[string]uint64 `json:"records"`
 }
 
 // Status reports the node's view of the cluster.
@@ -215,11 +236,13 @@ func (n *Node) Status() Status {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	st := Status{Node: n.opts.NodeID, Partitions: n.opts.Partitions, Owners: append([]string(nil), n.owners...),
-		Applied: map[string]uint64{}, CaughtUp: map[string]bool{}}
+		Applied: map[string]uint64{}, CaughtUp: map[string]bool{}, Resumed: map[string]uint64{}, Records: map[string]uint64{}}
 	for p, pt := range n.parts {
+		k := strconv.Itoa(p)
 		pt.mu.Lock()
-		st.Applied[strconv.Itoa(p)], st.CaughtUp[strconv.Itoa(p)] = pt.applied, pt.caughtUp
+		st.Applied[k], st.CaughtUp[k], st.Resumed[k] = pt.applied, pt.caughtUp, pt.resumed
 		pt.mu.Unlock()
+		st.Records[k] = pt.db.Metrics().Log.Next - 1
 	}
 	return st
 }
@@ -248,4 +271,10 @@ func (n *Node) Close() error {
 	n.nc.Close()
 	errs = append(errs, n.validator.Close())
 	return errors.Join(errs...)
+}
+
+// CatchUp waits until partition p, owned here, has applied every message
+// the stream holds for it now, and returns its store.
+func (n *Node) CatchUp(ctx context.Context, p int) (*Local, error) {
+	return n.Local(ctx, p, math.MaxUint64)
 }

@@ -55,6 +55,13 @@ type partition struct {
 	advanced chan struct{}
 	// caughtUp: the last fetch found nothing pending.
 	caughtUp bool
+	// started counts the fetch rounds begun; caughtRound is the number
+	// of the last round that ended with nothing pending. A round begun
+	// after a read arrived that ends caught up has applied every message
+	// acknowledged before the read (wait).
+	started, caughtRound uint64
+	// resumed is applied when the partition was opened.
+	resumed uint64
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -139,6 +146,7 @@ func (pt *partition) load() error {
 	if pub, _ := pt.ids.last(); pub>>partitionBits > pt.applied {
 		pt.applied = pub >> partitionBits
 	}
+	pt.resumed = pt.applied
 	return nil
 }
 
@@ -184,6 +192,10 @@ func (pt *partition) follow(ctx context.Context) error {
 		return err
 	}
 	for ctx.Err() == nil {
+		pt.mu.Lock()
+		pt.started++
+		round := pt.started
+		pt.mu.Unlock()
 		batch, err := cons.Fetch(pt.n.opts.FetchBatch, jetstream.FetchMaxWait(250*time.Millisecond))
 		if err != nil {
 			return err
@@ -195,7 +207,7 @@ func (pt *partition) follow(ctx context.Context) error {
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		if err := pt.apply(ctx, msgs); err != nil {
+		if err := pt.apply(ctx, msgs, round); err != nil {
 			return err
 		}
 	}
@@ -205,7 +217,7 @@ func (pt *partition) follow(ctx context.Context) error {
 // apply applies msgs in order: runs of records as one engine batch, a
 // forget after the records before it. A message at or below the applied
 // sequence is skipped (a replay after a restart).
-func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
+func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint64) error {
 	var recs []engine.Record
 	var pubs []uint64
 	var last uint64
@@ -273,7 +285,7 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	pt.advance(last, len(msgs) == 0 || !pending)
+	pt.advance(last, len(msgs) == 0 || !pending, round)
 	return nil
 }
 
@@ -300,11 +312,15 @@ func (pt *partition) appliedSeq() uint64 {
 	return pt.applied
 }
 
-// advance records seq as applied (0: nothing new) and wakes the waiters.
-func (pt *partition) advance(seq uint64, caughtUp bool) {
+// advance records seq as applied (0: nothing new) at the end of fetch
+// round round and wakes the waiters.
+func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	pt.caughtUp = caughtUp
+	if caughtUp {
+		pt.caughtRound = round
+	}
 	if seq > pt.applied {
 		pt.applied = seq
 		var b [8]byte
@@ -319,13 +335,19 @@ func (pt *partition) advance(seq uint64, caughtUp bool) {
 	pt.advanced = make(chan struct{})
 }
 
-// wait blocks until the partition is applied through seq or ctx is done.
+// wait blocks until the partition is applied through seq, or has
+// applied every message the stream held when wait was called (seq may be
+// another partition's, or math.MaxUint64 for "everything"), or ctx is
+// done.
 func (pt *partition) wait(ctx context.Context, seq uint64) error {
+	pt.mu.Lock()
+	r0 := pt.started
+	pt.mu.Unlock()
 	for {
 		pt.mu.Lock()
-		applied, ch := pt.applied, pt.advanced
+		applied, ch, caught := pt.applied, pt.advanced, pt.caughtRound > r0
 		pt.mu.Unlock()
-		if applied >= seq {
+		if applied >= seq || caught {
 			return nil
 		}
 		select {

@@ -60,7 +60,7 @@ func (c *NATS) start(i int) {
 		c.t.Fatal(err)
 	}
 	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(60 * time.Second) {
 		c.t.Fatalf("nats server %d not ready", i)
 	}
 	c.servers[i] = s
