@@ -216,9 +216,9 @@ func (l *Local) Applied() uint64 { return l.pt.appliedSeq() }
 
 // Status is what a node owns and how far it has applied each partition.
 type Status struct {
-	Node       string            `json:"node"`
-	Partitions int               `json:"partitions"`
-	Owners     []string          `json:"owners"`
+	Node       string   `json:"node"`
+	Partitions int      `json:"partitions"`
+	Owners     []string `json:"owners"`
 	// The maps are keyed by the owned partitions' numbers.
 	Applied  map[string]uint64 `json:"applied"`   // last sequence applied
 	CaughtUp map[string]bool   `json:"caught_up"` // the last fetch found nothing pending
