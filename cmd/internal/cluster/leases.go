@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,8 +66,10 @@ func (n *Node) leaseRound() {
 	}
 	slices.Sort(live)
 	owners := make([]string, n.opts.Partitions)
+	wants := make([]string, n.opts.Partitions)
 	for p := range owners {
 		want := rendezvous(p, live)
+		wants[p] = want
 		e, err := n.leases.Get(ctx, leaseKey(p))
 		holder, rev := "", uint64(0)
 		switch {
@@ -80,13 +84,13 @@ func (n *Node) leaseRound() {
 		switch {
 		case holder == me && want != me && urls[want] != "":
 			// Rebalance: the partition's rendezvous owner is live.
-			n.release(p)
+			n.release(p, true)
 			_ = n.leases.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
 			holder = ""
 		case holder == me:
 			if _, err := n.leases.Update(ctx, leaseKey(p), []byte(me), rev); err != nil {
 				log.Warn("cluster: lease lost", "partition", p, "err", err)
-				n.release(p)
+				n.release(p, true)
 				holder = ""
 			} else if err := n.acquire(p); err != nil {
 				log.Error("cluster: open partition", "partition", p, "err", err)
@@ -104,7 +108,7 @@ func (n *Node) leaseRound() {
 			}
 		default:
 			if holder != me {
-				n.release(p) // another node took it (this one was paused past the TTL)
+				n.release(p, true) // another node took it (this one was paused past the TTL)
 			}
 		}
 		owners[p] = holder
@@ -112,6 +116,35 @@ func (n *Node) leaseRound() {
 	n.mu.Lock()
 	n.owners, n.urls = owners, urls
 	n.mu.Unlock()
+	n.sweep(owners, wants)
+}
+
+// sweep removes the copies of partitions another node owns and this
+// node will not get back (their rendezvous owner is another live node):
+// a copy this node no longer applies would keep records forgotten since
+// (a forget reaches a store only through its apply loop). The copies of
+// the partitions this node will take back are kept, so that a restart
+// after a crash resumes from them.
+func (n *Node) sweep(owners, wants []string) {
+	ents, err := os.ReadDir(n.opts.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		s, ok := strings.CutPrefix(e.Name(), "p")
+		p, err := strconv.Atoi(s)
+		if !ok || err != nil || !e.IsDir() || p < 0 || p >= len(owners) || owners[p] == "" || owners[p] == n.opts.NodeID || wants[p] == n.opts.NodeID {
+			continue
+		}
+		n.mu.RLock()
+		_, open := n.parts[p]
+		n.mu.RUnlock()
+		if !open {
+			if err := os.RemoveAll(filepath.Join(n.opts.Dir, e.Name())); err != nil {
+				n.opts.Logger.Warn("cluster: remove the copy of a partition owned elsewhere", "partition", p, "err", err)
+			}
+		}
+	}
 }
 
 func (n *Node) ownerOf(p int) string {
@@ -138,9 +171,10 @@ func (n *Node) acquire(p int) error {
 	return nil
 }
 
-// release closes partition p if it is open. Its store stays on disk: a
-// later lease resumes from it.
-func (n *Node) release(p int) {
+// release closes partition p if it is open. With drop (the partition
+// went to another node) its store is removed (see sweep); otherwise it
+// stays on disk and a later lease resumes from it.
+func (n *Node) release(p int, drop bool) {
 	n.mu.Lock()
 	pt, ok := n.parts[p]
 	delete(n.parts, p)
@@ -148,6 +182,11 @@ func (n *Node) release(p int) {
 	if ok {
 		if err := pt.close(); err != nil {
 			n.opts.Logger.Warn("cluster: close partition", "partition", p, "err", err)
+		}
+		if drop {
+			if err := os.RemoveAll(pt.dir); err != nil {
+				n.opts.Logger.Warn("cluster: remove a released partition's copy", "partition", p, "err", err)
+			}
 		}
 		n.opts.Logger.Info("cluster: partition released", "partition", p)
 	}
