@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"github.com/lazymem/lazymem/bench/workload"
 	"github.com/lazymem/lazymem/cmd/internal/cluster"
 	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // BenchmarkCluster compares a standalone daemon (mode=single) with a
@@ -22,7 +25,9 @@ import (
 // and p99, records/s), and recalls answered by the owner of the agent's
 // partition (mode=local) or forwarded to it by the other daemon
 // (mode=forwarded), p50 and p99. Both stores hold the same 5000
-// workload records first.
+// workload records first. Each iteration runs every mode in turn and
+// each mode's figures are reported apart (single-p50-us,
+// cluster-p50-us, ...): on a shared machine the load weighs on all.
 //
 //	go test ./cmd/lazymemd -run XXX -bench Cluster -benchtime 300x
 func BenchmarkCluster(b *testing.B) {
@@ -77,6 +82,7 @@ func BenchmarkCluster(b *testing.B) {
 		}
 		last = max(last, ack.Seq)
 	}
+	logStreamSize(b, nc.URLs(), len(recs))
 	// Each query goes to its agent's owner (local) or the other node
 	// (forwarded); which is which is read from the owners' status.
 	owned := map[int]string{}
@@ -121,18 +127,34 @@ func BenchmarkCluster(b *testing.B) {
 		post(b, single+"/v1/recall", q.body)
 	}
 
-	report := func(b *testing.B, lat []time.Duration, recsPerOp int) {
-		slices.Sort(lat)
-		if len(lat) == 0 {
-			return
+	// Each iteration runs every mode once, in turn, so that the load of
+	// the machine weighs on all alike; each mode's latencies are reported
+	// apart.
+	interleaved := func(b *testing.B, modes []string, recsPerOp int, do func(mode string, i int)) {
+		lat := make([][]time.Duration, len(modes))
+		i := 0
+		for b.Loop() {
+			// The order rotates: no mode always follows another (a recall
+			// just made warms the caches the next one reads).
+			for k := range modes {
+				m := (i + k) % len(modes)
+				t0 := time.Now()
+				do(modes[m], i)
+				lat[m] = append(lat[m], time.Since(t0))
+			}
+			i++
 		}
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
-		var sum time.Duration
-		for _, d := range lat {
-			sum += d
+		for m, mode := range modes {
+			l := lat[m]
+			slices.Sort(l)
+			var sum time.Duration
+			for _, d := range l {
+				sum += d
+			}
+			b.ReportMetric(float64(l[len(l)/2].Microseconds()), mode+"-p50-us")
+			b.ReportMetric(float64(l[len(l)*99/100].Microseconds()), mode+"-p99-us")
+			b.ReportMetric(float64(recsPerOp*len(l))/sum.Seconds(), mode+"-rec/s")
 		}
-		b.ReportMetric(float64(recsPerOp*len(lat))/sum.Seconds(), "records/s")
 	}
 	for _, n := range []int{1, 100} {
 		var bodies [][]byte
@@ -143,43 +165,49 @@ func BenchmarkCluster(b *testing.B) {
 				bodies = append(bodies, batchBody(lo, n))
 			}
 		}
-		for _, mode := range []string{"single", "cluster"} {
-			b.Run(fmt.Sprintf("op=append/n=%d/mode=%s", n, mode), func(b *testing.B) {
+		b.Run(fmt.Sprintf("op=append/n=%d", n), func(b *testing.B) {
+			interleaved(b, []string{"single", "cluster"}, n, func(mode string, i int) {
 				url := single
-				lat := make([]time.Duration, 0, b.N)
-				i := 0
-				for b.Loop() {
-					if mode == "cluster" {
-						url = nodes[i%2]
-					}
-					t0 := time.Now()
-					post(b, url+"/v1/records", bodies[i%len(bodies)])
-					lat = append(lat, time.Since(t0))
-					i++
+				if mode == "cluster" {
+					url = nodes[i%2]
 				}
-				report(b, lat, n)
+				post(b, url+"/v1/records", bodies[i%len(bodies)])
 			})
-		}
-	}
-	for _, mode := range []string{"single", "local", "forwarded"} {
-		b.Run("op=recall/mode="+mode, func(b *testing.B) {
-			lat := make([]time.Duration, 0, b.N)
-			i := 0
-			for b.Loop() {
-				q := queries[i%len(queries)]
-				url := single
-				switch mode {
-				case "local":
-					url = q.owner
-				case "forwarded":
-					url = q.forwarder
-				}
-				t0 := time.Now()
-				post(b, url+"/v1/recall", q.body)
-				lat = append(lat, time.Since(t0))
-				i++
-			}
-			report(b, lat, 1)
 		})
 	}
+	b.Run("op=recall", func(b *testing.B) {
+		interleaved(b, []string{"single", "local", "forwarded"}, 1, func(mode string, i int) {
+			// Each mode asks another query of the list at a time.
+			url, q := single, queries[i%len(queries)]
+			switch mode {
+			case "local":
+				q = queries[(i+len(queries)/3)%len(queries)]
+				url = q.owner
+			case "forwarded":
+				q = queries[(i+2*len(queries)/3)%len(queries)]
+				url = q.forwarder
+			}
+			post(b, url+"/v1/recall", q.body)
+		})
+	})
+}
+
+// logStreamSize logs the stream's bytes per record (one replica's).
+func logStreamSize(b *testing.B, natsURLs string, records int) {
+	nc, err := nats.Connect(natsURLs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(context.Background(), "LAZYMEM")
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("stream: %d messages, %d bytes per replica, %.0f bytes per record (the workload's JSON: %d records)",
+		info.State.Msgs, info.State.Bytes, float64(info.State.Bytes)/float64(info.State.Msgs), records)
 }
