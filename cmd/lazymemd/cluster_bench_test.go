@@ -24,7 +24,10 @@ import (
 // process on loopback: appends of one record and of 100 (latency p50
 // and p99, records/s), and recalls answered by the owner of the agent's
 // partition (mode=local) or forwarded to it by the other daemon
-// (mode=forwarded), p50 and p99. Both stores hold the same 5000
+// (mode=forwarded), p50 and p99; and the replay of a daemon joining
+// with an empty store (op=replay: 50k more records first, then the time
+// from its start until its partitions are caught up, lease TTL 1 s
+// included). Both stores hold the same 5000
 // workload records first. Each iteration runs every mode in turn and
 // each mode's figures are reported apart (single-p50-us,
 // cluster-p50-us, ...): on a shared machine the load weighs on all.
@@ -189,6 +192,51 @@ func BenchmarkCluster(b *testing.B) {
 			}
 			post(b, url+"/v1/recall", q.body)
 		})
+	})
+	// A daemon joining with an empty store takes its share of the
+	// partitions and replays them from the stream: records/s of replay.
+	b.Run("op=replay", func(b *testing.B) {
+		for lo := 0; lo < 50_000; lo += 100 {
+			post(b, nodes[lo/100%2]+"/v1/records", batchBody(lo, 100))
+		}
+		for b.Loop() {
+			c, err := parseArgs(clusterArgs(b.TempDir(), fmt.Sprintf("r%d", b.N), nc.URLs(), 3), io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			u, stop := startServe(b, c)
+			var st cluster.Status
+			for {
+				resp, err := client.Get(u + "/v1/stats")
+				if err != nil {
+					b.Fatal(err)
+				}
+				st = cluster.Status{}
+				json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				done := len(st.CaughtUp) > 0
+				for _, ok := range st.CaughtUp {
+					done = done && ok
+				}
+				if done {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			d := time.Since(t0)
+			var n uint64
+			for _, r := range st.Records {
+				n += r
+			}
+			b.ReportMetric(float64(n)/d.Seconds(), "replayed-rec/s")
+			b.ReportMetric(float64(n), "replayed-records")
+			b.StopTimer()
+			if err := stop(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
 	})
 }
 
