@@ -97,6 +97,7 @@ func openCluster(cfg config, url string, onBackground func(error), logger *slog.
 	}
 	n, err := cluster.Open(cluster.Options{NATS: cfg.cluster.nats, NodeID: cfg.cluster.node, URL: url, Dir: cfg.db,
 		Partitions: cfg.cluster.partitions, Replicas: cfg.cluster.replicas, LeaseTTL: cfg.cluster.leaseTTL,
+		Logger: logger,
 		OpenDB: func(dir string) (*engine.DB, error) {
 			return engine.Open(dir, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
 		}})
@@ -349,7 +350,21 @@ func (s *server) clusterGet(w http.ResponseWriter, r *http.Request) {
 func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []byte, sel engine.Selector) {
 	p := -1
 	if sel.Agent != "" {
+		// Ids of another partition cannot be the agent's: ignored, as
+		// ids never assigned are (a forget that names none forgets
+		// nothing).
 		p = s.cluster.Partition(sel.Agent)
+		ids := sel.IDs[:0:0]
+		for _, id := range sel.IDs {
+			if _, ip := cluster.SplitID(id); ip == p {
+				ids = append(ids, id)
+			}
+		}
+		if len(sel.IDs) > 0 && len(ids) == 0 {
+			s.reply(w, http.StatusOK, map[string]any{"forgotten": 0, "ranges": [][2]uint64{}, "reindexed": 0})
+			return
+		}
+		sel.IDs = ids
 	}
 	for _, id := range sel.IDs {
 		_, ip := cluster.SplitID(id)
@@ -358,7 +373,7 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 		}
 		if ip != p {
 			s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "selector.ids",
-				Message: fmt.Sprintf("selector.ids: %d is not of the partition of the selector's agent or first id: in cluster mode a forget names one partition's records", id)})
+				Message: fmt.Sprintf("selector.ids: %d is of another partition than the first id: in cluster mode a forget without an agent names one partition's records", id)})
 			return
 		}
 	}

@@ -33,9 +33,15 @@ type failoverNode struct {
 func (n *failoverNode) start(t *testing.T, natsURLs string) {
 	t.Helper()
 	args := clusterArgs(n.dir, n.id, natsURLs, 3)[2:] // startDaemon gives --db
-	cmd, url, _ := startDaemon(t, n.dir, args...)
+	cmd, url, log := startDaemon(t, n.dir, args...)
 	n.cmd = cmd
 	n.url.Store(url)
+	id := n.id
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log of daemon %s:\n%s", id, log.String())
+		}
+	})
 }
 
 // kill ends the daemon with SIGKILL: no lease is released, nothing is

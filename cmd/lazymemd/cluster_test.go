@@ -159,6 +159,16 @@ func TestClusterDaemon(t *testing.T) {
 		ids[a], last = app.IDs[0], max(last, app.Seq)
 	}
 	for _, k := range testKeys {
+		// A key of some agents naming another agent's record id in a
+		// forget: ignored, as an id never assigned is; the record stays.
+		if !k.allows("b1") && k.has("forget") && len(k.agents) == 1 {
+			for _, u := range urls {
+				st, b := authCall(t, k.token, "POST", u+"/v1/forget", fmt.Sprintf(`{"ids":[%d]}`, ids["b1"]))
+				if st != 200 || !strings.Contains(string(b), `"forgotten":0`) {
+					t.Errorf("%s forgets b1's record through %s: %d %s", k.name, u, st, b)
+				}
+			}
+		}
 		for _, a := range testAgents {
 			for _, u := range urls {
 				st, b := authCall(t, k.token, "POST", fmt.Sprintf("%s/v1/recall?min_seq=%d", u, last), fmt.Sprintf(`{"agent":%q,"text":"tenancy probe","mode":"sparse"}`, a))
@@ -182,6 +192,12 @@ func TestClusterDaemon(t *testing.T) {
 				st, b = authCall(t, k.token, "POST", u+"/v1/records", fmt.Sprintf(`{"agent":%q,"text":"written by %s"}`, a, k.name))
 				if want := k.allows(a) && k.has("write"); want != (st == 200) || !want && st != 403 {
 					t.Errorf("%s appends to %s through %s: %d %s", k.name, a, u, st, b)
+				}
+				// A forget naming a session nobody has: allowed or not,
+				// it forgets nothing.
+				st, b = authCall(t, k.token, "POST", u+"/v1/forget", fmt.Sprintf(`{"agent":%q,"sessions":["no-such-session"]}`, a))
+				if want := k.allows(a) && k.has("forget"); want != (st == 200) || !want && st != 403 {
+					t.Errorf("%s forgets from %s through %s: %d %s", k.name, a, u, st, b)
 				}
 			}
 		}

@@ -245,7 +245,10 @@ func TestLeasesMove(t *testing.T) {
 	b := testNode(t, nc, "b", bdir, 1)
 	waitOwned(t, a, b)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(a.Status().Applied) == 4 && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
+		if na, nb := len(a.Status().Applied), len(b.Status().Applied); na > 0 && nb > 0 && na+nb == 4 {
+			break
+		}
 		time.Sleep(50 * time.Millisecond) // b's share moves to it
 	}
 	if na, nb := len(a.Status().Applied), len(b.Status().Applied); na == 0 || nb == 0 || na+nb != 4 {

@@ -168,6 +168,9 @@ func (pt *partition) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		pt.mu.Lock()
+		pt.caughtUp = false
+		pt.mu.Unlock()
 		pt.n.opts.Logger.Warn("cluster: partition consumer stopped; restarting", "partition", pt.p, "err", err)
 		select {
 		case <-ctx.Done():
@@ -179,18 +182,35 @@ func (pt *partition) run(ctx context.Context) {
 }
 
 // follow consumes the partition from the message after the last applied
-// one, in stream order, until ctx is done or an error.
+// one, in stream order, until ctx is done or an error. The consumer is
+// an ephemeral pull consumer without acks: each round's Fetch is a new
+// pull request, so a round begun after a read arrived answers with what
+// the stream held then (wait). A gap in its delivery sequence (a fetch
+// lost with a connection) or any error ends it; run starts another
+// from the last applied sequence. (JetStream's ordered consumer does
+// this too, but creates a new consumer at every Fetch, and retries its
+// creation with backoffs up to 10 s: partitions stalled for tens of
+// seconds after a NATS server was killed.)
 func (pt *partition) follow(ctx context.Context) error {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{pt.n.subject(pt.p)}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	cfg := jetstream.ConsumerConfig{FilterSubject: pt.n.subject(pt.p), DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
 	pt.mu.Lock()
 	if pt.applied > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
 	}
 	pt.mu.Unlock()
-	cons, err := pt.n.js.OrderedConsumer(ctx, pt.n.opts.Stream, cfg)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cons, err := pt.n.js.CreateConsumer(cctx, pt.n.opts.Stream, cfg)
+	cancel()
 	if err != nil {
 		return err
 	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = pt.n.js.DeleteConsumer(dctx, pt.n.opts.Stream, cons.CachedInfo().Name) // else it expires
+		cancel()
+	}()
+	var delivered uint64 // the consumer's delivery sequence
 	for ctx.Err() == nil {
 		pt.mu.Lock()
 		pt.started++
@@ -202,6 +222,17 @@ func (pt *partition) follow(ctx context.Context) error {
 		}
 		var msgs []jetstream.Msg
 		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			if md.Sequence.Consumer != delivered+1 {
+				// Drain and start over from the applied sequence.
+				for range batch.Messages() {
+				}
+				return fmt.Errorf("delivery gap: consumer sequence %d after %d", md.Sequence.Consumer, delivered)
+			}
+			delivered++
 			msgs = append(msgs, m)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
