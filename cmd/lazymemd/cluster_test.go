@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lazymem/lazymem/cmd/internal/cluster"
 	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
@@ -224,4 +226,25 @@ func TestClusterFlags(t *testing.T) {
 	if _, err := parseArgs([]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a"}, io.Discard); err != nil {
 		t.Errorf("good flags: %v", err)
 	}
+}
+
+// FuzzReadWait: any query string is read into a sequence and a wait
+// within bounds, or refused naming min_seq or wait.
+func FuzzReadWait(f *testing.F) {
+	for _, q := range []string{"", "min_seq=12", "min_seq=12&wait=5s", "wait=-1s", "min_seq=x", "wait=2m", "min_seq=18446744073709551615"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		r, err := http.NewRequest("GET", "http://x/v1/recall?"+q, nil)
+		if err != nil {
+			return
+		}
+		_, wait, e := readWait(r)
+		switch {
+		case e != nil && e.Field != "min_seq" && e.Field != "wait":
+			t.Fatalf("%q: error names %q", q, e.Field)
+		case e == nil && (wait < 0 || wait > time.Minute):
+			t.Fatalf("%q: wait %v", q, wait)
+		}
+	})
 }
