@@ -2,7 +2,7 @@
 GO       ?= go
 PKGS     := ./...
 # Packages whose code starts goroutines run under the race detector in `make test`.
-RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite ./cmd/lazymemd
+RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite ./cmd/lazymemd ./cmd/internal/cluster
 # Single-goroutine measurements the race detector only slows down or skews
 # (a quality figure, allocation counts): they run in the plain pass and are
 # left out of the race pass rather than skipped there.

@@ -67,7 +67,7 @@ func TestParseArgs(t *testing.T) {
 
 // startServe runs serve on a free port until the returned stop is called;
 // stop returns serve's error.
-func startServe(t *testing.T, cfg config) (url string, stop func() error) {
+func startServe(t testing.TB, cfg config) (url string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -56,6 +56,9 @@
 //	inspector.go, inspector/index.html  the inspector's page
 //	limits.go   bounded cost: per-request limits, shared budgets
 //	hosts.go    Host header checks (DNS rebinding)
+//	cluster.go  --cluster: appends to the stream, forwarding to a
+//	            partition's owner, ?min_seq= waits (docs/CLUSTER.md;
+//	            the node itself is cmd/internal/cluster)
 //
 // # Adding a route
 //

@@ -90,6 +90,10 @@ func (s *server) forget(w http.ResponseWriter, r *http.Request) {
 	}
 	sel := engine.Selector{Agent: fb.Agent, IDs: fb.IDs, Sessions: fb.Sessions, Roles: fb.Roles, Where: fb.Where}
 	sel.Since, sel.Until = window[0], window[1]
+	if s.cluster != nil {
+		s.clusterForget(w, r, body, sel)
+		return
+	}
 	res, err := s.handle(t, fb.Agent).Forget(r.Context(), sel)
 	if err != nil {
 		s.error(w, r, err, "")

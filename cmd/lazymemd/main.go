@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lazymem/lazymem/cmd/internal/cluster"
 	"github.com/lazymem/lazymem/cmd/internal/embedspec"
 	"github.com/lazymem/lazymem/cmd/internal/version"
 	"github.com/lazymem/lazymem/engine"
@@ -44,6 +45,7 @@ type config struct {
 	origins            []string
 	hosts              []string
 	lim                limits
+	cluster            clusterConfig
 	maxConns           int
 	readHeaderTimeout  time.Duration
 	readTimeout        time.Duration
@@ -135,6 +137,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&cfg.mcpAgent, "mcp-agent", "", "agent the MCP tools (POST /mcp) use when a call names none (default: calls must name one)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	addClusterFlags(fs, &cfg.cluster)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -175,6 +178,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	}
 	if err := cfg.lim.validate(); err != nil {
 		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: bad flag: "))
+	}
+	if err := checkCluster(cfg.cluster); err != nil {
+		return cfg, errors.New(strings.TrimPrefix(err.Error(), "lazymem: "))
 	}
 	return cfg, nil
 }
@@ -251,8 +257,11 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	logger.Info("lazymemd listening", "url", scheme+"://"+ln.Addr().String(), "db", cfg.db, "auth", auth)
 
 	opened := make(chan openResult, 1)
-	go func() { opened <- openStore(cfg, backgroundReporter(s, logger)) }()
+	go func() {
+		opened <- openEither(cfg, scheme+"://"+ln.Addr().String(), backgroundReporter(s, logger), logger)
+	}()
 	var db *engine.DB
+	var closeStore func() error
 	select {
 	case res := <-opened:
 		if res.err != nil {
@@ -260,7 +269,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 			stopHTTP(srv, errc, cancelReqs, cfg.shutdown)
 			return res.err
 		}
-		db = res.db
+		db, closeStore, s.cluster = res.db, res.close, res.node
 		m := db.Metrics()
 		logRepairs(logger, m)
 		logger.Info("store open, ready", "records", m.Log.Next-1, "embedder", res.embedder)
@@ -281,7 +290,7 @@ func serve(ctx context.Context, cfg config, ln net.Listener, stderr io.Writer) e
 	}
 	s.state.Store(stateClosing)
 	err = stopHTTP(srv, errc, cancelReqs, cfg.shutdown)
-	return errors.Join(err, closeWithin(cfg.shutdown, db.Close))
+	return errors.Join(err, closeWithin(cfg.shutdown, closeStore))
 }
 
 // newHTTPServer is the HTTP server of cfg: its timeouts bound slow
@@ -308,6 +317,7 @@ const (
 
 type openResult struct {
 	db       *engine.DB
+	node     *cluster.Node // with --cluster: db is its validator
 	embedder string
 	err      error
 }
@@ -361,7 +371,7 @@ func abandonOpen(s *server, srv *http.Server, errc chan error, cancelReqs func()
 		if res.err != nil {
 			return errors.Join(err, res.err)
 		}
-		return errors.Join(err, closeWithin(timeout, res.db.Close))
+		return errors.Join(err, closeWithin(timeout, res.close))
 	case <-t.C:
 		logger.Warn("the store is still opening: exiting without it (the next start recovers it from the log)")
 		return err

@@ -117,7 +117,7 @@ func (s *server) mux(routes []route) http.Handler {
 			byPath[rt.path] = map[string]http.HandlerFunc{}
 			paths = append(paths, rt.path)
 		}
-		byPath[rt.path][rt.method] = s.instrumented(rt, s.scoped(rt, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) }))
+		byPath[rt.path][rt.method] = s.instrumented(rt, s.scoped(rt, s.clusterGate(rt, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })))
 	}
 	for _, p := range paths {
 		mux.HandleFunc(p, s.methods(byPath[p]))

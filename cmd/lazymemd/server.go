@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lazymem/lazymem/cmd/internal/cluster"
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/segment"
@@ -54,6 +55,9 @@ type server struct {
 	origins map[string]bool
 	// hosts are the Host headers answered (see hostChecked).
 	hosts hostSet
+	// cluster is the node in cluster mode (cluster.go), set before the
+	// state turns ready; nil for a standalone daemon.
+	cluster *cluster.Node
 }
 
 // newServer serves db within lim; the caller sets the optional fields.
@@ -254,6 +258,10 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.records.give(n)
+	if s.cluster != nil {
+		s.clusterAppend(w, r, recs, batch)
+		return
+	}
 	// A tenant's records go through the scoped handle of their agent;
 	// a batch mixing several of the key's agents (each checked above)
 	// through the store.
@@ -284,6 +292,10 @@ func (s *server) appendRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) getRecord(w http.ResponseWriter, r *http.Request) {
+	if s.cluster != nil {
+		s.clusterGet(w, r)
+		return
+	}
 	raw := r.PathValue("id")
 	id, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil || id == 0 {
@@ -330,6 +342,10 @@ func (s *server) recall(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusRequestEntityTooLarge, *e)
 		return
 	}
+	if s.cluster != nil {
+		s.clusterRecall(w, r, body, q)
+		return
+	}
 	var res *engine.Result
 	switch t := tenantOf(r); {
 	case t.all:
@@ -356,6 +372,10 @@ func (s *server) recall(w http.ResponseWriter, r *http.Request) {
 // store-wide numbers would tell one tenant about the others' activity).
 func (s *server) stats(w http.ResponseWriter, r *http.Request) {
 	t := tenantOf(r)
+	if s.cluster != nil {
+		s.clusterStats(w, r)
+		return
+	}
 	if t.has(scopeAdmin) || t.all {
 		s.reply(w, http.StatusOK, wire.FromMetrics(s.db.Metrics()))
 		return

@@ -44,6 +44,8 @@ export interface RecordBatch {
 
 export interface AppendResult {
   ids: number[];
+  /** Cluster mode only (docs/CLUSTER.md): the stream sequence to pass as ?min_seq= for read-your-writes. */
+  seq?: number;
 }
 
 /** A record read back (GET /v1/records/{id}). */

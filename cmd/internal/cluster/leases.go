@@ -1,0 +1,193 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func leaseKey(p int) string { return "part." + strconv.Itoa(p) }
+
+// leaseLoop heartbeats the node and takes, keeps or gives up leases
+// every quarter of the lease TTL, until Close.
+func (n *Node) leaseLoop() {
+	defer close(n.done)
+	tick := time.NewTicker(n.opts.LeaseTTL / 4)
+	defer tick.Stop()
+	for {
+		n.leaseRound()
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// leaseRound is one heartbeat: register the node, read the live nodes
+// and every lease, then for each partition whose rendezvous owner among
+// the live nodes is this node take its free lease, refresh the leases
+// this node holds, and give up those another live node should hold.
+// Errors (NATS unreachable, a leader election) are logged and the round
+// is tried again at the next tick; leases not refreshed expire.
+func (n *Node) leaseRound() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.opts.LeaseTTL/2)
+	defer cancel()
+	log := n.opts.Logger
+	if _, err := n.nodes.Put(ctx, "node."+n.opts.NodeID, []byte(n.opts.URL)); err != nil {
+		log.Warn("cluster: heartbeat failed", "err", err)
+		return
+	}
+	keys, err := n.nodes.Keys(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		log.Warn("cluster: list nodes", "err", err)
+		return
+	}
+	urls := map[string]string{}
+	var live []string
+	for _, k := range keys {
+		id, ok := strings.CutPrefix(k, "node.")
+		if !ok {
+			continue
+		}
+		e, err := n.nodes.Get(ctx, k)
+		if err != nil {
+			continue // expired meanwhile
+		}
+		urls[id] = string(e.Value())
+		live = append(live, id)
+	}
+	slices.Sort(live)
+	owners := make([]string, n.opts.Partitions)
+	wants := make([]string, n.opts.Partitions)
+	for p := range owners {
+		want := rendezvous(p, live)
+		wants[p] = want
+		e, err := n.leases.Get(ctx, leaseKey(p))
+		holder, rev := "", uint64(0)
+		switch {
+		case err == nil:
+			holder, rev = string(e.Value()), e.Revision()
+		case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
+			log.Warn("cluster: read lease", "partition", p, "err", err)
+			owners[p] = n.ownerOf(p)
+			continue
+		}
+		me := n.opts.NodeID
+		switch {
+		case holder == me && want != me && urls[want] != "":
+			// Rebalance: the partition's rendezvous owner is live.
+			n.release(p, true)
+			_ = n.leases.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
+			holder = ""
+		case holder == me:
+			if _, err := n.leases.Update(ctx, leaseKey(p), []byte(me), rev); err != nil {
+				log.Warn("cluster: lease lost", "partition", p, "err", err)
+				n.release(p, true)
+				holder = ""
+			} else if err := n.acquire(p); err != nil {
+				log.Error("cluster: open partition", "partition", p, "err", err)
+			}
+		case holder == "" && want == me:
+			if _, err := n.leases.Create(ctx, leaseKey(p), []byte(me)); err == nil {
+				holder = me
+				if err := n.acquire(p); err != nil {
+					log.Error("cluster: open partition", "partition", p, "err", err)
+					_ = n.leases.Delete(ctx, leaseKey(p))
+					holder = ""
+				} else {
+					log.Info("cluster: partition taken", "partition", p)
+				}
+			}
+		default:
+			if holder != me {
+				n.release(p, true) // another node took it (this one was paused past the TTL)
+			}
+		}
+		owners[p] = holder
+	}
+	n.mu.Lock()
+	n.owners, n.urls = owners, urls
+	n.mu.Unlock()
+	n.sweep(owners, wants)
+}
+
+// sweep removes the copies of partitions another node owns and this
+// node will not get back (their rendezvous owner is another live node):
+// a copy this node no longer applies would keep records forgotten since
+// (a forget reaches a store only through its apply loop). The copies of
+// the partitions this node will take back are kept, so that a restart
+// after a crash resumes from them.
+func (n *Node) sweep(owners, wants []string) {
+	ents, err := os.ReadDir(n.opts.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		s, ok := strings.CutPrefix(e.Name(), "p")
+		p, err := strconv.Atoi(s)
+		if !ok || err != nil || !e.IsDir() || p < 0 || p >= len(owners) || owners[p] == "" || owners[p] == n.opts.NodeID || wants[p] == n.opts.NodeID {
+			continue
+		}
+		n.mu.RLock()
+		_, open := n.parts[p]
+		n.mu.RUnlock()
+		if !open {
+			if err := os.RemoveAll(filepath.Join(n.opts.Dir, e.Name())); err != nil {
+				n.opts.Logger.Warn("cluster: remove the copy of a partition owned elsewhere", "partition", p, "err", err)
+			}
+		}
+	}
+}
+
+func (n *Node) ownerOf(p int) string {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.owners[p]
+}
+
+// acquire opens partition p if it is not open.
+func (n *Node) acquire(p int) error {
+	n.mu.RLock()
+	_, ok := n.parts[p]
+	n.mu.RUnlock()
+	if ok {
+		return nil
+	}
+	pt, err := n.openPartition(p)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.parts[p] = pt
+	n.mu.Unlock()
+	return nil
+}
+
+// release closes partition p if it is open. With drop (the partition
+// went to another node) its store is removed (see sweep); otherwise it
+// stays on disk and a later lease resumes from it.
+func (n *Node) release(p int, drop bool) {
+	n.mu.Lock()
+	pt, ok := n.parts[p]
+	delete(n.parts, p)
+	n.mu.Unlock()
+	if ok {
+		if err := pt.close(); err != nil {
+			n.opts.Logger.Warn("cluster: close partition", "partition", p, "err", err)
+		}
+		if drop {
+			if err := os.RemoveAll(pt.dir); err != nil {
+				n.opts.Logger.Warn("cluster: remove a released partition's copy", "partition", p, "err", err)
+			}
+		}
+		n.opts.Logger.Info("cluster: partition released", "partition", p)
+	}
+}

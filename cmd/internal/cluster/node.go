@@ -1,0 +1,280 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lazymem/lazymem/engine"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Node is one lazymemd of a cluster. Its methods are safe for concurrent
+// use.
+type Node struct {
+	opts   Options
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	nodes  jetstream.KeyValue // node.<id> = URL, heartbeat
+	leases jetstream.KeyValue // part.<p> = node id
+	// validator checks records before they are published
+	// (engine.ValidateBatch): the partition stores may all be elsewhere.
+	validator *engine.DB
+
+	mu     sync.RWMutex
+	parts  map[int]*partition // owned
+	owners []string           // node id holding each partition's lease, "" none
+	urls   map[string]string  // node id -> URL of the live nodes
+	closed bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Open connects to NATS, creates the stream and the KV buckets if they
+// are missing, registers the node and starts taking leases. It returns
+// once the node is registered; partitions are taken in the background
+// (Owned, Status).
+func Open(opts Options) (*Node, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	validator, err := opts.OpenDB(filepath.Join(opts.Dir, "node"))
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: cluster: open the validator store: %w", err)
+	}
+	nc, err := nats.Connect(opts.NATS, nats.Name("lazymemd "+opts.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		_ = validator.Close()
+		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
+	}
+	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{},
+		owners: make([]string, opts.Partitions), urls: map[string]string{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if err := n.setup(); err != nil {
+		nc.Close()
+		_ = validator.Close()
+		return nil, err
+	}
+	go n.leaseLoop()
+	return n, nil
+}
+
+// setup creates or checks the stream and the buckets and registers the
+// node. A JetStream that is electing leaders answers errors for a while:
+// retried for a minute.
+func (n *Node) setup() error {
+	var err error
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err = n.trySetup(); err == nil || errors.Is(err, ErrPartitions) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (n *Node) trySetup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var err error
+	if n.js, err = jetstream.New(n.nc); err != nil {
+		return err
+	}
+	want := strconv.Itoa(n.opts.Partitions)
+	cfg := jetstream.StreamConfig{
+		Name: n.opts.Stream, Subjects: []string{n.prefix() + ".>"}, Storage: jetstream.FileStorage,
+		Replicas: n.opts.Replicas, AllowAtomicPublish: true,
+		Duplicates: 2 * time.Minute,
+		// The partition count is the stream's for life.
+		Metadata: map[string]string{"lazymem-partitions": want},
+	}
+	n.stream, err = n.js.Stream(ctx, n.opts.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		n.stream, err = n.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			n.stream, err = n.js.Stream(ctx, n.opts.Stream)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("lazymem: cluster: stream %s: %w", n.opts.Stream, err)
+	}
+	if got := n.stream.CachedInfo().Config.Metadata["lazymem-partitions"]; got != want {
+		return fmt.Errorf("%w: this node has %s, the stream %s was created with %q", ErrPartitions, want, n.opts.Stream, got)
+	}
+	kv := func(name string) (jetstream.KeyValue, error) {
+		return n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.opts.Stream + "-" + name,
+			TTL: n.opts.LeaseTTL, Replicas: n.opts.Replicas, History: 1, Storage: jetstream.FileStorage})
+	}
+	if n.nodes, err = kv("nodes"); err != nil {
+		return fmt.Errorf("lazymem: cluster: KV nodes: %w", err)
+	}
+	if n.leases, err = kv("leases"); err != nil {
+		return fmt.Errorf("lazymem: cluster: KV leases: %w", err)
+	}
+	_, err = n.nodes.Put(ctx, "node."+n.opts.NodeID, []byte(n.opts.URL))
+	return err
+}
+
+// prefix is the subjects' prefix: the stream's name in lowercase.
+func (n *Node) prefix() string { return strings.ToLower(n.opts.Stream) }
+
+// subject is partition p's subject.
+func (n *Node) subject(p int) string { return n.prefix() + ".p." + strconv.Itoa(p) }
+
+// Partitions is P.
+func (n *Node) Partitions() int { return n.opts.Partitions }
+
+// ID is the node's id.
+func (n *Node) ID() string { return n.opts.NodeID }
+
+// Partition is the partition of agent.
+func (n *Node) Partition(agent string) int { return PartitionOf(agent, n.opts.Partitions) }
+
+// Validator is the store that checks records before they are published;
+// it holds no records.
+func (n *Node) Validator() *engine.DB { return n.validator }
+
+// Owner is the node holding partition p's lease and its URL; local
+// reports that it is this node and the partition is open here.
+func (n *Node) Owner(p int) (id, url string, local bool) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	id = n.owners[p]
+	_, open := n.parts[p]
+	return id, n.urls[id], id == n.opts.NodeID && open
+}
+
+// Route is where partition p is served: this node (local) or the owner
+// at url. When this node's view has no reachable owner (a lease moving,
+// a node just joined), it reads the lease and the owner's URL from the
+// KV buckets, and waits for an owner until ctx is done (ErrNotOwner).
+func (n *Node) Route(ctx context.Context, p int) (url string, local bool, err error) {
+	for {
+		id, url, local := n.Owner(p)
+		if local || id != "" && id != n.opts.NodeID && url != "" {
+			return url, local, nil
+		}
+		if e, err := n.leases.Get(ctx, leaseKey(p)); err == nil {
+			id = string(e.Value())
+			if id != n.opts.NodeID {
+				if e, err := n.nodes.Get(ctx, "node."+id); err == nil {
+					return string(e.Value()), false, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", false, fmt.Errorf("%w: partition %d has no reachable owner yet", ErrNotOwner, p)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Local is partition p's store when this node owns it, after waiting
+// until it has applied the stream through minSeq (0: no wait) or ctx is
+// done (ErrNotCaughtUp). ErrNotOwner when the partition is not open here.
+func (n *Node) Local(ctx context.Context, p int, minSeq uint64) (*Local, error) {
+	n.mu.RLock()
+	pt, ok := n.parts[p]
+	n.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: partition %d", ErrNotOwner, p)
+	}
+	if minSeq > 0 {
+		if err := pt.wait(ctx, minSeq); err != nil {
+			return nil, err
+		}
+	}
+	return &Local{pt: pt}, nil
+}
+
+// Local is an owned partition's store with the id translations.
+type Local struct{ pt *partition }
+
+// DB is the partition's store. Its ids are local: translate with
+// Public and LocalID.
+func (l *Local) DB() *engine.DB { return l.pt.db }
+
+// Public is the public id of local id loc (false: unknown).
+func (l *Local) Public(loc uint64) (uint64, bool) { return l.pt.ids.public(loc) }
+
+// LocalID is the local id of public id pub (false: not applied here).
+func (l *Local) LocalID(pub uint64) (uint64, bool) { return l.pt.ids.local(pub) }
+
+// Applied is the last sequence applied.
+func (l *Local) Applied() uint64 { return l.pt.appliedSeq() }
+
+// Status is what a node owns and how far it has applied each partition.
+type Status struct {
+	Node       string   `json:"node"`
+	Partitions int      `json:"partitions"`
+	Owners     []string `json:"owners"`
+	// The maps are keyed by the owned partitions' numbers.
+	Applied  map[string]uint64 `json:"applied"`   // last sequence applied
+	CaughtUp map[string]bool   `json:"caught_up"` // the last fetch found nothing pending
+	// Resumed is the applied sequence the partition's store had when
+	// this node opened it (0: a new store, replayed from the stream).
+	Resumed map[string]uint64 `json:"resumed"`
+	// Records is how many records the partition's store was given
+	// (forgotten ones included): a replay that applied a message twice
+	// would show here.
+	Records map[string]uint64 `json:"records"`
+}
+
+// Status reports the node's view of the cluster.
+func (n *Node) Status() Status {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	st := Status{Node: n.opts.NodeID, Partitions: n.opts.Partitions, Owners: append([]string(nil), n.owners...),
+		Applied: map[string]uint64{}, CaughtUp: map[string]bool{}, Resumed: map[string]uint64{}, Records: map[string]uint64{}}
+	for p, pt := range n.parts {
+		k := strconv.Itoa(p)
+		pt.mu.Lock()
+		st.Applied[k], st.CaughtUp[k], st.Resumed[k] = pt.applied, pt.caughtUp, pt.resumed
+		pt.mu.Unlock()
+		st.Records[k] = pt.db.Metrics().Log.Next - 1
+	}
+	return st
+}
+
+// Close stops taking leases, releases the ones held (their partitions
+// move at once instead of after the TTL), and closes the partition
+// stores and the connection.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	n.mu.Unlock()
+	close(n.stop)
+	<-n.done
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var errs []error
+	for p, pt := range n.parts {
+		errs = append(errs, pt.close())
+		_ = n.leases.Delete(ctx, leaseKey(p)) // best effort: else it expires
+	}
+	_ = n.nodes.Delete(ctx, "node."+n.opts.NodeID)
+	n.nc.Close()
+	errs = append(errs, n.validator.Close())
+	return errors.Join(errs...)
+}
+
+// CatchUp waits until partition p, owned here, has applied every message
+// the stream holds for it now, and returns its store.
+func (n *Node) CatchUp(ctx context.Context, p int) (*Local, error) {
+	return n.Local(ctx, p, math.MaxUint64)
+}

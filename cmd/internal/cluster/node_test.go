@@ -1,0 +1,323 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
+	"github.com/lazymem/lazymem/engine"
+)
+
+func openDB(dir string) (*engine.DB, error) { return engine.Open(dir, engine.Options{}) }
+
+// testNode opens a node of the cluster nc with short leases.
+func testNode(t *testing.T, nc *clustertest.NATS, id, dir string, replicas int) *Node {
+	t.Helper()
+	n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: dir, Partitions: 4,
+		Replicas: replicas, LeaseTTL: time.Second, OpenDB: openDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitOwned waits until the nodes own every partition between them and
+// each has caught up.
+func waitOwned(t *testing.T, nodes ...*Node) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		owned := map[int]bool{}
+		for _, n := range nodes {
+			for p := range n.Partitions() {
+				if _, _, local := n.Owner(p); local {
+					owned[p] = true
+				}
+			}
+		}
+		if len(owned) == nodes[0].Partitions() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("partitions not all owned after 20s: %+v", nodes[0].Status())
+}
+
+// recallAll returns the public ids of agent's records that the owner
+// node holds, by text.
+func recordsOf(t *testing.T, n *Node, agent string, minSeq uint64) map[string]uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := n.Local(ctx, n.Partition(agent), minSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs, err := l.DB().Select(ctx, engine.Selector{Agent: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, loc := range locs {
+		r, err := l.DB().Get(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, ok := l.Public(loc)
+		if !ok {
+			t.Fatalf("local id %d has no public id", loc)
+		}
+		if _, dup := out[r.Text]; dup {
+			t.Fatalf("%q stored twice", r.Text)
+		}
+		out[r.Text] = pub
+	}
+	return out
+}
+
+// TestNodeAppendApplyRestart: a node on a three-server JetStream
+// acknowledges appends with public ids and a sequence, applies them into
+// its partition stores, resumes after a restart from the applied
+// sequence (its logs do not grow by a replay), and a wiped node rebuilds
+// the same records under the same ids from the stream.
+func TestNodeAppendApplyRestart(t *testing.T) {
+	nc := clustertest.Start(t, 3)
+	dir := t.TempDir()
+	n := testNode(t, nc, "a", dir, 3)
+	waitOwned(t, n)
+	ctx := context.Background()
+	want := map[string]uint64{}
+	var last uint64
+	for i := range 20 {
+		recs := []engine.Record{{Agent: "ag", Text: fmt.Sprintf("single %d", i)}}
+		if i%4 == 0 {
+			recs = append(recs, engine.Record{Agent: "ag", Text: fmt.Sprintf("batch %d", i)}, engine.Record{Agent: "other", Text: fmt.Sprintf("other %d", i)})
+		}
+		ids, seq, err := n.Append(ctx, recs, len(recs) == 1, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != len(recs) || seq <= last {
+			t.Fatalf("append %d: ids %v seq %d after %d", i, ids, seq, last)
+		}
+		last = seq
+		for j, id := range ids {
+			if s, p := SplitID(id); p != n.Partition(recs[j].Agent) || s > seq {
+				t.Fatalf("id %d: seq %d partition %d", id, s, p)
+			}
+			if recs[j].Agent == "ag" {
+				want[recs[j].Text] = id
+			}
+		}
+	}
+	check := func(n *Node, what string) {
+		t.Helper()
+		got := recordsOf(t, n, "ag", last)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d records, want %d", what, len(got), len(want))
+		}
+		for text, id := range want {
+			if got[text] != id {
+				t.Fatalf("%s: %q has id %d, want %d", what, text, got[text], id)
+			}
+		}
+	}
+	check(n, "first run")
+	p := n.Partition("ag")
+	l, _ := n.Local(ctx, p, 0)
+	logNext := l.DB().Metrics().Log.Next
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restart from the local store: nothing is applied twice.
+	n = testNode(t, nc, "a", dir, 3)
+	waitOwned(t, n)
+	check(n, "restart")
+	l, _ = n.Local(ctx, p, 0)
+	if got := l.DB().Metrics().Log.Next; got != logNext {
+		t.Fatalf("after restart the log's next id is %d, want %d (a replay appended again)", got, logNext)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A wiped node rebuilds from the stream, ids unchanged.
+	n = testNode(t, nc, "a", filepath.Join(t.TempDir(), "wiped"), 3)
+	defer n.Close()
+	waitOwned(t, n)
+	check(n, "rebuild")
+}
+
+// TestAppendRefused: invalid records and the reserved key are refused
+// before anything is published, naming the field.
+func TestAppendRefused(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	n := testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	ctx := context.Background()
+	_, _, err := n.Append(ctx, []engine.Record{{Agent: "a", Text: "x"}, {Agent: "", Text: "y"}}, false, "")
+	var fe *engine.FieldError
+	if !errors.As(err, &fe) || fe.Field != "records[1].agent" {
+		t.Fatalf("missing agent: %v", err)
+	}
+	_, _, err = n.Append(ctx, []engine.Record{{Agent: "a", Text: "x", Meta: map[string][]string{MetaID: {"1"}}}}, true, "")
+	if !errors.As(err, &fe) || !errors.Is(err, ErrReserved) || !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("reserved key: %v", err)
+	}
+	info, err := n.stream.Info(ctx)
+	if err != nil || info.State.Msgs != 0 {
+		t.Fatalf("refused appends published %d messages (%v)", info.State.Msgs, err)
+	}
+}
+
+// TestIdempotentPublish: a single record published twice with one
+// message id is stored once and both calls answer the same id.
+func TestIdempotentPublish(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	n := testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	ctx := context.Background()
+	rec := []engine.Record{{Agent: "a", Text: "once"}}
+	id1, seq, err := n.Append(ctx, rec, true, "req-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, _, err := n.Append(ctx, rec, true, "req-1")
+	if err != nil || id1[0] != id2[0] {
+		t.Fatalf("retry: %v %v, %v", id1, id2, err)
+	}
+	waitOwned(t, n)
+	if got := recordsOf(t, n, "a", seq); len(got) != 1 {
+		t.Fatalf("%d records, want 1", len(got))
+	}
+}
+
+// TestForgetThroughStream: a forget removes the records on the owner,
+// erases their messages from the stream, and a wiped node rebuilding
+// from the stream never sees them.
+func TestForgetThroughStream(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	n := testNode(t, nc, "a", t.TempDir(), 1)
+	waitOwned(t, n)
+	ctx := context.Background()
+	ids, seq, err := n.Append(ctx, []engine.Record{{Agent: "a", Text: "keep me"}, {Agent: "a", Text: "forget me"}}, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Forget(ctx, n.Partition("a"), ids[1:]); err != nil {
+		t.Fatal(err)
+	}
+	got := recordsOf(t, n, "a", seq)
+	if len(got) != 1 || got["keep me"] != ids[0] {
+		t.Fatalf("after forget: %v", got)
+	}
+	fseq, _ := SplitID(ids[1])
+	if _, err := n.stream.GetMsg(ctx, fseq); err == nil {
+		t.Fatal("the forgotten record's message is still in the stream")
+	}
+	if _, err := n.Forget(ctx, n.Partition("a")+1, ids[1:]); !errors.Is(err, ErrBadID) {
+		t.Fatalf("forget in the wrong partition: %v", err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n = testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	waitOwned(t, n)
+	if got := recordsOf(t, n, "a", seq); len(got) != 1 || got["keep me"] != ids[0] {
+		t.Fatalf("rebuilt: %v", got)
+	}
+}
+
+// TestLeasesMove: two nodes split the partitions; when one closes, the
+// other takes them all; when it comes back, rendezvous gives it its
+// share again.
+func TestLeasesMove(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	a := testNode(t, nc, "a", t.TempDir(), 1)
+	defer a.Close()
+	bdir := t.TempDir()
+	b := testNode(t, nc, "b", bdir, 1)
+	waitOwned(t, a, b)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if na, nb := len(a.Status().Applied), len(b.Status().Applied); na > 0 && nb > 0 && na+nb == 4 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // b's share moves to it
+	}
+	if na, nb := len(a.Status().Applied), len(b.Status().Applied); na == 0 || nb == 0 || na+nb != 4 {
+		t.Fatalf("a owns %d, b %d partitions", na, nb)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitOwned(t, a)
+	b = testNode(t, nc, "b", bdir, 1)
+	defer b.Close()
+	deadline = time.Now().Add(10 * time.Second)
+	for len(b.Status().Applied) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(b.Status().Applied) == 0 {
+		t.Fatal("b took no partition back")
+	}
+}
+
+// TestBookkeepingLags: a crash between the engine's write and the
+// node's bookkeeping (the id map file torn and behind the log, the
+// applied sequence missing) loses nothing and applies nothing twice:
+// the reopened node reads the ids its log's records carry.
+func TestBookkeepingLags(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	dir := t.TempDir()
+	n := testNode(t, nc, "a", dir, 1)
+	waitOwned(t, n)
+	ctx := context.Background()
+	var last uint64
+	for i := range 12 {
+		_, seq, err := n.Append(ctx, []engine.Record{{Agent: "ag", Text: fmt.Sprintf("note %d", i)}}, true, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = seq
+	}
+	want := recordsOf(t, n, "ag", last)
+	p := n.Partition("ag")
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pdir := filepath.Join(dir, fmt.Sprintf("p%d", p))
+	ids := filepath.Join(pdir, idsFile)
+	st, err := os.Stat(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(ids, st.Size()/2+5); err != nil { // behind, and torn
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(pdir, appliedFile)); err != nil {
+		t.Fatal(err)
+	}
+	n = testNode(t, nc, "a", dir, 1)
+	defer n.Close()
+	waitOwned(t, n)
+	got := recordsOf(t, n, "ag", last)
+	if len(got) != len(want) {
+		t.Fatalf("%d records after the reopen, want %d", len(got), len(want))
+	}
+	for text, id := range want {
+		if got[text] != id {
+			t.Fatalf("%q: id %d, want %d", text, got[text], id)
+		}
+	}
+	if s := n.Status(); s.Resumed[fmt.Sprint(p)] != last || s.Records[fmt.Sprint(p)] != uint64(len(want)) {
+		t.Fatalf("resumed at %d with %d records; want %d and %d", s.Resumed[fmt.Sprint(p)], s.Records[fmt.Sprint(p)], last, len(want))
+	}
+}

@@ -1,0 +1,409 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/engine"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Message kinds, in the kindHeader of each stream message. Never change
+// them: the stream holds them.
+const (
+	kindHeader = "Lazymem-Kind"
+	kindRecord = "record" // body: the record in the log's codec
+	kindForget = "forget" // body: forgetBody
+)
+
+// forgetBody is a forget message: the public ids to forget.
+type forgetBody struct {
+	IDs []uint64 `json:"ids"`
+}
+
+// Files of a partition store beside the engine's own.
+const (
+	idsFile     = "cluster.ids"     // 16-byte (public, local) pairs, in apply order
+	appliedFile = "cluster.applied" // 8 bytes: the last applied sequence
+)
+
+// partition is one owned partition: its store, its id map, and the loop
+// that applies its messages.
+type partition struct {
+	n   *Node
+	p   int
+	dir string
+	db  *engine.DB
+	ids idMap
+	// idsOut appends to idsFile.
+	idsOut *os.File
+
+	mu sync.Mutex
+	// applied is the last sequence applied; advanced signals waiters.
+	applied  uint64
+	advanced chan struct{}
+	// caughtUp: the last fetch found nothing pending.
+	caughtUp bool
+	// started counts the fetch rounds begun; caughtRound is the number
+	// of the last round that ended with nothing pending. A round begun
+	// after a read arrived that ends caught up has applied every message
+	// acknowledged before the read (wait).
+	started, caughtRound uint64
+	// resumed is applied when the partition was opened.
+	resumed uint64
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// openPartition opens partition p's store and its bookkeeping, and
+// starts applying from the sequence after the last one applied.
+func (n *Node) openPartition(p int) (*partition, error) {
+	dir := filepath.Join(n.opts.Dir, fmt.Sprintf("p%d", p))
+	db, err := n.opts.OpenDB(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: cluster: open partition %d: %w", p, err)
+	}
+	pt := &partition{n: n, p: p, dir: dir, db: db, advanced: make(chan struct{}), done: make(chan struct{})}
+	if err := pt.load(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pt.cancel = cancel
+	go pt.run(ctx)
+	return pt, nil
+}
+
+// load reads the id map and the applied sequence. The map file may lag
+// the engine's log (it is written after the log): the log's tail past
+// the map's last local id is read for the ids its records carry. The
+// applied sequence is the larger of the file's and the highest id's.
+func (pt *partition) load() error {
+	b, err := os.ReadFile(filepath.Join(pt.dir, idsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("lazymem: cluster: partition %d: %w", pt.p, err)
+	}
+	b = b[:len(b)/16*16] // a torn last pair is re-read from the log
+	for i := 0; i < len(b); i += 16 {
+		pub, loc := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+		if lp, ll := pt.ids.last(); pub <= lp || loc <= ll {
+			return fmt.Errorf("lazymem: cluster: partition %d: %s out of order at byte %d", pt.p, idsFile, i)
+		}
+		pt.ids.add(pub, loc)
+	}
+	f, err := os.OpenFile(filepath.Join(pt.dir, idsFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("lazymem: cluster: partition %d: %w", pt.p, err)
+	}
+	if err := f.Truncate(int64(len(b))); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return err
+	}
+	pt.idsOut = f
+	_, lastLoc := pt.ids.last()
+	next := pt.db.Metrics().Log.Next
+	ctx := context.Background()
+	var tail []byte
+	for loc := lastLoc + 1; loc < next; loc++ {
+		r, err := pt.db.Get(ctx, loc)
+		if errors.Is(err, engine.ErrNotFound) {
+			continue // forgotten: nothing will ask for it
+		}
+		if err != nil {
+			return fmt.Errorf("lazymem: cluster: partition %d: read local id %d: %w", pt.p, loc, err)
+		}
+		pub, err := recordID(r)
+		if err != nil {
+			return fmt.Errorf("lazymem: cluster: partition %d: local id %d: %w", pt.p, loc, err)
+		}
+		pt.ids.add(pub, loc)
+		tail = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(tail, pub), loc)
+	}
+	if len(tail) > 0 {
+		if _, err := pt.idsOut.Write(tail); err != nil {
+			return err
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(pt.dir, appliedFile)); err == nil && len(b) == 8 {
+		pt.applied = binary.LittleEndian.Uint64(b)
+	}
+	if pub, _ := pt.ids.last(); pub>>partitionBits > pt.applied {
+		pt.applied = pub >> partitionBits
+	}
+	pt.resumed = pt.applied
+	return nil
+}
+
+// recordID is the public id a stored record carries in MetaID.
+func recordID(r engine.Record) (uint64, error) {
+	v := r.Meta[MetaID]
+	if len(v) != 1 {
+		return 0, fmt.Errorf("no %s", MetaID)
+	}
+	return strconv.ParseUint(v[0], 10, 64)
+}
+
+// run applies the partition's messages until ctx is done.
+func (pt *partition) run(ctx context.Context) {
+	defer close(pt.done)
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := pt.follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		pt.mu.Lock()
+		pt.caughtUp = false
+		pt.mu.Unlock()
+		pt.n.opts.Logger.Warn("cluster: partition consumer stopped; restarting", "partition", pt.p, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// follow consumes the partition from the message after the last applied
+// one, in stream order, until ctx is done or an error. The consumer is
+// an ephemeral pull consumer without acks: each round's Fetch is a new
+// pull request, so a round begun after a read arrived answers with what
+// the stream held then (wait). A gap in its delivery sequence (a fetch
+// lost with a connection) or any error ends it; run starts another
+// from the last applied sequence. (JetStream's ordered consumer does
+// this too, but creates a new consumer at every Fetch, and retries its
+// creation with backoffs up to 10 s: partitions stalled for tens of
+// seconds after a NATS server was killed.)
+func (pt *partition) follow(ctx context.Context) error {
+	cfg := jetstream.ConsumerConfig{FilterSubject: pt.n.subject(pt.p), DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
+	pt.mu.Lock()
+	if pt.applied > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
+	}
+	pt.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cons, err := pt.n.js.CreateConsumer(cctx, pt.n.opts.Stream, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = pt.n.js.DeleteConsumer(dctx, pt.n.opts.Stream, cons.CachedInfo().Name) // else it expires
+		cancel()
+	}()
+	var delivered uint64 // the consumer's delivery sequence
+	for ctx.Err() == nil {
+		pt.mu.Lock()
+		pt.started++
+		round := pt.started
+		pt.mu.Unlock()
+		batch, err := cons.Fetch(pt.n.opts.FetchBatch, jetstream.FetchMaxWait(250*time.Millisecond))
+		if err != nil {
+			return err
+		}
+		var msgs []jetstream.Msg
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			if md.Sequence.Consumer != delivered+1 {
+				// Drain and start over from the applied sequence.
+				for range batch.Messages() {
+				}
+				return fmt.Errorf("delivery gap: consumer sequence %d after %d", md.Sequence.Consumer, delivered)
+			}
+			delivered++
+			msgs = append(msgs, m)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		if err := pt.apply(ctx, msgs, round); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// apply applies msgs in order: runs of records as one engine batch, a
+// forget after the records before it. A message at or below the applied
+// sequence is skipped (a replay after a restart).
+func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint64) error {
+	var recs []engine.Record
+	var pubs []uint64
+	var last uint64
+	pending := true
+	flush := func() error {
+		if len(recs) == 0 {
+			return nil
+		}
+		ids, err := pt.db.AppendBatch(ctx, recs)
+		if err != nil && len(ids) != len(recs) {
+			return fmt.Errorf("lazymem: cluster: partition %d: apply %d records: %w", pt.p, len(recs), err)
+		}
+		// ids with an error: stored, indexed at the next open.
+		var out []byte
+		for i, loc := range ids {
+			pt.ids.add(pubs[i], loc)
+			out = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(out, pubs[i]), loc)
+		}
+		if _, err := pt.idsOut.Write(out); err != nil {
+			return err
+		}
+		recs, pubs = recs[:0], pubs[:0]
+		return nil
+	}
+	var c codec.Record
+	for _, m := range msgs {
+		md, err := m.Metadata()
+		if err != nil {
+			return err
+		}
+		seq := md.Sequence.Stream
+		pending = md.NumPending > 0
+		if seq <= pt.appliedSeq() || seq <= last {
+			continue
+		}
+		last = seq
+		switch m.Headers().Get(kindHeader) {
+		case kindRecord:
+			if _, err := codec.DecodeRecord(m.Data(), &c); err != nil {
+				return fmt.Errorf("lazymem: cluster: partition %d: seq %d: %w", pt.p, seq, err)
+			}
+			pub := PublicID(seq, pt.p)
+			if lp, _ := pt.ids.last(); pub <= lp {
+				continue // applied before a failed round: the map has it
+			}
+			recs = append(recs, fromCodec(&c, pub))
+			pubs = append(pubs, pub)
+		case kindForget:
+			if err := flush(); err != nil {
+				return err
+			}
+			var fb forgetBody
+			if err := json.Unmarshal(m.Data(), &fb); err != nil {
+				return fmt.Errorf("lazymem: cluster: partition %d: seq %d: forget: %w", pt.p, seq, err)
+			}
+			if err := pt.forgetLocal(ctx, fb.IDs); err != nil {
+				return err
+			}
+		default:
+			// Not ours (a message published by another tool): skipped, as
+			// it carries nothing a node could apply.
+			pt.n.opts.Logger.Warn("cluster: message of unknown kind skipped", "partition", pt.p, "seq", seq)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	pt.advance(last, len(msgs) == 0 || !pending, round)
+	return nil
+}
+
+// forgetLocal forgets the records of the public ids this store holds.
+func (pt *partition) forgetLocal(ctx context.Context, pubs []uint64) error {
+	var locs []uint64
+	for _, id := range pubs {
+		if loc, ok := pt.ids.local(id); ok {
+			locs = append(locs, loc)
+		}
+	}
+	if len(locs) == 0 {
+		return nil
+	}
+	if _, err := pt.db.Forget(ctx, engine.Selector{IDs: locs}); err != nil {
+		return fmt.Errorf("lazymem: cluster: partition %d: forget: %w", pt.p, err)
+	}
+	return nil
+}
+
+func (pt *partition) appliedSeq() uint64 {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.applied
+}
+
+// advance records seq as applied (0: nothing new) at the end of fetch
+// round round and wakes the waiters.
+func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.caughtUp = caughtUp
+	if caughtUp {
+		pt.caughtRound = round
+	}
+	if seq > pt.applied {
+		pt.applied = seq
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], seq)
+		// Not synced: after a power loss the file may be behind, and the
+		// replay of what follows is skipped or idempotent (load).
+		if err := os.WriteFile(filepath.Join(pt.dir, appliedFile), b[:], 0o644); err != nil {
+			pt.n.opts.Logger.Warn("cluster: write applied sequence", "partition", pt.p, "err", err)
+		}
+	}
+	close(pt.advanced)
+	pt.advanced = make(chan struct{})
+}
+
+// wait blocks until the partition is applied through seq, or has
+// applied every message the stream held when wait was called (seq may be
+// another partition's, or math.MaxUint64 for "everything"), or ctx is
+// done.
+func (pt *partition) wait(ctx context.Context, seq uint64) error {
+	pt.mu.Lock()
+	r0 := pt.started
+	pt.mu.Unlock()
+	for {
+		pt.mu.Lock()
+		applied, ch, caught := pt.applied, pt.advanced, pt.caughtRound > r0
+		pt.mu.Unlock()
+		if applied >= seq || caught {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: partition %d applied through %d, want %d", ErrNotCaughtUp, pt.p, applied, seq)
+		}
+	}
+}
+
+// close stops applying and closes the store.
+func (pt *partition) close() error {
+	pt.cancel()
+	<-pt.done
+	return errors.Join(pt.idsOut.Close(), pt.db.Close())
+}
+
+// fromCodec is the engine record of a record message, carrying its
+// public id in MetaID.
+func fromCodec(c *codec.Record, pub uint64) engine.Record {
+	r := engine.Record{Time: time.Unix(0, c.Time).UTC(), Agent: c.Agent, Session: c.Session, Role: c.Role, Text: c.Text,
+		Meta: make(map[string][]string, len(c.Meta)+1)}
+	for _, f := range c.Meta {
+		r.Meta[f.Key] = slices.Clone(f.Values)
+	}
+	r.Meta[MetaID] = []string{strconv.FormatUint(pub, 10)}
+	return r
+}

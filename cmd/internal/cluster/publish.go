@@ -1,0 +1,188 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/engine"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Append publishes recs, validated first (engine.ValidateBatch; single
+// names the one record "record"), and returns their public ids and the
+// stream sequence of the last one once JetStream has stored them all.
+// One record is one message; several are one atomic batch publish, so
+// that a batch is stored whole or not at all. msgID, when set, makes a
+// single record's publish idempotent within the stream's duplicate
+// window (two minutes): a client retrying with the same request id gets
+// the first publish's id back.
+func (n *Node) Append(ctx context.Context, recs []engine.Record, single bool, msgID string) ([]uint64, uint64, error) {
+	if err := n.check(); err != nil {
+		return nil, 0, err
+	}
+	for i := range recs {
+		if _, ok := recs[i].Meta[MetaID]; ok {
+			name := fmt.Sprintf("records[%d]", i)
+			if single {
+				name = "record"
+			}
+			return nil, 0, &engine.FieldError{Field: fmt.Sprintf("%s.meta[%q]", name, MetaID), Reason: ErrReserved, Detail: "kept for the cluster's record ids"}
+		}
+	}
+	if err := n.validator.ValidateBatch(recs, single); err != nil {
+		return nil, 0, err
+	}
+	msgs := make([]*nats.Msg, len(recs))
+	parts := make([]int, len(recs))
+	var buf []byte
+	for i := range recs {
+		parts[i] = n.Partition(recs[i].Agent)
+		c := toCodec(&recs[i])
+		start := len(buf)
+		buf = codec.AppendRecord(buf, &c)
+		msgs[i] = &nats.Msg{Subject: n.subject(parts[i]), Data: buf[start:len(buf):len(buf)], Header: nats.Header{kindHeader: []string{kindRecord}}}
+	}
+	if len(msgs) == 1 {
+		var opts []jetstream.PublishOpt
+		if msgID != "" {
+			opts = append(opts, jetstream.WithMsgID(msgID))
+		}
+		ack, err := n.js.PublishMsg(ctx, msgs[0], opts...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("lazymem: cluster: publish: %w", err)
+		}
+		return []uint64{PublicID(ack.Sequence, parts[0])}, ack.Sequence, nil
+	}
+	last, err := n.publishBatch(ctx, msgs)
+	if err != nil {
+		return nil, 0, err
+	}
+	first := last - uint64(len(msgs)) + 1
+	ids := make([]uint64, len(msgs))
+	for i := range ids {
+		ids[i] = PublicID(first+uint64(i), parts[i])
+	}
+	return ids, last, nil
+}
+
+// batchAck is the acknowledgement of an atomic batch's commit.
+type batchAck struct {
+	Stream string `json:"stream"`
+	Seq    uint64 `json:"seq"`
+	Batch  string `json:"batch"`
+	Count  int    `json:"count"`
+	Error  *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+}
+
+// publishBatch publishes msgs as one atomic batch (JetStream stores them
+// at consecutive sequences, or none) and returns the last one's sequence.
+func (n *Node) publishBatch(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
+	id := nuid.Next()
+	for i, m := range msgs {
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		if i == len(msgs)-1 {
+			m.Header.Set("Nats-Batch-Commit", "1")
+			break
+		}
+		if err := n.nc.PublishMsg(m); err != nil {
+			return 0, fmt.Errorf("lazymem: cluster: publish batch: %w", err)
+		}
+	}
+	reply, err := n.nc.RequestMsgWithContext(ctx, msgs[len(msgs)-1])
+	if err != nil {
+		return 0, fmt.Errorf("lazymem: cluster: publish batch: %w", err)
+	}
+	var ack batchAck
+	if err := json.Unmarshal(reply.Data, &ack); err != nil {
+		return 0, fmt.Errorf("lazymem: cluster: publish batch: acknowledgement %q: %w", reply.Data, err)
+	}
+	if ack.Error != nil {
+		return 0, fmt.Errorf("lazymem: cluster: publish batch: %s (%d)", ack.Error.Description, ack.Error.ErrCode)
+	}
+	if ack.Count != len(msgs) || ack.Seq < uint64(len(msgs)) {
+		return 0, fmt.Errorf("lazymem: cluster: publish batch: %d of %d messages acknowledged", ack.Count, len(msgs))
+	}
+	return ack.Seq, nil
+}
+
+// Forget forgets the records of partition p with the given public ids
+// on every node: it publishes a forget message (the apply on each node
+// forgets them from its store), then securely deletes the records'
+// messages from the stream, so that a replay can no longer find them,
+// then waits until this node has applied the forget when it owns p. It
+// returns the forget message's sequence.
+func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) {
+	if err := n.check(); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if _, ip := SplitID(id); ip != p {
+			return 0, fmt.Errorf("%w: id %d is of partition %d, not %d", ErrBadID, id, ip, p)
+		}
+	}
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	body, err := json.Marshal(forgetBody{IDs: slices.Compact(ids)})
+	if err != nil {
+		return 0, err
+	}
+	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: n.subject(p), Data: body, Header: nats.Header{kindHeader: []string{kindForget}}})
+	if err != nil {
+		return 0, fmt.Errorf("lazymem: cluster: publish forget: %w", err)
+	}
+	for _, id := range ids {
+		seq, _ := SplitID(id)
+		if err := n.stream.SecureDeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			// The forget is in the stream: every replay forgets the record;
+			// the message's bytes stay until a later purge.
+			return ack.Sequence, fmt.Errorf("lazymem: cluster: erase seq %d from the stream: %w", seq, err)
+		}
+	}
+	if _, err := n.Local(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
+		return ack.Sequence, err
+	}
+	return ack.Sequence, nil
+}
+
+// check fails once the node is closed.
+func (n *Node) check() error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// toCodec is the log encoding of r, its metadata sorted by key as the
+// codec requires.
+func toCodec(r *engine.Record) codec.Record {
+	c := codec.Record{Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text}
+	if !r.Time.IsZero() {
+		c.Time = r.Time.UnixNano()
+	} else {
+		c.Time = time.Now().UnixNano()
+	}
+	keys := make([]string, 0, len(r.Meta))
+	for k := range r.Meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		c.Meta = append(c.Meta, codec.Field{Key: k, Values: r.Meta[k]})
+	}
+	return c
+}

@@ -1,0 +1,456 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/lazymem/lazymem/cmd/internal/cluster"
+	"github.com/lazymem/lazymem/cmd/internal/embedspec"
+	"github.com/lazymem/lazymem/cmd/internal/wire"
+	"github.com/lazymem/lazymem/engine"
+)
+
+// Cluster mode (--cluster, docs/CLUSTER.md): appends go to the NATS
+// JetStream stream through any node; reads and forgets are answered by
+// the owner of the agent's partition, forwarded there by the node that
+// received them, with the client's body and credential (the owner checks
+// the credential again, so tenancy holds through forwarding).
+
+// clusterConfig is the --cluster* flags.
+type clusterConfig struct {
+	nats       string
+	node       string
+	url        string
+	partitions int
+	replicas   int
+	leaseTTL   time.Duration
+}
+
+func (c clusterConfig) on() bool { return c.nats != "" }
+
+// Defaults of the --cluster* flags.
+const (
+	defaultClusterPartitions = 16
+	defaultClusterReplicas   = 3
+	defaultClusterLeaseTTL   = 10 * time.Second
+	// defaultWait is how long a read with ?min_seq= waits by default.
+	defaultWait = 2 * time.Second
+	// forwardedHeader marks a request forwarded by another node: it is
+	// answered here or refused, never forwarded again.
+	forwardedHeader = "Lazymem-Forwarded"
+)
+
+func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
+	fs.StringVar(&c.nats, "cluster", "", "run as a node of a cluster: the NATS JetStream servers' `URLS`, comma-separated (docs/CLUSTER.md; default: a standalone daemon)")
+	fs.StringVar(&c.node, "cluster-node", "", "this node's `ID` in the cluster, unique (required with --cluster)")
+	fs.StringVar(&c.url, "cluster-url", "", "`URL` where the other nodes reach this one to forward requests (default http(s)://the listening address)")
+	fs.IntVar(&c.partitions, "cluster-partitions", defaultClusterPartitions, "number of partitions agents are hashed into; fixed when the stream is created")
+	fs.IntVar(&c.replicas, "cluster-replicas", defaultClusterReplicas, "replicas of the stream and the lease buckets (1 for a single NATS server)")
+	fs.DurationVar(&c.leaseTTL, "cluster-lease-ttl", defaultClusterLeaseTTL, "how long a dead node's partitions wait before other nodes take them")
+}
+
+// checkCluster validates the --cluster* flags.
+func checkCluster(c clusterConfig) error {
+	if !c.on() {
+		return nil
+	}
+	switch {
+	case c.node == "":
+		return errors.New("--cluster-node is required with --cluster: give this node an id unique in the cluster")
+	case c.partitions < 1 || c.partitions > cluster.MaxPartitions:
+		return fmt.Errorf("--cluster-partitions %d: want 1..%d", c.partitions, cluster.MaxPartitions)
+	case c.replicas < 1 || c.replicas > 5:
+		return fmt.Errorf("--cluster-replicas %d: want 1..5", c.replicas)
+	case c.leaseTTL < 100*time.Millisecond:
+		return fmt.Errorf("--cluster-lease-ttl %v: want at least 100ms", c.leaseTTL)
+	}
+	o := cluster.Options{NATS: c.nats, NodeID: c.node, URL: "http://x", Dir: "x", Partitions: c.partitions,
+		Replicas: c.replicas, LeaseTTL: c.leaseTTL, OpenDB: func(string) (*engine.DB, error) { return nil, nil }}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("--cluster flags: %w", err)
+	}
+	return nil
+}
+
+// openCluster opens the node of cfg: its partition stores use the
+// daemon's embedder.
+func openCluster(cfg config, url string, onBackground func(error), logger *slog.Logger) openResult {
+	emb, err := embedspec.Open(cfg.embedder)
+	if err != nil {
+		return openResult{err: err}
+	}
+	name := "hash"
+	if emb != nil {
+		name = emb.Name()
+	}
+	if cfg.cluster.url != "" {
+		url = cfg.cluster.url
+	}
+	n, err := cluster.Open(cluster.Options{NATS: cfg.cluster.nats, NodeID: cfg.cluster.node, URL: url, Dir: cfg.db,
+		Partitions: cfg.cluster.partitions, Replicas: cfg.cluster.replicas, LeaseTTL: cfg.cluster.leaseTTL,
+		Logger: logger,
+		OpenDB: func(dir string) (*engine.DB, error) {
+			return engine.Open(dir, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
+		}})
+	if err != nil {
+		return openResult{err: err}
+	}
+	logger.Info("cluster node open", "node", cfg.cluster.node, "url", url, "partitions", cfg.cluster.partitions)
+	return openResult{db: n.Validator(), node: n, embedder: name}
+}
+
+// clusterRoutes are the operations a node serves in cluster mode; the
+// others answer 501 (they act on one store: see docs/CLUSTER.md).
+var clusterRoutes = map[string]bool{
+	"live": true, "ready": true, "health": true, "appendRecords": true, "getRecord": true,
+	"recall": true, "forget": true, "stats": true, "metrics": true, "openapi": true,
+}
+
+// clusterGate answers 501 to the routes cluster mode does not serve.
+func (s *server) clusterGate(rt route, h http.HandlerFunc) http.HandlerFunc {
+	if clusterRoutes[rt.op] {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cluster == nil {
+			h(w, r)
+			return
+		}
+		s.fail(w, r, http.StatusNotImplemented, apiError{Code: "not_in_cluster_mode",
+			Message: fmt.Sprintf("%s %s is not served in cluster mode (docs/CLUSTER.md)", rt.method, rt.docPath())})
+	}
+}
+
+// clusterAppend publishes recs (checked against the tenant already) and
+// answers their ids and the stream sequence to wait for in reads
+// (?min_seq=).
+func (s *server) clusterAppend(w http.ResponseWriter, r *http.Request, recs []engine.Record, batch bool) {
+	if tenantOf(r).limited() {
+		s.fail(w, r, http.StatusNotImplemented, apiError{Code: "not_in_cluster_mode", Field: "records",
+			Message: fmt.Sprintf("records: the key %q has a quota, and quotas are not enforced in cluster mode", tenantOf(r).name)})
+		return
+	}
+	ids, seq, err := s.cluster.Append(r.Context(), recs, !batch, requestID(r))
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	s.reply(w, http.StatusOK, map[string]any{"ids": ids, "seq": seq})
+}
+
+// readWait reads ?min_seq= and ?wait=: the sequence the owner must have
+// applied before answering, and how long it may wait for it.
+func readWait(r *http.Request) (uint64, time.Duration, *apiError) {
+	q := r.URL.Query()
+	var seq uint64
+	if v := q.Get("min_seq"); v != "" {
+		var err error
+		if seq, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return 0, 0, &apiError{Code: "invalid", Field: "min_seq", Message: fmt.Sprintf("min_seq: %q is not a sequence (the seq an append answered)", wire.Truncate(v, 40))}
+		}
+	}
+	wait := defaultWait
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return 0, 0, &apiError{Code: "invalid", Field: "wait", Message: fmt.Sprintf("wait: %q: want a duration up to 1m, like 2s", wire.Truncate(v, 40))}
+		}
+		wait = d
+	}
+	return seq, wait, nil
+}
+
+// owned is partition p's store when this node owns it, after waiting
+// for ?min_seq=. Otherwise it forwards the request (body is its body)
+// to the owner and returns nil; it also returns nil after writing an
+// error.
+func (s *server) owned(w http.ResponseWriter, r *http.Request, p int, body []byte) *cluster.Local {
+	seq, wait, e := readWait(r)
+	if e != nil {
+		s.fail(w, r, http.StatusBadRequest, *e)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	url, local, err := s.cluster.Route(ctx, p)
+	switch {
+	case err != nil || !local && r.Header.Get(forwardedHeader) != "":
+		// A forwarded request is answered here or refused: never a
+		// second hop, so a stale view cannot loop.
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_owner",
+			Message: fmt.Sprintf("partition %d has no owner reachable from node %s yet (a node left: its partitions move within --cluster-lease-ttl)", p, s.cluster.ID())})
+		return nil
+	case !local:
+		s.forward(w, r, url, body)
+		return nil
+	}
+	l, err := s.cluster.Local(ctx, p, seq)
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return nil
+	}
+	return l
+}
+
+// forwardClient forwards requests to other nodes.
+var forwardClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
+
+// forward sends r, with body, to the node at base and copies its answer.
+func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, body []byte) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		s.error(w, r, err, "")
+		return
+	}
+	for _, h := range []string{"Authorization", "Content-Type", requestIDHeader} {
+		if v := r.Header.Get(h); v != "" {
+			req.Header.Set(h, v)
+		}
+	}
+	req.Header.Set(forwardedHeader, s.cluster.ID())
+	resp, err := forwardClient.Do(req)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_owner", Message: "the partition's owner did not answer: " + err.Error()})
+		return
+	}
+	defer resp.Body.Close()
+	for _, h := range []string{"Content-Type", "Retry-After", "X-Content-Type-Options"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// clusterError answers err: the cluster's own errors first, then as a
+// standalone daemon would.
+func (s *server) clusterError(w http.ResponseWriter, r *http.Request, err error, prefix string) {
+	switch {
+	case errors.Is(err, cluster.ErrNotCaughtUp), errors.Is(err, cluster.ErrNotOwner), errors.Is(err, cluster.ErrClosed):
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_caught_up", Message: err.Error()})
+	case errors.Is(err, cluster.ErrBadID):
+		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: err.Error()})
+	default:
+		s.error(w, r, err, prefix)
+	}
+}
+
+// clusterRecall answers q from the owner of its agents' partition.
+func (s *server) clusterRecall(w http.ResponseWriter, r *http.Request, body []byte, q engine.Query) {
+	agents := q.Agents
+	if q.Agent != "" {
+		agents = append([]string{q.Agent}, agents...)
+	}
+	if len(agents) == 0 {
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "query.agent", Message: "query.agent: missing: name the agent"})
+		return
+	}
+	p := s.cluster.Partition(agents[0])
+	for _, a := range agents[1:] {
+		if s.cluster.Partition(a) != p {
+			s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "query.agents",
+				Message: fmt.Sprintf("query.agents: %q and %q are in different partitions: in cluster mode a recall searches one partition's agents", agents[0], a)})
+			return
+		}
+	}
+	l := s.owned(w, r, p, body)
+	if l == nil {
+		return
+	}
+	var res *engine.Result
+	var err error
+	switch t := tenantOf(r); {
+	case t.all:
+		res, err = l.DB().Recall(r.Context(), q)
+	case len(q.Agents) == 0 || len(q.Agents) == 1 && q.Agents[0] == q.Agent:
+		res, err = l.DB().Agent(q.Agent, t.quota).Recall(r.Context(), q)
+	default:
+		if res, err = l.DB().Recall(r.Context(), q); err == nil {
+			hideBM25(res)
+		}
+	}
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	for i := range res.Memories {
+		publicRecord(l, &res.Memories[i].Record)
+	}
+	s.prom.observeRecall(&res.Stats)
+	s.reply(w, http.StatusOK, wire.FromResult(res))
+}
+
+// publicRecord gives rec its public id and hides the metadata key that
+// carries it.
+func publicRecord(l *cluster.Local, rec *engine.Record) {
+	if pub, ok := l.Public(rec.ID); ok {
+		rec.ID = pub
+	} else {
+		rec.ID = 0
+	}
+	delete(rec.Meta, cluster.MetaID)
+}
+
+// clusterGet answers GET /v1/records/{id} from the owner of the id's
+// partition.
+func (s *server) clusterGet(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil || id == 0 {
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "id",
+			Message: fmt.Sprintf("id: %q is not a record id (a positive integer)", wire.Truncate(raw, 40))})
+		return
+	}
+	_, p := cluster.SplitID(id)
+	notFound := func() { s.error(w, r, fmt.Errorf("%w: id %d", engine.ErrNotFound, id), "") }
+	if p >= s.cluster.Partitions() {
+		notFound()
+		return
+	}
+	l := s.owned(w, r, p, nil)
+	if l == nil {
+		return
+	}
+	loc, ok := l.LocalID(id)
+	if !ok {
+		notFound()
+		return
+	}
+	rec, err := l.DB().Get(r.Context(), loc)
+	t := tenantOf(r)
+	if err == nil && !t.allows(rec.Agent) {
+		notFound() // another tenant's record reads as an id never assigned
+		return
+	}
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	publicRecord(l, &rec)
+	s.reply(w, http.StatusOK, wire.FromRecord(rec))
+}
+
+// clusterForget forgets what sel names (public ids) through the stream,
+// from the owner of its partition: the owner catches up with the stream,
+// resolves sel on its copy, publishes the forget and erases the records'
+// messages from the stream.
+func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []byte, sel engine.Selector) {
+	p := -1
+	if sel.Agent != "" {
+		// Ids of another partition cannot be the agent's: ignored, as
+		// ids never assigned are (a forget that names none forgets
+		// nothing).
+		p = s.cluster.Partition(sel.Agent)
+		ids := sel.IDs[:0:0]
+		for _, id := range sel.IDs {
+			if _, ip := cluster.SplitID(id); ip == p {
+				ids = append(ids, id)
+			}
+		}
+		if len(sel.IDs) > 0 && len(ids) == 0 {
+			s.reply(w, http.StatusOK, map[string]any{"forgotten": 0, "ranges": [][2]uint64{}, "reindexed": 0})
+			return
+		}
+		sel.IDs = ids
+	}
+	for _, id := range sel.IDs {
+		_, ip := cluster.SplitID(id)
+		if p == -1 {
+			p = ip
+		}
+		if ip != p {
+			s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "selector.ids",
+				Message: fmt.Sprintf("selector.ids: %d is of another partition than the first id: in cluster mode a forget without an agent names one partition's records", id)})
+			return
+		}
+	}
+	if p < 0 || p >= s.cluster.Partitions() {
+		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "selector.agent", Message: "selector.agent: name the agent (or ids of this cluster)"})
+		return
+	}
+	l := s.owned(w, r, p, body)
+	if l == nil {
+		return
+	}
+	// Every message of the partition before this point is applied first,
+	// so the selector sees every acknowledged record.
+	ctx, cancel := context.WithTimeout(r.Context(), s.lim.requestTimeout)
+	defer cancel()
+	if _, err := s.cluster.CatchUp(ctx, p); err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	locSel := sel
+	if len(sel.IDs) > 0 {
+		locSel.IDs = nil
+		for _, id := range sel.IDs {
+			if loc, ok := l.LocalID(id); ok {
+				locSel.IDs = append(locSel.IDs, loc)
+			}
+		}
+		if len(locSel.IDs) == 0 {
+			s.reply(w, http.StatusOK, map[string]any{"forgotten": 0, "ranges": [][2]uint64{}, "reindexed": 0})
+			return
+		}
+	}
+	locs, err := l.DB().Select(r.Context(), locSel)
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	ranges := make([][2]uint64, 0, len(locs))
+	pubs := make([]uint64, 0, len(locs))
+	for _, loc := range locs {
+		if pub, ok := l.Public(loc); ok {
+			pubs = append(pubs, pub)
+			ranges = append(ranges, [2]uint64{pub, pub})
+		}
+	}
+	if len(pubs) > 0 {
+		if _, err := s.cluster.Forget(r.Context(), p, pubs); err != nil {
+			s.clusterError(w, r, err, "")
+			return
+		}
+	}
+	s.reply(w, http.StatusOK, map[string]any{"forgotten": len(pubs), "ranges": ranges, "reindexed": 0})
+}
+
+// clusterStats answers the node's view of the cluster to an admin.
+func (s *server) clusterStats(w http.ResponseWriter, r *http.Request) {
+	if t := tenantOf(r); !t.all && !t.has(scopeAdmin) {
+		s.fail(w, r, http.StatusNotImplemented, apiError{Code: "not_in_cluster_mode", Message: "per-agent stats are not served in cluster mode"})
+		return
+	}
+	s.reply(w, http.StatusOK, s.cluster.Status())
+}
+
+// openEither opens the store of cfg, or its cluster node with --cluster
+// (url: where this daemon listens, the node's default --cluster-url).
+func openEither(cfg config, url string, onBackground func(error), logger *slog.Logger) openResult {
+	if cfg.cluster.on() {
+		return openCluster(cfg, url, onBackground, logger)
+	}
+	return openStore(cfg, onBackground)
+}
+
+// close closes what the open opened: the node (and its stores) or the
+// store.
+func (res openResult) close() error {
+	if res.node != nil {
+		return res.node.Close()
+	}
+	return res.db.Close()
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/cmd/internal/cluster"
+	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
+	"github.com/lazymem/lazymem/cmd/internal/wire"
+)
+
+// clusterArgs is the command line of a test node of the cluster at nats.
+func clusterArgs(dir, node, nats string, replicas int, extra ...string) []string {
+	return append([]string{"--db", dir, "--shutdown-timeout", "5s", "--quiet", "--cluster", nats, "--cluster-node", node,
+		"--cluster-partitions", "8", "--cluster-replicas", fmt.Sprint(replicas), "--cluster-lease-ttl", "1s"}, extra...)
+}
+
+// clusterStatus is GET /v1/stats of a node in cluster mode.
+func clusterStatus(t *testing.T, token, url string) cluster.Status {
+	t.Helper()
+	st, b := authCall(t, token, "GET", url+"/v1/stats", "")
+	var s cluster.Status
+	if st != 200 || json.Unmarshal(b, &s) != nil {
+		t.Fatalf("stats: %d %s", st, b)
+	}
+	return s
+}
+
+// waitAllOwned waits until every partition has an owner that has caught
+// up, as node url sees it.
+func waitAllOwned(t *testing.T, token string, urls ...string) {
+	t.Helper()
+	waitFor(t, "every partition owned and caught up", func() bool {
+		caught := map[string]bool{}
+		for _, u := range urls {
+			st, b := authCall(t, token, "GET", u+"/v1/stats", "")
+			var s cluster.Status
+			if st != 200 || json.Unmarshal(b, &s) != nil {
+				return false
+			}
+			for p, ok := range s.CaughtUp {
+				caught[p] = caught[p] || ok
+			}
+		}
+		return len(caught) == 8
+	})
+}
+
+// ownerURL is the URL of the node among urls that owns agent's
+// partition, and one that does not.
+func ownerURL(t *testing.T, token, agent string, urls []string) (owner, other string) {
+	t.Helper()
+	p := fmt.Sprint(cluster.PartitionOf(agent, 8))
+	for _, u := range urls {
+		if _, ok := clusterStatus(t, token, u).Applied[p]; ok {
+			owner = u
+		} else {
+			other = u
+		}
+	}
+	if owner == "" || other == "" {
+		t.Fatalf("agent %s: owner %q, other %q", agent, owner, other)
+	}
+	return owner, other
+}
+
+// TestClusterDaemon: two daemons in cluster mode on one NATS server.
+// Appends through either node answer ids and a sequence; a recall, a
+// get and a forget sent to the node that does not own the agent's
+// partition are forwarded to the owner; ?min_seq= reads the write just
+// made; the routes cluster mode does not serve answer 501; and the
+// tenancy table holds through forwarding: each key reaches exactly its
+// agents, with the scopes it has, whichever node it calls.
+func TestClusterDaemon(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	keysFile := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(keysFile, keysJSON(testKeys), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, id := range []string{"n1", "n2"} {
+		cfg, err := parseArgs(clusterArgs(t.TempDir(), id, nc.URLs(), 1, "--keys", keysFile), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url, stop := startServe(t, cfg)
+		defer func() {
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+		}()
+		urls = append(urls, url)
+	}
+	const root = "tok-root"
+	waitAllOwned(t, root, urls...)
+	owner, other := ownerURL(t, root, "a1", urls)
+
+	// Append through the node that does not own a1, read through it.
+	st, b := authCall(t, root, "POST", other+"/v1/records", `{"records":[{"agent":"a1","text":"the lighthouse keeper logs storms"},{"agent":"a1","text":"gulls nest on the pier"}]}`)
+	var app struct {
+		IDs []uint64
+		Seq uint64
+	}
+	if st != 200 || json.Unmarshal(b, &app) != nil || len(app.IDs) != 2 || app.Seq == 0 {
+		t.Fatalf("append: %d %s", st, b)
+	}
+	var res wire.Result
+	st, b = authCall(t, root, "POST", fmt.Sprintf("%s/v1/recall?min_seq=%d", other, app.Seq), `{"agent":"a1","text":"lighthouse storms","mode":"sparse"}`)
+	if st != 200 || json.Unmarshal(b, &res) != nil || len(res.Memories) == 0 || res.Memories[0].ID != app.IDs[0] {
+		t.Fatalf("forwarded recall: %d %s", st, b)
+	}
+	if _, ok := res.Memories[0].Meta[cluster.MetaID]; ok {
+		t.Fatalf("the reply shows the reserved key: %s", b)
+	}
+	for _, u := range urls {
+		var rec wire.StoredRecord
+		st, b = authCall(t, root, "GET", fmt.Sprintf("%s/v1/records/%d", u, app.IDs[1]), "")
+		if st != 200 || json.Unmarshal(b, &rec) != nil || rec.Text != "gulls nest on the pier" || rec.ID != app.IDs[1] {
+			t.Fatalf("get through %s: %d %s", u, st, b)
+		}
+	}
+	if st, b = authCall(t, root, "GET", fmt.Sprintf("%s/v1/records/%d", other, app.IDs[1]+256*1000), ""); st != 404 {
+		t.Fatalf("unknown id: %d %s", st, b)
+	}
+	if st, b = authCall(t, root, "POST", other+"/v1/recall?min_seq=x", `{"agent":"a1","text":"x"}`); st != 400 || !strings.Contains(string(b), `"field":"min_seq"`) {
+		t.Fatalf("bad min_seq: %d %s", st, b)
+	}
+	if st, b = authCall(t, root, "POST", other+"/v1/records", `{"agent":"a1","text":"x","meta":{"lazymem-id":["1"]}}`); st != 400 || !strings.Contains(string(b), "lazymem-id") {
+		t.Fatalf("reserved key: %d %s", st, b)
+	}
+	if st, b = authCall(t, root, "GET", other+"/v1/export?agent=a1", ""); st != 501 {
+		t.Fatalf("export in cluster mode: %d %s", st, b)
+	}
+
+	// Forget through the non-owner: gone from every read.
+	st, b = authCall(t, "tok-alpha", "POST", other+"/v1/forget", fmt.Sprintf(`{"ids":[%d]}`, app.IDs[0]))
+	if st != 200 || !strings.Contains(string(b), `"forgotten":1`) {
+		t.Fatalf("forget: %d %s", st, b)
+	}
+	for _, u := range []string{owner, other} {
+		if st, b = authCall(t, root, "GET", fmt.Sprintf("%s/v1/records/%d", u, app.IDs[0]), ""); st != 404 {
+			t.Fatalf("forgotten record through %s: %d %s", u, st, b)
+		}
+	}
+
+	// The tenancy table through both nodes.
+	ids := map[string]uint64{}
+	var last uint64
+	for _, a := range testAgents {
+		st, b := authCall(t, root, "POST", urls[0]+"/v1/records", fmt.Sprintf(`{"agent":%q,"text":"tenancy probe of %s"}`, a, a))
+		if st != 200 || json.Unmarshal(b, &app) != nil {
+			t.Fatalf("append %s: %d %s", a, st, b)
+		}
+		ids[a], last = app.IDs[0], max(last, app.Seq)
+	}
+	for _, k := range testKeys {
+		// A key of some agents naming another agent's record id in a
+		// forget: ignored, as an id never assigned is; the record stays.
+		if !k.allows("b1") && k.has("forget") && len(k.agents) == 1 {
+			for _, u := range urls {
+				st, b := authCall(t, k.token, "POST", u+"/v1/forget", fmt.Sprintf(`{"ids":[%d]}`, ids["b1"]))
+				if st != 200 || !strings.Contains(string(b), `"forgotten":0`) {
+					t.Errorf("%s forgets b1's record through %s: %d %s", k.name, u, st, b)
+				}
+			}
+		}
+		for _, a := range testAgents {
+			for _, u := range urls {
+				st, b := authCall(t, k.token, "POST", fmt.Sprintf("%s/v1/recall?min_seq=%d", u, last), fmt.Sprintf(`{"agent":%q,"text":"tenancy probe","mode":"sparse"}`, a))
+				switch {
+				case k.allows(a) && k.has("read"):
+					if st != 200 || !strings.Contains(string(b), "tenancy probe of "+a) {
+						t.Errorf("%s recalls %s through %s: %d %s", k.name, a, u, st, b)
+					}
+				case st != 403:
+					t.Errorf("%s recalls %s through %s: %d %s, want 403", k.name, a, u, st, b)
+				}
+				st, b = authCall(t, k.token, "GET", fmt.Sprintf("%s/v1/records/%d", u, ids[a]), "")
+				switch {
+				case k.allows(a) && k.has("read"):
+					if st != 200 {
+						t.Errorf("%s gets %s's record through %s: %d %s", k.name, a, u, st, b)
+					}
+				case k.has("read") && st != 404, !k.has("read") && st != 403:
+					t.Errorf("%s gets %s's record through %s: %d %s", k.name, a, u, st, b)
+				}
+				st, b = authCall(t, k.token, "POST", u+"/v1/records", fmt.Sprintf(`{"agent":%q,"text":"written by %s"}`, a, k.name))
+				if want := k.allows(a) && k.has("write"); want != (st == 200) || !want && st != 403 {
+					t.Errorf("%s appends to %s through %s: %d %s", k.name, a, u, st, b)
+				}
+				// A forget naming a session nobody has: allowed or not,
+				// it forgets nothing.
+				st, b = authCall(t, k.token, "POST", u+"/v1/forget", fmt.Sprintf(`{"agent":%q,"sessions":["no-such-session"]}`, a))
+				if want := k.allows(a) && k.has("forget"); want != (st == 200) || !want && st != 403 {
+					t.Errorf("%s forgets from %s through %s: %d %s", k.name, a, u, st, b)
+				}
+			}
+		}
+	}
+}
+
+// TestClusterFlags: bad --cluster* flags are refused naming the flag.
+func TestClusterFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", "d", "--cluster", "nats://127.0.0.1:4222"}, "--cluster-node is required"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a b"}, "NodeID"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-partitions", "300"}, "--cluster-partitions 300"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-replicas", "0"}, "--cluster-replicas 0"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-lease-ttl", "1ms"}, "--cluster-lease-ttl 1ms"},
+	} {
+		_, err := parseArgs(tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if _, err := parseArgs([]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a"}, io.Discard); err != nil {
+		t.Errorf("good flags: %v", err)
+	}
+}
+
+// FuzzReadWait: any query string is read into a sequence and a wait
+// within bounds, or refused naming min_seq or wait.
+func FuzzReadWait(f *testing.F) {
+	for _, q := range []string{"", "min_seq=12", "min_seq=12&wait=5s", "wait=-1s", "min_seq=x", "wait=2m", "min_seq=18446744073709551615"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		r, err := http.NewRequest("GET", "http://x/v1/recall?"+q, nil)
+		if err != nil {
+			return
+		}
+		_, wait, e := readWait(r)
+		switch {
+		case e != nil && e.Field != "min_seq" && e.Field != "wait":
+			t.Fatalf("%q: error names %q", q, e.Field)
+		case e == nil && (wait < 0 || wait > time.Minute):
+			t.Fatalf("%q: wait %v", q, wait)
+		}
+	})
+}

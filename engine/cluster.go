@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/index"
+)
+
+// The two calls a replicated front end (lazymemd --cluster) needs beyond
+// Append and Forget: it checks a batch before publishing it to the
+// replicated log, because a record every replica refuses at apply time
+// would block its partition, and it resolves a Forget selector to ids
+// before publishing the forget, because the replicas apply a forget by
+// ids (a selector read on another replica's copy could name other
+// records).
+
+// ValidateBatch checks recs as AppendBatch would, without writing: nil
+// when AppendBatch would accept them, else the *FieldError it would
+// return ("records[3].agent"; "record.text" when single is true and recs
+// holds one record).
+func (db *DB) ValidateBatch(recs []Record, single bool) error {
+	if len(recs) == 0 {
+		return fieldErr("records", ErrMissing, "empty batch")
+	}
+	name := ""
+	if single {
+		name = "record"
+	}
+	var keys []string
+	for i := range recs {
+		r := &recs[i]
+		if !recordOK(r, &db.opts) {
+			return recordError(r, &db.opts, recordName(name, i))
+		}
+		d := index.Doc{Time: r.Time.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text}
+		keys = sortedKeys(keys, r.Meta)
+		for _, k := range keys {
+			d.Meta = append(d.Meta, index.Field{Key: k, Values: r.Meta[k]})
+		}
+		var scratch []codec.Field
+		c := docRecord(&d, &scratch)
+		if n := codec.RecordSize(&c); n > db.opts.Log.MaxRecordBytes {
+			return fieldErr(recordName(name, i), ErrTooLong, fmt.Sprintf("encoded %d bytes, log limit %d", n, db.opts.Log.MaxRecordBytes))
+		}
+	}
+	return nil
+}
+
+// Select returns the ids of the live records sel names, ascending, as
+// Forget would resolve them, without forgetting anything.
+func (db *DB) Select(ctx context.Context, sel Selector) ([]uint64, error) {
+	if err := sel.validate(&db.opts); err != nil {
+		return nil, err
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	bm, err := db.resolveSelector(&sel)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, bm.GetCardinality())
+	it := bm.Iterator()
+	for it.HasNext() {
+		ids = append(ids, uint64(it.Next()))
+	}
+	return ids, nil
+}
