@@ -84,13 +84,13 @@ func (n *Node) leaseRound() {
 		switch {
 		case holder == me && want != me && urls[want] != "":
 			// Rebalance: the partition's rendezvous owner is live.
-			n.release(p, true)
+			n.release(p)
 			_ = n.leases.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
 			holder = ""
 		case holder == me:
 			if _, err := n.leases.Update(ctx, leaseKey(p), []byte(me), rev); err != nil {
 				log.Warn("cluster: lease lost", "partition", p, "err", err)
-				n.release(p, true)
+				n.release(p)
 				holder = ""
 			} else if err := n.acquire(p); err != nil {
 				log.Error("cluster: open partition", "partition", p, "err", err)
@@ -108,7 +108,7 @@ func (n *Node) leaseRound() {
 			}
 		default:
 			if holder != me {
-				n.release(p, true) // another node took it (this one was paused past the TTL)
+				n.release(p) // another node took it (this one was paused past the TTL)
 			}
 		}
 		owners[p] = holder
@@ -171,10 +171,12 @@ func (n *Node) acquire(p int) error {
 	return nil
 }
 
-// release closes partition p if it is open. With drop (the partition
-// went to another node) its store is removed (see sweep); otherwise it
-// stays on disk and a later lease resumes from it.
-func (n *Node) release(p int, drop bool) {
+// release closes partition p if it is open. Its store stays on disk: a
+// later lease resumes from it, unless sweep removes it once another node
+// owns the partition for good. (Removing it here lost the copy of a
+// partition whose lease refresh merely timed out on a loaded machine:
+// the node took the lease back and replayed the partition from 0.)
+func (n *Node) release(p int) {
 	n.mu.Lock()
 	pt, ok := n.parts[p]
 	delete(n.parts, p)
@@ -182,11 +184,6 @@ func (n *Node) release(p int, drop bool) {
 	if ok {
 		if err := pt.close(); err != nil {
 			n.opts.Logger.Warn("cluster: close partition", "partition", p, "err", err)
-		}
-		if drop {
-			if err := os.RemoveAll(pt.dir); err != nil {
-				n.opts.Logger.Warn("cluster: remove a released partition's copy", "partition", p, "err", err)
-			}
 		}
 		n.opts.Logger.Info("cluster: partition released", "partition", p)
 	}
