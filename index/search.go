@@ -71,6 +71,7 @@ type searcher struct {
 	rub     []float64
 	tmp     []float64
 	dense   denseFilter
+	sink    uint32 // keeps touchLens's reads
 	heap    hitHeap
 	ti      termInfo
 	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
@@ -452,6 +453,25 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 					}
 				}
 				continue
+			}
+		}
+		if filter == nil && dense == nil {
+			// Unfiltered, every posting of an essential block is a
+			// candidate: read the block's lengths in one pass of
+			// independent loads so their cache misses overlap, instead of
+			// one dependent miss per candidate. Only for sparse blocks
+			// (gaps of 16 ids or more: a cache line of lengths each); a
+			// dense block's lengths are read in order anyway. Profile
+			// lesson (1M records, 8 segments): these misses were most of a
+			// mid- or rare-term query; mid/none 0.70-0.81 -> 0.35-0.41 ms,
+			// rare/none 99-109 -> 69-74 us p50.
+			for i := fe; i < m; i++ {
+				if it := &s.iters[i]; it.decoded != it.touched && it.decoded == it.bi && it.i >= 0 {
+					it.touched = it.decoded
+					if rest := it.docs[it.i:]; rest[len(rest)-1]-rest[0] >= 16*uint32(len(rest)-1) {
+						s.sink += seg.touchLens(rest)
+					}
+				}
 			}
 		}
 		if (dense != nil && !dense.contains(doc)) || (filter != nil && !filter.Contains(doc)) {
