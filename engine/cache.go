@@ -330,7 +330,7 @@ func (c *vecCache) get(ctx context.Context, ns, texts []string, ids []uint64) ([
 func (c *vecCache) getKeyed(ctx context.Context, keys, texts []string, ids []uint64) ([][]float32, lookupStats, error) {
 	var st lookupStats
 	out := make([][]float32, len(texts))
-	miss, err := c.find(keys, ids, out, &st)
+	miss, err := c.find(keys, ids, out, &st, false)
 	if err != nil {
 		return nil, st, err
 	}

@@ -17,7 +17,7 @@ import (
 func (c *vecCache) lookup(keys []string, ids []uint64) ([][]float32, lookupStats, error) {
 	var st lookupStats
 	out := make([][]float32, len(keys))
-	if _, err := c.find(keys, ids, out, &st); err != nil {
+	if _, err := c.find(keys, ids, out, &st, true); err != nil {
 		return nil, st, err
 	}
 	c.account(st)
@@ -26,8 +26,11 @@ func (c *vecCache) lookup(keys []string, ids []uint64) ([][]float32, lookupStats
 
 // find sets out[i] to the vector of keys[i] found in memory, else on disk
 // (which then enters memory, by record id when ids names one), and
-// returns the indices of the keys found in neither.
-func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookupStats) ([]int, error) {
+// returns the indices of the keys found in neither. split allows the disk
+// reads to be split between the cores: for keys expected on disk (a
+// fact's key), not for a cold recall's, which the bloom filter mostly
+// answers without a read.
+func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookupStats, split bool) ([]int, error) {
 	var miss []int
 	for i, k := range keys {
 		if c.mem != nil {
@@ -48,7 +51,7 @@ func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookup
 	// Point reads of random keys, a few microseconds of CPU each (block
 	// search, checksum, copy): split over the cores like the log's reads.
 	w := min(runtime.GOMAXPROCS(0), 4, len(miss)/(diskParallelMin/2))
-	if w <= 1 || len(miss) < diskParallelMin {
+	if !split || w <= 1 || len(miss) < diskParallelMin {
 		return c.readDisk(keys, ids, miss, out, st)
 	}
 	rests := make([][]int, w)

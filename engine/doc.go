@@ -41,13 +41,18 @@
 //     pass the filters. The BM25 query is the question without its time
 //     expression and pleasantries, expanded by the built-in lexicon
 //     (lexicon.txt) and optional synonyms.
-//  3. Selective: the candidates are read from the log in one GetMany; each
-//     becomes a constructed memory text (Options.Construct, default
-//     "Role: Text"); vectors come from the cache (ristretto in memory, Pebble
-//     on disk) and the misses, with the query, are embedded in one batched
-//     call. Concurrent recalls missing the same text compute it once; that
-//     shared call runs detached from the recall that started it (bounded by
-//     Options.EmbedTimeout), so one client hanging up fails no other.
+//  3. Selective: a candidate's vector comes from the cache by record id
+//     (ristretto in memory), else by the cache key the fact table holds
+//     for it (Pebble on disk); fusion's inputs (time, question,
+//     pleasantries) come from the fact table (facts.go), a per-process
+//     cache of what earlier recalls read. Only the candidates left without
+//     a vector or a fact are read from the log (GetMany, split over the
+//     cores); each becomes a constructed memory text (Options.Construct,
+//     default "Role: Text"), looked up by text, and the misses, with the
+//     query, are embedded in one batched call. Concurrent recalls missing
+//     the same text compute it once; that shared call runs detached from
+//     the recall that started it (bounded by Options.EmbedTimeout), so one
+//     client hanging up fails no other.
 //     Dense scores are one vecmath.DotBatch of the unit-length query against
 //     the unit-length candidates (cosine).
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores
@@ -80,7 +85,8 @@
 // speakers; the lexicon in lexicon.go),
 // recall_filter.go, recall_source.go (the candidate sources, one type each:
 // BM25, a speaker's records, the fallback pass, the session chain),
-// recall_selective.go (fetch, construct, embed through the cache, cosine),
+// recall_selective.go (facts, construct, embed through the cache, cosine;
+// facts.go the fact table, recall_fetch.go the log reads),
 // recall_fuse.go, recall_assemble.go, and recall_dense.go for ModeDense.
 // The transcripts under testdata/planner print what each stage produced
 // for small stores.
