@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -60,7 +62,7 @@ func (bm25Source) candidates(_ context.Context, p *plan) error {
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: search: %w", err)
 	}
-	if p.q.FeedbackDocs > 0 && len(hits) > 0 {
+	if p.q.FeedbackDocs > 0 && len(hits) >= feedbackMinHits {
 		if hits, err = p.feedback(hits); err != nil {
 			return err
 		}
@@ -204,9 +206,11 @@ func (sessionSource) candidates(_ context.Context, p *plan) error {
 }
 
 // feedback is pseudo-relevance feedback (RM3-style, Query.FeedbackDocs):
-// the top hits are read, their terms weighted by their frequency in each
+// the top hits that hold at least feedbackCoverage of the question's
+// content words are read, their terms weighted by their frequency in each
 // hit (relative to its length) times the hit's share of the top hits'
-// scores; the best DefaultFeedbackTerms terms that are not in the query,
+// scores, times the term's idf (index.DocFreq); the best
+// DefaultFeedbackTerms terms that are not in the query,
 // nor stopwords or question-frame words, nor CJK character n-grams, are
 // added at 1/feedbackOwnWeight of the weight of the query's own words,
 // and BM25 runs again.
@@ -224,8 +228,24 @@ func (sessionSource) candidates(_ context.Context, p *plan) error {
 // (the constants here) .446/.697/.754/.817; 3, 30, 12 .447/.690/.753/.815. Both
 // halves of the conversations gain (26/41/43 R@10 .774 -> .786, 30/42/44
 // .708 -> .715). Before the neighbour rule, with 3 documents: 8
-// .416/.660/.728/.796 against off .424/.658/.714/.783.
+// .416/.660/.728/.796 against off .424/.658/.714/.783. Those figures are
+// without the rarity weight and the coverage guard, which failed the
+// bilingual meeting (TestFeedbackMeeting); with both, 2 documents give
+// .447/.691/.749/.807.
 const feedbackOwnWeight = 16
+
+// feedbackMinHits and feedbackCoverage guard feedback against drift, the
+// RM3 failure when the first hits are poor: it runs only on two BM25 hits
+// or more, and a hit gives terms only when its own text holds at least
+// feedbackCoverage of the question's content words (its words less the
+// question-frame words). In the bilingual meeting "What did we agree on
+// for the launch date?" has its evidence in Chinese; its best English
+// hits hold "date" alone, and their words (also, give, time, budget)
+// ranked an action item above the revised launch decision.
+const (
+	feedbackMinHits  = 2
+	feedbackCoverage = 0.5
+)
 
 func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 	n := min(len(hits), p.q.FeedbackDocs)
@@ -236,7 +256,8 @@ func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 	if err := p.db.fetch(top, nil); err != nil {
 		return nil, err
 	}
-	an, lx := queryAnalyzer(), theLexicon()
+	an := queryAnalyzer()
+	frame := feedbackFrame()
 	inQuery := map[string]bool{}
 	for _, t := range an.Terms(p.text) {
 		inQuery[t] = true
@@ -246,13 +267,33 @@ func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 		total += hits[i].Score
 	}
 	weight := map[string]float64{}
+	lx := theLexicon()
+	qterms := map[string]bool{}
+	for _, t := range an.Terms(lx.stripQuestionWords(p.denseText)) {
+		if !frame[t] {
+			qterms[t] = true
+		}
+	}
 	for i := range top {
 		if !top[i].fetched || total <= 0 {
 			continue
 		}
 		terms := an.Terms(top[i].rec.Text)
+		cov := 1.0
+		if len(qterms) > 0 {
+			has := map[string]bool{}
+			for _, t := range terms {
+				if qterms[t] {
+					has[t] = true
+				}
+			}
+			cov = float64(len(has)) / float64(len(qterms))
+		}
+		if cov < feedbackCoverage {
+			continue
+		}
 		for _, t := range terms {
-			if inQuery[t] || lx.frame[t] || len(t) < 2 || cjkTerm(t) {
+			if inQuery[t] || frame[t] || len(t) < 2 || cjkTerm(t) {
 				continue
 			}
 			weight[t] += hits[i].Score / total / float64(len(terms))
@@ -261,6 +302,15 @@ func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 	terms := make([]string, 0, len(weight))
 	for t := range weight {
 		terms = append(terms, t)
+	}
+	// Rarity: a term's weight is multiplied by its BM25 idf over the
+	// whole index, so that a content word outranks a common one.
+	nd, df, err := p.db.idx.DocFreq(terms, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: feedback: %w", err)
+	}
+	for i, t := range terms {
+		weight[t] *= math.Log(1 + (float64(nd)-float64(df[i])+0.5)/(float64(df[i])+0.5))
 	}
 	slices.SortFunc(terms, func(a, b string) int {
 		if c := cmp.Compare(weight[b], weight[a]); c != 0 {
@@ -288,6 +338,21 @@ func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 	}
 	return again, nil
 }
+
+// feedbackFrame is the lexicon's question-frame words and their stems
+// (the analyser stems "decided" to "decid", which the frame list's
+// "decide" does not match): never feedback terms.
+var feedbackFrame = sync.OnceValue(func() map[string]bool {
+	lx, an := theLexicon(), queryAnalyzer()
+	m := map[string]bool{}
+	for w := range lx.frame {
+		m[w] = true
+		for _, t := range an.Terms(w) {
+			m[t] = true
+		}
+	}
+	return m
+})
 
 // cjkTerm reports whether an analysed term is a CJK character n-gram.
 func cjkTerm(t string) bool {
