@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -26,10 +27,18 @@ func Images(t testing.TB, dir string) []Image {
 	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
 	var out []Image
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed while the walk ran (an open store's background
+			// compaction deleting an obsolete file): it holds nothing now.
+			return nil
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
 		raw, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
