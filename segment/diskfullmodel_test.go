@@ -18,7 +18,7 @@ import (
 // enough data for Pebble to rotate memtables, flush and compact on its own,
 // then gives space back and closes. Two sweeps:
 //   - at-op: the disk fills at the k-th space-taking operation, for every
-//     k in turn (every 5th; every 23rd with -short; LAZYMEM_FAULT_EVERY
+//     k in turn (every 13th; every 41st with -short; LAZYMEM_FAULT_EVERY
 //     sets the step), with no or some bytes left;
 //   - capacity: the disk has N bytes, for N from less than the space
 //     reserve to more than the workload needs.
@@ -33,9 +33,9 @@ import (
 // space are for: unlike an I/O error (TestFaultInjectionFlushes), a full
 // disk never reaches Pebble's stop points.
 func TestDiskFullModel(t *testing.T) {
-	step := int64(5)
+	step, capStep := int64(13), int64(256<<10)
 	if testing.Short() {
-		step = 23
+		step, capStep = 41, 768<<10
 	}
 	if v, err := strconv.ParseInt(os.Getenv("LAZYMEM_FAULT_EVERY"), 10, 64); err == nil && v > 0 {
 		step = v
@@ -75,7 +75,7 @@ func TestDiskFullModel(t *testing.T) {
 	})
 	t.Run("capacity", func(t *testing.T) {
 		var failedAppends int64
-		for c := int64(modelReserve / 2); c <= 6<<20; c += 96 << 10 {
+		for c := int64(modelReserve / 2); c <= 6<<20; c += capStep {
 			r := modelRun(t, c, -1, 0)
 			failedAppends += r.appendErrs
 			if t.Failed() {
