@@ -352,6 +352,7 @@ func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
 func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	seen := l.pebbleCorruptions.Load()
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -366,13 +367,21 @@ func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
 					cancel(diskFull("compact", syscall.ENOSPC))
 					return
 				}
+				if l.pebbleCorruptions.Load() > seen {
+					// A damaged block in an sstable: the compaction
+					// that reads it fails, and Pebble retries it for
+					// good. Repair shadows a damaged segment but leaves
+					// its block in the file.
+					cancel(&CorruptionError{Offset: -1, Err: fmt.Errorf("%w: compact read a damaged block (run repair; the block stays in Pebble's files)", ErrChecksum)})
+					return
+				}
 			}
 		}
 	}()
 	err := db.Compact(cctx, []byte{0}, []byte{0xff}, true)
 	cancel(nil)
 	<-watched
-	if cause := context.Cause(cctx); err != nil && isDiskFull(cause) {
+	if cause := context.Cause(cctx); err != nil && (isDiskFull(cause) || IsCorruption(cause)) {
 		return cause
 	}
 	return err
