@@ -339,7 +339,7 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	if err := l.fatalErr(); err != nil {
 		return err
 	}
-	if l.bgFull.Load() > 0 && !l.spaceFor() {
+	if l.bgFull.Load() > 0 && !l.roomAgain() {
 		// Once the disk has room again, a commit goes on: it makes Pebble
 		// schedule the flush again (refusing it could leave the failed
 		// flush unretried and writes refused for good: TestDiskFullModel).

@@ -117,6 +117,14 @@ func (l *Log) spaceFor() bool {
 	return !ok || a >= uint64(max(l.opts.ReserveBytes, 0)+256<<10)
 }
 
+// roomAgain reports whether the disk is known to have room again (as
+// spaceFor, but unknown counts as no): after a flush failed for want of
+// space, commits wait for it (errWouldStall).
+func (l *Log) roomAgain() bool {
+	a, ok := l.avail()
+	return ok && a >= uint64(max(l.opts.ReserveBytes, 0)+256<<10)
+}
+
 // errNoRoom: a commit refused before Pebble saw it, for want of space (see
 // admit). The log has not failed: the next commit is admitted once there
 // is room.
