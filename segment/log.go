@@ -178,8 +178,8 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 		// ends, and a flush that fails for want of space never ends
 		// (TestDiskFullModel hung there). At 4, a rotation waits only
 		// when two full memtables are queued behind the flush, and commits
-		// are refused once a flush fails (errWouldStall), so a full disk
-		// never holds a commit. The memory bound of the memtables, reached
+		// are refused once a flush fails for want of space (errWouldStall)
+		// until the disk has room again. The memory bound of the memtables, reached
 		// only when flushes fall behind, is 4 x MemTableBytes.
 		MemTableStopWritesThreshold: 4,
 		Logger:                      QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
