@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -10,33 +9,7 @@ import (
 )
 
 func cmdRepair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("repair", "repair --db DIR [--json]", stderr)
-	dbDir := fs.String("db", "", "store directory `DIR` (required; the store must not be open)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if *dbDir == "" {
-		return usagef("repair: --db is required")
-	}
-	if len(pos) > 0 {
-		return usagef("repair: unexpected argument %q", pos[0])
-	}
-	prog := stageProgress(stderr, "repair")
-	rr, err := engine.Repair(*dbDir, engine.VerifyOptions{Progress: prog.update})
-	prog.done()
-	if rr != nil {
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(rr); jerr != nil && err == nil {
-				err = jerr
-			}
-		} else {
-			printRepair(stdout, rr)
-		}
-	}
+	_, err := runStoreCheck("repair", args, stdout, stderr, engine.Repair, printRepair)
 	return err
 }
 

@@ -17,38 +17,51 @@ func (e errDamaged) Error() string {
 }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", "verify --db DIR [--json]", stderr)
-	dbDir := fs.String("db", "", "store directory `DIR` (required; the store must not be open)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseFlags(fs, args)
+	rep, err := runStoreCheck("verify", args, stdout, stderr, engine.Verify, printVerify)
 	if err != nil {
 		return err
-	}
-	if *dbDir == "" {
-		return usagef("verify: --db is required")
-	}
-	if len(pos) > 0 {
-		return usagef("verify: unexpected argument %q", pos[0])
-	}
-	prog := stageProgress(stderr, "verify")
-	rep, err := engine.Verify(*dbDir, engine.VerifyOptions{Progress: prog.update})
-	prog.done()
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		printVerify(stdout, rep)
 	}
 	if !rep.OK() {
 		return errDamaged{len(rep.Damage)}
 	}
 	return nil
+}
+
+// runStoreCheck is what verify and repair share: the flags (--db DIR,
+// --json), the stage progress on a terminal, and the report printed as
+// JSON or as text whenever run returned one (a repair that failed half
+// way still reports what it did). The error is run's, else the printing's.
+func runStoreCheck[R any](name string, args []string, stdout, stderr io.Writer,
+	run func(string, engine.VerifyOptions) (*R, error), text func(io.Writer, *R)) (*R, error) {
+	fs := newFlags(name, name+" --db DIR [--json]", stderr)
+	dbDir := fs.String("db", "", "store directory `DIR` (required; the store must not be open)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if *dbDir == "" {
+		return nil, usagef("%s: --db is required", name)
+	}
+	if len(pos) > 0 {
+		return nil, usagef("%s: unexpected argument %q", name, pos[0])
+	}
+	prog := stageProgress(stderr, name)
+	rep, err := run(*dbDir, engine.VerifyOptions{Progress: prog.update})
+	prog.done()
+	if rep == nil {
+		return nil, err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(rep); jerr != nil && err == nil {
+			err = jerr
+		}
+	} else {
+		text(stdout, rep)
+	}
+	return rep, err
 }
 
 func printVerify(w io.Writer, rep *engine.VerifyReport) {
