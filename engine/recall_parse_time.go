@@ -78,8 +78,10 @@ type TimeRange struct {
 //
 // N is digits or a number word (a, an, one ... twenty, thirty, a couple
 // of, a few: 3; half an hour; 一 二 两 三 ... 十 二十 九十九, 几: 3, 半).
-// Future periods (next week, 下周, 明天) are not time expressions: in a
-// memory query they name plans, which are content. When several
+// Future periods (next week, 下周, 明天, next Friday, this coming Monday,
+// Monday next week, and this week's days still ahead: this Friday, 这周五
+// on a Wednesday) are not time expressions: in a memory query they name
+// plans, which are content. When several
 // expressions occur the leftmost (then the longest) wins, except that two
 // joined by a range word form one range.
 func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
@@ -150,6 +152,8 @@ func joinTidy(a, b string) string {
 
 var (
 	rangeJoin       = regexp.MustCompile(`(?i)^\s*(?:and|to|until|till|through|thru|-|–|~|到|至|和|与)\s*$`)
+	futureDayBefore = regexp.MustCompile(`(?i)\b(?:next|coming|upcoming|following|this)\s+$`)
+	futureDayAfter  = regexp.MustCompile(`(?i)^\s+(?:next|this|the\s+coming)\s+week\b`)
 	rangeWordBefore = regexp.MustCompile(`(?i)\b(?:since|after|from|between|and|to|until|till|through)\s+$`)
 	rangeOpen       = regexp.MustCompile(`(?i)(?:\bbetween|\bfrom|从|在)\s*$`)
 	rangeClose      = regexp.MustCompile(`^\s*(?:之间|期间|这段时间)`)
@@ -661,6 +665,12 @@ var timeRules = []timeRule{
 			if w := m.g[2]; len(w) < 6 && m.g[1] == "" && !rangeWordBefore.MatchString(m.before) {
 				return time.Time{}, time.Time{}, false
 			}
+			// A day to come names a plan: "next Friday", "this coming
+			// Monday", "Monday next week", and "this Friday" when the rule
+			// for this week's days found it still ahead.
+			if futureDayBefore.MatchString(m.before) || futureDayAfter.MatchString(m.after) {
+				return time.Time{}, time.Time{}, false
+			}
 			return latestDay(enWeekdays[strings.ToLower(m.g[2])], m.now)
 		}},
 	// English: months and dates.
@@ -746,8 +756,9 @@ var timeRules = []timeRule{
 		return dayOfWeek(zhWeekdays[m.g[2]], n, m.now)
 	}},
 	{regexp.MustCompile(`(?:周|星期|礼拜)` + zhWday), func(m timeMatch) (time.Time, time.Time, bool) {
-		// 每周三 is every Wednesday, 下周三 a plan, 一周一次 a count.
-		if r, _ := utf8.DecodeLastRuneInString(m.before); r == '每' || r == '下' || r == '个' || zhNumeral(r) {
+		// 每周三 is every Wednesday, 下周三 a plan, 一周一次 a count; 这周五
+		// or 本周五 reach here only when that day is still ahead: a plan.
+		if r, _ := utf8.DecodeLastRuneInString(m.before); r == '每' || r == '下' || r == '个' || r == '这' || r == '本' || zhNumeral(r) {
 			return time.Time{}, time.Time{}, false
 		}
 		return latestDay(zhWeekdays[m.g[1]], m.now)

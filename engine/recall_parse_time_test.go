@@ -271,6 +271,9 @@ func TestParseTime(t *testing.T) {
 		"what is the launch date next week?", "下周三上线", "下周", "明天", "每周三开例会", "一周一次",
 		"launch on March 20", "3月20日上线", "3月15日", "20号发工资", "我们may需要", "march on", "sat down", "sun is out",
 		"three months of work", "第5号方案", "2月30日", "Feb 30",
+		// Days still ahead (now is a Wednesday): plans, not when they were said.
+		"next Monday", "what's due next Friday", "the meeting on Monday next week", "this coming Monday",
+		"the upcoming Tuesday review", "coming Friday", "this Friday", "这周五", "本周五交付", "这个周五",
 	} {
 		if tr, ok := engine.ParseTime(text, now); ok {
 			t.Errorf("%q: found %q [%v, %v), want none", text, tr.Expr, tr.Since, tr.Until)
