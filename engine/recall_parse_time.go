@@ -38,7 +38,8 @@ type TimeRange struct {
 //
 //	today, 今天; yesterday, 昨天; the day before yesterday, 前天 (大前天: 3)
 //	                                    that calendar day
-//	this morning, 今天上午, 今早, tonight, 今晚, yesterday afternoon, 周三下午
+//	this morning, 今天上午, 今早, tonight, 今晚, yesterday afternoon, 周三下午,
+//	上午 or 下午 alone (today's, once begun)
 //	                                    a day narrowed to a part: morning
 //	                                    (上午, 早上) 00-12, noon (中午) 11-14,
 //	                                    afternoon (下午) 12-18, evening,
@@ -711,6 +712,20 @@ var timeRules = []timeRule{
 	{regexp.MustCompile(`今天|今日`), fixed(0)},
 	{regexp.MustCompile(`今早|今晨`), partToday(0, 12*time.Hour)},
 	{regexp.MustCompile(`今晚`), partToday(18*time.Hour, 24*time.Hour)},
+	{regexp.MustCompile(`上午|早上|早晨|中午|下午|傍晚`), func(m timeMatch) (time.Time, time.Time, bool) {
+		// A part of the day alone is today's, once it has begun ("上午谁提到了
+		// 预算？" in the afternoon); after a day that is no expression
+		// (明天上午, 每天下午, 3号下午) or before it begins, it names a plan.
+		if r, _ := utf8.DecodeLastRuneInString(m.before); strings.ContainsRune("天日号周期拜末每明后今昨前个", r) || zhNumeral(r) || r >= '0' && r <= '9' {
+			return time.Time{}, time.Time{}, false
+		}
+		from, to := partOfDay(m.g[0])
+		d := dayStart(m.now)
+		if d.Add(from).After(m.now) {
+			return time.Time{}, time.Time{}, false
+		}
+		return d.Add(from), d.Add(to), true
+	}},
 	{regexp.MustCompile(`今天早些时候|今天早前`), func(m timeMatch) (time.Time, time.Time, bool) {
 		return dayStart(m.now), m.now.Add(time.Nanosecond), true
 	}},
@@ -759,6 +774,10 @@ var timeRules = []timeRule{
 		// 每周三 is every Wednesday, 下周三 a plan, 一周一次 a count; 这周五
 		// or 本周五 reach here only when that day is still ahead: a plan.
 		if r, _ := utf8.DecodeLastRuneInString(m.before); r == '每' || r == '下' || r == '个' || r == '这' || r == '本' || zhNumeral(r) {
+			return time.Time{}, time.Time{}, false
+		}
+		// 周五之前交 is a deadline: a plan.
+		if strings.HasPrefix(m.after, "之前") || strings.HasPrefix(m.after, "以前") || strings.HasPrefix(m.after, "前") {
 			return time.Time{}, time.Time{}, false
 		}
 		return latestDay(zhWeekdays[m.g[1]], m.now)

@@ -244,6 +244,10 @@ func TestParseTime(t *testing.T) {
 		{"自从上周以来", "自从上周以来", "", win(d(3, 2, 0), end)},
 		{"上个月以来", "上个月以来", "", win(d(2, 1, 0), end)},
 		{"3月2日之后", "3月2日之后", "", win(d(3, 2, 0), end)},
+		// A part of the day alone: today's, once begun.
+		{"上午谁提到了预算？", "上午", "谁提到了预算？", win(d(3, 11, 0), d(3, 11, 12))},
+		{"下午的讨论", "下午", "的讨论", win(d(3, 11, 12), d(3, 11, 18))},
+		{"王芳中午说了什么", "中午", "王芳说了什么", win(d(3, 11, 11), d(3, 11, 14))},
 		// Leftmost wins; the text of a plan stays.
 		{"yesterday and last week", "yesterday", "and last week", day(3, 10)},
 		{"最近10分钟大家说了什么？", "最近10分钟", "大家说了什么？", roll(ago(10 * time.Minute))},
@@ -274,6 +278,7 @@ func TestParseTime(t *testing.T) {
 		// Days still ahead (now is a Wednesday): plans, not when they were said.
 		"next Monday", "what's due next Friday", "the meeting on Monday next week", "this coming Monday",
 		"the upcoming Tuesday review", "coming Friday", "this Friday", "这周五", "本周五交付", "这个周五",
+		"明天上午的会", "每天下午开站会", "傍晚开会", "后天下午", "王芳周五之前要交什么", "周四前发到群里",
 	} {
 		if tr, ok := engine.ParseTime(text, now); ok {
 			t.Errorf("%q: found %q [%v, %v), want none", text, tr.Expr, tr.Since, tr.Until)

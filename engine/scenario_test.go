@@ -63,8 +63,11 @@ var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3
 // examples 11 of 12 at rank 1. Raised after status nouns out of the BM25
 // text, "怎么样了" asking for the current state and budget split from cost
 // in the lexicon: paraphrase 0.66/1.00; examples 12 of 12 at rank 1.
+// Lowered when four time questions on plans and 上午 alone joined (83
+// questions; two of them missed before the fix they came with, one ranks
+// its answer second): time 0.78/1.00.
 var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
-	"time":         {0.79, 1.00},
+	"time":         {0.78, 1.00},
 	"inherited":    {0.85, 1.00},
 	"speaker":      {0.77, 1.00},
 	"paraphrase":   {0.66, 1.00},
