@@ -53,12 +53,14 @@ type TimeRange struct {
 //	前几天, 前两天                        the N (几: 7) days before today
 //	N days/weeks/months/years ago, N天前, N个月前
 //	                                    that calendar day/week/month/year
-//	N minutes/hours ago, N分钟前, 半小时前 a point, so a window around it:
+//	N minutes/hours ago, N分钟前, 半小时前, 2h ago, 一刻钟前
+//	                                    a point, so a window around it:
 //	                                    now - N units +- max(N/2 units, 5 min)
 //	last week/month/year, 上周, 上个月, 去年, 上上周
 //	                                    the previous calendar period
 //	this week/month/year, 本周, 这个月, 今年 the current calendar period
 //	last weekend, 上周末                  Saturday and Sunday of last week
+//	(this) past weekend                 the latest weekend begun
 //	last Monday, 上周一, 上个星期三       that day of the previous calendar
 //	                                    week (as "last week" is that week)
 //	on Monday, 周一, 星期一               the latest Monday, today included
@@ -635,7 +637,25 @@ var timeRules = []timeRule{
 			}
 			return ago(u, n, m.now)
 		}},
+	{regexp.MustCompile(`(?i)\b(\d{1,6})\s?(h|d|w)\s+ago\b`), // 2h ago, 3d ago
+		func(m timeMatch) (time.Time, time.Time, bool) {
+			u := map[string]string{"h": "hour", "d": "day", "w": "week"}[strings.ToLower(m.g[2])]
+			n, ok := parseEnNum(m.g[1])
+			if !ok || !unitOK(u, n) {
+				return time.Time{}, time.Time{}, false
+			}
+			return ago(u, n, m.now)
+		}},
 	// English: named periods.
+	{regexp.MustCompile(`(?i)\b(?:this\s+)?past\s+weekend\b`), func(m timeMatch) (time.Time, time.Time, bool) {
+		// The latest weekend that has begun: this week's on a Saturday or
+		// Sunday, else last week's.
+		s := weekStart(m.now).AddDate(0, 0, 5)
+		if s.After(m.now) {
+			s = s.AddDate(0, 0, -7)
+		}
+		return s, s.AddDate(0, 0, 2), true
+	}},
 	{regexp.MustCompile(`(?i)\b(?:last|previous)\s+(week|month|year)\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			s, e := period(strings.ToLower(m.g[1]), 1, m.now)
@@ -746,6 +766,9 @@ var timeRules = []timeRule{
 		}
 		d := dayStart(m.now)
 		return d.AddDate(0, 0, -n), d, true
+	}},
+	{regexp.MustCompile(`([一两三])刻钟?(?:以前|之前|前)`), func(m timeMatch) (time.Time, time.Time, bool) {
+		return ago("minute", 15*map[string]int{"一": 1, "两": 2, "三": 3}[m.g[1]], m.now)
 	}},
 	{regexp.MustCompile(zhNum + `\s*个?\s*` + zhUnit + `(?:以前|之前|前)`),
 		func(m timeMatch) (time.Time, time.Time, bool) {

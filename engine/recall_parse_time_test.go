@@ -244,6 +244,10 @@ func TestParseTime(t *testing.T) {
 		{"自从上周以来", "自从上周以来", "", win(d(3, 2, 0), end)},
 		{"上个月以来", "上个月以来", "", win(d(2, 1, 0), end)},
 		{"3月2日之后", "3月2日之后", "", win(d(3, 2, 0), end)},
+		{"what did I say 2h ago", "2h ago", "what did I say", win(ago(3*time.Hour), ago(time.Hour))},
+		{"3d ago", "3d ago", "", day(3, 8)},
+		{"一刻钟前说的", "一刻钟前", "说的", win(ago(15*time.Minute+7*time.Minute+30*time.Second), ago(7*time.Minute+30*time.Second))},
+		{"this past weekend", "this past weekend", "", win(d(3, 7, 0), d(3, 9, 0))},
 		// A part of the day alone: today's, once begun.
 		{"上午谁提到了预算？", "上午", "谁提到了预算？", win(d(3, 11, 0), d(3, 11, 12))},
 		{"下午的讨论", "下午", "的讨论", win(d(3, 11, 12), d(3, 11, 18))},
