@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lazymem/lazymem/engine/internal/httpretry"
@@ -157,13 +154,9 @@ func (o *LLMOptions) Validate() error {
 // [0, 1], or a source id that is not in the input rejects the whole answer
 // (ErrResponse); nothing is half-returned. Safe for concurrent use.
 type LLM struct {
-	opts      LLMOptions
-	url       string
-	shown     string
-	client    *http.Client
-	ownClient bool
-
-	bo *httpretry.Backoff // between attempts
+	opts LLMOptions
+	ep   *httpretry.Endpoint
+	bo   *httpretry.Backoff // between attempts
 }
 
 var _ Consolidator = (*LLM)(nil)
@@ -174,28 +167,20 @@ func NewLLM(opts LLMOptions) (*LLM, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	c := &LLM{
+	ep := httpretry.NewEndpoint(opts.BaseURL, "/chat/completions", opts.HTTPClient, 0)
+	ep.Header, ep.APIKey = opts.Header, opts.APIKey
+	ep.Timeout, ep.MaxResponseBytes = opts.Timeout, opts.MaxResponseBytes
+	ep.Errs = httpretry.Errors{Options: ErrOptions, Unavailable: ErrUnavailable, Response: ErrResponse, HTTP: ErrHTTP}
+	return &LLM{
 		opts: opts,
-		url:  strings.TrimRight(opts.BaseURL, "/") + "/chat/completions",
+		ep:   ep,
 		bo:   httpretry.NewBackoff(opts.BackoffBase, opts.BackoffMax, opts.Seed, 0x636f6e736f6c),
-	}
-	c.shown = c.url
-	if u, err := url.Parse(c.url); err == nil {
-		c.shown = u.Redacted()
-	}
-	c.client = opts.HTTPClient
-	if c.client == nil {
-		c.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		c.ownClient = true
-	}
-	return c, nil
+	}, nil
 }
 
 // Close releases idle connections of the default client; c stays usable.
 func (c *LLM) Close() error {
-	if c.ownClient {
-		c.client.CloseIdleConnections()
-	}
+	c.ep.Close()
 	return nil
 }
 
@@ -329,7 +314,7 @@ func (c *LLM) Consolidate(ctx context.Context, in Input) ([]Unit, error) {
 		return nil, fmt.Errorf("%w: encode request: %v", ErrInvalidInput, err)
 	}
 	allowed := in.ids()
-	return httpretry.Do(ctx, c.bo, c.opts.MaxRetries, "lazymem: consolidate: POST "+c.shown, func() ([]Unit, time.Duration, error) {
+	return httpretry.Do(ctx, c.bo, c.opts.MaxRetries, "lazymem: consolidate: POST "+c.ep.Shown, func() ([]Unit, time.Duration, error) {
 		content, retryAfter, err := c.attempt(ctx, body)
 		if err != nil {
 			return nil, retryAfter, err
@@ -337,7 +322,7 @@ func (c *LLM) Consolidate(ctx context.Context, in Input) ([]Unit, error) {
 		units, err := parseUnits(content, allowed, in.Agent)
 		if err != nil {
 			// A malformed answer may come out right on the next try.
-			return nil, retryAfter, &httpretry.Retryable{Err: fmt.Errorf("POST %s: %w", c.shown, err)}
+			return nil, retryAfter, &httpretry.Retryable{Err: fmt.Errorf("POST %s: %w", c.ep.Shown, err)}
 		}
 		return units, retryAfter, nil
 	})
@@ -355,60 +340,25 @@ type chatResponse struct {
 
 // attempt makes one request and returns the assistant message's content.
 func (c *LLM) attempt(ctx context.Context, body []byte) (content string, retryAfter time.Duration, err error) {
-	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	data, retryAfter, err := c.ep.Post(ctx, body, new(bytes.Buffer))
 	if err != nil {
-		return "", -1, fmt.Errorf("%w: POST %s: %v", ErrOptions, c.shown, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for k, v := range c.opts.Header {
-		req.Header[k] = v
-	}
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", -1, ctx.Err()
-		}
-		return "", -1, &httpretry.Retryable{Err: c.transportError(err)}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxResponseBytes+1))
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", -1, ctx.Err()
-		}
-		return "", -1, &httpretry.Retryable{Err: c.transportError(err)}
-	}
-	if int64(len(data)) > c.opts.MaxResponseBytes {
-		return "", -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, c.shown, c.opts.MaxResponseBytes)
-	}
-	if resp.StatusCode/100 != 2 {
-		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, c.shown, resp.Status, errorDetail(data))
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return "", httpretry.RetryAfter(resp.Header), &httpretry.Retryable{Err: herr}
-		}
-		return "", -1, herr
+		return "", retryAfter, err
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
-		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: malformed JSON envelope: %v", ErrResponse, c.shown, err)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: malformed JSON envelope: %v", ErrResponse, c.ep.Shown, err)}
 	}
 	if len(cr.Choices) == 0 {
-		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: no choices in the response", ErrResponse, c.shown)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: no choices in the response", ErrResponse, c.ep.Shown)}
 	}
 	ch := cr.Choices[0]
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
-		return "", -1, fmt.Errorf("%w: POST %s: the model refused: %s", ErrResponse, c.shown, *ch.Message.Refusal)
+		return "", -1, fmt.Errorf("%w: POST %s: the model refused: %s", ErrResponse, c.ep.Shown, *ch.Message.Refusal)
 	case ch.FinishReason == "length":
-		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: output cut at the token limit (finish_reason \"length\")", ErrResponse, c.shown)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: output cut at the token limit (finish_reason \"length\")", ErrResponse, c.ep.Shown)}
 	case ch.Message.Content == nil:
-		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: the message has no content", ErrResponse, c.shown)}
+		return "", -1, &httpretry.Retryable{Err: fmt.Errorf("%w: POST %s: the message has no content", ErrResponse, c.ep.Shown)}
 	}
 	return *ch.Message.Content, -1, nil
 }
@@ -514,46 +464,4 @@ func (w *wireUnit) unit(allowed map[uint64]bool, agent string) (Unit, error) {
 		return Unit{}, err
 	}
 	return u, nil
-}
-
-// transportError names the URL and tells a refused connection or a timeout
-// apart from other failures.
-func (c *LLM) transportError(err error) error {
-	var nerr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("%w: POST %s: connection refused (is the server running?): %v", ErrUnavailable, c.shown, err)
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()):
-		return fmt.Errorf("%w: POST %s: no response within %v: %v", ErrUnavailable, c.shown, c.opts.Timeout, err)
-	default:
-		return fmt.Errorf("%w: POST %s: %v", ErrUnavailable, c.shown, err)
-	}
-}
-
-// errorDetail renders the server's error message: ": <message>" from
-// {"error": {"message"}} or {"error": "..."}, or a quoted prefix of the body.
-func errorDetail(data []byte) string {
-	var env struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(data, &env); err == nil && len(env.Error) > 0 {
-		var s string
-		if json.Unmarshal(env.Error, &s) == nil {
-			return ": " + s
-		}
-		var ae struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(env.Error, &ae) == nil && ae.Message != "" {
-			return ": " + ae.Message
-		}
-	}
-	s := strings.TrimSpace(string(data))
-	if s == "" {
-		return ""
-	}
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return ": " + strconv.Quote(s)
 }

@@ -1,10 +1,5 @@
 package embed
 
-// This file is one role, the client of OpenAI-compatible /v1/embeddings
-// endpoints (options, batching, retries with backoff, response decoding),
-// and runs past 600 lines on purpose: its hand-written response decoder
-// belongs next to the request it answers.
-
 import (
 	"bytes"
 	"context"
@@ -13,17 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/lazymem/lazymem/engine/internal/httpretry"
@@ -175,14 +166,10 @@ func (o *OpenAIOptions) Validate() error {
 // OpenAI embeds through an OpenAI-compatible HTTP endpoint. Safe for
 // concurrent use.
 type OpenAI struct {
-	opts      OpenAIOptions
-	url       string
-	shown     string // url with any password redacted, for messages
-	client    *http.Client
-	ownClient bool
-	dim       atomic.Int64
-
-	bo *httpretry.Backoff // between attempts
+	opts OpenAIOptions
+	ep   *httpretry.Endpoint
+	dim  atomic.Int64
+	bo   *httpretry.Backoff // between attempts
 }
 
 var _ Embedder = (*OpenAI)(nil)
@@ -194,23 +181,16 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	ep := httpretry.NewEndpoint(opts.BaseURL, "/embeddings", opts.HTTPClient, opts.Concurrency)
+	ep.Header, ep.APIKey = opts.Header, opts.APIKey
+	ep.Timeout, ep.MaxResponseBytes = opts.Timeout, opts.MaxResponseBytes
+	ep.Errs = httpretry.Errors{Options: ErrOptions, Unavailable: ErrUnavailable, Response: ErrResponse, HTTP: ErrHTTP}
 	e := &OpenAI{
 		opts: opts,
-		url:  strings.TrimRight(opts.BaseURL, "/") + "/embeddings",
+		ep:   ep,
 		bo:   httpretry.NewBackoff(opts.BackoffBase, opts.BackoffMax, opts.Seed, 0x6c617a796d656d),
 	}
-	e.shown = e.url
-	if u, err := url.Parse(e.url); err == nil {
-		e.shown = u.Redacted()
-	}
 	e.dim.Store(int64(opts.Dim))
-	e.client = opts.HTTPClient
-	if e.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = opts.Concurrency
-		e.client = &http.Client{Transport: tr}
-		e.ownClient = true
-	}
 	return e, nil
 }
 
@@ -233,14 +213,12 @@ func (e *OpenAI) Probe(ctx context.Context) (int, error) {
 }
 
 // URL returns the endpoint requests are sent to.
-func (e *OpenAI) URL() string { return e.url }
+func (e *OpenAI) URL() string { return e.ep.URL }
 
 // Close releases idle connections of the default client. The embedder
 // remains usable.
 func (e *OpenAI) Close() error {
-	if e.ownClient {
-		e.client.CloseIdleConnections()
-	}
+	e.ep.Close()
 	return nil
 }
 
@@ -316,7 +294,7 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode request: %v", ErrResponse, err)
 	}
-	return httpretry.Do(ctx, e.bo, e.opts.MaxRetries, "lazymem: embed: POST "+e.shown, func() ([][]float32, time.Duration, error) {
+	return httpretry.Do(ctx, e.bo, e.opts.MaxRetries, "lazymem: embed: POST "+e.ep.Shown, func() ([][]float32, time.Duration, error) {
 		return e.attempt(ctx, body, len(texts))
 	})
 }
@@ -324,29 +302,6 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 // attempt makes one HTTP request. retryAfter is the server's requested
 // delay, or -1 when it gave none.
 func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float32, retryAfter time.Duration, err error) {
-	retryAfter = -1
-	actx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, -1, fmt.Errorf("%w: POST %s: %v", ErrOptions, e.shown, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for k, v := range e.opts.Header {
-		req.Header[k] = v
-	}
-	if e.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+e.opts.APIKey)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, -1, ctx.Err()
-		}
-		return nil, -1, &httpretry.Retryable{Err: e.transportError(err)}
-	}
-	defer resp.Body.Close()
 	buf := bodyPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -354,112 +309,26 @@ func (e *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 			bodyPool.Put(buf)
 		}
 	}()
-	data, err := readBody(buf, resp, e.opts.MaxResponseBytes)
+	data, retryAfter, err := e.ep.Post(ctx, body, buf)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, -1, ctx.Err()
-		}
-		return nil, -1, &httpretry.Retryable{Err: e.transportError(err)}
-	}
-	if int64(len(data)) > e.opts.MaxResponseBytes {
-		return nil, -1, fmt.Errorf("%w: POST %s: response larger than %d bytes", ErrResponse, e.shown, e.opts.MaxResponseBytes)
-	}
-	if resp.StatusCode/100 != 2 {
-		herr := fmt.Errorf("%w: POST %s: %s%s", ErrHTTP, e.shown, resp.Status, errorDetail(data))
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return nil, httpretry.RetryAfter(resp.Header), &httpretry.Retryable{Err: herr}
-		}
-		return nil, -1, herr
+		return nil, retryAfter, err
 	}
 	vs, err = decodeResponse(data, n, e.Dim())
 	if err != nil {
-		return nil, -1, fmt.Errorf("POST %s: %w", e.shown, err)
+		return nil, -1, fmt.Errorf("POST %s: %w", e.ep.Shown, err)
 	}
 	if len(vs) > 0 {
 		got := int64(len(vs[0]))
 		if !e.dim.CompareAndSwap(0, got) && e.dim.Load() != got {
-			return nil, -1, fmt.Errorf("%w: POST %s: expected %d, got %d", ErrDim, e.shown, e.dim.Load(), got)
+			return nil, -1, fmt.Errorf("%w: POST %s: expected %d, got %d", ErrDim, e.ep.Shown, e.dim.Load(), got)
 		}
 	}
 	return vs, -1, nil
 }
 
-// readBody reads at most limit+1 bytes of the body, in one buffer sized
-// from Content-Length when the server sent it (a 96 x 1536-d float
-// response is ~2 MB: growing a buffer by doubling would copy it ~20 times).
-func readBody(buf *bytes.Buffer, resp *http.Response, limit int64) ([]byte, error) {
-	if n := resp.ContentLength; n > 0 && n <= limit {
-		buf.Grow(int(n) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
-	return buf.Bytes(), err
-}
-
 // bodyPool recycles response buffers: nothing decoded from a body keeps a
 // reference to it (vectors are parsed into new slices, messages copied).
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// transportError names the URL and tells a refused connection or a timeout
-// apart from other failures.
-func (e *OpenAI) transportError(err error) error {
-	var nerr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("%w: POST %s: connection refused (is the server running?): %v", ErrUnavailable, e.shown, err)
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()):
-		return fmt.Errorf("%w: POST %s: no response within %v: %v", ErrUnavailable, e.shown, e.opts.Timeout, err)
-	default:
-		return fmt.Errorf("%w: POST %s: %v", ErrUnavailable, e.shown, err)
-	}
-}
-
-// apiError is the error body of OpenAI ({"error": {"message", "type",
-// "code"}}); Ollama and TEI send {"error": "message"} instead.
-type apiError struct {
-	Message string          `json:"message"`
-	Type    string          `json:"type"`
-	Code    json.RawMessage `json:"code"`
-}
-
-// errorDetail renders the server's error message from a response body:
-// ": <message> (type T, code C)", or a quoted prefix of a non-JSON body.
-func errorDetail(data []byte) string {
-	var env struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(data, &env); err == nil && len(env.Error) > 0 {
-		var s string
-		if json.Unmarshal(env.Error, &s) == nil {
-			return ": " + s
-		}
-		var ae apiError
-		if json.Unmarshal(env.Error, &ae) == nil {
-			var b strings.Builder
-			b.WriteString(": ")
-			b.WriteString(ae.Message)
-			var extra []string
-			if ae.Type != "" {
-				extra = append(extra, "type "+ae.Type)
-			}
-			if c := string(ae.Code); c != "" && c != "null" {
-				extra = append(extra, "code "+strings.Trim(c, `"`))
-			}
-			if len(extra) > 0 {
-				b.WriteString(" (" + strings.Join(extra, ", ") + ")")
-			}
-			return b.String()
-		}
-	}
-	s := strings.TrimSpace(string(data))
-	if s == "" {
-		return ""
-	}
-	const limit = 200
-	if len(s) > limit {
-		s = s[:limit] + "..."
-	}
-	return ": " + strconv.Quote(s)
-}
 
 type openAIResponse struct {
 	Data []struct {
@@ -495,7 +364,7 @@ func decodeResponse(data []byte, n, dim int) ([][]float32, error) {
 		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrResponse, err)
 	}
 	if r.Data == nil && len(r.Error) > 0 && string(r.Error) != "null" {
-		return nil, fmt.Errorf("%w: error in a success response%s", ErrHTTP, errorDetail(data))
+		return nil, fmt.Errorf("%w: error in a success response%s", ErrHTTP, httpretry.ErrorDetail(data))
 	}
 	if len(r.Data) != n {
 		return nil, fmt.Errorf("%w: %d embeddings for %d inputs", ErrResponse, len(r.Data), n)

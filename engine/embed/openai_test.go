@@ -312,19 +312,6 @@ func TestOpenAINo4xxRetry(t *testing.T) {
 	}
 }
 
-func TestOpenAIErrorBodies(t *testing.T) {
-	for _, c := range []struct{ body, want string }{
-		{`{"error":"model \"nomic\" not found, try pulling it first"}`, `model "nomic" not found`}, // Ollama
-		{`{"error":{"message":"too long","type":"invalid_request_error","code":400}}`, "too long (type invalid_request_error, code 400)"},
-		{`<html>Bad Gateway</html>`, `"<html>Bad Gateway</html>"`},
-		{``, ""},
-	} {
-		if got := errorDetail([]byte(c.body)); !strings.Contains(got, c.want) {
-			t.Errorf("%s: detail %q lacks %q", c.body, got, c.want)
-		}
-	}
-}
-
 func TestOpenAITimeout(t *testing.T) {
 	f := newFakeServer(t)
 	release := make(chan struct{})

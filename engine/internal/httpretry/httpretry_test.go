@@ -118,3 +118,16 @@ func TestDo(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+func TestErrorDetail(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{"error":"model \"nomic\" not found, try pulling it first"}`, `model "nomic" not found`}, // Ollama
+		{`{"error":{"message":"too long","type":"invalid_request_error","code":400}}`, "too long (type invalid_request_error, code 400)"},
+		{`<html>Bad Gateway</html>`, `"<html>Bad Gateway</html>"`},
+		{``, ""},
+		{`{"error":{"type":"server_error"}}`, `"{\"error\":{\"type\":\"server_error\"}}"`}, // no message: the body
+	} {
+		if got := ErrorDetail([]byte(c.body)); !strings.Contains(got, c.want) {
+			t.Errorf("%s: detail %q lacks %q", c.body, got, c.want)
+		}
+	}
+}
