@@ -72,7 +72,8 @@ func TestSessionContextSmall(t *testing.T) {
 // of the setting (a full rebuild), every search equals a naive BM25 over
 // each document's text followed by its predecessor's (seeds 3 and 4: with
 // inherited terms at half the weight of own ones, BM25F-style; seeds 5 and
-// 6: ContextSample, inherited terms at full and at half weight).
+// 6: ContextSample, inherited terms at full and at half weight), and the
+// pruned search equals the exhaustive one.
 func TestSessionContextOracle(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
@@ -130,6 +131,13 @@ func TestSessionContextOracle(t *testing.T) {
 						t.Fatal(err)
 					}
 					closeHits(t, fmt.Sprintf("%s: %q %+v", what, query, f), got, o.search(query, o.filter(f), 10), 1e-9)
+					// The pruned search equals the exhaustive one over the
+					// same postings (block bounds hold with every weighting).
+					ex, err := x.SearchExhaustive(query, bm, 10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameHits(t, fmt.Sprintf("%s: %q pruned vs exhaustive", what, query), got, ex, 1e-6)
 				}
 			}
 			compare("live", x)
