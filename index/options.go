@@ -58,8 +58,9 @@ type Options struct {
 	// conversational recall, where answers are found by their question's
 	// words.
 	ContextWeight float64
-	// ContextSample makes a document inherit a proportional sample of its
-	// predecessor no longer than its own text (see context.go): each
+	// ContextSample, with SessionContext, makes a document inherit a
+	// proportional sample of its predecessor no longer than its own text
+	// (see context.go; without SessionContext it does nothing): each
 	// inherited frequency is scaled by min(own, predecessor)/predecessor
 	// length, and the length grows by min(own, predecessor) instead of the
 	// predecessor's whole length. ContextWeight still applies (in
