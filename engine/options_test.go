@@ -80,6 +80,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Index.FilterDrivenRatio":      func(o *Options) { o.Index.FilterDrivenRatio = 5 },
 		"Index.SessionContext":         func(o *Options) { o.Index.SessionContext = true },
 		"Index.ContextWeight":          func(o *Options) { o.Index.ContextWeight = 0.5 },
+		"Index.ContextSample":          func(o *Options) { o.Index.ContextSample = true },
 		"Index.OnBackgroundError":      func(o *Options) { o.Index.OnBackgroundError = onErr },
 
 		"Core.Value":          func(o *Options) { o.Core.Value = coreValue },

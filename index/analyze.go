@@ -77,7 +77,8 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 		clear(out.lastOf)
 	}
 	ids := out.ids
-	w, inh := x.contextWeights()
+	cw := x.contextWeights()
+	w := cw.own
 	for i, d := range docs {
 		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
 		mark := int32(i + 1)
@@ -110,18 +111,23 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 				// The predecessor's own terms: a shared term adds its
 				// frequency, a new one is appended.
 				p := &out.docs[j]
+				h := cw.share(a.ownDL, p.ownDL)
 				for e := p.off; e < p.off+p.own; e++ {
 					id := out.tid[e]
+					tf := h.tf(out.otfs[e])
+					if tf == 0 {
+						continue
+					}
 					if out.stamp[id] == mark {
-						out.tfs[out.at[id]] += inh * out.otfs[e]
+						out.tfs[out.at[id]] += tf
 						continue
 					}
 					out.terms = append(out.terms, out.terms[e])
-					out.tfs = append(out.tfs, inh*out.otfs[e])
+					out.tfs = append(out.tfs, tf)
 					out.otfs = append(out.otfs, 0)
 					out.tid = append(out.tid, id)
 				}
-				a.dl += inh * p.ownDL
+				a.dl += h.dl(p.ownDL)
 				a.pred = j
 				p.succ = true
 			}

@@ -24,6 +24,17 @@ import (
 // that inherits its words ("OK, no problem."), which length normalisation
 // would otherwise favour.
 //
+// With Options.ContextSample a document inherits a proportional sample of
+// its predecessor no longer than its own text: with own length l and a
+// predecessor of own length p, each inherited frequency is scaled by
+// min(l, p)/p (rounded in sixteenths of an own occurrence; a term rounded
+// to 0 is not inherited) and the document's length grows by min(l, p)
+// instead of p. The inherited words then have the predecessor's own
+// density, never more, and are never more than half of the document: a
+// short reply does not score above the statement it follows on the
+// statement's words, and a short statement after a long turn is not
+// lengthened by all of it (measured in docs/benchmarks/context-field.md).
+//
 // The expansion is a pure function of the log: the predecessor is the live
 // document with the greatest id below the document's own among those of its
 // agent and session, so re-indexing the log (Open after a crash, a repaired
@@ -78,7 +89,7 @@ func contextKey(d *Doc) ctxKey { return ctxKey{d.Agent, d.Session} }
 // never anyone's predecessor: withContextSlow redoes such a chunk one
 // document at a time.
 func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
-	_, inh := x.contextWeights()
+	cw := x.contextWeights()
 	cs := &x.ctx
 	if cs.last == nil {
 		cs.last = make(map[ctxKey]*prevDoc)
@@ -100,29 +111,34 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 			continue
 		}
 		a.xoff = len(bt.terms)
-		cs.addPrev(bt, a.off, a.own, p, inh)
+		h := cw.share(a.ownDL, p.dl)
+		cs.addPrev(bt, a.off, a.own, p, h)
 		a.xn = len(bt.terms) - a.xoff
-		a.dl += inh * p.dl
+		a.dl += h.dl(p.dl)
 	}
 	clear(cs.seen)
 	return bt
 }
 
 // addPrev merges p's terms into the document whose own terms are
-// bt.terms[off:off+n]: a term it has gains p's frequency, a new one is
-// appended to bt (own frequency 0, no chunk term id).
-func (cs *contextState) addPrev(bt *batchTerms, off, n int, p *prevDoc, inh uint32) {
+// bt.terms[off:off+n]: a term it has gains h's share of p's frequency, a
+// new one is appended to bt (own frequency 0, no chunk term id).
+func (cs *contextState) addPrev(bt *batchTerms, off, n int, p *prevDoc, h inherit) {
 	clear(cs.seen)
 	for e := off; e < off+n; e++ {
 		cs.seen[bt.terms[e]] = int32(e)
 	}
 	for j, t := range p.terms {
+		tf := h.tf(p.tfs[j])
+		if tf == 0 {
+			continue
+		}
 		if k, ok := cs.seen[t]; ok {
-			bt.tfs[k] += inh * p.tfs[j]
+			bt.tfs[k] += tf
 			continue
 		}
 		bt.terms = append(bt.terms, t)
-		bt.tfs = append(bt.tfs, inh*p.tfs[j])
+		bt.tfs = append(bt.tfs, tf)
 		bt.otfs = append(bt.otfs, 0)
 		bt.tid = append(bt.tid, -1)
 	}
@@ -166,7 +182,8 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 	cs := &x.ctx
 	out := x.getBatch()
 	out.slow = true
-	w, inh := x.contextWeights()
+	cw := x.contextWeights()
+	w := cw.own
 	for i, d := range docs {
 		a := bt.docs[i]
 		own, ownTF := bt.terms[a.off:a.off+a.own], bt.otfs[a.off:a.off+a.own]
@@ -183,8 +200,9 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 			// A predecessor from this chunk is not inserted yet, and not
 			// deleted (deleted ones are never remembered).
 			if p := x.prevOf(d, docs[0].ID); p != nil {
-				cs.addPrev(out, na.off, len(own), p, inh)
-				na.dl += inh * p.dl
+				h := cw.share(a.ownDL, p.dl)
+				cs.addPrev(out, na.off, len(own), p, h)
+				na.dl += h.dl(p.dl)
 			}
 			if !x.isDeleted(uint32(d.ID)) {
 				x.remember(contextKey(d), uint32(d.ID), a.ownDL, own, ownTF)
@@ -281,43 +299,91 @@ func (x *Index) lookupPrev(d *Doc) *prevDoc {
 // weights keep the postings' frequencies integers.
 const contextEighths = 8
 
-// contextWeights returns the integer weights of own and inherited terms:
-// 1 and 1 without session context or with ContextWeight 1 (the layout of
-// an index without weighting).
-func (x *Index) contextWeights() (own, inherited uint32) {
+// sampleScale is the weight of own terms with Options.ContextSample: an
+// inherited frequency is rounded to a sixteenth of an own occurrence.
+const sampleScale = 16
+
+// ctxWeights is how a document's own and inherited terms enter its
+// postings: own terms count own times in their frequencies and in the
+// document's length, inherited ones inh times; with sample, only a share
+// of the predecessor is inherited (share).
+type ctxWeights struct {
+	own, inh uint32
+	sample   bool
+}
+
+// inherit is the part of one predecessor a document takes: each of the
+// predecessor's own frequencies times inh*n/d, and inh*n words of length.
+type inherit struct{ inh, n, d uint32 }
+
+// share returns what a document of own length ownDL inherits from a
+// predecessor of own length predDL: all of it, or with sample a share of
+// min(ownDL, predDL)/predDL.
+func (w ctxWeights) share(ownDL, predDL uint32) inherit {
+	if !w.sample || ownDL >= predDL {
+		return inherit{w.inh, 1, 1}
+	}
+	return inherit{w.inh, ownDL, predDL}
+}
+
+// tf is the indexed frequency of a term the predecessor holds tf times;
+// 0 means the term is not inherited.
+func (h inherit) tf(tf uint32) uint32 {
+	if h.n == h.d {
+		return h.inh * tf
+	}
+	return uint32((uint64(h.inh)*uint64(tf)*uint64(h.n) + uint64(h.d)/2) / uint64(h.d))
+}
+
+// dl is the length the predecessor adds, predDL its own length.
+func (h inherit) dl(predDL uint32) uint32 {
+	if h.n == h.d {
+		return h.inh * predDL
+	}
+	return h.inh * h.n
+}
+
+// contextWeights returns the weights of own and inherited terms: 1 and 1
+// without session context or with ContextWeight 1 and no sampling (the
+// layout of an index without weighting).
+func (x *Index) contextWeights() ctxWeights {
 	if !x.opts.SessionContext {
-		return 1, 1
+		return ctxWeights{own: 1, inh: 1}
 	}
-	inh := uint32(math.Round(contextEighths * x.opts.ContextWeight))
-	if inh >= contextEighths {
-		return 1, 1
+	scale := uint32(contextEighths)
+	if x.opts.ContextSample {
+		scale = sampleScale
 	}
-	return contextEighths, max(inh, 1)
+	inh := uint32(math.Round(float64(scale) * x.opts.ContextWeight))
+	if inh >= scale && !x.opts.ContextSample {
+		return ctxWeights{own: 1, inh: 1}
+	}
+	return ctxWeights{own: scale, inh: max(min(inh, scale), 1), sample: x.opts.ContextSample}
 }
 
 // ownWeight is the weight of a document's own terms.
 func (x *Index) ownWeight() uint32 {
-	own, _ := x.contextWeights()
-	return own
+	return x.contextWeights().own
 }
 
 // contextSignature is appended to the analyzer signature in the manifest:
 // segments built with another setting are rebuilt from the log. "+ctx1":
 // inherited terms weigh as much as own ones; "+ctx2-<own>/<inherited>":
-// weighted.
-func contextSignature(on bool, own, inherited uint32) string {
+// weighted; "+ctx3-<own>/<inherited>": a sample (ContextSample).
+func contextSignature(on bool, w ctxWeights) string {
 	switch {
 	case !on:
 		return ""
-	case own == inherited:
+	case w.sample:
+		return fmt.Sprintf("+ctx3-%d/%d", w.own, w.inh)
+	case w.own == w.inh:
 		return "+ctx1"
 	}
-	return fmt.Sprintf("+ctx2-%d/%d", own, inherited)
+	return fmt.Sprintf("+ctx2-%d/%d", w.own, w.inh)
 }
 
 // signature is what the manifest records of the rules the segments were
 // built with: the analyzer's and the session-context setting.
 func (x *Index) signature() string {
-	own, inh := x.contextWeights()
-	return analyzerSignature(x.opts.Analyzer) + contextSignature(x.opts.SessionContext, own, inh)
+	return analyzerSignature(x.opts.Analyzer) + contextSignature(x.opts.SessionContext, x.contextWeights())
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -70,9 +71,11 @@ func TestSessionContextSmall(t *testing.T) {
 // predecessors read back through TextSource), with deletions and a change
 // of the setting (a full rebuild), every search equals a naive BM25 over
 // each document's text followed by its predecessor's (seeds 3 and 4: with
-// inherited terms at half the weight of own ones, BM25F-style).
+// inherited terms at half the weight of own ones, BM25F-style; seeds 5 and
+// 6: ContextSample, inherited terms at full and at half weight), and the
+// pruned search equals the exhaustive one.
 func TestSessionContextOracle(t *testing.T) {
-	seeds := 4
+	seeds := 6
 	if testing.Short() {
 		seeds = 2
 	}
@@ -89,9 +92,16 @@ func TestSessionContextOracle(t *testing.T) {
 			fs := vfs.NewMem()
 			opts := Options{FS: fs, SessionContext: true, FlushDocs: 400, MergeMinDocs: 300, DisableBackgroundMerge: seed%2 == 0}
 			own, inherited := 1, 1
-			if seed > 2 { // inherited terms weigh half: 8 and 4 eighths
+			switch seed {
+			case 3, 4: // inherited terms weigh half: 8 and 4 eighths
 				opts.ContextWeight = 0.5
 				own, inherited = 8, 4
+			case 5: // a sample, in sixteenths
+				opts.ContextSample = true
+				own, inherited = 16, 16
+			case 6:
+				opts.ContextSample, opts.ContextWeight = true, 0.5
+				own, inherited = 16, 8
 			}
 			src := &memSource{}
 			x, err := Open("idx", opts, src)
@@ -106,7 +116,7 @@ func TestSessionContextOracle(t *testing.T) {
 				}
 				n = end
 			}
-			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true, own: own, inherited: inherited}
+			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true, own: own, inherited: inherited, sample: opts.ContextSample}
 			compare := func(what string, x *Index) {
 				t.Helper()
 				for q := 0; q < 40; q++ {
@@ -121,6 +131,13 @@ func TestSessionContextOracle(t *testing.T) {
 						t.Fatal(err)
 					}
 					closeHits(t, fmt.Sprintf("%s: %q %+v", what, query, f), got, o.search(query, o.filter(f), 10), 1e-9)
+					// The pruned search equals the exhaustive one over the
+					// same postings (block bounds hold with every weighting).
+					ex, err := x.SearchExhaustive(query, bm, 10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameHits(t, fmt.Sprintf("%s: %q pruned vs exhaustive", what, query), got, ex, 1e-6)
 				}
 			}
 			compare("live", x)
@@ -287,5 +304,59 @@ func TestContextWeight(t *testing.T) {
 	}
 	if _, err := Open("", Options{SessionContext: true, ContextWeight: 1.5}, &memSource{}); !errors.Is(err, ErrOptions) {
 		t.Errorf("ContextWeight 1.5: %v", err)
+	}
+}
+
+// TestContextSample: with ContextSample a short reply inherits a share of
+// its long predecessor no larger than its own length, so the statement
+// outranks the reply on the statement's word at full weight (which
+// TestContextWeight shows the reply winning without sampling), and a
+// reply never scores above its predecessor on a word it only inherits.
+func TestContextSample(t *testing.T) {
+	docs := []*Doc{
+		{ID: 1, Agent: "a", Session: "s", Text: "we need to talk about many things today starting with the schedule for the next weeks"},
+		{ID: 2, Agent: "a", Session: "s", Text: "the quarterly budget draft is one point two million and we must cut the travel spending"},
+		{ID: 3, Agent: "a", Session: "s", Text: "ok fine"},
+		{ID: 4, Agent: "a", Session: "s", Text: "noted"},
+		{ID: 5, Agent: "b", Session: "t", Text: "which adoption agency did you pick"},
+		{ID: 6, Agent: "b", Session: "t", Text: "the one in denver we visited twice before we decided"},
+	}
+	src := &memSource{}
+	x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, SessionContext: true, ContextSample: true}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	src.docs = docs
+	if err := x.Add(docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    string
+		want []uint64
+	}{
+		{"budget", []uint64{2, 3}}, // the statement first, then its reply
+		{"ok", []uint64{3, 4}},     // "noted" inherits half of "ok fine"
+		{"agency", []uint64{5, 6}}, // a long answer inherits its whole question, below it
+		{"schedule", []uint64{1, 2}},
+	} {
+		hits, err := x.Search(c.q, nil, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, h := range hits {
+			got = append(got, h.ID)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: got %v, want %v (%v)", c.q, got, c.want, hits)
+		}
+	}
+	// The reply's length is its own plus at most as much inherited.
+	x.mu.RLock()
+	dl := x.mut.docLen(3)
+	x.mu.RUnlock()
+	if want := uint32(sampleScale * (2 + 2)); dl != want {
+		t.Errorf("reply length %d, want %d (own 2 words and 2 inherited, in sixteenths)", dl, want)
 	}
 }

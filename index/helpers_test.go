@@ -93,9 +93,10 @@ type oracle struct {
 	// context: a document's text, its terms counted own times, is followed
 	// by its session predecessor's (the previous live document of the same
 	// agent and session), counted inherited times, and k1 is scaled by
-	// own; zero weights are 1.
+	// own; zero weights are 1. sample: Options.ContextSample.
 	context        bool
 	own, inherited int
+	sample         bool
 }
 
 func (o *oracle) live() []*Doc {
@@ -116,32 +117,45 @@ func (o *oracle) search(query string, filter *roaring.Bitmap, k int) []Hit {
 		qtf[t]++
 	}
 	tfs := make([]map[string]int, len(live))
+	dls := make([]int, len(live))
 	df := map[string]int{}
 	total := 0
 	prev := map[string]*Doc{}
+	own, inh := 1, 1
+	if o.context {
+		own, inh = max(o.own, 1), max(o.inherited, 1)
+	}
 	for i, d := range live {
 		ts := o.an.Terms(nil, d.Text)
-		if o.context {
-			own := ts
-			for range max(o.own, 1) - 1 {
-				ts = append(ts, own...)
-			}
+		tfs[i] = map[string]int{}
+		for _, t := range ts {
+			tfs[i][t] += own
 		}
+		dls[i] = own * len(ts)
 		if o.context && d.Session != "" && d.Agent != "" {
 			key := d.Agent + "\x00" + d.Session
 			if p := prev[key]; p != nil {
 				pt := o.an.Terms(nil, p.Text)
-				for range max(o.inherited, 1) {
-					ts = append(ts, pt...)
+				// With sample, a share min(own, pred)/pred of each frequency
+				// (rounded half up) and min(own, pred) words of length.
+				num, den := 1, 1
+				if o.sample && len(ts) < len(pt) {
+					num, den = len(ts), len(pt)
 				}
+				pc := map[string]int{}
+				for _, t := range pt {
+					pc[t]++
+				}
+				for t, c := range pc {
+					if v := (inh*c*num + den/2) / den; v > 0 {
+						tfs[i][t] += v
+					}
+				}
+				dls[i] += inh * len(pt) * num / den
 			}
 			prev[key] = d
 		}
-		total += len(ts)
-		tfs[i] = map[string]int{}
-		for _, t := range ts {
-			tfs[i][t]++
-		}
+		total += dls[i]
 		for t := range tfs[i] {
 			df[t]++
 		}
@@ -157,10 +171,7 @@ func (o *oracle) search(query string, filter *roaring.Bitmap, k int) []Hit {
 		if filter != nil && !filter.Contains(uint32(d.ID)) {
 			continue
 		}
-		dl := 0
-		for _, c := range tfs[i] {
-			dl += c
-		}
+		dl := dls[i]
 		s, matched := 0.0, false
 		for t, q := range qtf {
 			tf := float64(tfs[i][t])
