@@ -125,6 +125,11 @@ func TestEvaluateMetric(t *testing.T) {
 	if _, err := zhmem.Evaluate(context.Background(), s, zhmem.Config{Mode: "eager"}); !errors.Is(err, zhmem.ErrConfig) {
 		t.Errorf("mode eager: err = %v, want ErrConfig", err)
 	}
+	for _, c := range []zhmem.Config{{DenseWeight: -0.1}, {DenseWeight: 1.5}, {Candidates: -1}, {Candidates: engine.MaxCandidates + 1}} {
+		if _, err := zhmem.Evaluate(context.Background(), s, c); !errors.Is(err, zhmem.ErrConfig) {
+			t.Errorf("%+v: err = %v, want ErrConfig", c, err)
+		}
+	}
 }
 
 // zhFloors are today's R@1, R@5, R@10 per run rounded down to two
