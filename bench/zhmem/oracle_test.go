@@ -123,9 +123,11 @@ func TestOracleCeiling(t *testing.T) {
 	runs := []zhmem.Config{
 		{Mode: engine.ModeDense},
 		{Mode: engine.ModeLazy},
+		{Mode: engine.ModeLazy, DenseWeight: 0.35},
 		{Mode: engine.ModeLazy, DenseWeight: 0.5},
 		{Mode: engine.ModeLazy, DenseWeight: 0.8},
 		{Mode: engine.ModeLazy, Candidates: 200},
+		{Mode: engine.ModeLazy, Candidates: 200, DenseWeight: 0.35},
 		{Mode: engine.ModeLazy, Candidates: 200, DenseWeight: 0.5},
 		{Mode: engine.ModeLazy, Candidates: 200, DenseWeight: 0.8},
 	}
