@@ -181,3 +181,33 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestRecallWithOpenAI: recall --embedder openai:MODEL@URL works against an
+// endpoint; before embedspec probed the dimension, engine.Open refused the
+// embedder ("has Dim 0") in every command.
+func TestRecallWithOpenAI(t *testing.T) {
+	ep := newHashEndpoint(t)
+	db := filepath.Join(t.TempDir(), "mem")
+	if code, _, errs := runCLI(t, goodJSONL, "ingest", "--db", db, "-"); code != 0 {
+		t.Fatalf("ingest: code %d: %s", code, errs)
+	}
+	code, out, errs := runCLI(t, "", "recall", "--db", db, "--agent", "a1", "--embedder", "openai:fake@"+ep.srv.URL+"/v1", "--json", "connection pool size")
+	if code != 0 {
+		t.Fatalf("recall: code %d: %s", code, errs)
+	}
+	var res struct {
+		Memories []struct {
+			Text  string  `json:"text"`
+			Dense float64 `json:"dense"`
+		} `json:"memories"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || !strings.Contains(res.Memories[0].Text, "connection pool") || res.Memories[0].Dense == 0 {
+		t.Errorf("recall through the endpoint: %s", out)
+	}
+	if !ep.sent("connection pool size") {
+		t.Error("the question never reached the endpoint")
+	}
+}
