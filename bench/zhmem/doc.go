@@ -22,5 +22,10 @@
 // through character n-grams. USE-lite (engine/embed/use) is an English
 // model: its SentencePiece vocabulary has almost no Chinese pieces, so on
 // this set its dense evidence is close to noise; it is measured because it
-// is the project's semantic embedder, not because it should help here.
+// is the project's semantic embedder, not because it should help here. A
+// multilingual model runs through an OpenAI-compatible endpoint ("lazymem
+// evalzh --embedder openai:MODEL@URL"); none runs in process. Config's
+// DenseWeight and Candidates matter for such a model: TestOracleCeiling
+// measures the set with a perfect dense embedder, which the engine's
+// defaults hold to R@1 0.59 (docs/benchmarks/zh-embedders.md).
 package zhmem

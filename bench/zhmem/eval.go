@@ -30,6 +30,13 @@ type Config struct {
 	// Dir is where the store is created; it must not hold one. Default: a
 	// new temporary directory, removed at the end.
 	Dir string
+	// DenseWeight is every query's engine.Query.DenseWeight, in [0, 1].
+	// Default 0: the engine's (0.2 with weighted fusion, a weight chosen
+	// for the hash embedder on LoCoMo).
+	DenseWeight float64
+	// Candidates is every query's engine.Query.Candidates, in
+	// [0, engine.MaxCandidates]. Default 0: the engine's (50 for K=10).
+	Candidates int
 }
 
 // Report is the outcome of one run.
@@ -68,6 +75,12 @@ func (c *Config) ensureDefaults() error {
 		if k < 1 || k > engine.MaxK {
 			return fmt.Errorf("%w: ks[%d]: %d, want 1..%d", ErrConfig, i, k, engine.MaxK)
 		}
+	}
+	if c.DenseWeight < 0 || c.DenseWeight > 1 {
+		return fmt.Errorf("%w: dense weight: %g, want 0..1", ErrConfig, c.DenseWeight)
+	}
+	if c.Candidates < 0 || c.Candidates > engine.MaxCandidates {
+		return fmt.Errorf("%w: candidates: %d, want 0..%d", ErrConfig, c.Candidates, engine.MaxCandidates)
 	}
 	return nil
 }
@@ -126,7 +139,8 @@ func Evaluate(ctx context.Context, s *Set, cfg Config) (rep *Report, err error) 
 	kmax := slices.Max(cfg.Ks)
 	now := s.Last.Add(24 * time.Hour)
 	for _, q := range s.Questions {
-		res, err := db.Recall(ctx, engine.Query{Agent: s.Agent, Text: q.Text, K: kmax, Mode: cfg.Mode, Now: now})
+		res, err := db.Recall(ctx, engine.Query{Agent: s.Agent, Text: q.Text, K: kmax, Mode: cfg.Mode, Now: now,
+			DenseWeight: cfg.DenseWeight, Candidates: cfg.Candidates})
 		if err != nil {
 			return nil, fmt.Errorf("zhmem: question %s: %w", q.ID, err)
 		}

@@ -150,7 +150,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
+const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]|openai:MODEL[@BASEURL]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
             [--fusion weighted|rrf] [--dense-weight W] [--candidates N] [--no-session-context]
 
 Ingests every LoCoMo-format conversation file (*.json) of DIR into its own
@@ -172,7 +172,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := newFlags("eval locomo", evalSynopsis, stderr)
 	data := fs.String("data", "", "`DIR` of LoCoMo-format conversation files (required)")
-	emb := fs.String("embedder", eval.DefaultEmbedder, "embedder `SPEC`: hash, replay:DIR (vectors from .fvecs beside the conversations), or use[:DIR] (USE-lite in process; model from \"make use-model\", default .cache/use-lite or $LAZYMEM_USE_DIR)")
+	emb := fs.String("embedder", eval.DefaultEmbedder, "embedder `SPEC`: hash, replay:DIR (vectors from .fvecs beside the conversations), use[:DIR] (USE-lite in process; model from \"make use-model\", default .cache/use-lite or $LAZYMEM_USE_DIR), or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)")
 	modes := stringList{}
 	fs.Var(&modes, "mode", "`MODES`: lazy, sparse or dense; comma-separated for several (default lazy)")
 	ks := fs.String("k", "1,5,10,25", "cut-offs `KS` (comma-separated) to report recall at")
@@ -194,6 +194,14 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cfg := eval.Config{DataDir: *data, Embedder: *emb, Fusion: engine.Fusion(*fusion), DenseWeight: *denseWeight,
 		Candidates: *candidates, DisableSessionContext: *noContext}
+	if strings.HasPrefix(*emb, "openai:") {
+		// bench/eval knows the embedders of its own replays; an endpoint
+		// is opened here, as the other commands open it.
+		if cfg.Embed, err = openEmbedder(*emb); err != nil {
+			return err
+		}
+		cfg.Embedder = cfg.Embed.Name() // the table's label, without the URL
+	}
 	if !*quiet {
 		cfg.Progress = stderr
 	}

@@ -204,7 +204,8 @@ func (e *OpenAI) Dim() int { return int(e.dim.Load()) }
 // Probe embeds one short text to learn the dimension when it is not
 // configured, and returns it. It also checks that the endpoint answers.
 // Call it before handing the embedder to a consumer that needs Dim() up
-// front (engine.Open does).
+// front: engine.Open rejects an embedder whose Dim is 0, and does not
+// probe (the commands' --embedder openai:... probes in embedspec.Open).
 func (e *OpenAI) Probe(ctx context.Context) (int, error) {
 	if _, err := e.embedBatch(ctx, []string{"lazymem dimension probe"}); err != nil {
 		return 0, err

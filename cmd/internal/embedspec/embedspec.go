@@ -8,13 +8,17 @@
 //	openai:MODEL[@BASEURL]  an OpenAI-compatible /v1/embeddings endpoint
 //	                        (default base URL https://api.openai.com/v1; the
 //	                        key is read from $OPENAI_API_KEY, none needed for
-//	                        a local server such as Ollama or vLLM)
+//	                        a local server such as Ollama or vLLM); Open
+//	                        embeds one probe text to learn the dimension,
+//	                        which the engine needs before the first append
 package embedspec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/engine/embed/use"
@@ -27,6 +31,10 @@ const Usage = "embedder `SPEC`: hash (built in, lexical), use[:DIR] (USE-lite in
 
 // ErrSpec is wrapped by the errors of a malformed spec.
 var ErrSpec = errors.New("lazymem: bad --embedder")
+
+// ProbeTimeout bounds the probe of an openai endpoint, its retries
+// included (a refused connection is retried with backoff for about 15 s).
+const ProbeTimeout = time.Minute
 
 // Open returns the embedder spec names; nil for hash, the engine's
 // default. Vectors are cached per embedder name, so one store can be
@@ -49,7 +57,18 @@ func Open(spec string) (embed.Embedder, error) {
 		if base != "" && !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 			return nil, fmt.Errorf("%w %q: base URL %q must start with http:// or https://", ErrSpec, spec, base)
 		}
-		return embed.NewOpenAI(embed.OpenAIOptions{Model: model, BaseURL: base})
+		e, err := embed.NewOpenAI(embed.OpenAIOptions{Model: model, BaseURL: base})
+		if err != nil {
+			return nil, err
+		}
+		// engine.Open rejects an embedder whose Dim is 0: learn it now,
+		// which also says at once when the endpoint does not answer.
+		ctx, cancel := context.WithTimeout(context.Background(), ProbeTimeout)
+		defer cancel()
+		if _, err := e.Probe(ctx); err != nil {
+			return nil, fmt.Errorf("lazymem: --embedder %q: probing %s: %w", spec, e.URL(), err)
+		}
+		return e, nil
 	}
 	return nil, fmt.Errorf("%w %q: want hash, use[:DIR] or openai:MODEL[@BASEURL]", ErrSpec, spec)
 }

@@ -3,6 +3,8 @@ package embedspec
 import (
 	"errors"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -12,9 +14,24 @@ func TestOpen(t *testing.T) {
 			t.Errorf("%q: %v, %v; want nil, nil (the engine's default)", spec, e, err)
 		}
 	}
-	e, err := Open("openai:nomic-embed-text@http://localhost:11434/v1")
-	if err != nil || e.Name() != "openai:nomic-embed-text" {
+	// An openai endpoint is probed for its dimension: engine.Open needs it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":[{"index":0,"embedding":[0.6,0.8,0]}]}`))
+	}))
+	defer srv.Close()
+	e, err := Open("openai:nomic-embed-text@" + srv.URL + "/v1")
+	if err != nil || e.Name() != "openai:nomic-embed-text" || e.Dim() != 3 {
 		t.Fatalf("openai: %v, %v", e, err)
+	}
+	// An endpoint that refuses the model is an error at Open, not at the
+	// first append.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"model not found"}}`, http.StatusNotFound)
+	}))
+	defer bad.Close()
+	if _, err := Open("openai:nope@" + bad.URL + "/v1"); err == nil {
+		t.Error("openai endpoint answering 404: no error")
 	}
 	for _, spec := range []string{"hash:x", "openai", "openai:", "openai:m@localhost:11434", "bert", "use:/nonexistent/dir"} {
 		if _, err := Open(spec); err == nil {
