@@ -68,6 +68,11 @@ type Config struct {
 	// DisableSessionContext indexes each turn without its session's
 	// previous turn (engine.Options.DisableSessionContext), for ablations.
 	DisableSessionContext bool
+	// ContextSample and ContextWeight set the index's rule for inherited
+	// words (index.Options.ContextSample, ContextWeight), for ablations.
+	// Zero: the index's defaults.
+	ContextSample bool
+	ContextWeight float64
 	// Construct overrides the engine's constructed memory text
 	// (default "Role: Text").
 	Construct func(r *engine.Record) string

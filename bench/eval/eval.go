@@ -173,6 +173,7 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 	}
 	defer os.RemoveAll(dir)
 	opts := engine.Options{Embedder: emb, Construct: cfg.Construct, DisableSessionContext: cfg.DisableSessionContext}
+	opts.Index.ContextSample, opts.Index.ContextWeight = cfg.ContextSample, cfg.ContextWeight
 	if cfg.x.options != nil {
 		cfg.x.options(&opts)
 	}

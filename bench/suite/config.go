@@ -74,6 +74,11 @@ type Config struct {
 	// (engine.Options.DisableSessionContext), for ablations. Default false:
 	// the engine's default.
 	DisableSessionContext bool `json:"disable_session_context,omitempty"`
+	// ContextSample and ContextWeight set lazymem's rule for inherited
+	// words (index.Options.ContextSample, ContextWeight), for ablations.
+	// Zero: the index's defaults.
+	ContextSample bool    `json:"context_sample,omitempty"`
+	ContextWeight float64 `json:"context_weight,omitempty"`
 	// Batch is the number of records per write call. Default 960: ten
 	// modelled API requests of 96 texts per eager write, none partly empty.
 	Batch int `json:"batch"`

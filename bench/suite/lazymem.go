@@ -26,18 +26,20 @@ type lazySystem struct {
 	closed bool
 }
 
-func newLazy(parent string, e embed.Embedder, apiBatch, candidates int, noContext bool) (*lazySystem, error) {
+func newLazy(parent string, e embed.Embedder, apiBatch int, cfg *Config) (*lazySystem, error) {
 	dir, err := os.MkdirTemp(parent, "lazymem-suite-")
 	if err != nil {
 		return nil, err
 	}
 	m := eager.NewMeter(e, apiBatch)
-	db, err := engine.Open(dir, engine.Options{Embedder: m, DisableSessionContext: noContext})
+	opts := engine.Options{Embedder: m, DisableSessionContext: cfg.DisableSessionContext}
+	opts.Index.ContextSample, opts.Index.ContextWeight = cfg.ContextSample, cfg.ContextWeight
+	db, err := engine.Open(dir, opts)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	return &lazySystem{db: db, dir: dir, meter: m, cands: candidates}, nil
+	return &lazySystem{db: db, dir: dir, meter: m, cands: cfg.Candidates}, nil
 }
 
 func (l *lazySystem) Name() string { return SystemLazymem }

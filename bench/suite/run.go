@@ -52,7 +52,7 @@ func NewEmbedder() (embed.Embedder, error) { return embed.NewHash(embed.HashOpti
 // temporary directory goes ("" = os.TempDir()).
 func Open(name string, cfg Config, e embed.Embedder, parent string) (System, error) {
 	if name == SystemLazymem {
-		return newLazy(parent, e, cfg.APIBatch, cfg.Candidates, cfg.DisableSessionContext)
+		return newLazy(parent, e, cfg.APIBatch, &cfg)
 	}
 	return eager.New(name, eager.Options{Embedder: e, APIBatch: cfg.APIBatch, Seed: cfg.Seed})
 }

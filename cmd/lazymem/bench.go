@@ -21,7 +21,7 @@ import (
 )
 
 const benchSynopsis = `bench [--scale 10k|100k|1m] [--queries N] [--embedder hash|hash+latency] [--latency D] [--systems list] [--json]
-             [--candidates N] [--no-session-context]
+             [--candidates N] [--no-session-context] [--context-sample] [--context-weight W]
        bench --corpus zipf [--scale 200k|1m] [--seed N] [--per-class N] [--rounds N] [--dir DIR] [--cache]
              [--vocab N] [--exponent S] [--agents N] [--cjk-share F] [--no-session-context]
 
@@ -57,6 +57,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reportDir := fs.String("report-dir", "", "with --scales: write scaling.md and two SVG plots (latency, embeddings vs corpus size) in `DIR`")
 	candidates := fs.Int("candidates", 0, "lazymem's BM25 candidates per query (default: the engine's, max(50, 5*K))")
 	noContext := fs.Bool("no-session-context", false, "lazymem indexes each record without its session's previous turn")
+	ctxSample := fs.Bool("context-sample", false, "lazymem's turns inherit a sample of their predecessor no longer than themselves (index.Options.ContextSample)")
+	ctxWeight := fs.Float64("context-weight", 0, "weight `W` in (0, 1] of an inherited word (index.Options.ContextWeight; default 1)")
 	corpus := fs.String("corpus", "agent", "`CORPUS`: agent (the planted-fact agent history) or zipf (side by side with Bleve per query class)")
 	perClass := fs.Int("per-class", 100, "with --corpus zipf: queries per class/filter cell")
 	rounds := fs.Int("rounds", 3, "with --corpus zipf: timed passes over the queries")
@@ -111,6 +113,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Records: n, Queries: *queries, KeywordQueries: *keyword, Seed: *seed,
 			Embedder: *emb, LatencyPerCall: *latency, Systems: systems, Progress: stderr,
 			Candidates: *candidates, DisableSessionContext: *noContext,
+			ContextSample: *ctxSample, ContextWeight: *ctxWeight,
 		}
 		cfg.EnsureDefaults()
 		if err := cfg.Validate(); err != nil {
@@ -152,6 +155,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]|openai:MODEL[@BASEURL]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
             [--fusion weighted|rrf] [--dense-weight W] [--candidates N] [--no-session-context]
+            [--context-sample] [--context-weight W]
 
 Ingests every LoCoMo-format conversation file (*.json) of DIR into its own
 agent scope, asks each question of categories 1-4 against its own
@@ -159,8 +163,9 @@ conversation, and reports evidence recall@k (the fraction of a question's
 evidence turns found in the top k, averaged over questions), overall and per
 category, with the embeddings computed and the turns stored. --mode may list
 several modes (comma-separated); --json prints one JSON object per mode.
---fusion, --dense-weight, --candidates and --no-session-context change the
-engine's defaults, for ablations.`
+--fusion, --dense-weight, --candidates, --no-session-context,
+--context-sample and --context-weight change the engine's defaults, for
+ablations.`
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "locomo" {
@@ -182,6 +187,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	denseWeight := fs.Float64("dense-weight", 0, "weight of the dense score in [0, 1] (default: the engine's)")
 	candidates := fs.Int("candidates", 0, "BM25 candidates per question (default: the engine's, max(50, 5*K))")
 	noContext := fs.Bool("no-session-context", false, "index each turn without its session's previous turn")
+	ctxSample := fs.Bool("context-sample", false, "a turn inherits a sample of its predecessor no longer than itself (index.Options.ContextSample)")
+	ctxWeight := fs.Float64("context-weight", 0, "weight `W` in (0, 1] of an inherited word (index.Options.ContextWeight; default 1)")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -193,7 +200,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("eval locomo: --data is required")
 	}
 	cfg := eval.Config{DataDir: *data, Embedder: *emb, Fusion: engine.Fusion(*fusion), DenseWeight: *denseWeight,
-		Candidates: *candidates, DisableSessionContext: *noContext}
+		Candidates: *candidates, DisableSessionContext: *noContext, ContextSample: *ctxSample, ContextWeight: *ctxWeight}
 	if strings.HasPrefix(*emb, "openai:") {
 		// bench/eval knows the embedders of its own replays; an endpoint
 		// is opened here, as the other commands open it.
