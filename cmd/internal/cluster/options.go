@@ -43,9 +43,10 @@ type Options struct {
 	// Default 512.
 	FetchBatch int
 	// SnapshotEvery: the owner of a partition uploads a snapshot of its
-	// store (engine Backup and the applied sequence) to the object store
-	// once this many messages were applied since the last one. Default
-	// 50000; negative: never by count.
+	// store (engine Backup and the applied sequence) to the snapshots
+	// stream once this many of the partition's messages were applied
+	// since the last one: a restore replays at most about this many.
+	// Default 50000; negative: never by count.
 	SnapshotEvery int
 	// SnapshotInterval: the owner also uploads a snapshot when this long
 	// has passed since the last one and something was applied since.

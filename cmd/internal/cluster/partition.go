@@ -76,6 +76,7 @@ type partition struct {
 	// node took or found it, how many this node took, one in progress.
 	snapSeq   uint64
 	snapAt    time.Time
+	sinceSnap uint64 // messages applied since the last snapshot's backup
 	snapshots uint64
 	snapping  bool
 	// forgotSinceSnap: a forget was applied since the last snapshot
@@ -409,6 +410,7 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 		last = seq
 		pt.mu.Lock()
 		pt.replayed++
+		pt.sinceSnap++
 		pt.mu.Unlock()
 		switch m.Headers().Get(kindHeader) {
 		case kindRecord:

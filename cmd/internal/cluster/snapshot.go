@@ -23,8 +23,8 @@ import (
 // Snapshots bound a partition's replay (docs/CLUSTER.md, "Snapshots").
 // The owner of a partition uploads, every SnapshotEvery messages or
 // SnapshotInterval, a tar of its store (engine Backup, the id map and
-// the applied sequence) to the object store <Stream>-snapshots under
-// the name p<p>-<seq>; it keeps the newest SnapshotKeep and purges the
+// the applied sequence) to the stream <Stream>-snapshots, on a subject
+// of its own; it keeps the newest SnapshotKeep and purges the
 // stream of the partition's messages at and below the oldest one kept.
 // A node opening a partition whose copy is missing or older than the
 // oldest snapshot kept (the stream no longer holds what the copy lacks)
@@ -36,7 +36,9 @@ import (
 // the oldest snapshot kept). Its bytes leave the snapshots too: a
 // forget applied makes a new snapshot due, taken after a Compact of the
 // store, and every older snapshot is then erased (its chunks securely
-// deleted from the object store's stream).
+// deleted from the snapshots stream). (JetStream's object store is not
+// used: each Put starts a goroutine that leaks when the Put's cleanup
+// wins a race with it, in nats.go v1.55.)
 
 // The snapshots stream holds each snapshot on its own subject,
 // <prefix>-snapshots.p<p>.<seq>: chunks of the tar, then an end message
@@ -188,7 +190,7 @@ func (pt *partition) snapshotDue() bool {
 		return false
 	}
 	return pt.forgotSinceSnap ||
-		o.SnapshotEvery > 0 && pt.applied-pt.snapSeq >= uint64(o.SnapshotEvery) ||
+		o.SnapshotEvery > 0 && pt.sinceSnap >= uint64(o.SnapshotEvery) ||
 		o.SnapshotInterval > 0 && time.Since(pt.snapAt) >= o.SnapshotInterval
 }
 
@@ -245,7 +247,10 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	// The apply loop waits: the copy holds exactly what was applied
 	// through seq (a Backup is checkpoints, hard links).
 	pt.applyMu.Lock()
-	seq := pt.appliedSeq()
+	pt.mu.Lock()
+	seq := pt.applied
+	pt.sinceSnap = 0
+	pt.mu.Unlock()
 	err = pt.db.Backup(ctx, dst)
 	var ids []byte
 	if err == nil {
@@ -311,6 +316,11 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 		if err := n.eraseSnapshot(ctx, s.subject); err != nil {
 			return err
 		}
+	}
+	// Only the lease holder purges: a node that lost the lease while
+	// paused could purge what the new owner has yet to apply.
+	if e, err := n.leases.Get(ctx, leaseKey(p)); err != nil || string(e.Value()) != n.opts.NodeID {
+		return fmt.Errorf("%w: partition %d: the stream is not purged below the snapshot", ErrNotOwner, p)
 	}
 	if err := n.stream.Purge(ctx, jetstream.WithPurgeSubject(n.subject(p)), jetstream.WithPurgeSequence(floor+1)); err != nil {
 		return fmt.Errorf("lazymem: cluster: purge partition %d below %d: %w", p, floor+1, err)
