@@ -130,12 +130,16 @@ func (pt *partition) open(ctx context.Context) error {
 		if err := pt.closeStore(); err != nil {
 			return err
 		}
+		t0 := time.Now()
 		if restored, err = pt.restore(ctx, snaps); err != nil {
 			return err
 		}
+		t1 := time.Now()
 		if err := pt.openStore(); err != nil {
 			return err
 		}
+		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
+			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond))
 	}
 	if _, err := pt.db.ApplyRetention(ctx); err != nil {
 		_ = pt.closeStore()
