@@ -14,18 +14,6 @@ import (
 	"github.com/lazymem/lazymem/engine"
 )
 
-// BenchmarkRebuild measures how long a node with an empty directory
-// takes to open every partition and catch up, side by side on one
-// JetStream cluster (three servers in this process, R3): mode=replay
-// on a stream without snapshots (the whole stream is replayed) and
-// mode=snapshot on a stream holding the same records whose owner took
-// snapshots every 5000 partition messages (the newest snapshot is
-// restored, then the messages after it are replayed), at 20k and 80k
-// records over 4 partitions. Each iteration rebuilds both, in
-// alternating order. Reported: ms to caught up per mode, their ratio,
-// and the messages the snapshots do not cover (what a restore replays).
-//
-//	go test ./cmd/internal/cluster -run XXX -bench Rebuild -benchtime 2x
 // benchLogger shows the nodes' warnings (LAZYMEM_BENCH_LOG=info: their
 // restores too, with the time each took).
 var benchLogger = func() *slog.Logger {
@@ -36,14 +24,26 @@ var benchLogger = func() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }()
 
+// BenchmarkRebuild measures how long a node with an empty directory
+// takes to open every partition and catch up, side by side on one
+// JetStream cluster (three servers in this process, R3): mode=replay
+// on a stream without snapshots (the whole stream is replayed) and
+// mode=snapshot on a stream holding the same records whose owner took
+// snapshots every `every` partition messages (the newest snapshot is
+// restored, then the messages after it are replayed), at 20k and 80k
+// records over 4 partitions. Each iteration rebuilds both, in
+// alternating order. Reported: ms to caught up per mode, their ratio,
+// and the messages the snapshots do not cover (what a restore replays).
+//
+//	go test ./cmd/internal/cluster -run XXX -bench Rebuild -benchtime 2x
 func BenchmarkRebuild(b *testing.B) {
-	for _, total := range []int{20000, 80000} {
-		b.Run(fmt.Sprintf("records=%d", total), func(b *testing.B) { benchRebuild(b, total) })
+	for _, c := range []struct{ total, every int }{{20000, 5000}, {80000, 5000}, {80000, 1000}} {
+		b.Run(fmt.Sprintf("records=%d/every=%d", c.total, c.every), func(b *testing.B) { benchRebuild(b, c.total, c.every) })
 	}
 }
 
-func benchRebuild(b *testing.B, total int) {
-	const parts, every = 4, 5000
+func benchRebuild(b *testing.B, total, every int) {
+	const parts = 4
 	recs, err := workload.Records(workload.Config{Seed: 7, Records: total})
 	if err != nil {
 		b.Fatal(err)
