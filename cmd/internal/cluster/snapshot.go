@@ -272,7 +272,11 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	err = pt.n.upload(ctx, subject, pr)
 	pr.CloseWithError(err) // ends the tar writer if the upload stopped early
 	if err != nil {
-		_ = pt.n.eraseSnapshot(context.Background(), subject)
+		// The partial upload goes now if it can (the partition may be
+		// closing: ctx is done); else the next prune erases it.
+		ectx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = pt.n.eraseSnapshot(ectx, subject)
+		cancel()
 		return 0, fmt.Errorf("lazymem: cluster: upload snapshot of partition %d: %w", pt.p, err)
 	}
 	pt.mu.Lock()

@@ -386,3 +386,62 @@ func TestRetentionThroughStream(t *testing.T) {
 		t.Fatalf("not restored from the snapshot: %+v", st)
 	}
 }
+
+// TestSnapshotDamaged: a restore checks what it downloads. With the
+// newest snapshot missing a chunk and an upload cut short (no end
+// message) past it, a wiped node restores the older snapshot and
+// replays from there: every record under its id.
+func TestSnapshotDamaged(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	a := snapNode(t, nc, "a", t.TempDir(), -1, nil)
+	waitOwned(t, a)
+	ctx := context.Background()
+	want := map[string]uint64{}
+	p := a.Partition("ag")
+	var snaps []uint64
+	var last uint64
+	for i := range 2 {
+		last = appendN(t, a, "ag", fmt.Sprint("round ", i), 10, want)
+		if _, err := a.Local(ctx, p, last); err != nil {
+			t.Fatal(err)
+		}
+		s, err := part(t, a, p).snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, s)
+	}
+	last = appendN(t, a, "ag", "tail", 3, want)
+	if _, err := a.Local(ctx, p, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := snapNode(t, nc, "tool", t.TempDir(), -1, nil) // owns nothing of note: used for its streams
+	newest := n.snapPrefix(p) + fmt.Sprint(snaps[1])
+	m, err := n.snaps.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(newest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.snaps.DeleteMsg(ctx, m.Sequence); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.js.Publish(ctx, n.snapPrefix(p)+"999999", []byte("a chunk of an upload cut short")); err != nil {
+		t.Fatal(err)
+	}
+	complete, partial, err := n.snapshots(ctx, p)
+	if err != nil || len(complete) != 2 || len(partial) != 1 {
+		t.Fatalf("listed %v complete, %v partial (%v)", complete, partial, err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := snapNode(t, nc, "b", t.TempDir(), -1, nil)
+	defer b.Close()
+	waitOwned(t, b)
+	sameRecords(t, "restored past a damaged snapshot", recordsOf(t, b, "ag", last), want)
+	if st := b.Status(); st.Restored[strconv.Itoa(p)] != snaps[0] {
+		t.Fatalf("restored from %d, want the older snapshot %d", st.Restored[strconv.Itoa(p)], snaps[0])
+	}
+}
