@@ -52,7 +52,8 @@ func Open(opts Options) (*Node, error) {
 		return nil, err
 	}
 	// A snapshot or a restore cut short by a crash left its directory.
-	if tmps, err := filepath.Glob(filepath.Join(opts.Dir, ".snapshot-p*")); err == nil {
+	for _, pattern := range []string{".snapshot-p*", ".restore-p*"} {
+		tmps, _ := filepath.Glob(filepath.Join(opts.Dir, pattern))
 		for _, d := range tmps {
 			_ = os.RemoveAll(d)
 		}
