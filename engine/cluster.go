@@ -73,3 +73,18 @@ func (db *DB) Select(ctx context.Context, sel Selector) ([]uint64, error) {
 	}
 	return ids, nil
 }
+
+// Expired reports whether r would be past its retention window now (the
+// DB's Retention options and Clock), so that a replica applying the
+// replicated log can leave out a record its retention pass would remove
+// at once: a replay of an old log then never brings an expired record
+// back, even until the next pass. Pins do not count: a record not yet
+// stored cannot be pinned.
+func (db *DB) Expired(r *Record) bool {
+	ret := &db.opts.Retention
+	w := ret.Window
+	if aw, ok := ret.PerAgent[r.Agent]; ok {
+		w = aw
+	}
+	return w > 0 && !r.Time.IsZero() && r.Time.Before(db.opts.Clock().Add(-w))
+}

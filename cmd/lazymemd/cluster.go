@@ -32,6 +32,8 @@ type clusterConfig struct {
 	partitions int
 	replicas   int
 	leaseTTL   time.Duration
+	snapEvery  int
+	snapIntvl  time.Duration
 }
 
 func (c clusterConfig) on() bool { return c.nats != "" }
@@ -41,6 +43,8 @@ const (
 	defaultClusterPartitions = 16
 	defaultClusterReplicas   = 3
 	defaultClusterLeaseTTL   = 10 * time.Second
+	defaultSnapshotEvery     = 50000
+	defaultSnapshotInterval  = 10 * time.Minute
 	// defaultWait is how long a read with ?min_seq= waits by default.
 	defaultWait = 2 * time.Second
 	// forwardedHeader marks a request forwarded by another node: it is
@@ -55,6 +59,8 @@ func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
 	fs.IntVar(&c.partitions, "cluster-partitions", defaultClusterPartitions, "number of partitions agents are hashed into; fixed when the stream is created")
 	fs.IntVar(&c.replicas, "cluster-replicas", defaultClusterReplicas, "replicas of the stream and the lease buckets (1 for a single NATS server)")
 	fs.DurationVar(&c.leaseTTL, "cluster-lease-ttl", defaultClusterLeaseTTL, "how long a dead node's partitions wait before other nodes take them")
+	fs.IntVar(&c.snapEvery, "cluster-snapshot-every", defaultSnapshotEvery, "upload a snapshot of a partition owned here every `N` messages applied, and purge the stream below it; negative: never by count")
+	fs.DurationVar(&c.snapIntvl, "cluster-snapshot-interval", defaultSnapshotInterval, "also upload a partition's snapshot when this long has passed since the last and it changed; negative: never by time")
 }
 
 // checkCluster validates the --cluster* flags.
@@ -71,6 +77,10 @@ func checkCluster(c clusterConfig) error {
 		return fmt.Errorf("--cluster-replicas %d: want 1..5", c.replicas)
 	case c.leaseTTL < 100*time.Millisecond:
 		return fmt.Errorf("--cluster-lease-ttl %v: want at least 100ms", c.leaseTTL)
+	case c.snapEvery == 0:
+		return errors.New("--cluster-snapshot-every 0: want a positive number of messages, or negative for never")
+	case c.snapIntvl == 0:
+		return errors.New("--cluster-snapshot-interval 0: want a positive duration, or negative for never")
 	}
 	o := cluster.Options{NATS: c.nats, NodeID: c.node, URL: "http://x", Dir: "x", Partitions: c.partitions,
 		Replicas: c.replicas, LeaseTTL: c.leaseTTL, OpenDB: func(string) (*engine.DB, error) { return nil, nil }}
@@ -97,7 +107,7 @@ func openCluster(cfg config, url string, onBackground func(error), logger *slog.
 	}
 	n, err := cluster.Open(cluster.Options{NATS: cfg.cluster.nats, NodeID: cfg.cluster.node, URL: url, Dir: cfg.db,
 		Partitions: cfg.cluster.partitions, Replicas: cfg.cluster.replicas, LeaseTTL: cfg.cluster.leaseTTL,
-		Logger: logger,
+		SnapshotEvery: cfg.cluster.snapEvery, SnapshotInterval: cfg.cluster.snapIntvl, Logger: logger,
 		OpenDB: func(dir string) (*engine.DB, error) {
 			return engine.Open(dir, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
 		}})

@@ -217,6 +217,8 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-partitions", "300"}, "--cluster-partitions 300"},
 		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-replicas", "0"}, "--cluster-replicas 0"},
 		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-lease-ttl", "1ms"}, "--cluster-lease-ttl 1ms"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-snapshot-every", "0"}, "--cluster-snapshot-every 0"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-snapshot-interval", "0s"}, "--cluster-snapshot-interval 0"},
 	} {
 		_, err := parseArgs(tc.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -72,6 +72,9 @@ func forgetScan(t *testing.T, raftWait time.Duration) {
 	for _, n := range []*Node{a, b} {
 		n.mu.RLock()
 		for _, pt := range n.parts {
+			if !pt.isReady() {
+				continue
+			}
 			if err := pt.db.Compact(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -59,6 +59,13 @@ type idMap struct {
 	loc []uint64
 }
 
+// reset empties the map.
+func (m *idMap) reset() {
+	m.mu.Lock()
+	m.pub, m.loc = nil, nil
+	m.mu.Unlock()
+}
+
 func (m *idMap) add(pub, loc uint64) {
 	m.mu.Lock()
 	m.pub = append(m.pub, pub)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +27,7 @@ type Node struct {
 	stream jetstream.Stream
 	nodes  jetstream.KeyValue // node.<id> = URL, heartbeat
 	leases jetstream.KeyValue // part.<p> = node id
+	snaps  jetstream.Stream   // the partitions' snapshots (snapshot.go)
 	// validator checks records before they are published
 	// (engine.ValidateBatch): the partition stores may all be elsewhere.
 	validator *engine.DB
@@ -47,6 +50,13 @@ func Open(opts Options) (*Node, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	// A snapshot or a restore cut short by a crash left its directory.
+	for _, pattern := range []string{".snapshot-p*", ".restore-p*"} {
+		tmps, _ := filepath.Glob(filepath.Join(opts.Dir, pattern))
+		for _, d := range tmps {
+			_ = os.RemoveAll(d)
+		}
 	}
 	validator, err := opts.OpenDB(filepath.Join(opts.Dir, "node"))
 	if err != nil {
@@ -121,6 +131,11 @@ func (n *Node) trySetup() error {
 	if n.leases, err = kv("leases"); err != nil {
 		return fmt.Errorf("lazymem: cluster: KV leases: %w", err)
 	}
+	if n.snaps, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: n.snapStream(),
+		Subjects: []string{strings.ToLower(n.snapStream()) + ".>"}, Storage: jetstream.FileStorage,
+		Replicas: n.opts.Replicas}); err != nil {
+		return fmt.Errorf("lazymem: cluster: stream %s: %w", n.snapStream(), err)
+	}
 	_, err = n.nodes.Put(ctx, "node."+n.opts.NodeID, []byte(n.opts.URL))
 	return err
 }
@@ -145,13 +160,13 @@ func (n *Node) Partition(agent string) int { return PartitionOf(agent, n.opts.Pa
 func (n *Node) Validator() *engine.DB { return n.validator }
 
 // Owner is the node holding partition p's lease and its URL; local
-// reports that it is this node and the partition is open here.
+// reports that it is this node and the partition's store is open here.
 func (n *Node) Owner(p int) (id, url string, local bool) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	id = n.owners[p]
-	_, open := n.parts[p]
-	return id, n.urls[id], id == n.opts.NodeID && open
+	pt, open := n.parts[p]
+	return id, n.urls[id], id == n.opts.NodeID && open && pt.isReady()
 }
 
 // Route is where partition p is served: this node (local) or the owner
@@ -189,6 +204,11 @@ func (n *Node) Local(ctx context.Context, p int, minSeq uint64) (*Local, error) 
 	n.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: partition %d", ErrNotOwner, p)
+	}
+	select {
+	case <-pt.ready:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: partition %d: its store is still opening", ErrNotCaughtUp, p)
 	}
 	if minSeq > 0 {
 		if err := pt.wait(ctx, minSeq); err != nil {
@@ -229,6 +249,21 @@ type Status struct {
 	// (forgotten ones included): a replay that applied a message twice
 	// would show here.
 	Records map[string]uint64 `json:"records"`
+	// Restored is the sequence of the snapshot the partition's store
+	// was restored from when this node opened it (absent: none).
+	Restored map[string]uint64 `json:"restored"`
+	// Replayed is how many messages this node applied from the stream
+	// since it opened the partition (records left out as expired
+	// included).
+	Replayed map[string]uint64 `json:"replayed"`
+	// Snapshot is the sequence of the partition's newest snapshot known
+	// here, and Snapshots how many this node uploaded since it opened
+	// the partition.
+	Snapshot  map[string]uint64 `json:"snapshot"`
+	Snapshots map[string]uint64 `json:"snapshots"`
+	// Opening lists the partitions owned whose store is not open yet
+	// (being opened or restored).
+	Opening []int `json:"opening,omitempty"`
 }
 
 // Status reports the node's view of the cluster.
@@ -236,14 +271,24 @@ func (n *Node) Status() Status {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	st := Status{Node: n.opts.NodeID, Partitions: n.opts.Partitions, Owners: append([]string(nil), n.owners...),
-		Applied: map[string]uint64{}, CaughtUp: map[string]bool{}, Resumed: map[string]uint64{}, Records: map[string]uint64{}}
+		Applied: map[string]uint64{}, CaughtUp: map[string]bool{}, Resumed: map[string]uint64{}, Records: map[string]uint64{},
+		Restored: map[string]uint64{}, Replayed: map[string]uint64{}, Snapshot: map[string]uint64{}, Snapshots: map[string]uint64{}}
 	for p, pt := range n.parts {
+		if !pt.isReady() {
+			st.Opening = append(st.Opening, p)
+			continue
+		}
 		k := strconv.Itoa(p)
 		pt.mu.Lock()
 		st.Applied[k], st.CaughtUp[k], st.Resumed[k] = pt.applied, pt.caughtUp, pt.resumed
+		st.Replayed[k], st.Snapshot[k], st.Snapshots[k] = pt.replayed, pt.snapSeq, pt.snapshots
+		if pt.restored > 0 {
+			st.Restored[k] = pt.restored
+		}
 		pt.mu.Unlock()
 		st.Records[k] = pt.db.Metrics().Log.Next - 1
 	}
+	slices.Sort(st.Opening)
 	return st
 }
 

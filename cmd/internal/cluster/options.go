@@ -42,6 +42,23 @@ type Options struct {
 	// FetchBatch is how many messages an apply round takes at most.
 	// Default 512.
 	FetchBatch int
+	// SnapshotEvery: the owner of a partition uploads a snapshot of its
+	// store (engine Backup and the applied sequence) to the snapshots
+	// stream once this many of the partition's messages were applied
+	// since the last one: a restore replays at most about this many.
+	// Default 50000; negative: never by count.
+	SnapshotEvery int
+	// SnapshotInterval: the owner also uploads a snapshot when this long
+	// has passed since the last one and something was applied since.
+	// Default 10 minutes; negative: never by time. With SnapshotEvery
+	// negative too, this node takes no snapshot (it still restores the
+	// ones it finds). A forget applied always leads to a new snapshot
+	// (the older ones are erased: they hold the forgotten records).
+	SnapshotInterval time.Duration
+	// SnapshotKeep is how many snapshots of a partition are kept; the
+	// stream is purged of the partition's messages at and below the
+	// oldest one kept. Default 2.
+	SnapshotKeep int
 }
 
 // EnsureDefaults fills the unset fields with their defaults.
@@ -64,7 +81,19 @@ func (o *Options) EnsureDefaults() {
 	if o.FetchBatch == 0 {
 		o.FetchBatch = 512
 	}
+	if o.SnapshotEvery == 0 {
+		o.SnapshotEvery = 50000
+	}
+	if o.SnapshotInterval == 0 {
+		o.SnapshotInterval = 10 * time.Minute
+	}
+	if o.SnapshotKeep == 0 {
+		o.SnapshotKeep = 2
+	}
 }
+
+// snapshots reports whether this node takes snapshots.
+func (o *Options) snapshots() bool { return o.SnapshotEvery > 0 || o.SnapshotInterval > 0 }
 
 // Validate checks the options; the error names the field.
 func (o *Options) Validate() error {
@@ -89,6 +118,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: OpenDB: missing", ErrOptions)
 	case o.FetchBatch < 1:
 		return fmt.Errorf("%w: FetchBatch %d: want a positive number", ErrOptions, o.FetchBatch)
+	case o.SnapshotKeep < 1 || o.SnapshotKeep > 16:
+		return fmt.Errorf("%w: SnapshotKeep %d: want 1..16", ErrOptions, o.SnapshotKeep)
 	}
 	return nil
 }

@@ -39,15 +39,23 @@ const (
 )
 
 // partition is one owned partition: its store, its id map, and the loop
-// that applies its messages.
+// that opens the store (restoring a snapshot when needed) and applies
+// its messages.
 type partition struct {
 	n   *Node
 	p   int
 	dir string
+	// db, ids and idsOut are set by the loop before ready is closed.
 	db  *engine.DB
 	ids idMap
 	// idsOut appends to idsFile.
 	idsOut *os.File
+	ready  chan struct{}
+
+	// applyMu is held by an apply round and by a snapshot's backup, so
+	// that a snapshot holds exactly what was applied through its
+	// sequence.
+	applyMu sync.Mutex
 
 	mu sync.Mutex
 	// applied is the last sequence applied; advanced signals waiters.
@@ -60,30 +68,123 @@ type partition struct {
 	// after a read arrived that ends caught up has applied every message
 	// acknowledged before the read (wait).
 	started, caughtRound uint64
-	// resumed is applied when the partition was opened.
-	resumed uint64
+	// resumed is applied when the partition was opened; restored the
+	// sequence of the snapshot it was restored from (0: none); replayed
+	// counts the messages applied since.
+	resumed, restored, replayed uint64
+	// Snapshots (snapshot.go): the newest one's sequence and when this
+	// node took or found it, how many this node took, one in progress.
+	snapSeq   uint64
+	snapAt    time.Time
+	sinceSnap uint64 // messages applied since the last snapshot's backup
+	snapshots uint64
+	snapping  bool
+	// forgotSinceSnap: a forget was applied since the last snapshot
+	// began. forgetSeq is the last forget's sequence (at open, the
+	// applied sequence: forgets before it are unknown here);
+	// compactedSeq and compactedExpired are the sequence applied and
+	// the records expired when the last Compact before a snapshot began.
+	forgotSinceSnap                           bool
+	forgetSeq, compactedSeq, compactedExpired uint64
+	snapWG                                    sync.WaitGroup
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// openPartition opens partition p's store and its bookkeeping, and
-// starts applying from the sequence after the last one applied.
-func (n *Node) openPartition(p int) (*partition, error) {
-	dir := filepath.Join(n.opts.Dir, fmt.Sprintf("p%d", p))
-	db, err := n.opts.OpenDB(dir)
-	if err != nil {
-		return nil, fmt.Errorf("lazymem: cluster: open partition %d: %w", p, err)
-	}
-	pt := &partition{n: n, p: p, dir: dir, db: db, advanced: make(chan struct{}), done: make(chan struct{})}
-	if err := pt.load(); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
+// openPartition starts partition p's loop: it opens the store, then
+// applies the stream from the sequence after the last one applied.
+func (n *Node) openPartition(p int) *partition {
+	pt := &partition{n: n, p: p, dir: filepath.Join(n.opts.Dir, fmt.Sprintf("p%d", p)),
+		advanced: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	pt.cancel = cancel
 	go pt.run(ctx)
-	return pt, nil
+	return pt
+}
+
+// isReady reports whether the partition's store is open.
+func (pt *partition) isReady() bool {
+	select {
+	case <-pt.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// open opens the partition's store. A store that is missing, or that
+// applied less than the oldest snapshot kept (the stream was purged of
+// what it lacks), is replaced by the newest snapshot first. Records past
+// their retention window leave it before it is served.
+func (pt *partition) open(ctx context.Context) error {
+	snaps, _, err := pt.n.snapshots(ctx, pt.p)
+	if err != nil {
+		return err
+	}
+	if err := pt.openStore(); err != nil {
+		return err
+	}
+	var restored uint64
+	if len(snaps) > 0 && pt.appliedSeq() < snaps[0].seq {
+		if err := pt.closeStore(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if restored, err = pt.restore(ctx, snaps); err != nil {
+			return err
+		}
+		t1 := time.Now()
+		if err := pt.openStore(); err != nil {
+			return err
+		}
+		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
+			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond))
+	}
+	if _, err := pt.db.ApplyRetention(ctx); err != nil {
+		_ = pt.closeStore()
+		return fmt.Errorf("lazymem: cluster: partition %d: retention: %w", pt.p, err)
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.resumed, pt.restored, pt.forgetSeq = pt.applied, restored, pt.applied
+	pt.snapAt = time.Now()
+	if len(snaps) > 0 {
+		pt.snapSeq = snaps[len(snaps)-1].seq
+	}
+	return nil
+}
+
+// openStore opens the store in pt.dir and reads its bookkeeping.
+func (pt *partition) openStore() error {
+	db, err := pt.n.opts.OpenDB(pt.dir)
+	if err != nil {
+		return fmt.Errorf("lazymem: cluster: open partition %d: %w", pt.p, err)
+	}
+	pt.db = db
+	pt.ids.reset()
+	pt.mu.Lock()
+	pt.applied = 0
+	pt.mu.Unlock()
+	if err := pt.load(); err != nil {
+		_ = pt.closeStore()
+		return err
+	}
+	return nil
+}
+
+// closeStore closes what openStore opened.
+func (pt *partition) closeStore() error {
+	var errs []error
+	if pt.idsOut != nil {
+		errs = append(errs, pt.idsOut.Close())
+		pt.idsOut = nil
+	}
+	if pt.db != nil {
+		errs = append(errs, pt.db.Close())
+		pt.db = nil
+	}
+	return errors.Join(errs...)
 }
 
 // load reads the id map and the applied sequence. The map file may lag
@@ -140,13 +241,16 @@ func (pt *partition) load() error {
 			return err
 		}
 	}
+	var applied uint64
 	if b, err := os.ReadFile(filepath.Join(pt.dir, appliedFile)); err == nil && len(b) == 8 {
-		pt.applied = binary.LittleEndian.Uint64(b)
+		applied = binary.LittleEndian.Uint64(b)
 	}
-	if pub, _ := pt.ids.last(); pub>>partitionBits > pt.applied {
-		pt.applied = pub >> partitionBits
+	if pub, _ := pt.ids.last(); pub>>partitionBits > applied {
+		applied = pub >> partitionBits
 	}
-	pt.resumed = pt.applied
+	pt.mu.Lock()
+	pt.applied = applied
+	pt.mu.Unlock()
 	return nil
 }
 
@@ -159,10 +263,29 @@ func recordID(r engine.Record) (uint64, error) {
 	return strconv.ParseUint(v[0], 10, 64)
 }
 
-// run applies the partition's messages until ctx is done.
+// run opens the store, then applies the partition's messages until ctx
+// is done.
 func (pt *partition) run(ctx context.Context) {
 	defer close(pt.done)
 	backoff := 50 * time.Millisecond
+	for {
+		err := pt.open(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		pt.n.opts.Logger.Warn("cluster: open partition; retrying", "partition", pt.p, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+	close(pt.ready)
+	backoff = 50 * time.Millisecond
 	for ctx.Err() == nil {
 		err := pt.follow(ctx)
 		if ctx.Err() != nil {
@@ -238,9 +361,13 @@ func (pt *partition) follow(ctx context.Context) error {
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		if err := pt.apply(ctx, msgs, round); err != nil {
+		pt.applyMu.Lock()
+		err = pt.apply(ctx, msgs, round)
+		pt.applyMu.Unlock()
+		if err != nil {
 			return err
 		}
+		pt.startSnapshot(ctx)
 	}
 	return ctx.Err()
 }
@@ -285,6 +412,10 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 			continue
 		}
 		last = seq
+		pt.mu.Lock()
+		pt.replayed++
+		pt.sinceSnap++
+		pt.mu.Unlock()
 		switch m.Headers().Get(kindHeader) {
 		case kindRecord:
 			if _, err := codec.DecodeRecord(m.Data(), &c); err != nil {
@@ -294,7 +425,11 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 			if lp, _ := pt.ids.last(); pub <= lp {
 				continue // applied before a failed round: the map has it
 			}
-			recs = append(recs, fromCodec(&c, pub))
+			r := fromCodec(&c, pub)
+			if pt.db.Expired(&r) {
+				continue // past its retention window: a replay never brings it back
+			}
+			recs = append(recs, r)
 			pubs = append(pubs, pub)
 		case kindForget:
 			if err := flush(); err != nil {
@@ -307,6 +442,9 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 			if err := pt.forgetLocal(ctx, fb.IDs); err != nil {
 				return err
 			}
+			pt.mu.Lock()
+			pt.forgetSeq, pt.forgotSinceSnap = seq, true
+			pt.mu.Unlock()
 		default:
 			// Not ours (a message published by another tool): skipped, as
 			// it carries nothing a node could apply.
@@ -389,11 +527,15 @@ func (pt *partition) wait(ctx context.Context, seq uint64) error {
 	}
 }
 
-// close stops applying and closes the store.
+// close stops applying and snapshotting and closes the store.
 func (pt *partition) close() error {
 	pt.cancel()
 	<-pt.done
-	return errors.Join(pt.idsOut.Close(), pt.db.Close())
+	pt.snapWG.Wait()
+	if !pt.isReady() {
+		return nil // the loop closed what it had opened
+	}
+	return pt.closeStore()
 }
 
 // fromCodec is the engine record of a record message, carrying its

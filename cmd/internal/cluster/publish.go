@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lazymem/lazymem/codec"
@@ -145,7 +146,7 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 	}
 	for _, id := range ids {
 		seq, _ := SplitID(id)
-		if err := n.stream.SecureDeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		if err := n.stream.SecureDeleteMsg(ctx, seq); err != nil && !msgGone(err) {
 			// The forget is in the stream: every replay forgets the record;
 			// the message's bytes stay until a later purge.
 			return ack.Sequence, fmt.Errorf("lazymem: cluster: erase seq %d from the stream: %w", seq, err)
@@ -155,6 +156,15 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 		return ack.Sequence, err
 	}
 	return ack.Sequence, nil
+}
+
+// msgGone reports whether a message delete failed because the message is
+// not in the stream (deleted before, or purged below a snapshot).
+// JetStream answers that with a generic delete failure whose description
+// is the store's error, kept only as text by the client.
+func msgGone(err error) bool {
+	return errors.Is(err, jetstream.ErrMsgNotFound) ||
+		errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) && strings.Contains(err.Error(), "no message found")
 }
 
 // check fails once the node is closed.

@@ -1,0 +1,154 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
+	"github.com/lazymem/lazymem/engine"
+)
+
+// benchLogger shows the nodes' warnings (LAZYMEM_BENCH_LOG=info: their
+// restores too, with the time each took).
+var benchLogger = func() *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("LAZYMEM_BENCH_LOG") == "info" {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}()
+
+// BenchmarkRebuild measures how long a node with an empty directory
+// takes to open every partition and catch up, side by side on one
+// JetStream cluster (three servers in this process, R3): mode=replay
+// on a stream without snapshots (the whole stream is replayed) and
+// mode=snapshot on a stream holding the same records whose owner took
+// snapshots every `every` partition messages (the newest snapshot is
+// restored, then the messages after it are replayed), at 20k and 80k
+// records over 4 partitions. Each iteration rebuilds both, in
+// alternating order. Reported: ms to caught up per mode, their ratio,
+// and the messages the snapshots do not cover (what a restore replays).
+//
+//	go test ./cmd/internal/cluster -run XXX -bench Rebuild -benchtime 2x
+func BenchmarkRebuild(b *testing.B) {
+	for _, c := range []struct{ total, every int }{{20000, 5000}, {80000, 5000}, {80000, 1000}} {
+		b.Run(fmt.Sprintf("records=%d/every=%d", c.total, c.every), func(b *testing.B) { benchRebuild(b, c.total, c.every) })
+	}
+}
+
+func benchRebuild(b *testing.B, total, every int) {
+	const parts = 4
+	recs, err := workload.Records(workload.Config{Seed: 7, Records: total})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc := clustertest.Start(b, 3)
+	open := func(stream, id, dir string, every int) *Node {
+		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: dir, Partitions: parts,
+			Replicas: 3, LeaseTTL: 10 * time.Second, Stream: stream, OpenDB: openDB, SnapshotEvery: every, SnapshotInterval: -1, Logger: benchLogger})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	// caughtUp waits until n has opened and caught up every partition.
+	caughtUp := func(n *Node) {
+		deadline := time.Now().Add(5 * time.Minute)
+		for p := range parts {
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				_, err := n.CatchUp(ctx, p)
+				cancel()
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatalf("partition %d not caught up: %v", p, err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	// load appends every record to stream and returns the messages the
+	// newest snapshots do not cover: what a restore replays.
+	load := func(stream string, every int) (tail uint64) {
+		n := open(stream, "loader", b.TempDir(), every)
+		caughtUp(n)
+		ctx := context.Background()
+		batch := make([]engine.Record, 0, 500)
+		for i := range recs {
+			r := &recs[i]
+			batch = append(batch, engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta})
+			if len(batch) == cap(batch) || i == len(recs)-1 {
+				if _, _, err := n.Append(ctx, batch, false, ""); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		caughtUp(n)
+		if every > 0 {
+			for p := range parts { // the snapshots due are taken
+				for {
+					n.mu.RLock()
+					pt := n.parts[p]
+					n.mu.RUnlock()
+					pt.mu.Lock()
+					done, since := !pt.snapping && pt.sinceSnap < uint64(every), pt.sinceSnap
+					pt.mu.Unlock()
+					if done {
+						tail += since
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}
+		if err := n.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return tail
+	}
+	load("REPLAY", -1)
+	tail := load("SNAPSHOT", every)
+	rebuild := func(b *testing.B, stream string) (time.Duration, Status) {
+		dir := filepath.Join(b.TempDir(), "node")
+		start := time.Now()
+		n := open(stream, "fresh", dir, -1)
+		caughtUp(n)
+		d := time.Since(start)
+		st := n.Status()
+		if err := n.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+		return d, st
+	}
+	modes := []struct{ stream, name string }{{"REPLAY", "replay"}, {"SNAPSHOT", "snapshot"}}
+	var sum [2]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range modes {
+			k := (i + j) % len(modes)
+			d, st := rebuild(b, modes[k].stream)
+			sum[k] += d
+			if restored := len(st.Restored) > 0; restored != (k == 1) {
+				b.Fatalf("%s: restored %v", modes[k].name, st.Restored)
+			}
+		}
+	}
+	b.StopTimer()
+	for k, m := range modes {
+		b.ReportMetric(float64(sum[k].Milliseconds())/float64(b.N), m.name+"-ms")
+	}
+	b.ReportMetric(float64(sum[1])/float64(sum[0]), "snapshot/replay")
+	b.ReportMetric(float64(tail), "snapshot-tail-msgs")
+}
