@@ -51,23 +51,6 @@ const (
 	cachePurgeKey = "purge"
 )
 
-// CacheMetrics describes the embedding cache.
-type CacheMetrics struct {
-	Embedder   string // embedder name (part of every key)
-	MemHits    uint64 // lookups answered from memory
-	DiskHits   uint64 // lookups answered from Pebble
-	Computed   uint64 // texts embedded (misses of both tiers)
-	Shared     uint64 // misses answered by another recall's embedding in flight
-	EmbedCalls uint64 // batched calls to the embedder
-	MemBytes   int64  // cost of the entries in memory (ristretto)
-	MemEvicted uint64 // entries evicted from memory
-	MemDropped uint64 // sets ristretto dropped or rejected
-	// DiskReset is why Open emptied the on-disk tier, which did not open
-	// (a crash during Pebble's MANIFEST switch, a damaged file): the
-	// cache is derived data. "" when it opened.
-	DiskReset string
-}
-
 // flight is one text being embedded: the callers missing it wait on done.
 type flight struct {
 	done chan struct{}
@@ -93,7 +76,14 @@ type vecCache struct {
 	opening atomic.Bool
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
-	disk *pebble.DB                          // nil: disk tier off
+	disk *pebble.DB                          // nil: disk tier off (or closed, see cache_disk.go)
+	// diskMu guards disk against the reopen after a full disk; diskErr is
+	// the full disk that stopped the tier's writes (nil: none); lastTry
+	// is when the reopen was last tried (UnixNano).
+	diskMu                   sync.RWMutex
+	diskErr                  atomic.Pointer[error]
+	lastTry                  atomic.Int64
+	diskSkipped, diskReopens atomic.Uint64
 
 	mu       sync.Mutex
 	inflight map[string]*flight
@@ -156,7 +146,7 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		// Pebble stops safely, and parks the reporting goroutine elsewhere;
 		// close then leaves the parked store alone.
 		logger := segment.QuietLogger{OnFatal: c.onFatal, Opening: c.opening.Load}
-		c.popts = &pebble.Options{FS: cfg.fs, Logger: logger, CacheSize: cfg.blockBytes,
+		c.popts = &pebble.Options{FS: diskFS{FS: cfg.fs, full: c.diskFull}, Logger: logger, CacheSize: cfg.blockBytes,
 			// Pebble recycles obsolete WAL files, keeping the old bytes of
 			// deleted (forgotten) entries, unless its cleaner needs the
 			// files' contents: the archive cleaner turns recycling off,
@@ -166,8 +156,10 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
 			},
-			TableDeleted: func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
-			WALDeleted:   func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
+			FlushEnd:      func(i pebble.FlushInfo) { c.backoff(i.Err) },
+			CompactionEnd: func(i pebble.CompactionInfo) { c.backoff(i.Err) },
+			TableDeleted:  func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
+			WALDeleted:    func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
 		}
 		// Point lookups of random keys: a bloom filter spares the misses a
 		// data-block read, and float32 vectors do not compress, so block
@@ -201,30 +193,6 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	return c, nil
 }
 
-// openDisk opens the disk tier with c.popts, telling the logger that an
-// Open is running (a fatal report then always returns: Open fails).
-func (c *vecCache) openDisk(dir string) (*pebble.DB, error) {
-	c.opening.Store(true)
-	defer c.opening.Store(false)
-	return pebble.Open(dir, c.popts)
-}
-
-// onFatal records the first fatal report of the disk tier's Pebble and
-// counts every one as a background error.
-func (c *vecCache) onFatal(err error) {
-	c.fatal.CompareAndSwap(nil, &err)
-	if c.onErr != nil {
-		c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
-	}
-}
-
-// parked reports whether a Pebble goroutine of the disk tier is parked in
-// the logger (segment.Parked): closing the DB would wait for it forever.
-func (c *vecCache) parked() bool {
-	p := c.fatal.Load()
-	return p != nil && segment.Parked(*p)
-}
-
 // close cancels the detached embedding work still running, waits for it,
 // and closes both tiers.
 func (c *vecCache) close() error {
@@ -233,11 +201,19 @@ func (c *vecCache) close() error {
 	if c.mem != nil {
 		c.mem.Close()
 	}
+	c.diskMu.Lock()
+	defer c.diskMu.Unlock()
 	if c.disk != nil {
 		if c.parked() {
 			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", *c.fatal.Load())
 		}
-		return c.disk.Close()
+		err := c.disk.Close()
+		if p := c.diskErr.Load(); err != nil && p != nil {
+			// The WAL writer's error after a full disk: what it held was
+			// never synced (derived data), and the full disk was reported.
+			err = nil
+		}
+		return err
 	}
 	return nil
 }
@@ -484,8 +460,9 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 	}
 	slab := make([]float32, len(texts)*c.dim)
 	var batch *pebble.Batch
-	if c.disk != nil {
-		batch = c.disk.NewBatch()
+	if disk := c.writableDisk(len(texts)); disk != nil {
+		defer c.diskMu.RUnlock()
+		batch = disk.NewBatch()
 		defer batch.Close()
 	}
 	var kb, vb []byte
@@ -511,6 +488,11 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 		if err := batch.Commit(pebble.NoSync); err != nil {
 			return fmt.Errorf("lazymem: engine: cache write: %w", err)
 		}
+		if c.fatal.Load() != nil {
+			// A fatal commit error (Commit returned nil): the vectors are
+			// in memory only (see cache_disk.go).
+			c.diskSkipped.Add(uint64(len(texts)))
+		}
 	}
 	if c.mem != nil {
 		for j := range fs {
@@ -528,25 +510,6 @@ func (c *vecCache) account(st lookupStats) {
 	c.diskHits.Add(uint64(st.diskHits))
 	c.computed.Add(uint64(st.computed))
 	c.shared.Add(uint64(st.shared))
-}
-
-func (c *vecCache) metrics() CacheMetrics {
-	m := CacheMetrics{
-		Embedder:   c.name,
-		MemHits:    c.memHits.Load(),
-		DiskHits:   c.diskHits.Load(),
-		Computed:   c.computed.Load(),
-		Shared:     c.shared.Load(),
-		EmbedCalls: c.calls.Load(),
-		DiskReset:  c.diskReset,
-	}
-	if c.mem != nil && c.mem.Metrics != nil {
-		rm := c.mem.Metrics
-		m.MemBytes = int64(rm.CostAdded()) - int64(rm.CostEvicted())
-		m.MemEvicted = rm.KeysEvicted()
-		m.MemDropped = rm.SetsDropped() + rm.SetsRejected()
-	}
-	return m
 }
 
 func encodeVec(dst []byte, v []float32) []byte {

@@ -29,8 +29,15 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 		}
 		c.mem.Wait()
 	}
-	if c.disk == nil || len(keys) == 0 {
+	if c.dir == "" || len(keys) == 0 {
 		return nil
+	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
+	// A forgotten text's vectors must leave the disk: not while the tier
+	// takes no writes (the Forget fails, and is finished at the next open).
+	if err := c.diskUnavailable(); err != nil {
+		return err
 	}
 	// The vectors go to an sstable first, so that the deletions below
 	// overlap them and the purge's compaction rewrites both (see purge).
@@ -62,7 +69,13 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 	if b.Empty() {
 		return nil
 	}
-	return b.Commit(pebble.Sync)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	if p := c.fatal.Load(); p != nil {
+		return fmt.Errorf("lazymem: engine: embedding cache: delete: %w", *p) // Commit returned nil
+	}
+	return nil
 }
 
 // has reports whether either tier holds a vector under key (of any
@@ -73,8 +86,10 @@ func (c *vecCache) has(key string) (bool, error) {
 			return true, nil
 		}
 	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
 	if c.disk == nil {
-		return false, nil
+		return false, c.diskUnavailable()
 	}
 	lo := append([]byte(cacheKeyPrefix), key...)
 	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: append(append([]byte(nil), lo...), 0xff)})
@@ -91,8 +106,13 @@ func (c *vecCache) has(key string) (bool, error) {
 // deleted, not recycled: see newVecCache) and compacts everything, so the
 // sstables that held deleted entries are rewritten and removed.
 func (c *vecCache) purge(ctx context.Context) error {
-	if c.disk == nil {
+	if c.dir == "" {
 		return nil
+	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
+	if err := c.diskUnavailable(); err != nil {
+		return err
 	}
 	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: []byte(cacheKeyV1), UpperBound: []byte("v10")})
 	if err != nil {
@@ -141,8 +161,13 @@ func (c *vecCache) purge(ctx context.Context) error {
 // and largest key of every sstable it ever held: a forgotten text's key
 // may be one. The caller guarantees no lookup runs meanwhile.
 func (c *vecCache) reopen(ctx context.Context) error {
-	if c.disk == nil {
+	if c.dir == "" {
 		return nil
+	}
+	c.diskMu.Lock()
+	defer c.diskMu.Unlock()
+	if err := c.diskUnavailable(); err != nil {
+		return err
 	}
 	// Pebble starts a new MANIFEST at the first version edit after Open
 	// (here a flush of a marker key) and keeps one previous MANIFEST
@@ -224,6 +249,8 @@ func (c *vecCache) clear() error {
 	if c.mem != nil {
 		c.mem.Clear()
 	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
 	if c.disk != nil {
 		return c.disk.DeleteRange([]byte(cacheKeyPrefix), []byte("v20"), pebble.NoSync)
 	}

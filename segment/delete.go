@@ -3,6 +3,8 @@ package segment
 import (
 	"context"
 	"fmt"
+	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -126,10 +128,22 @@ func (l *Log) Compact(ctx context.Context) error {
 	if err := l.fatalErr(); err != nil {
 		return wrapWrite("compact", err)
 	}
-	if err := db.Flush(); err != nil {
+	// The flush rotates the WAL, which Pebble cannot survive failing: only
+	// with the reserve held and room on the disk (as for a commit).
+	// Compacting everything rewrites the store: it needs about the
+	// store's size free, or it would fail part way (Pebble retries it) and
+	// leave the disk fuller.
+	need := int(min(db.Metrics().DiskSpaceUsage(), 1<<40))
+	l.commitMu.Lock()
+	err = l.admit(need)
+	l.commitMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("compact needs about %d bytes free: %w", need, err)
+	}
+	if err := l.flush(ctx, db); err != nil {
 		return wrapWrite("compact flush", err)
 	}
-	if err := db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+	if err := l.compactAll(ctx, db); err != nil {
 		return wrapWrite("compact", err)
 	}
 	return purgeArchive(l.opts.FS, l.dir)
@@ -301,4 +315,74 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 		return 0, err
 	}
 	return int(m.count), nil
+}
+
+// flush flushes the memtable and waits for it, unless the flush fails for
+// want of space: DB.Flush would then wait until space returns (Pebble
+// retries a failed flush until it succeeds), and the flush goes on in the
+// background.
+func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
+	if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
+		return diskFull("flush", *p)
+	}
+	done, err := db.AsyncFlush()
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
+				return diskFull("flush", *p)
+			}
+		}
+	}
+}
+
+// compactAll compacts the whole keyspace, unless a compaction fails for
+// want of space: Pebble retries a failed manual compaction until it
+// succeeds, so DB.Compact would wait until space returns. It is cancelled
+// then (compactions already running finish or fail on their own).
+func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	seen := l.pebbleCorruptions.Load()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-tick.C:
+				if l.compFull.Load() > 0 {
+					cancel(diskFull("compact", syscall.ENOSPC))
+					return
+				}
+				if l.pebbleCorruptions.Load() > seen {
+					// A damaged block in an sstable: the compaction
+					// that reads it fails, and Pebble retries it for
+					// good. Repair shadows a damaged segment but leaves
+					// its block in the file.
+					cancel(&CorruptionError{Offset: -1, Err: fmt.Errorf("%w: compact read a damaged block (run repair; the block stays in Pebble's files)", ErrChecksum)})
+					return
+				}
+			}
+		}
+	}()
+	err := db.Compact(cctx, []byte{0}, []byte{0xff}, true)
+	cancel(nil)
+	<-watched
+	if cause := context.Cause(cctx); err != nil && (isDiskFull(cause) || IsCorruption(cause)) {
+		return cause
+	}
+	return err
 }

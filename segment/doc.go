@@ -93,8 +93,13 @@
 // want of space, writes are refused rather than left to stall in Pebble.
 // Open on a full disk opens Pebble read-only; writes then fail with
 // ErrDiskFull until space returns. A space reserve (LAZYMEM-RESERVE,
-// Options.ReserveBytes) is preallocated in the log's directory and
-// deleted when the disk fills, so flushes, compactions and Close can
-// complete; it is made again after the reopen. Pebble's obsolete files
-// are deleted at once (never archived), so failed flushes cannot pile up.
+// Options.ReserveBytes) is preallocated in the log's directory; see
+// reserve.go for how it keeps a full disk away from the points where
+// Pebble stops the process: commits are admitted only with the reserve
+// held and room for them (ErrDiskFull otherwise, before Pebble sees
+// them), a WAL or MANIFEST write that fails for want of space releases
+// the reserve and is tried again, sstable writes never spend it. It is
+// made again once the disk has room. Pebble's obsolete files are deleted
+// at once (never archived), so failed flushes cannot pile up.
+// TestDiskFullModel fills a modelled disk at every operation.
 package segment

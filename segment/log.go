@@ -93,7 +93,11 @@ type Log struct {
 	compFull          atomic.Int64  // consecutive compactions that failed for want of space
 	bgErr             atomic.Pointer[error]
 	reserveHeld       atomic.Bool
-	readOnly          atomic.Bool // Pebble is open read-only (the disk was full)
+	reserveMu         sync.Mutex    // serialises making and releasing the reserve
+	sstMu             sync.Mutex    // sstable writes while the reserve is released (sstRoom)
+	unsynced          int64         // WAL bytes committed without sync since the last sync (guarded by commitMu)
+	reserveReleases   atomic.Uint64 // times the reserve was released
+	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
 	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
 }
@@ -166,9 +170,20 @@ func Open(dir string, opts Options) (*Log, error) {
 func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	l.fatal.Store(nil)
 	popts := &pebble.Options{
-		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), onFull: l.releaseReserve},
+		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), log: l},
 		MemTableSize: l.opts.MemTableBytes,
-		Logger:       QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
+		// Pebble stalls a memtable rotation (a commit, or the flush of
+		// Compact) while the memtables queued take this many times
+		// MemTableSize, counting the mutable one's whole arena: at 2 (the
+		// default), one flush in progress stalls every rotation until it
+		// ends, and a flush that fails for want of space never ends
+		// (TestDiskFullModel hung there). At 4, a rotation waits only
+		// when two full memtables are queued behind the flush, and commits
+		// are refused once a flush fails for want of space (errWouldStall)
+		// until the disk has room again. The memory bound of the memtables, reached
+		// only when flushes fall behind, is 4 x MemTableBytes.
+		MemTableStopWritesThreshold: 4,
+		Logger:                      QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
 		// Pebble recycles obsolete WAL files by default, keeping their old
 		// bytes on disk: a privacy delete would then leave the record in a
 		// recycled log. The archive cleaner disables recycling; noArchiveFS
@@ -201,6 +216,9 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 				l.readOnly.Store(true)
 				return db, diskFull("open read-only, the disk is full", cause), nil
 			}
+			// No store to open read-only (a new one cannot be made on a
+			// full disk): the full disk is the error.
+			return nil, nil, diskFull(fmt.Sprintf("open %q", l.dir), cause)
 		}
 	}
 	if err == nil {
@@ -418,7 +436,7 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 	err := l.write(group)
 
 	l.mu.Lock()
-	if err != nil && l.failed == nil && !errors.Is(err, errWouldStall) {
+	if err != nil && l.failed == nil && !errors.Is(err, errWouldStall) && !errors.Is(err, errNoRoom) {
 		// Pebble cannot take another commit on this DB (see QuietLogger);
 		// a full disk is retried by the next append (submit).
 		l.failed = err

@@ -56,6 +56,9 @@ func (l *Log) reopen() error {
 		return fmt.Errorf("%w: reopen after a full disk: %w", ErrFailed, err)
 	}
 	l.db = db
+	l.commitMu.Lock()
+	l.unsynced = 0 // a new WAL
+	l.commitMu.Unlock()
 	if roErr == nil {
 		// Drop what the failed group may have left: ids from committed on
 		// were never acknowledged, and must not appear after the next

@@ -46,6 +46,7 @@ func (l *Log) sealLoop() {
 			if err := purgeArchive(l.opts.FS, l.dir); err != nil && l.opts.Logf != nil {
 				l.opts.Logf("%v", err)
 			}
+			l.keepReserve()
 			continue
 		case <-l.sealCh:
 		}
