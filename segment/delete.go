@@ -41,7 +41,7 @@ func (l *Log) Delete(ctx context.Context, ids []uint64) error {
 	}
 	defer l.dbMu.RUnlock()
 	b := db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	var sealedIDs []uint64
 	for _, id := range s {
 		if id >= sealed {
@@ -133,7 +133,11 @@ func (l *Log) Compact(ctx context.Context) error {
 	// Compacting everything rewrites the store: it needs about the
 	// store's size free, or it would fail part way (Pebble retries it) and
 	// leave the disk fuller.
-	need := int(min(db.Metrics().DiskSpaceUsage(), 1<<40))
+	var usage uint64
+	if err := l.pebbleCall(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }); err != nil {
+		return wrapWrite("compact", err)
+	}
+	need := int(min(usage, 1<<40))
 	l.commitMu.Lock()
 	err = l.admit(need)
 	l.commitMu.Unlock()
@@ -175,7 +179,7 @@ func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
 	}
 	defer l.dbMu.RUnlock()
 	b := db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	for _, k := range []byte{prefixSegment, prefixSegMeta, prefixDeleted} {
 		if err := b.DeleteRange(makeKey(k, 0), makeKey(k, end), nil); err != nil {
 			return 0, err
@@ -263,8 +267,10 @@ func (l *Log) Metrics() Metrics {
 	}
 	l.mu.Unlock()
 	if db, err := l.rdb(); err == nil {
-		if !Parked(l.fatalErr()) { // Pebble's Metrics waits for the mutex a parked goroutine holds
-			m.DiskBytes = db.Metrics().DiskSpaceUsage()
+		// Pebble's Metrics takes the mutex a parked goroutine holds.
+		var usage uint64
+		if l.pebbleCall(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }) == nil {
+			m.DiskBytes = usage
 		}
 		l.dbMu.RUnlock()
 	}
@@ -325,7 +331,8 @@ func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
 	if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
 		return diskFull("flush", *p)
 	}
-	done, err := db.AsyncFlush()
+	var done <-chan struct{}
+	err := l.pebbleCall(func() (err error) { done, err = db.AsyncFlush(); return err })
 	if err != nil {
 		return err
 	}
@@ -337,6 +344,8 @@ func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-l.parked: // the flush may be the goroutine parked
+			return l.parkedErr()
 		case <-tick.C:
 			if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
 				return diskFull("flush", *p)
@@ -378,7 +387,7 @@ func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
 			}
 		}
 	}()
-	err := db.Compact(cctx, []byte{0}, []byte{0xff}, true)
+	err := l.pebbleCall(func() error { return db.Compact(cctx, []byte{0}, []byte{0xff}, true) })
 	cancel(nil)
 	<-watched
 	if cause := context.Cause(cctx); err != nil && (isDiskFull(cause) || IsCorruption(cause)) {

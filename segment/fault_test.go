@@ -38,6 +38,14 @@ func isSyncOp(k errorfs.OpKind) bool {
 	return false
 }
 
+// opNames names errorfs's operation kinds for a child's note.
+var opNames = map[errorfs.OpKind]string{
+	errorfs.OpCreate: "create", errorfs.OpLink: "link", errorfs.OpRename: "rename",
+	errorfs.OpReuseForWrite: "reuse", errorfs.OpMkdirAll: "mkdir", errorfs.OpFilePreallocate: "preallocate",
+	errorfs.OpFileWrite: "write", errorfs.OpFileWriteAt: "writeat", errorfs.OpFileSync: "sync",
+	errorfs.OpFileSyncData: "syncdata", errorfs.OpFileSyncTo: "syncto", errorfs.OpFileFlush: "flush",
+}
+
 var faultKinds = []faultKind{
 	{"write", isWriteOp, syscall.EIO},
 	{"sync", isSyncOp, syscall.EIO},
@@ -51,6 +59,10 @@ type faultAt struct {
 	k    int64
 	n    atomic.Int64
 	hit  atomic.Bool
+	// note, if set, is told which operation failed (a child process of
+	// TestFaultInjectionFlushes writes it to stderr, which the parent
+	// shows when the child hangs or fails).
+	note func(op errorfs.Op)
 }
 
 func (f *faultAt) MaybeError(op errorfs.Op) error {
@@ -59,6 +71,9 @@ func (f *faultAt) MaybeError(op errorfs.Op) error {
 	}
 	if f.n.Add(1)-1 == f.k {
 		f.hit.Store(true)
+		if f.note != nil {
+			f.note(op)
+		}
 		return &os.PathError{Op: "injected", Path: op.Path, Err: f.kind.err}
 	}
 	return nil

@@ -100,10 +100,11 @@ func runFaultChild(t *testing.T, exe, kind string, k int64) (n int64, stopped st
 	cmd := exec.CommandContext(ctx, exe, "-test.run", "^TestFaultInjectionFlushes$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LAZYMEM_FAULT_CHILD=1", "LAZYMEM_FAULT_KIND="+kind,
 		"LAZYMEM_FAULT_AT="+strconv.FormatInt(k, 10), "LAZYMEM_FAULT_DIR="+dir)
+	quitOnCancel(cmd) // a hung child prints its goroutines (kept in out)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
-			t.Fatalf("child (%s at %d) hung:\n%s", kind, k, out)
+			t.Fatalf("child (%s at %d) hung; its goroutines when it was stopped:\n%s", kind, k, out)
 		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == parkedExit {
@@ -206,7 +207,9 @@ func faultChild(t *testing.T) {
 		}
 	}
 	at, _ := strconv.ParseInt(os.Getenv("LAZYMEM_FAULT_AT"), 10, 64)
-	inj := &faultAt{kind: kind, k: at}
+	inj := &faultAt{kind: kind, k: at, note: func(op errorfs.Op) {
+		fmt.Fprintf(os.Stderr, "injected %v into %s %s\n", kind.err, opNames[op.Kind], op.Path)
+	}}
 	rec, err := os.Create(filepath.Join(dir, "acked"))
 	if err != nil {
 		t.Fatal(err)

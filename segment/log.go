@@ -100,6 +100,14 @@ type Log struct {
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
 	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
+	// parked is closed, and parkedReport set, when QuietLogger parks one
+	// of the log's Pebble goroutines (park.go).
+	parked       chan struct{}
+	parkedReport atomic.Pointer[error]
+	// Test hooks (nil outside tests): beforeCommit runs just before a
+	// Pebble commit, beforeClose just before Pebble's Close, each on the
+	// goroutine that makes the call.
+	beforeCommit, beforeClose func()
 }
 
 type appendReq struct {
@@ -131,6 +139,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		deleted: roaring64.New(),
 		sealCh:  make(chan struct{}, 1),
 		stopCh:  make(chan struct{}),
+		parked:  make(chan struct{}),
 		tail:    tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil && !isDiskFull(err) {
@@ -461,7 +470,7 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 // write commits one group with a single sync.
 func (l *Log) write(group []*appendReq) error {
 	b := l.db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	id := l.next
 	var key [9]byte
 	var nbytes int64
@@ -541,7 +550,19 @@ func (l *Log) Close() error {
 	}
 	l.mu.Unlock()
 	close(l.stopCh)
-	l.wg.Wait()
+	// The sealer ends, unless it is in a call into Pebble that a parked
+	// goroutine holds up (park.go): then it is left behind, with sealMu.
+	sealer := make(chan struct{})
+	go func() { l.wg.Wait(); close(sealer) }()
+	select {
+	case <-sealer:
+	case <-l.parked:
+		select {
+		case <-sealer:
+		default:
+			return fmt.Errorf("lazymem: segment: close: %w", l.parkedErr())
+		}
+	}
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
 	var err error
@@ -553,8 +574,15 @@ func (l *Log) Close() error {
 		// exits.
 		err = ferr
 	default:
-		err = l.db.Close()
-		if err != nil && ferr != nil {
+		// Through pebbleCall: Close waits for the flushes and compactions
+		// running, and one of them can still be parked now (park.go).
+		err = l.pebbleCall(func() error {
+			if l.beforeClose != nil {
+				l.beforeClose()
+			}
+			return l.db.Close()
+		})
+		if err != nil && ferr != nil && !Parked(err) {
 			// The WAL writer's error again: what was acknowledged is synced.
 			err = nil
 		}

@@ -307,16 +307,24 @@ func (l *Log) eventListener() *pebble.EventListener {
 // refused, without failing the log, until a flush succeeds again.
 var errWouldStall = errors.New("lazymem: segment: Pebble cannot flush for want of space")
 
-// onFatal records the first fatal report of the current Pebble DB.
+// onFatal records the first fatal report of the current Pebble DB, and
+// any report after which QuietLogger parks (park.go), even after another.
 func (l *Log) onFatal(err error) {
 	if isDiskFull(err) {
 		l.releaseReserve()
 	}
 	l.fatal.CompareAndSwap(nil, &err)
+	if Parked(err) {
+		l.noteParked(err)
+	}
 }
 
-// fatalErr returns the fatal report of the current DB, or nil.
+// fatalErr returns the fatal report of the current DB, or nil; a parked
+// report first.
 func (l *Log) fatalErr() error {
+	if err := l.parkedErr(); err != nil {
+		return err
+	}
 	if p := l.fatal.Load(); p != nil {
 		return *p
 	}
@@ -359,7 +367,14 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	if err := l.admit(int(l.unsynced) + n); err != nil {
 		return err
 	}
-	err := b.Commit(opts)
+	// Through pebbleCall: a commit that rotates the memtable waits for
+	// Pebble's mutex, which a parked goroutine holds for good.
+	err := l.pebbleCall(func() error {
+		if l.beforeCommit != nil {
+			l.beforeCommit()
+		}
+		return b.Commit(opts)
+	})
 	if ferr := l.fatalErr(); ferr != nil {
 		err = ferr
 	}

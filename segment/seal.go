@@ -251,7 +251,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	}
 	defer l.dbMu.RUnlock()
 	b := db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	if err := b.Set(makeKey(prefixSegment, first), val, nil); err != nil {
 		return m, err
 	}
