@@ -74,6 +74,12 @@ type vecCache struct {
 	// opening is true while pebble.Open runs (QuietLogger.Opening).
 	fatal   atomic.Pointer[error]
 	opening atomic.Bool
+	// park bounds the calls into the disk tier that a goroutine parked by
+	// the logger would hold up for good (segment.ParkGuard).
+	park segment.ParkGuard
+	// beforeClose, a test hook (nil outside tests), runs just before the
+	// disk tier's Pebble Close in close.
+	beforeClose func()
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
 	disk *pebble.DB                          // nil: disk tier off (or closed, see cache_disk.go)
@@ -205,9 +211,20 @@ func (c *vecCache) close() error {
 	defer c.diskMu.Unlock()
 	if c.disk != nil {
 		if c.parked() {
-			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", *c.fatal.Load())
+			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", c.park.Err())
 		}
-		err := c.disk.Close()
+		// Close waits for the flushes and compactions running: one may be
+		// parked meanwhile (segment.ParkGuard).
+		err := c.park.Call(func() error {
+			if c.beforeClose != nil {
+				c.beforeClose()
+			}
+			return c.disk.Close()
+		})
+		if segment.Parked(err) {
+			c.disk = nil // never closes: no reads of it
+			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", err)
+		}
 		if p := c.diskErr.Load(); err != nil && p != nil {
 			// The WAL writer's error after a full disk: what it held was
 			// never synced (derived data), and the full disk was reported.
@@ -463,7 +480,7 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 	if disk := c.writableDisk(len(texts)); disk != nil {
 		defer c.diskMu.RUnlock()
 		batch = disk.NewBatch()
-		defer batch.Close()
+		defer c.closeBatch(batch)
 	}
 	var kb, vb []byte
 	for j, v := range vs {
@@ -485,10 +502,11 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 	if batch != nil {
 		// The cache is derived data: losing its last writes in a crash only
 		// costs re-embedding, so it is not synced.
-		if err := batch.Commit(pebble.NoSync); err != nil {
+		err := c.park.Call(func() error { return batch.Commit(pebble.NoSync) })
+		if err != nil && !segment.Parked(err) {
 			return fmt.Errorf("lazymem: engine: cache write: %w", err)
 		}
-		if c.fatal.Load() != nil {
+		if c.fatal.Load() != nil || err != nil {
 			// A fatal commit error (Commit returned nil): the vectors are
 			// in memory only (see cache_disk.go).
 			c.diskSkipped.Add(uint64(len(texts)))

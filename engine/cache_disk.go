@@ -134,6 +134,7 @@ func (c *vecCache) openDisk(dir string) (*pebble.DB, error) {
 // space stops the tier's writes, as diskFS does.
 func (c *vecCache) onFatal(err error) {
 	c.fatal.CompareAndSwap(nil, &err)
+	c.park.Note(err)
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		c.diskFull(err)
 	}
@@ -144,9 +145,14 @@ func (c *vecCache) onFatal(err error) {
 
 // parked reports whether a Pebble goroutine of the disk tier is parked in
 // the logger (segment.Parked): closing the DB would wait for it forever.
-func (c *vecCache) parked() bool {
-	p := c.fatal.Load()
-	return p != nil && segment.Parked(*p)
+func (c *vecCache) parked() bool { return c.park.Err() != nil }
+
+// closeBatch closes b unless a goroutine of the disk tier is parked: a
+// commit of b that c.park.Call left behind may still use it.
+func (c *vecCache) closeBatch(b *pebble.Batch) {
+	if !c.parked() {
+		_ = b.Close()
+	}
 }
 
 // writableDisk returns the disk tier for a write of n vectors with
@@ -162,7 +168,7 @@ func (c *vecCache) writableDisk(n int) *pebble.DB {
 		c.recoverDisk()
 	}
 	c.diskMu.RLock()
-	if c.disk == nil || c.diskErr.Load() != nil || c.fatal.Load() != nil || !c.roomOnDisk() {
+	if c.disk == nil || c.diskErr.Load() != nil || c.fatal.Load() != nil || c.parked() || !c.roomOnDisk() {
 		c.diskMu.RUnlock()
 		c.diskSkipped.Add(uint64(n))
 		return nil
@@ -210,8 +216,12 @@ func (c *vecCache) recoverDisk() {
 	}
 	if c.disk != nil {
 		// Fails with the WAL writer's error: what it held was never synced.
-		_ = c.disk.Close()
+		// Parked meanwhile, it never closes: the tier stays off.
+		err := c.park.Call(c.disk.Close)
 		c.disk = nil
+		if segment.Parked(err) {
+			return
+		}
 	}
 	c.fatal.Store(nil)
 	c.diskErr.Store(nil)
@@ -236,6 +246,9 @@ func (c *vecCache) recoverDisk() {
 // diskUnavailable is the error of an operation that must reach the disk
 // tier (forgetting, purging) while it is stopped by a full disk.
 func (c *vecCache) diskUnavailable() error {
+	if err := c.park.Err(); err != nil {
+		return fmt.Errorf("lazymem: engine: embedding cache: the disk tier takes no writes until the process restarts: %w", err)
+	}
 	if p := c.diskErr.Load(); p != nil {
 		return fmt.Errorf("lazymem: engine: embedding cache: the disk tier takes no writes until space returns: %w", *p)
 	}
@@ -250,10 +263,10 @@ func (c *vecCache) diskUnavailable() error {
 func (c *vecCache) checkpoint(dir string) error {
 	c.diskMu.RLock()
 	defer c.diskMu.RUnlock()
-	if c.disk == nil || c.diskErr.Load() != nil {
+	if c.disk == nil || c.diskErr.Load() != nil || c.parked() {
 		return nil
 	}
-	return c.disk.Checkpoint(dir)
+	return c.park.Call(func() error { return c.disk.Checkpoint(dir) })
 }
 
 // backoff slows Pebble's retries of a flush or compaction that failed for

@@ -134,7 +134,7 @@ func (l *Log) Compact(ctx context.Context) error {
 	// store's size free, or it would fail part way (Pebble retries it) and
 	// leave the disk fuller.
 	var usage uint64
-	if err := l.pebbleCall(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }); err != nil {
+	if err := l.park.Call(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }); err != nil {
 		return wrapWrite("compact", err)
 	}
 	need := int(min(usage, 1<<40))
@@ -269,7 +269,7 @@ func (l *Log) Metrics() Metrics {
 	if db, err := l.rdb(); err == nil {
 		// Pebble's Metrics takes the mutex a parked goroutine holds.
 		var usage uint64
-		if l.pebbleCall(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }) == nil {
+		if l.park.Call(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }) == nil {
 			m.DiskBytes = usage
 		}
 		l.dbMu.RUnlock()
@@ -332,7 +332,7 @@ func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
 		return diskFull("flush", *p)
 	}
 	var done <-chan struct{}
-	err := l.pebbleCall(func() (err error) { done, err = db.AsyncFlush(); return err })
+	err := l.park.Call(func() (err error) { done, err = db.AsyncFlush(); return err })
 	if err != nil {
 		return err
 	}
@@ -344,8 +344,8 @@ func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-l.parked: // the flush may be the goroutine parked
-			return l.parkedErr()
+		case <-l.park.Done(): // the flush may be the goroutine parked
+			return l.park.Err()
 		case <-tick.C:
 			if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
 				return diskFull("flush", *p)
@@ -387,7 +387,7 @@ func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
 			}
 		}
 	}()
-	err := l.pebbleCall(func() error { return db.Compact(cctx, []byte{0}, []byte{0xff}, true) })
+	err := l.park.Call(func() error { return db.Compact(cctx, []byte{0}, []byte{0xff}, true) })
 	cancel(nil)
 	<-watched
 	if cause := context.Cause(cctx); err != nil && (isDiskFull(cause) || IsCorruption(cause)) {

@@ -100,10 +100,9 @@ type Log struct {
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
 	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
-	// parked is closed, and parkedReport set, when QuietLogger parks one
-	// of the log's Pebble goroutines (park.go).
-	parked       chan struct{}
-	parkedReport atomic.Pointer[error]
+	// park learns when QuietLogger parks one of the log's Pebble
+	// goroutines, and bounds the calls that goroutine can hold up.
+	park ParkGuard
 	// Test hooks (nil outside tests): beforeCommit runs just before a
 	// Pebble commit, beforeClose just before Pebble's Close, each on the
 	// goroutine that makes the call.
@@ -139,7 +138,6 @@ func Open(dir string, opts Options) (*Log, error) {
 		deleted: roaring64.New(),
 		sealCh:  make(chan struct{}, 1),
 		stopCh:  make(chan struct{}),
-		parked:  make(chan struct{}),
 		tail:    tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil && !isDiskFull(err) {
@@ -556,11 +554,11 @@ func (l *Log) Close() error {
 	go func() { l.wg.Wait(); close(sealer) }()
 	select {
 	case <-sealer:
-	case <-l.parked:
+	case <-l.park.Done():
 		select {
 		case <-sealer:
 		default:
-			return fmt.Errorf("lazymem: segment: close: %w", l.parkedErr())
+			return fmt.Errorf("lazymem: segment: close: %w", l.park.Err())
 		}
 	}
 	l.sealMu.Lock()
@@ -574,9 +572,9 @@ func (l *Log) Close() error {
 		// exits.
 		err = ferr
 	default:
-		// Through pebbleCall: Close waits for the flushes and compactions
+		// Through ParkGuard.Call: Close waits for the flushes and compactions
 		// running, and one of them can still be parked now (park.go).
-		err = l.pebbleCall(func() error {
+		err = l.park.Call(func() error {
 			if l.beforeClose != nil {
 				l.beforeClose()
 			}

@@ -123,7 +123,7 @@ func TestParkedDuringCommit(t *testing.T) {
 	l.beforeCommit = func() {
 		once.Do(func() {
 			close(hold.release)
-			for deadline := time.Now().Add(time.Minute); l.parkedErr() == nil && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(time.Minute); l.park.Err() == nil && time.Now().Before(deadline); {
 				time.Sleep(time.Millisecond)
 			}
 		})

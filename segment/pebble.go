@@ -48,8 +48,10 @@ import (
 // it rotates the memtable, a directory sync that fails as it moves a
 // marker); those stop the process.
 //
-// Another owner of a Pebble store (a cache) should set OnFatal, check
-// Parked before closing its DB, and set Opening around pebble.Open, as Log
+// Another owner of a Pebble store (a cache) should set OnFatal, feed its
+// reports to a ParkGuard and make through it the calls a parked goroutine
+// can hold up for good (commits, Close, Flush, Compact, Metrics; checking
+// Parked first is not enough), and set Opening around pebble.Open, as Log
 // does.
 type QuietLogger struct {
 	// Logf receives Infof and Errorf messages and the fatal ones. Nil
@@ -314,15 +316,13 @@ func (l *Log) onFatal(err error) {
 		l.releaseReserve()
 	}
 	l.fatal.CompareAndSwap(nil, &err)
-	if Parked(err) {
-		l.noteParked(err)
-	}
+	l.park.Note(err)
 }
 
 // fatalErr returns the fatal report of the current DB, or nil; a parked
 // report first.
 func (l *Log) fatalErr() error {
-	if err := l.parkedErr(); err != nil {
+	if err := l.park.Err(); err != nil {
 		return err
 	}
 	if p := l.fatal.Load(); p != nil {
@@ -367,9 +367,9 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	if err := l.admit(int(l.unsynced) + n); err != nil {
 		return err
 	}
-	// Through pebbleCall: a commit that rotates the memtable waits for
+	// Through ParkGuard.Call: a commit that rotates the memtable waits for
 	// Pebble's mutex, which a parked goroutine holds for good.
-	err := l.pebbleCall(func() error {
+	err := l.park.Call(func() error {
 		if l.beforeCommit != nil {
 			l.beforeCommit()
 		}

@@ -83,5 +83,5 @@ func purged(db *pebble.DB, fs vfs.FS, dir string) (bool, string, error) {
 // made obsolete and empties its archive; see the function WaitPurged.
 func (l *Log) WaitPurged(ctx context.Context, timeout time.Duration) error {
 	// Pebble's SSTables takes the mutex a parked goroutine holds (park.go).
-	return l.pebbleCall(func() error { return WaitPurged(ctx, l.db, l.opts.FS, l.dir, timeout) })
+	return l.park.Call(func() error { return WaitPurged(ctx, l.db, l.opts.FS, l.dir, timeout) })
 }

@@ -51,7 +51,7 @@ func (l *Log) reopen() error {
 		// Fails with the WAL writer's error; nothing acknowledged is lost.
 		// Parked meanwhile, the DB never closes (park.go): no reopen, and
 		// no reads of a DB being closed.
-		err := l.pebbleCall(l.db.Close)
+		err := l.park.Call(l.db.Close)
 		l.db = nil
 		if Parked(err) {
 			return fmt.Errorf("%w: reopen after a full disk: %w", ErrFailed, err)
