@@ -75,7 +75,10 @@
 // end the process: every Pebble store uses QuietLogger, whose doc lists
 // what Pebble does after a fatal report (where going on would damage the
 // store, Pebble's goroutine is parked and the log refuses writes until the
-// process restarts). The log's Pebble format writes WAL
+// process restarts). A parked goroutine holds Pebble's mutex and its flush
+// or compaction for good: the calls that would wait for them (commits,
+// Close, Flush, Compact, Metrics) go through a ParkGuard and return the
+// parked report instead of hanging. The log's Pebble format writes WAL
 // sync chunks, so a damaged record in the newest WAL fails Open with a
 // *CorruptionError instead of ending the replay there as a torn tail
 // would. Two limits remain (Pebble v2.1.7): replay confirms damage only
