@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -53,10 +54,12 @@ var faultKinds = []faultKind{
 }
 
 // faultAt fails the k-th operation (0-based) that kind matches, once; k < 0
-// never fails and only counts.
+// never fails and only counts. A path, if set, limits it to the operations
+// on files whose path holds it.
 type faultAt struct {
 	kind faultKind
 	k    int64
+	path string
 	n    atomic.Int64
 	hit  atomic.Bool
 	// note, if set, is told which operation failed (a child process of
@@ -66,7 +69,7 @@ type faultAt struct {
 }
 
 func (f *faultAt) MaybeError(op errorfs.Op) error {
-	if !f.kind.match(op.Kind) {
+	if !f.kind.match(op.Kind) || !strings.Contains(op.Path, f.path) {
 		return nil
 	}
 	if f.n.Add(1)-1 == f.k {
