@@ -51,23 +51,6 @@ const (
 	cachePurgeKey = "purge"
 )
 
-// CacheMetrics describes the embedding cache.
-type CacheMetrics struct {
-	Embedder   string // embedder name (part of every key)
-	MemHits    uint64 // lookups answered from memory
-	DiskHits   uint64 // lookups answered from Pebble
-	Computed   uint64 // texts embedded (misses of both tiers)
-	Shared     uint64 // misses answered by another recall's embedding in flight
-	EmbedCalls uint64 // batched calls to the embedder
-	MemBytes   int64  // cost of the entries in memory (ristretto)
-	MemEvicted uint64 // entries evicted from memory
-	MemDropped uint64 // sets ristretto dropped or rejected
-	// DiskReset is why Open emptied the on-disk tier, which did not open
-	// (a crash during Pebble's MANIFEST switch, a damaged file): the
-	// cache is derived data. "" when it opened.
-	DiskReset string
-}
-
 // flight is one text being embedded: the callers missing it wait on done.
 type flight struct {
 	done chan struct{}
@@ -91,9 +74,22 @@ type vecCache struct {
 	// opening is true while pebble.Open runs (QuietLogger.Opening).
 	fatal   atomic.Pointer[error]
 	opening atomic.Bool
+	// park bounds the calls into the disk tier that a goroutine parked by
+	// the logger would hold up for good (segment.ParkGuard).
+	park segment.ParkGuard
+	// beforeClose, a test hook (nil outside tests), runs just before the
+	// disk tier's Pebble Close in close.
+	beforeClose func()
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
-	disk *pebble.DB                          // nil: disk tier off
+	disk *pebble.DB                          // nil: disk tier off (or closed, see cache_disk.go)
+	// diskMu guards disk against the reopen after a full disk; diskErr is
+	// the full disk that stopped the tier's writes (nil: none); lastTry
+	// is when the reopen was last tried (UnixNano).
+	diskMu                   sync.RWMutex
+	diskErr                  atomic.Pointer[error]
+	lastTry                  atomic.Int64
+	diskSkipped, diskReopens atomic.Uint64
 
 	mu       sync.Mutex
 	inflight map[string]*flight
@@ -156,7 +152,7 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		// Pebble stops safely, and parks the reporting goroutine elsewhere;
 		// close then leaves the parked store alone.
 		logger := segment.QuietLogger{OnFatal: c.onFatal, Opening: c.opening.Load}
-		c.popts = &pebble.Options{FS: cfg.fs, Logger: logger, CacheSize: cfg.blockBytes,
+		c.popts = &pebble.Options{FS: diskFS{FS: cfg.fs, full: c.diskFull}, Logger: logger, CacheSize: cfg.blockBytes,
 			// Pebble recycles obsolete WAL files, keeping the old bytes of
 			// deleted (forgotten) entries, unless its cleaner needs the
 			// files' contents: the archive cleaner turns recycling off,
@@ -166,8 +162,10 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
 			},
-			TableDeleted: func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
-			WALDeleted:   func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
+			FlushEnd:      func(i pebble.FlushInfo) { c.backoff(i.Err) },
+			CompactionEnd: func(i pebble.CompactionInfo) { c.backoff(i.Err) },
+			TableDeleted:  func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
+			WALDeleted:    func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
 		}
 		// Point lookups of random keys: a bloom filter spares the misses a
 		// data-block read, and float32 vectors do not compress, so block
@@ -201,30 +199,6 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	return c, nil
 }
 
-// openDisk opens the disk tier with c.popts, telling the logger that an
-// Open is running (a fatal report then always returns: Open fails).
-func (c *vecCache) openDisk(dir string) (*pebble.DB, error) {
-	c.opening.Store(true)
-	defer c.opening.Store(false)
-	return pebble.Open(dir, c.popts)
-}
-
-// onFatal records the first fatal report of the disk tier's Pebble and
-// counts every one as a background error.
-func (c *vecCache) onFatal(err error) {
-	c.fatal.CompareAndSwap(nil, &err)
-	if c.onErr != nil {
-		c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
-	}
-}
-
-// parked reports whether a Pebble goroutine of the disk tier is parked in
-// the logger (segment.Parked): closing the DB would wait for it forever.
-func (c *vecCache) parked() bool {
-	p := c.fatal.Load()
-	return p != nil && segment.Parked(*p)
-}
-
 // close cancels the detached embedding work still running, waits for it,
 // and closes both tiers.
 func (c *vecCache) close() error {
@@ -233,11 +207,30 @@ func (c *vecCache) close() error {
 	if c.mem != nil {
 		c.mem.Close()
 	}
+	c.diskMu.Lock()
+	defer c.diskMu.Unlock()
 	if c.disk != nil {
 		if c.parked() {
-			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", *c.fatal.Load())
+			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", c.park.Err())
 		}
-		return c.disk.Close()
+		// Close waits for the flushes and compactions running: one may be
+		// parked meanwhile (segment.ParkGuard).
+		err := c.park.Call(func() error {
+			if c.beforeClose != nil {
+				c.beforeClose()
+			}
+			return c.disk.Close()
+		})
+		if segment.Parked(err) {
+			c.disk = nil // never closes: no reads of it
+			return fmt.Errorf("lazymem: engine: embedding cache left open: %w", err)
+		}
+		if p := c.diskErr.Load(); err != nil && p != nil {
+			// The WAL writer's error after a full disk: what it held was
+			// never synced (derived data), and the full disk was reported.
+			err = nil
+		}
+		return err
 	}
 	return nil
 }
@@ -484,9 +477,10 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 	}
 	slab := make([]float32, len(texts)*c.dim)
 	var batch *pebble.Batch
-	if c.disk != nil {
-		batch = c.disk.NewBatch()
-		defer batch.Close()
+	if disk := c.writableDisk(len(texts)); disk != nil {
+		defer c.diskMu.RUnlock()
+		batch = disk.NewBatch()
+		defer c.closeBatch(batch)
 	}
 	var kb, vb []byte
 	for j, v := range vs {
@@ -508,8 +502,14 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 	if batch != nil {
 		// The cache is derived data: losing its last writes in a crash only
 		// costs re-embedding, so it is not synced.
-		if err := batch.Commit(pebble.NoSync); err != nil {
+		err := c.park.Call(func() error { return batch.Commit(pebble.NoSync) })
+		if err != nil && !segment.Parked(err) {
 			return fmt.Errorf("lazymem: engine: cache write: %w", err)
+		}
+		if c.fatal.Load() != nil || err != nil {
+			// A fatal commit error (Commit returned nil): the vectors are
+			// in memory only (see cache_disk.go).
+			c.diskSkipped.Add(uint64(len(texts)))
 		}
 	}
 	if c.mem != nil {
@@ -528,25 +528,6 @@ func (c *vecCache) account(st lookupStats) {
 	c.diskHits.Add(uint64(st.diskHits))
 	c.computed.Add(uint64(st.computed))
 	c.shared.Add(uint64(st.shared))
-}
-
-func (c *vecCache) metrics() CacheMetrics {
-	m := CacheMetrics{
-		Embedder:   c.name,
-		MemHits:    c.memHits.Load(),
-		DiskHits:   c.diskHits.Load(),
-		Computed:   c.computed.Load(),
-		Shared:     c.shared.Load(),
-		EmbedCalls: c.calls.Load(),
-		DiskReset:  c.diskReset,
-	}
-	if c.mem != nil && c.mem.Metrics != nil {
-		rm := c.mem.Metrics
-		m.MemBytes = int64(rm.CostAdded()) - int64(rm.CostEvicted())
-		m.MemEvicted = rm.KeysEvicted()
-		m.MemDropped = rm.SetsDropped() + rm.SetsRejected()
-	}
-	return m
 }
 
 func encodeVec(dst []byte, v []float32) []byte {

@@ -45,7 +45,14 @@ func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookup
 		}
 		miss = append(miss, i)
 	}
-	if len(miss) == 0 || c.disk == nil {
+	if len(miss) == 0 {
+		return miss, nil
+	}
+	// Held across the reads (the split ones too): a reopen of the disk
+	// tier after a full disk (reopenDisk) waits for them.
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
+	if c.disk == nil { // no disk tier, or closed by a reopen that failed
 		return miss, nil
 	}
 	// Point reads of random keys, a few microseconds of CPU each (block

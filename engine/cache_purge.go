@@ -29,16 +29,23 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 		}
 		c.mem.Wait()
 	}
-	if c.disk == nil || len(keys) == 0 {
+	if c.dir == "" || len(keys) == 0 {
 		return nil
+	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
+	// A forgotten text's vectors must leave the disk: not while the tier
+	// takes no writes (the Forget fails, and is finished at the next open).
+	if err := c.diskUnavailable(); err != nil {
+		return err
 	}
 	// The vectors go to an sstable first, so that the deletions below
 	// overlap them and the purge's compaction rewrites both (see purge).
-	if err := c.disk.Flush(); err != nil {
+	if err := c.park.Call(c.disk.Flush); err != nil {
 		return err
 	}
 	b := c.disk.NewBatch()
-	defer b.Close()
+	defer c.closeBatch(b)
 	for _, k := range keys {
 		// Every embedder's vector of the text; only keys that exist: a
 		// deletion of nothing would overlap no file and outlive every
@@ -62,7 +69,13 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 	if b.Empty() {
 		return nil
 	}
-	return b.Commit(pebble.Sync)
+	if err := c.park.Call(func() error { return b.Commit(pebble.Sync) }); err != nil {
+		return err
+	}
+	if p := c.fatal.Load(); p != nil {
+		return fmt.Errorf("lazymem: engine: embedding cache: delete: %w", *p) // Commit returned nil
+	}
+	return nil
 }
 
 // has reports whether either tier holds a vector under key (of any
@@ -73,8 +86,10 @@ func (c *vecCache) has(key string) (bool, error) {
 			return true, nil
 		}
 	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
 	if c.disk == nil {
-		return false, nil
+		return false, c.diskUnavailable()
 	}
 	lo := append([]byte(cacheKeyPrefix), key...)
 	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: append(append([]byte(nil), lo...), 0xff)})
@@ -91,8 +106,13 @@ func (c *vecCache) has(key string) (bool, error) {
 // deleted, not recycled: see newVecCache) and compacts everything, so the
 // sstables that held deleted entries are rewritten and removed.
 func (c *vecCache) purge(ctx context.Context) error {
-	if c.disk == nil {
+	if c.dir == "" {
 		return nil
+	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
+	if err := c.diskUnavailable(); err != nil {
+		return err
 	}
 	it, err := c.disk.NewIter(&pebble.IterOptions{LowerBound: []byte(cacheKeyV1), UpperBound: []byte("v10")})
 	if err != nil {
@@ -103,14 +123,14 @@ func (c *vecCache) purge(ctx context.Context) error {
 		return err
 	}
 	if v1 { // a range deletion over nothing would outlive the compaction
-		if err := c.disk.DeleteRange([]byte(cacheKeyV1), []byte("v10"), pebble.Sync); err != nil {
+		if err := c.park.Call(func() error { return c.disk.DeleteRange([]byte(cacheKeyV1), []byte("v10"), pebble.Sync) }); err != nil {
 			return err
 		}
 	}
-	if err := c.disk.Flush(); err != nil {
+	if err := c.park.Call(c.disk.Flush); err != nil {
 		return err
 	}
-	if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+	if err := c.park.Call(func() error { return c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true) }); err != nil {
 		return err
 	}
 	// Pebble moves a file that overlaps nothing below it down without
@@ -129,11 +149,11 @@ func (c *vecCache) purge(ctx context.Context) error {
 		if try == 3 {
 			return fmt.Errorf("%w: embedding cache: sstable %s still holds %d deletions after compaction", ErrPurge, name, n)
 		}
-		if err := c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		if err := c.park.Call(func() error { return c.disk.Compact(ctx, []byte{0}, []byte{0xff}, true) }); err != nil {
 			return err
 		}
 	}
-	return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout)
+	return c.park.Call(func() error { return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout) })
 }
 
 // reopen closes and opens the disk tier again and makes Pebble start a
@@ -141,15 +161,23 @@ func (c *vecCache) purge(ctx context.Context) error {
 // and largest key of every sstable it ever held: a forgotten text's key
 // may be one. The caller guarantees no lookup runs meanwhile.
 func (c *vecCache) reopen(ctx context.Context) error {
-	if c.disk == nil {
+	if c.dir == "" {
 		return nil
+	}
+	c.diskMu.Lock()
+	defer c.diskMu.Unlock()
+	if err := c.diskUnavailable(); err != nil {
+		return err
 	}
 	// Pebble starts a new MANIFEST at the first version edit after Open
 	// (here a flush of a marker key) and keeps one previous MANIFEST
 	// (NumPrevManifest cannot be 0): two rounds retire the one that named
 	// the removed files.
 	for range 2 {
-		if err := c.disk.Close(); err != nil {
+		if err := c.park.Call(c.disk.Close); err != nil {
+			if segment.Parked(err) {
+				c.disk = nil // never closes: no reads of it
+			}
 			return err
 		}
 		d, err := c.openDisk(c.dir)
@@ -158,20 +186,21 @@ func (c *vecCache) reopen(ctx context.Context) error {
 			return err
 		}
 		c.disk = d
-		if err := d.Set([]byte(cachePurgeKey), nil, pebble.NoSync); err != nil {
+		if err := c.park.Call(func() error { return d.Set([]byte(cachePurgeKey), nil, pebble.NoSync) }); err != nil {
 			return err
 		}
-		if err := d.Flush(); err != nil {
+		if err := c.park.Call(d.Flush); err != nil {
 			return err
 		}
 	}
-	return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout)
+	return c.park.Call(func() error { return segment.WaitPurged(ctx, c.disk, c.fs, c.dir, purgeTimeout) })
 }
 
 // deletionsLeft returns the deletions the cache's sstables hold and one
 // file holding some.
 func (c *vecCache) deletionsLeft() (uint64, string, error) {
-	tabs, err := c.disk.SSTables(pebble.WithProperties())
+	var tabs [][]pebble.SSTableInfo
+	err := c.park.Call(func() (err error) { tabs, err = c.disk.SSTables(pebble.WithProperties()); return err })
 	if err != nil {
 		return 0, "", err
 	}
@@ -224,8 +253,10 @@ func (c *vecCache) clear() error {
 	if c.mem != nil {
 		c.mem.Clear()
 	}
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
 	if c.disk != nil {
-		return c.disk.DeleteRange([]byte(cacheKeyPrefix), []byte("v20"), pebble.NoSync)
+		return c.park.Call(func() error { return c.disk.DeleteRange([]byte(cacheKeyPrefix), []byte("v20"), pebble.NoSync) })
 	}
 	return nil
 }

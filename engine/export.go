@@ -107,8 +107,8 @@ func (db *DB) Backup(ctx context.Context, dir string) error {
 	if err := db.log.Checkpoint(fs.PathJoin(dir, "log")); err != nil {
 		return fmt.Errorf("lazymem: engine: backup: %w", err)
 	}
-	if db.cache != nil && db.cache.disk != nil {
-		if err := db.cache.disk.Checkpoint(fs.PathJoin(dir, "cache")); err != nil {
+	if db.cache != nil {
+		if err := db.cache.checkpoint(fs.PathJoin(dir, "cache")); err != nil {
 			return fmt.Errorf("lazymem: engine: backup: cache: %w", err)
 		}
 	}

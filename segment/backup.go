@@ -12,7 +12,7 @@ import (
 // the log as of the checkpoint: every record acknowledged before
 // Checkpoint was called is in it, and deleted records stay deleted.
 func (l *Log) Checkpoint(dir string) error {
-	if err := l.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+	if err := l.park.Call(func() error { return l.db.Checkpoint(dir, pebble.WithFlushedWAL()) }); err != nil {
 		return fmt.Errorf("lazymem: segment: checkpoint %s: %w", dir, err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package segment
 import (
 	"context"
 	"fmt"
+	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -39,7 +41,7 @@ func (l *Log) Delete(ctx context.Context, ids []uint64) error {
 	}
 	defer l.dbMu.RUnlock()
 	b := db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	var sealedIDs []uint64
 	for _, id := range s {
 		if id >= sealed {
@@ -126,10 +128,26 @@ func (l *Log) Compact(ctx context.Context) error {
 	if err := l.fatalErr(); err != nil {
 		return wrapWrite("compact", err)
 	}
-	if err := db.Flush(); err != nil {
+	// The flush rotates the WAL, which Pebble cannot survive failing: only
+	// with the reserve held and room on the disk (as for a commit).
+	// Compacting everything rewrites the store: it needs about the
+	// store's size free, or it would fail part way (Pebble retries it) and
+	// leave the disk fuller.
+	var usage uint64
+	if err := l.park.Call(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }); err != nil {
+		return wrapWrite("compact", err)
+	}
+	need := int(min(usage, 1<<40))
+	l.commitMu.Lock()
+	err = l.admit(need)
+	l.commitMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("compact needs about %d bytes free: %w", need, err)
+	}
+	if err := l.flush(ctx, db); err != nil {
 		return wrapWrite("compact flush", err)
 	}
-	if err := db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+	if err := l.compactAll(ctx, db); err != nil {
 		return wrapWrite("compact", err)
 	}
 	return purgeArchive(l.opts.FS, l.dir)
@@ -161,7 +179,7 @@ func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
 	}
 	defer l.dbMu.RUnlock()
 	b := db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	for _, k := range []byte{prefixSegment, prefixSegMeta, prefixDeleted} {
 		if err := b.DeleteRange(makeKey(k, 0), makeKey(k, end), nil); err != nil {
 			return 0, err
@@ -249,8 +267,10 @@ func (l *Log) Metrics() Metrics {
 	}
 	l.mu.Unlock()
 	if db, err := l.rdb(); err == nil {
-		if !Parked(l.fatalErr()) { // Pebble's Metrics waits for the mutex a parked goroutine holds
-			m.DiskBytes = db.Metrics().DiskSpaceUsage()
+		// Pebble's Metrics takes the mutex a parked goroutine holds.
+		var usage uint64
+		if l.park.Call(func() error { usage = db.Metrics().DiskSpaceUsage(); return nil }) == nil {
+			m.DiskBytes = usage
 		}
 		l.dbMu.RUnlock()
 	}
@@ -301,4 +321,77 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 		return 0, err
 	}
 	return int(m.count), nil
+}
+
+// flush flushes the memtable and waits for it, unless the flush fails for
+// want of space: DB.Flush would then wait until space returns (Pebble
+// retries a failed flush until it succeeds), and the flush goes on in the
+// background.
+func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
+	if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
+		return diskFull("flush", *p)
+	}
+	var done <-chan struct{}
+	err := l.park.Call(func() (err error) { done, err = db.AsyncFlush(); return err })
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-l.park.Done(): // the flush may be the goroutine parked
+			return l.park.Err()
+		case <-tick.C:
+			if p := l.bgErr.Load(); l.bgFull.Load() > 0 && p != nil {
+				return diskFull("flush", *p)
+			}
+		}
+	}
+}
+
+// compactAll compacts the whole keyspace, unless a compaction fails for
+// want of space: Pebble retries a failed manual compaction until it
+// succeeds, so DB.Compact would wait until space returns. It is cancelled
+// then (compactions already running finish or fail on their own).
+func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	seen := l.pebbleCorruptions.Load()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-tick.C:
+				if l.compFull.Load() > 0 {
+					cancel(diskFull("compact", syscall.ENOSPC))
+					return
+				}
+				if l.pebbleCorruptions.Load() > seen {
+					// A damaged block in an sstable: the compaction
+					// that reads it fails, and Pebble retries it for
+					// good. Repair shadows a damaged segment but leaves
+					// its block in the file.
+					cancel(&CorruptionError{Offset: -1, Err: fmt.Errorf("%w: compact read a damaged block (run repair; the block stays in Pebble's files)", ErrChecksum)})
+					return
+				}
+			}
+		}
+	}()
+	err := l.park.Call(func() error { return db.Compact(cctx, []byte{0}, []byte{0xff}, true) })
+	cancel(nil)
+	<-watched
+	if cause := context.Cause(cctx); err != nil && (isDiskFull(cause) || IsCorruption(cause)) {
+		return cause
+	}
+	return err
 }

@@ -75,7 +75,10 @@
 // end the process: every Pebble store uses QuietLogger, whose doc lists
 // what Pebble does after a fatal report (where going on would damage the
 // store, Pebble's goroutine is parked and the log refuses writes until the
-// process restarts). The log's Pebble format writes WAL
+// process restarts). A parked goroutine holds Pebble's mutex and its flush
+// or compaction for good: the calls that would wait for them (commits,
+// Close, Flush, Compact, Metrics) go through a ParkGuard and return the
+// parked report instead of hanging. The log's Pebble format writes WAL
 // sync chunks, so a damaged record in the newest WAL fails Open with a
 // *CorruptionError instead of ending the replay there as a torn tail
 // would. Two limits remain (Pebble v2.1.7): replay confirms damage only
@@ -93,8 +96,13 @@
 // want of space, writes are refused rather than left to stall in Pebble.
 // Open on a full disk opens Pebble read-only; writes then fail with
 // ErrDiskFull until space returns. A space reserve (LAZYMEM-RESERVE,
-// Options.ReserveBytes) is preallocated in the log's directory and
-// deleted when the disk fills, so flushes, compactions and Close can
-// complete; it is made again after the reopen. Pebble's obsolete files
-// are deleted at once (never archived), so failed flushes cannot pile up.
+// Options.ReserveBytes) is preallocated in the log's directory; see
+// reserve.go for how it keeps a full disk away from the points where
+// Pebble stops the process: commits are admitted only with the reserve
+// held and room for them (ErrDiskFull otherwise, before Pebble sees
+// them), a WAL or MANIFEST write that fails for want of space releases
+// the reserve and is tried again, sstable writes never spend it. It is
+// made again once the disk has room. Pebble's obsolete files are deleted
+// at once (never archived), so failed flushes cannot pile up.
+// TestDiskFullModel fills a modelled disk at every operation.
 package segment

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -38,6 +39,14 @@ func isSyncOp(k errorfs.OpKind) bool {
 	return false
 }
 
+// opNames names errorfs's operation kinds for a child's note.
+var opNames = map[errorfs.OpKind]string{
+	errorfs.OpCreate: "create", errorfs.OpLink: "link", errorfs.OpRename: "rename",
+	errorfs.OpReuseForWrite: "reuse", errorfs.OpMkdirAll: "mkdir", errorfs.OpFilePreallocate: "preallocate",
+	errorfs.OpFileWrite: "write", errorfs.OpFileWriteAt: "writeat", errorfs.OpFileSync: "sync",
+	errorfs.OpFileSyncData: "syncdata", errorfs.OpFileSyncTo: "syncto", errorfs.OpFileFlush: "flush",
+}
+
 var faultKinds = []faultKind{
 	{"write", isWriteOp, syscall.EIO},
 	{"sync", isSyncOp, syscall.EIO},
@@ -45,20 +54,29 @@ var faultKinds = []faultKind{
 }
 
 // faultAt fails the k-th operation (0-based) that kind matches, once; k < 0
-// never fails and only counts.
+// never fails and only counts. A path, if set, limits it to the operations
+// on files whose path holds it.
 type faultAt struct {
 	kind faultKind
 	k    int64
+	path string
 	n    atomic.Int64
 	hit  atomic.Bool
+	// note, if set, is told which operation failed (a child process of
+	// TestFaultInjectionFlushes writes it to stderr, which the parent
+	// shows when the child hangs or fails).
+	note func(op errorfs.Op)
 }
 
 func (f *faultAt) MaybeError(op errorfs.Op) error {
-	if !f.kind.match(op.Kind) {
+	if !f.kind.match(op.Kind) || !strings.Contains(op.Path, f.path) {
 		return nil
 	}
 	if f.n.Add(1)-1 == f.k {
 		f.hit.Store(true)
+		if f.note != nil {
+			f.note(op)
+		}
 		return &os.PathError{Op: "injected", Path: op.Path, Err: f.kind.err}
 	}
 	return nil

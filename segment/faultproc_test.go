@@ -42,6 +42,9 @@ import (
 // The sweep fails every 10th operation (every 30th with -short): every
 // 3rd took 190 s on the 2-core development machine under load (about 800
 // child processes); set LAZYMEM_FAULT_EVERY=1 for every operation in turn.
+// The subtest manifest fails every MANIFEST operation in turn (ENOSPC).
+// A child still running after 2 minutes is sent SIGQUIT: its goroutines'
+// stacks end up in the failure message.
 func TestFaultInjectionFlushes(t *testing.T) {
 	if os.Getenv("LAZYMEM_FAULT_CHILD") != "" {
 		faultChild(t)
@@ -60,13 +63,13 @@ func TestFaultInjectionFlushes(t *testing.T) {
 	}
 	for _, kind := range faultKinds {
 		t.Run(kind.name, func(t *testing.T) {
-			n, _ := runFaultChild(t, exe, kind.name, -1)
+			n, _ := runFaultChild(t, exe, kind.name, -1, "")
 			if n < 50 {
 				t.Fatalf("only %d %s operations in the workload", n, kind.name)
 			}
 			var stops []string
 			for k := int64(0); k < n; k += step {
-				_, stopped := runFaultChild(t, exe, kind.name, k)
+				_, stopped := runFaultChild(t, exe, kind.name, k, "")
 				if stopped != "" {
 					stops = append(stops, fmt.Sprintf("%d: %s", k, stopped))
 				}
@@ -80,6 +83,26 @@ func TestFaultInjectionFlushes(t *testing.T) {
 			}
 		})
 	}
+	// Every MANIFEST operation, ENOSPC in turn: a flush or compaction that
+	// cannot record its result is parked (QuietLogger), often while Close
+	// waits in Pebble's Close for it, which hung before (park.go). The
+	// sweeps above reach a MANIFEST operation in about one child of 40.
+	t.Run("manifest", func(t *testing.T) {
+		n, _ := runFaultChild(t, exe, "enospc", -1, "MANIFEST")
+		if n < 4 {
+			t.Fatalf("only %d MANIFEST operations in the workload", n)
+		}
+		parked := 0
+		for k := int64(0); k < n; k++ {
+			if _, stopped := runFaultChild(t, exe, "enospc", k, "MANIFEST"); strings.Contains(stopped, "parked") {
+				parked++
+			}
+			if t.Failed() {
+				t.Fatalf("failing MANIFEST operation %d", k)
+			}
+		}
+		t.Logf("%d MANIFEST operations, each failed once; %d children parked", n, parked)
+	})
 }
 
 // parkedExit is the child's exit code when QuietLogger parked a Pebble
@@ -90,7 +113,7 @@ const parkedExit = 3
 // of kind (k < 0: none), then checks the store it left. It returns the
 // number of operations of the kind the child saw and, when the child died,
 // the first line of its panic.
-func runFaultChild(t *testing.T, exe, kind string, k int64) (n int64, stopped string) {
+func runFaultChild(t *testing.T, exe, kind string, k int64, path string) (n int64, stopped string) {
 	t.Helper()
 	dir := t.TempDir()
 	// A safety net, not a measurement: a child that hangs fails the test
@@ -99,11 +122,12 @@ func runFaultChild(t *testing.T, exe, kind string, k int64) (n int64, stopped st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run", "^TestFaultInjectionFlushes$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LAZYMEM_FAULT_CHILD=1", "LAZYMEM_FAULT_KIND="+kind,
-		"LAZYMEM_FAULT_AT="+strconv.FormatInt(k, 10), "LAZYMEM_FAULT_DIR="+dir)
+		"LAZYMEM_FAULT_AT="+strconv.FormatInt(k, 10), "LAZYMEM_FAULT_DIR="+dir, "LAZYMEM_FAULT_PATH="+path)
+	quitOnCancel(cmd) // a hung child prints its goroutines (kept in out)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
-			t.Fatalf("child (%s at %d) hung:\n%s", kind, k, out)
+			t.Fatalf("child (%s at %d) hung; its goroutines when it was stopped:\n%s", kind, k, out)
 		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == parkedExit {
@@ -206,7 +230,9 @@ func faultChild(t *testing.T) {
 		}
 	}
 	at, _ := strconv.ParseInt(os.Getenv("LAZYMEM_FAULT_AT"), 10, 64)
-	inj := &faultAt{kind: kind, k: at}
+	inj := &faultAt{kind: kind, k: at, path: os.Getenv("LAZYMEM_FAULT_PATH"), note: func(op errorfs.Op) {
+		fmt.Fprintf(os.Stderr, "injected %v into %s %s\n", kind.err, opNames[op.Kind], op.Path)
+	}}
 	rec, err := os.Create(filepath.Join(dir, "acked"))
 	if err != nil {
 		t.Fatal(err)

@@ -93,9 +93,20 @@ type Log struct {
 	compFull          atomic.Int64  // consecutive compactions that failed for want of space
 	bgErr             atomic.Pointer[error]
 	reserveHeld       atomic.Bool
-	readOnly          atomic.Bool // Pebble is open read-only (the disk was full)
+	reserveMu         sync.Mutex    // serialises making and releasing the reserve
+	sstMu             sync.Mutex    // sstable writes while the reserve is released (sstRoom)
+	unsynced          int64         // WAL bytes committed without sync since the last sync (guarded by commitMu)
+	reserveReleases   atomic.Uint64 // times the reserve was released
+	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
 	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
+	// park learns when QuietLogger parks one of the log's Pebble
+	// goroutines, and bounds the calls that goroutine can hold up.
+	park ParkGuard
+	// Test hooks (nil outside tests): beforeCommit runs just before a
+	// Pebble commit, beforeClose just before Pebble's Close, each on the
+	// goroutine that makes the call.
+	beforeCommit, beforeClose func()
 }
 
 type appendReq struct {
@@ -166,9 +177,20 @@ func Open(dir string, opts Options) (*Log, error) {
 func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	l.fatal.Store(nil)
 	popts := &pebble.Options{
-		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), onFull: l.releaseReserve},
+		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), log: l},
 		MemTableSize: l.opts.MemTableBytes,
-		Logger:       QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
+		// Pebble stalls a memtable rotation (a commit, or the flush of
+		// Compact) while the memtables queued take this many times
+		// MemTableSize, counting the mutable one's whole arena: at 2 (the
+		// default), one flush in progress stalls every rotation until it
+		// ends, and a flush that fails for want of space never ends
+		// (TestDiskFullModel hung there). At 4, a rotation waits only
+		// when two full memtables are queued behind the flush, and commits
+		// are refused once a flush fails for want of space (errWouldStall)
+		// until the disk has room again. The memory bound of the memtables, reached
+		// only when flushes fall behind, is 4 x MemTableBytes.
+		MemTableStopWritesThreshold: 4,
+		Logger:                      QuietLogger{Logf: l.opts.Logf, OnFatal: l.onFatal, Opening: l.opening.Load},
 		// Pebble recycles obsolete WAL files by default, keeping their old
 		// bytes on disk: a privacy delete would then leave the record in a
 		// recycled log. The archive cleaner disables recycling; noArchiveFS
@@ -201,6 +223,9 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 				l.readOnly.Store(true)
 				return db, diskFull("open read-only, the disk is full", cause), nil
 			}
+			// No store to open read-only (a new one cannot be made on a
+			// full disk): the full disk is the error.
+			return nil, nil, diskFull(fmt.Sprintf("open %q", l.dir), cause)
 		}
 	}
 	if err == nil {
@@ -418,7 +443,7 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 	err := l.write(group)
 
 	l.mu.Lock()
-	if err != nil && l.failed == nil && !errors.Is(err, errWouldStall) {
+	if err != nil && l.failed == nil && !errors.Is(err, errWouldStall) && !errors.Is(err, errNoRoom) {
 		// Pebble cannot take another commit on this DB (see QuietLogger);
 		// a full disk is retried by the next append (submit).
 		l.failed = err
@@ -443,7 +468,7 @@ func (l *Log) submit(req *appendReq) (uint64, error) {
 // write commits one group with a single sync.
 func (l *Log) write(group []*appendReq) error {
 	b := l.db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	id := l.next
 	var key [9]byte
 	var nbytes int64
@@ -523,7 +548,19 @@ func (l *Log) Close() error {
 	}
 	l.mu.Unlock()
 	close(l.stopCh)
-	l.wg.Wait()
+	// The sealer ends, unless it is in a call into Pebble that a parked
+	// goroutine holds up (park.go): then it is left behind, with sealMu.
+	sealer := make(chan struct{})
+	go func() { l.wg.Wait(); close(sealer) }()
+	select {
+	case <-sealer:
+	case <-l.park.Done():
+		select {
+		case <-sealer:
+		default:
+			return fmt.Errorf("lazymem: segment: close: %w", l.park.Err())
+		}
+	}
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
 	var err error
@@ -535,8 +572,15 @@ func (l *Log) Close() error {
 		// exits.
 		err = ferr
 	default:
-		err = l.db.Close()
-		if err != nil && ferr != nil {
+		// Through ParkGuard.Call: Close waits for the flushes and compactions
+		// running, and one of them can still be parked now (park.go).
+		err = l.park.Call(func() error {
+			if l.beforeClose != nil {
+				l.beforeClose()
+			}
+			return l.db.Close()
+		})
+		if err != nil && ferr != nil && !Parked(err) {
 			// The WAL writer's error again: what was acknowledged is synced.
 			err = nil
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,8 +48,10 @@ import (
 // it rotates the memtable, a directory sync that fails as it moves a
 // marker); those stop the process.
 //
-// Another owner of a Pebble store (a cache) should set OnFatal, check
-// Parked before closing its DB, and set Opening around pebble.Open, as Log
+// Another owner of a Pebble store (a cache) should set OnFatal, feed its
+// reports to a ParkGuard and make through it the calls a parked goroutine
+// can hold up for good (commits, Close, Flush, Compact, Metrics; checking
+// Parked first is not enough), and set Opening around pebble.Open, as Log
 // does.
 type QuietLogger struct {
 	// Logf receives Infof and Errorf messages and the fatal ones. Nil
@@ -172,40 +175,59 @@ func diskFull(op string, err error) error {
 // spun at 100% CPU. Deleted, there is at most one such file at a time.
 //
 // It also spends the space reserve where Pebble cannot survive a full
-// disk: a file create or write that fails for want of space releases the
-// reserve and is tried once more. Pebble panics when it cannot create the
-// new WAL, or close the old one, while it rotates the memtable inside a
-// commit (TestFaultInjectionFlushes found both with ENOSPC); with the
-// reserve freed the retry succeeds, the commit goes on, and the log sees
-// the full disk at its next write instead of the process dying.
+// disk (see reserve.go): a file create or write that fails for want of
+// space releases the reserve and is tried once more. Pebble panics when it
+// cannot create the new WAL, or close the old one, while it rotates the
+// memtable inside a commit, and parks (QuietLogger) when a MANIFEST write
+// fails; with the reserve freed the retry succeeds. An sstable's write is
+// not retried: a flush or compaction that does not fit fails cleanly and
+// Pebble tries it again later; once the reserve is released, sstable
+// writes also stop short of the half of it that they must leave free.
+// While pebble.Open runs, sstables are treated like the WAL: Open flushes
+// what it replayed and waits for the flush, which would otherwise retry
+// for as long as the disk is full (the tmpfs test hung there).
 type noArchiveFS struct {
 	vfs.FS
-	archive string      // dir/archive
-	onFull  func() bool // releases the space reserve; true if it freed it now
+	archive string // dir/archive
+	log     *Log   // the reserve's owner; nil: no reserve
 }
 
 func (fs noArchiveFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	sst := strings.HasSuffix(name, ".sst")
 	f, err := fs.FS.Create(name, category)
-	if err != nil && isDiskFull(err) && fs.onFull != nil && fs.onFull() {
+	if err != nil && !sst && isDiskFull(err) && fs.log != nil && fs.log.releaseReserve() {
 		f, err = fs.FS.Create(name, category)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return reserveFile{File: f, onFull: fs.onFull}, nil
+	if fs.log == nil {
+		return f, nil
+	}
+	return reserveFile{File: f, log: fs.log, sst: sst, name: name}, nil
 }
 
 // reserveFile retries a write that failed for want of space once, after
-// releasing the space reserve (see noArchiveFS). Syncs are not retried: a
-// failed sync may have dropped the data it was to make durable.
+// releasing the space reserve, and keeps sstable writes out of the
+// reserve's last half (see noArchiveFS). Syncs are not retried: a failed
+// sync may have dropped the data it was to make durable.
 type reserveFile struct {
 	vfs.File
-	onFull func() bool
+	log  *Log
+	sst  bool
+	name string
 }
 
 func (f reserveFile) Write(p []byte) (int, error) {
+	if f.sst && !f.log.opening.Load() {
+		unlock, ok := f.log.sstRoom(len(p))
+		defer unlock()
+		if !ok {
+			return 0, &os.PathError{Op: "write", Path: f.name, Err: fmt.Errorf("%w (the space reserve is spent)", syscall.ENOSPC)}
+		}
+	}
 	n, err := f.File.Write(p)
-	if err != nil && isDiskFull(err) && f.onFull != nil && f.onFull() {
+	if err != nil && (!f.sst || f.log.opening.Load()) && isDiskFull(err) && f.log.releaseReserve() {
 		var m int
 		m, err = f.File.Write(p[n:])
 		n += m
@@ -214,8 +236,15 @@ func (f reserveFile) Write(p []byte) (int, error) {
 }
 
 func (f reserveFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.sst && !f.log.opening.Load() {
+		unlock, ok := f.log.sstRoom(len(p))
+		defer unlock()
+		if !ok {
+			return 0, &os.PathError{Op: "write", Path: f.name, Err: fmt.Errorf("%w (the space reserve is spent)", syscall.ENOSPC)}
+		}
+	}
 	n, err := f.File.WriteAt(p, off)
-	if err != nil && isDiskFull(err) && f.onFull != nil && f.onFull() {
+	if err != nil && (!f.sst || f.log.opening.Load()) && isDiskFull(err) && f.log.releaseReserve() {
 		var m int
 		m, err = f.File.WriteAt(p[n:], off+int64(n))
 		n += m
@@ -254,16 +283,12 @@ func (l *Log) eventListener() *pebble.EventListener {
 		},
 		BackgroundError: func(err error) {
 			l.logf("lazymem: segment: background: %v", err)
-			if isDiskFull(err) {
-				l.releaseReserve()
-			}
 		},
 		FlushEnd: func(info pebble.FlushInfo) {
 			if !isDiskFull(info.Err) {
 				l.bgFull.Store(0)
 				return
 			}
-			l.releaseReserve()
 			err := info.Err
 			l.bgErr.Store(&err)
 			backoff(l.bgFull.Add(1))
@@ -273,7 +298,6 @@ func (l *Log) eventListener() *pebble.EventListener {
 				l.compFull.Store(0)
 				return
 			}
-			l.releaseReserve()
 			backoff(l.compFull.Add(1))
 		},
 	}
@@ -285,16 +309,22 @@ func (l *Log) eventListener() *pebble.EventListener {
 // refused, without failing the log, until a flush succeeds again.
 var errWouldStall = errors.New("lazymem: segment: Pebble cannot flush for want of space")
 
-// onFatal records the first fatal report of the current Pebble DB.
+// onFatal records the first fatal report of the current Pebble DB, and
+// any report after which QuietLogger parks (park.go), even after another.
 func (l *Log) onFatal(err error) {
 	if isDiskFull(err) {
 		l.releaseReserve()
 	}
 	l.fatal.CompareAndSwap(nil, &err)
+	l.park.Note(err)
 }
 
-// fatalErr returns the fatal report of the current DB, or nil.
+// fatalErr returns the fatal report of the current DB, or nil; a parked
+// report first.
 func (l *Log) fatalErr() error {
+	if err := l.park.Err(); err != nil {
+		return err
+	}
 	if p := l.fatal.Load(); p != nil {
 		return *p
 	}
@@ -317,14 +347,41 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	if err := l.fatalErr(); err != nil {
 		return err
 	}
-	if l.bgFull.Load() > 0 {
+	if l.bgFull.Load() > 0 && !l.roomAgain() {
+		// Once the disk has room again, a commit goes on: it makes Pebble
+		// schedule the flush again (refusing it could leave the failed
+		// flush unretried and writes refused for good: TestDiskFullModel).
 		if p := l.bgErr.Load(); p != nil {
 			return fmt.Errorf("%w: %w", errWouldStall, diskFull("write", *p))
 		}
 	}
-	err := b.Commit(opts)
+	// An unsynced commit leaves its WAL bytes for Pebble to write later,
+	// at the latest when a memtable rotation closes the WAL, which Pebble
+	// cannot survive failing: they are bounded by a quarter of the
+	// reserve (a commit past it is synced), so that the reserve always
+	// covers them.
+	n := b.Len()
+	if !opts.Sync && l.opts.ReserveBytes > 0 && l.unsynced+int64(n) > l.opts.ReserveBytes/4 {
+		opts = pebble.Sync
+	}
+	if err := l.admit(int(l.unsynced) + n); err != nil {
+		return err
+	}
+	// Through ParkGuard.Call: a commit that rotates the memtable waits for
+	// Pebble's mutex, which a parked goroutine holds for good.
+	err := l.park.Call(func() error {
+		if l.beforeCommit != nil {
+			l.beforeCommit()
+		}
+		return b.Commit(opts)
+	})
 	if ferr := l.fatalErr(); ferr != nil {
 		err = ferr
+	}
+	if err == nil && opts.Sync {
+		l.unsynced = 0
+	} else if err == nil {
+		l.unsynced += int64(n)
 	}
 	return err
 }

@@ -146,6 +146,15 @@ func TestPebbleBlockCorruption(t *testing.T) {
 	if _, err := l.Get(ce.Segment, nil); !errors.Is(err, ErrDeleted) {
 		t.Fatalf("repaired record: %v", err)
 	}
+	// Repair shadows the damaged segment; its block stays in the sstable.
+	// A compaction reading it fails (Pebble would retry it for good:
+	// Compact hung): Compact returns the corruption instead.
+	if err := l.Compact(ctx); !IsCorruption(err) {
+		t.Fatalf("compact over the damaged block: %v, want a *CorruptionError", err)
+	}
+	if _, err := l.Append(ctx, []byte("after compact")); err != nil {
+		t.Fatalf("append after the failed compact: %v", err)
+	}
 }
 
 // TestPebbleWALCorruption damages the middle of the newest WAL of a log

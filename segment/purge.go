@@ -82,5 +82,6 @@ func purged(db *pebble.DB, fs vfs.FS, dir string) (bool, string, error) {
 // WaitPurged waits until the log's Pebble has deleted the files a Compact
 // made obsolete and empties its archive; see the function WaitPurged.
 func (l *Log) WaitPurged(ctx context.Context, timeout time.Duration) error {
-	return WaitPurged(ctx, l.db, l.opts.FS, l.dir, timeout)
+	// Pebble's SSTables takes the mutex a parked goroutine holds (park.go).
+	return l.park.Call(func() error { return WaitPurged(ctx, l.db, l.opts.FS, l.dir, timeout) })
 }

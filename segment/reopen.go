@@ -48,20 +48,29 @@ func (l *Log) reopen() error {
 	l.reopens.Add(1)
 	committed := l.committed.Load()
 	if l.db != nil {
-		_ = l.db.Close() // fails with the WAL writer's error; nothing acknowledged is lost
+		// Fails with the WAL writer's error; nothing acknowledged is lost.
+		// Parked meanwhile, the DB never closes (park.go): no reopen, and
+		// no reads of a DB being closed.
+		err := l.park.Call(l.db.Close)
 		l.db = nil
+		if Parked(err) {
+			return fmt.Errorf("%w: reopen after a full disk: %w", ErrFailed, err)
+		}
 	}
 	db, roErr, err := l.openPebble()
 	if err != nil {
 		return fmt.Errorf("%w: reopen after a full disk: %w", ErrFailed, err)
 	}
 	l.db = db
+	l.commitMu.Lock()
+	l.unsynced = 0 // a new WAL
+	l.commitMu.Unlock()
 	if roErr == nil {
 		// Drop what the failed group may have left: ids from committed on
 		// were never acknowledged, and must not appear after the next
 		// restart.
 		b := db.NewBatch()
-		defer b.Close()
+		defer l.closeBatch(b)
 		var nb [8]byte
 		binary.BigEndian.PutUint64(nb[:], committed)
 		if err := b.DeleteRange(makeKey(prefixTail, committed), makeKey(prefixTail, math.MaxUint64), nil); err != nil {

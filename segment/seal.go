@@ -46,6 +46,7 @@ func (l *Log) sealLoop() {
 			if err := purgeArchive(l.opts.FS, l.dir); err != nil && l.opts.Logf != nil {
 				l.opts.Logf("%v", err)
 			}
+			l.keepReserve()
 			continue
 		case <-l.sealCh:
 		}
@@ -250,7 +251,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	}
 	defer l.dbMu.RUnlock()
 	b := db.NewBatch()
-	defer b.Close()
+	defer l.closeBatch(b)
 	if err := b.Set(makeKey(prefixSegment, first), val, nil); err != nil {
 		return m, err
 	}

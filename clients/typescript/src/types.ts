@@ -288,6 +288,12 @@ export interface CacheMetrics {
   mem_dropped: number;
   /** Why the open emptied the cache's disk tier; absent normally. */
   disk_reset?: string;
+  /** Vectors kept in memory only because the disk tier took no writes. */
+  disk_skipped: number;
+  /** The full disk that stopped the disk tier's writes; absent normally. */
+  disk_error?: string;
+  /** Times the disk tier was opened again after a full disk. */
+  disk_reopens: number;
 }
 
 export interface RetentionMetrics {

@@ -90,6 +90,12 @@ type CacheMetrics struct {
 	MemEvicted uint64 `json:"mem_evicted"`
 	MemDropped uint64 `json:"mem_dropped"`
 	DiskReset  string `json:"disk_reset,omitempty"` // why the open emptied the disk tier
+	// DiskSkipped: vectors kept in memory only (the disk tier took no
+	// writes); DiskError: the full disk that stopped its writes ("" when
+	// it takes them); DiskReopens: times it opened again after one.
+	DiskSkipped uint64 `json:"disk_skipped"`
+	DiskError   string `json:"disk_error,omitempty"`
+	DiskReopens uint64 `json:"disk_reopens"`
 }
 
 // AgentStats is GET /v1/stats for a key limited to some agents: the
@@ -140,7 +146,7 @@ func FromMetrics(m engine.Metrics) Metrics {
 		Cache: CacheMetrics{
 			Embedder: c.Embedder, MemHits: c.MemHits, DiskHits: c.DiskHits, Computed: c.Computed, Shared: c.Shared,
 			EmbedCalls: c.EmbedCalls, MemBytes: c.MemBytes, MemEvicted: c.MemEvicted, MemDropped: c.MemDropped,
-			DiskReset: c.DiskReset,
+			DiskReset: c.DiskReset, DiskSkipped: c.DiskSkipped, DiskError: c.DiskError, DiskReopens: c.DiskReopens,
 		},
 	}
 	if l.Next > 0 {

@@ -1,0 +1,92 @@
+package segment
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A Pebble goroutine that QuietLogger parks (a MANIFEST write or sync
+// failed in a flush or compaction) holds Pebble's DB mutex and its
+// flush or compaction for good. Every later call into Pebble that takes
+// that mutex, or waits for that flush or compaction, never returns:
+// DB.Close waits for the compaction, a commit that rotates the memtable
+// (or commits a large batch) takes the mutex, a commit past the memtable
+// limit waits for the flush, and Flush, Compact and Metrics take the
+// mutex. Checking Parked before such a call is not enough: the park can
+// come while the call runs (TestFaultInjectionFlushes hung in CI for its
+// 2-minute limit, ENOSPC injected into a compaction's MANIFEST sync while
+// Close waited in DB.Close for that compaction).
+//
+// So the log makes those calls through ParkGuard.Call, which returns the
+// parked report as soon as a goroutine is parked, and leaves the call
+// behind. A batch whose commit was left behind is never closed (closeBatch):
+// the call may still use it. The process must be restarted to release the
+// store, as the report says; reads that do not need the mutex go on.
+
+// ParkGuard bounds the calls into a Pebble store that a parked goroutine
+// can hold up for good (see above). Its zero value is ready; Note goes in
+// the store's QuietLogger.OnFatal. The log uses one; so should any other
+// owner of a Pebble store with a QuietLogger.
+type ParkGuard struct {
+	init   sync.Once
+	ch     chan struct{}
+	report atomic.Pointer[error]
+}
+
+// Done returns a channel closed once a goroutine of the store is parked.
+func (g *ParkGuard) Done() <-chan struct{} {
+	g.init.Do(func() { g.ch = make(chan struct{}) })
+	return g.ch
+}
+
+// Note records err if it is a report after which QuietLogger parks the
+// calling goroutine (Parked), and wakes every Call.
+func (g *ParkGuard) Note(err error) {
+	if Parked(err) && g.report.CompareAndSwap(nil, &err) {
+		g.Done() // made before it is closed
+		close(g.ch)
+	}
+}
+
+// Err returns the report after which a goroutine of the store was parked,
+// or nil. A parked store is never closed or written again.
+func (g *ParkGuard) Err() error {
+	if p := g.report.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Call runs fn, a call into Pebble that may wait for Pebble's DB mutex
+// or for a flush or compaction, and returns its error; or, once a
+// goroutine of the store is parked, the parked report, without waiting
+// for fn any longer (fn runs on, left behind).
+func (g *ParkGuard) Call(fn func() error) error {
+	if err := g.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-g.Done():
+		select {
+		case err := <-done: // fn ended too: its own result
+			return err
+		default:
+			return g.Err()
+		}
+	}
+}
+
+// closeBatch closes b unless a Pebble goroutine is parked: a commit of b
+// that ParkGuard.Call left behind may still use it. (Any batch is left to
+// the collector then; the store takes no more writes.)
+func (l *Log) closeBatch(b *pebble.Batch) {
+	if l.park.Err() == nil {
+		_ = b.Close()
+	}
+}
