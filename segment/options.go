@@ -58,6 +58,12 @@ type Options struct {
 	// payloads are all engine records is stored as columns (version 2,
 	// columns.go), which compress to about a tenth less.
 	DisableColumns bool
+	// DisableDictionary compresses segments without the log's zstd
+	// dictionary. Default false: the sealer builds one from the texts of
+	// the first 512 KiB of text it seals and compresses every later
+	// segment with it (dict.go), which keeps small text frames (segment
+	// version 3, frames.go) near the ratio of whole segments.
+	DisableDictionary bool
 	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best). Default 3.
 	ZstdLevel int
 
