@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -72,7 +71,7 @@ func BenchmarkColdRead(b *testing.B) {
 				}
 			}
 			if n != b.N {
-				b.Fatal(fmt.Sprintf("%d records read of %d", n, b.N))
+				b.Fatalf("%d records read of %d", n, b.N)
 			}
 			b.ReportMetric(float64(stored)/float64(len(l.segs)), "stored-B/segment")
 		})
