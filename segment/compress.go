@@ -80,7 +80,16 @@ func (c *compressor) compress(dst, src []byte, d *zdict) ([]byte, error) {
 	}
 	enc, ok := pool.Get().(*zstd.Encoder)
 	if !ok {
-		opts := []zstd.EOption{zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
+		level := c.level
+		if d != nil {
+			// With the dictionary, the fastest level: each small frame
+			// resets the encoder's tables to the dictionary's, which the
+			// faster level keeps smaller (BenchmarkSealBody, workload: 32
+			// KiB segments 0.48-0.63 ms at level 3, 0.22-0.32 ms at 1;
+			// 9,375 and 9,384 stored bytes a segment).
+			level = zstd.SpeedFastest
+		}
+		opts := []zstd.EOption{zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true)}
 		if d != nil {
 			opts = append(opts, zstd.WithEncoderDict(d.raw))

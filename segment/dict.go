@@ -101,8 +101,9 @@ func (c *compressor) addDict(num uint32, raw []byte) error {
 }
 
 // buildDict builds dictionary num from sample, the texts of the first
-// sealed segments, cut at frame size (as they are compressed).
-func buildDict(num uint32, sample []byte, level zstd.EncoderLevel) ([]byte, error) {
+// sealed segments, cut at frame size (as they are compressed), for the
+// fastest level (the one frames with a dictionary are compressed at).
+func buildDict(num uint32, sample []byte) ([]byte, error) {
 	var contents [][]byte
 	for o := 0; o < len(sample); o += frameBytes {
 		contents = append(contents, sample[o:min(len(sample), o+frameBytes)])
@@ -114,5 +115,5 @@ func buildDict(num uint32, sample []byte, level zstd.EncoderLevel) ([]byte, erro
 	for o := 0; o+piece <= len(sample) && len(hist) < dictHistory; o += step {
 		hist = append(hist, sample[o:o+piece]...)
 	}
-	return zstd.BuildDict(zstd.BuildDictOptions{ID: num, Contents: contents, History: hist, Offsets: [3]int{1, 4, 8}, Level: level})
+	return zstd.BuildDict(zstd.BuildDictOptions{ID: num, Contents: contents, History: hist, Offsets: [3]int{1, 4, 8}, Level: zstd.SpeedFastest})
 }

@@ -64,7 +64,9 @@ type Options struct {
 	// segment with it (dict.go), which keeps small text frames (segment
 	// version 3, frames.go) near the ratio of whole segments.
 	DisableDictionary bool
-	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best). Default 3.
+	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best), of
+	// the segments compressed without the log's dictionary (those with it
+	// use the fastest level: dict.go). Default 3.
 	ZstdLevel int
 
 	// CacheBytes bounds the cache of decompressed segments and of the

@@ -371,7 +371,7 @@ func (l *Log) sampleDict(texts []byte) {
 	}
 	sample := l.dictSample
 	l.dictSample, l.dictDone = nil, true
-	raw, err := buildDict(1, sample, l.comp.level)
+	raw, err := buildDict(1, sample)
 	if err == nil {
 		err = l.comp.addDict(1, raw)
 	}
