@@ -336,6 +336,11 @@ func (l *Log) recover() error {
 	}
 	// The log's zstd dictionaries.
 	for ok := it.SeekGE([]byte{prefixDict}); ok && it.Key()[0] == prefixDict; ok = it.Next() {
+		// A dictionary is never built again once one was stored, damaged
+		// or not: a new one under the same id would decode the old
+		// segments' frames into wrong bytes (their checksums cover the
+		// compressed bytes).
+		l.dictDone = true
 		id, kok := keyID(it.Key())
 		raw, err := codec.VerifyChecksum(it.Value())
 		if kok && err == nil && id > 0 && id < 1<<32 {
