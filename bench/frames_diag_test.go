@@ -12,7 +12,8 @@ import (
 	"github.com/lazymem/lazymem/codec"
 )
 
-// TestTextFramesDiag: the columnar body of 32 KiB segments with its text
+// TestTextFramesDiag (go test -tags diag ./bench -run TestTextFramesDiag -v):
+// the columnar body of 32 KiB segments with its text
 // column cut into independent zstd frames of F KiB (the other columns one
 // frame), with and without a dictionary built from a disjoint sample.
 func TestTextFramesDiag(t *testing.T) {
