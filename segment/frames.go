@@ -33,9 +33,13 @@ import (
 // version-2 body whose texts column is empty; the head and every text
 // frame, decompressed and concatenated, are exactly the version-2 body.
 
+// segmentVersionFrames is the first byte of a framed segment value.
+// Stored on disk: never change.
 const segmentVersionFrames = 3
 
-// frameBytes is the raw size of a text frame. Measured on 100k records
+// frameBytes is the raw size of a text frame, and the most a reader
+// accepts (a larger one is a format error): never raise it without a new
+// version. Measured on 100k records
 // (bench TestTextFramesDiag, zstd-3): without a dictionary the workload's
 // records grow from 0.489x of their text (one frame) to 0.604x at 4 KiB
 // frames and 0.556x at 8 KiB; with a 64 KiB dictionary built from other
