@@ -62,6 +62,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Log.NoCompression":         func(o *Options) { o.Log.NoCompression = true; o.Log.Compression = segment.CompressionNone },
 		"Log.ZstdLevel":             func(o *Options) { o.Log.ZstdLevel = 1 },
 		"Log.DisableColumns":        func(o *Options) { o.Log.DisableColumns = true },
+		"Log.DisableDictionary":     func(o *Options) { o.Log.DisableDictionary = true },
 		"Log.CacheBytes":            func(o *Options) { o.Log.CacheBytes = 1 << 20 },
 		"Log.MaxRecordBytes":        func(o *Options) { o.Log.MaxRecordBytes = 2 << 20 },
 		"Log.MemTableBytes":         func(o *Options) { o.Log.MemTableBytes = 4 << 20 },

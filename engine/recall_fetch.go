@@ -12,11 +12,13 @@ import (
 )
 
 // fetchParallelMin is the fewest records fetch splits between goroutines.
-// A record the log has not cached costs a whole segment's decompression
-// (32 KiB of zstd, tens of microseconds), and a cold recall's 50
-// candidates lie in about 50 segments: split over the cores, the reads
-// take a fraction of the wall time. Below this, starting goroutines costs
-// more than it saves on cached records.
+// A record the log has not cached costs a segment read: its head and the
+// 4 KiB text frame holding the record decompressed (segment version 3,
+// ~30 µs: docs/benchmarks/cold.md; a whole 32 KiB segment, ~80 µs, for
+// older segments), and a cold recall's 50 candidates lie in about 30-50
+// segments: split over the cores, the reads take a fraction of the wall
+// time. Below this, starting goroutines costs more than it saves on
+// cached records.
 const fetchParallelMin = 16
 
 // fetch reads the records of cands (all, or those at the indices sel) from

@@ -305,7 +305,66 @@ func (c *colReader) at(s span) []byte { return c.b[s.off:s.end] }
 // parseColumns rebuilds the records of a columnar body (version 2). The
 // result owns a new buffer: body is not referenced.
 func parseColumns(first uint64, count int, body []byte) (*decoded, error) {
-	var cols [nCols]colReader
+	cur, err := openCursor(body, count)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.release()
+	texts := cur.cols[colTexts].b
+	d := &decoded{first: first, offs: make([]uint32, count+1), dead: make([]bool, count)}
+	// The rebuilt records are the texts plus about a dozen bytes of
+	// lengths and time per record, plus the fields the tables share.
+	out := make([]byte, 0, len(body)+16*count+len(cur.cols[colMeta].b))
+	var r colRecord
+	for i := 0; i < count; i++ {
+		d.offs[i] = uint32(len(out))
+		if cur.dead(i) {
+			d.dead[i] = true
+			continue
+		}
+		if err := cur.next(&r); err != nil {
+			return nil, err
+		}
+		if r.textEnd > uint64(len(texts)) {
+			return nil, fmt.Errorf("%w: columnar body: text of record %d runs past the texts", ErrFormat, i)
+		}
+		if out, err = cur.appendRecord(out, &r, texts[r.textOff:r.textEnd]); err != nil {
+			return nil, err
+		}
+	}
+	if err := cur.finish(uint64(len(texts))); err != nil {
+		return nil, err
+	}
+	d.offs[count] = uint32(len(out))
+	d.body = out
+	return d, nil
+}
+
+// colCursor walks the records of a columnar body in id order: next
+// decodes a live record's fields, appendRecord rebuilds it around its
+// text, which the caller finds (in the body, or in a text frame).
+type colCursor struct {
+	cols [nCols]colReader
+	del  []byte
+	sc   *colScratch
+	t    int64  // the previous live record's time
+	text uint64 // where the next live record's text starts in the texts
+}
+
+// colRecord is one record's fields as next decoded them; the metadata
+// parts are in the cursor's scratch until the next call.
+type colRecord struct {
+	t                    int64
+	agent, session, role []byte
+	nm                   uint64
+	metaSize             int
+	textOff, textEnd     uint64
+}
+
+// openCursor reads the column lengths of body and checks the deletion
+// bitmap; the texts column is what follows the others (empty in a framed
+// segment's head). The caller releases the cursor.
+func openCursor(body []byte, count int) (*colCursor, error) {
 	hdr := colReader{b: body}
 	off := uint64(0)
 	var lens [nCols - 1]uint64
@@ -319,89 +378,107 @@ func parseColumns(first uint64, count int, body []byte) (*decoded, error) {
 	if off > uint64(len(body)-hdr.off) {
 		return nil, fmt.Errorf("%w: columnar body: columns of %d bytes in a body of %d", ErrFormat, off, len(body)-hdr.off)
 	}
+	c := &colCursor{}
 	pos := hdr.off
 	for i := range lens {
-		cols[i] = colReader{b: body[pos : pos+int(lens[i])]}
+		c.cols[i] = colReader{b: body[pos : pos+int(lens[i])]}
 		pos += int(lens[i])
 	}
-	cols[colTexts] = colReader{b: body[pos:]}
-	del := cols[colDeleted].b
-	cols[colDeleted].off = len(del) // read whole, by index
-	if len(del) != (count+7)/8 {
-		return nil, fmt.Errorf("%w: columnar body: deletion bitmap of %d bytes for %d records", ErrFormat, len(del), count)
+	c.cols[colTexts] = colReader{b: body[pos:]}
+	c.del = c.cols[colDeleted].b
+	c.cols[colDeleted].off = len(c.del) // read whole, by index
+	if len(c.del) != (count+7)/8 {
+		return nil, fmt.Errorf("%w: columnar body: deletion bitmap of %d bytes for %d records", ErrFormat, len(c.del), count)
 	}
-	d := &decoded{first: first, offs: make([]uint32, count+1), dead: make([]bool, count)}
-	// The rebuilt records are the texts plus about a dozen bytes of
-	// lengths and time per record, plus the fields the tables share.
-	out := make([]byte, 0, len(body)+16*count+len(cols[colMeta].b))
-	sc := colScratchPool.Get().(*colScratch)
-	defer colScratchPool.Put(sc)
-	sc.reset()
-	agents, sessions, roles, meta := &sc.agents, &sc.sessions, &sc.roles, &sc.meta
-	var t int64
-	for i := 0; i < count; i++ {
-		d.offs[i] = uint32(len(out))
-		if del[i/8]&(1<<(i%8)) != 0 {
-			d.dead[i] = true
-			continue
-		}
-		t += cols[colTimes].varint("time")
-		agent := cols[colAgents].at(cols[colAgents].ref(agents, "agent"))
-		session := cols[colSessions].at(cols[colSessions].ref(sessions, "session"))
-		role := cols[colRoles].at(cols[colRoles].ref(roles, "role"))
-		mc := &cols[colMeta]
-		nm := mc.uvarint("meta count")
-		// The record's metadata: keys[f] has nvs[f] values, vals flat.
-		keys, vals, nvs := sc.keys[:0], sc.vals[:0], sc.nvs[:0]
-		metaSize := uvarintLen(nm)
-		for f := uint64(0); f < nm && mc.err == nil; f++ {
-			k := mc.ref(meta, "meta key")
-			nv := mc.uvarint("meta value count")
-			keys, nvs = append(keys, k), append(nvs, nv)
-			metaSize += spanLen(k) + uvarintLen(nv)
-			for v := uint64(0); v < nv && mc.err == nil; v++ {
-				s := mc.ref(meta, "meta value")
-				vals = append(vals, s)
-				metaSize += spanLen(s)
-			}
-		}
-		text := cols[colTexts].bytes(cols[colTextLens].uvarint("text length"), "text")
-		for c := range cols {
-			if cols[c].err != nil {
-				return nil, cols[c].err
-			}
-		}
-		bodyLen := 8 + strLen(agent) + strLen(session) + strLen(role) + metaSize + strLen(text)
-		if len(out)+1+uvarintLen(uint64(bodyLen))+bodyLen > maxRebuilt {
-			return nil, fmt.Errorf("%w: columnar body: records exceed %d bytes", ErrFormat, maxRebuilt)
-		}
-		out = append(out, recordVersion)
-		out = binary.AppendUvarint(out, uint64(bodyLen))
-		out = binary.LittleEndian.AppendUint64(out, uint64(t))
-		out = appendStr(out, agent)
-		out = appendStr(out, session)
-		out = appendStr(out, role)
-		out = binary.AppendUvarint(out, nm)
-		v := 0
-		for f, k := range keys {
-			out = appendStr(out, mc.at(k))
-			out = binary.AppendUvarint(out, nvs[f])
-			for _, s := range vals[v : v+int(nvs[f])] {
-				out = appendStr(out, mc.at(s))
-			}
-			v += int(nvs[f])
-		}
-		sc.keys, sc.vals, sc.nvs = keys, vals, nvs
-		out = appendStr(out, text)
-	}
-	for c := range cols {
-		if cols[c].off != len(cols[c].b) {
-			return nil, fmt.Errorf("%w: columnar body: column %d has %d bytes after the last record", ErrFormat, c, len(cols[c].b)-cols[c].off)
+	c.sc = colScratchPool.Get().(*colScratch)
+	c.sc.reset()
+	return c, nil
+}
+
+func (c *colCursor) release() { colScratchPool.Put(c.sc) }
+
+// dead reports whether record i of the segment is deleted.
+func (c *colCursor) dead(i int) bool { return c.del[i/8]&(1<<(i%8)) != 0 }
+
+// next decodes the next live record's fields into r.
+func (c *colCursor) next(r *colRecord) error {
+	cols, sc := &c.cols, c.sc
+	c.t += cols[colTimes].varint("time")
+	r.t = c.t
+	r.agent = cols[colAgents].at(cols[colAgents].ref(&sc.agents, "agent"))
+	r.session = cols[colSessions].at(cols[colSessions].ref(&sc.sessions, "session"))
+	r.role = cols[colRoles].at(cols[colRoles].ref(&sc.roles, "role"))
+	mc := &cols[colMeta]
+	nm := mc.uvarint("meta count")
+	// The record's metadata: keys[f] has nvs[f] values, vals flat.
+	keys, vals, nvs := sc.keys[:0], sc.vals[:0], sc.nvs[:0]
+	metaSize := uvarintLen(nm)
+	for f := uint64(0); f < nm && mc.err == nil; f++ {
+		k := mc.ref(&sc.meta, "meta key")
+		nv := mc.uvarint("meta value count")
+		keys, nvs = append(keys, k), append(nvs, nv)
+		metaSize += spanLen(k) + uvarintLen(nv)
+		for v := uint64(0); v < nv && mc.err == nil; v++ {
+			s := mc.ref(&sc.meta, "meta value")
+			vals = append(vals, s)
+			metaSize += spanLen(s)
 		}
 	}
-	d.offs[count] = uint32(len(out))
-	d.body = out
-	return d, nil
+	sc.keys, sc.vals, sc.nvs = keys, vals, nvs
+	r.nm, r.metaSize = nm, metaSize
+	n := cols[colTextLens].uvarint("text length")
+	for i := range cols {
+		if cols[i].err != nil {
+			return cols[i].err
+		}
+	}
+	if n > maxRebuilt {
+		return fmt.Errorf("%w: columnar body: text of %d bytes", ErrFormat, n)
+	}
+	r.textOff, r.textEnd = c.text, c.text+n
+	c.text = r.textEnd
+	return nil
+}
+
+// appendRecord appends the record r, whose text is text, as
+// codec.AppendRecord writes it.
+func (c *colCursor) appendRecord(out []byte, r *colRecord, text []byte) ([]byte, error) {
+	bodyLen := 8 + strLen(r.agent) + strLen(r.session) + strLen(r.role) + r.metaSize + strLen(text)
+	if len(out)+1+uvarintLen(uint64(bodyLen))+bodyLen > maxRebuilt {
+		return nil, fmt.Errorf("%w: columnar body: records exceed %d bytes", ErrFormat, maxRebuilt)
+	}
+	out = append(out, recordVersion)
+	out = binary.AppendUvarint(out, uint64(bodyLen))
+	out = binary.LittleEndian.AppendUint64(out, uint64(r.t))
+	out = appendStr(out, r.agent)
+	out = appendStr(out, r.session)
+	out = appendStr(out, r.role)
+	out = binary.AppendUvarint(out, r.nm)
+	mc, sc := &c.cols[colMeta], c.sc
+	v := 0
+	for f, k := range sc.keys {
+		out = appendStr(out, mc.at(k))
+		out = binary.AppendUvarint(out, sc.nvs[f])
+		for _, s := range sc.vals[v : v+int(sc.nvs[f])] {
+			out = appendStr(out, mc.at(s))
+		}
+		v += int(sc.nvs[f])
+	}
+	return appendStr(out, text), nil
+}
+
+// finish checks that every column was read to its end once the last
+// record is decoded, and that the texts, textsLen bytes, were.
+func (c *colCursor) finish(textsLen uint64) error {
+	for i := range colTexts {
+		if c.cols[i].off != len(c.cols[i].b) {
+			return fmt.Errorf("%w: columnar body: column %d has %d bytes after the last record", ErrFormat, i, len(c.cols[i].b)-c.cols[i].off)
+		}
+	}
+	if c.text != textsLen {
+		return fmt.Errorf("%w: columnar body: texts of %d bytes, lengths say %d", ErrFormat, textsLen, c.text)
+	}
+	return nil
 }
 
 // colScratch is parseColumns' reused tables and metadata parts.

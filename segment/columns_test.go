@@ -139,15 +139,20 @@ func TestColumnsBytes(t *testing.T) {
 	}
 }
 
-// TestLogColumns: a log of engine records stores its segments as columns
-// and reads every record back, through deletions, a compaction and a
+// TestLogColumns: a log of engine records stores its segments as framed
+// columns (or, when told, as unframed columns: the version before) and
+// reads every record back, through deletions, a compaction and a
 // reopen; a segment with one payload that is not a record is stored as
 // rows, and a log opened with DisableColumns stores rows only.
 func TestLogColumns(t *testing.T) {
-	for _, disable := range []bool{false, true} {
+	for _, version := range []byte{segmentVersionFrames, segmentVersionColumns, segmentVersionRows} {
+		disable := version == segmentVersionRows
 		fs := vfs.NewMem()
 		opts := Options{SegmentRecords: 64, DisableBackgroundSeal: true, DisableColumns: disable}
 		l := openMem(t, fs, opts)
+		if !disable {
+			l.columnsVersion = version // a framed log, or one written as before frames
+		}
 		r := rand.New(rand.NewPCG(3, 4))
 		var want [][]byte
 		for range 10 {
@@ -185,10 +190,10 @@ func TestLogColumns(t *testing.T) {
 			closer.Close()
 		}
 		switch {
-		case disable && versions[segmentVersionColumns] > 0:
+		case disable && versions[segmentVersionRows] != len(l.segs):
 			t.Fatalf("DisableColumns: segment versions %v", versions)
-		case !disable && (versions[segmentVersionRows] != 1 || versions[segmentVersionColumns] == 0):
-			t.Fatalf("segment versions %v: want columns, and rows for the one segment with a non-record", versions)
+		case !disable && (versions[segmentVersionRows] != 1 || versions[version] != len(l.segs)-1):
+			t.Fatalf("segment versions %v: want %d, and rows for the one segment with a non-record", versions, version)
 		}
 		check := func(l *Log) {
 			t.Helper()

@@ -29,6 +29,7 @@
 //	's' first:8             segment value (below)                        sealed segment
 //	'x' first:8             count | raw | stored | dead   (uvarints)     segment summary
 //	'd' id:8                (empty)                                      tombstone of a sealed record
+//	'y' id:8                zstd dictionary | crc32c                     the log's dictionary (dict.go)
 //	"mnext"                 next id:8 BE                                 written with every append group
 //	"msealed"               sealed boundary:8 BE                         written with every seal
 //
@@ -53,7 +54,13 @@
 // Version 2, columns: when every live payload of the segment is an engine
 // record (codec version 1, minimal lengths), its fields are stored column
 // by column and rebuilt byte for byte when read (columns.go has the
-// drawing); any other segment is version 1. Readers take both versions.
+// drawing); any other segment is version 1. Version 3, framed columns (what
+// the sealer now writes in place of version 2): the version-2 body's
+// head (every column but the texts) and its texts in 4 KiB frames, each
+// compressed and checksummed on its own, with the log's zstd dictionary
+// (frames.go, dict.go); GetMany decompresses only the head and the frames
+// its records lie in, and a damaged frame loses only its records. Readers
+// take all three versions.
 //
 // # Deletion and retention
 //

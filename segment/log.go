@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/lazymem/lazymem/codec"
 )
 
 // Writer is the narrow append path. The local Log implements it; a later
@@ -65,6 +67,14 @@ type Log struct {
 	sealBody     []byte
 	sealVal      []byte
 	sealCols     colEncoder
+	// columnsVersion is the version a columnar segment is written as:
+	// segmentVersionFrames; tests set segmentVersionColumns to write the
+	// earlier layout. The dictionary's sample and state (dict.go), under
+	// sealMu: dictDone once built (or found at Open, or failed), dictStored
+	// once a commit holding it succeeded (or it was found at Open).
+	columnsVersion       byte
+	dictSample           []byte
+	dictDone, dictStored bool
 	// tail mirrors the newest tail records in memory for sealing (guarded
 	// by segMu); tailScratch is the commit leader's scratch for it.
 	tail        tailMirror
@@ -131,14 +141,16 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{
-		dir:     dir,
-		opts:    opts,
-		comp:    comp,
-		cache:   newSegCache(opts.CacheBytes),
-		deleted: roaring64.New(),
-		sealCh:  make(chan struct{}, 1),
-		stopCh:  make(chan struct{}),
-		tail:    tailMirror{max: mirrorSegments * opts.SegmentBytes},
+		dir:   dir,
+		opts:  opts,
+		comp:  comp,
+		cache: newSegCache(opts.CacheBytes),
+
+		columnsVersion: segmentVersionFrames,
+		deleted:        roaring64.New(),
+		sealCh:         make(chan struct{}, 1),
+		stopCh:         make(chan struct{}),
+		tail:           tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil && !isDiskFull(err) {
 		comp.close()
@@ -346,6 +358,26 @@ func (l *Log) recover() error {
 	}
 	if sealed > next {
 		next = sealed
+	}
+	// The log's zstd dictionaries.
+	for ok := it.SeekGE([]byte{prefixDict}); ok && it.Key()[0] == prefixDict; ok = it.Next() {
+		// A dictionary is never built again once one was stored, damaged
+		// or not: a new one under the same id would decode the old
+		// segments' frames into wrong bytes (their checksums cover the
+		// compressed bytes).
+		l.dictDone = true
+		id, kok := keyID(it.Key())
+		raw, err := codec.VerifyChecksum(it.Value())
+		if kok && err == nil && id > 0 && id < 1<<32 {
+			err = l.comp.addDict(uint32(id), slices.Clone(raw))
+		}
+		if !kok || err != nil || id == 0 || id >= 1<<32 {
+			// The segments compressed with it fail to read, each with a
+			// *CorruptionError; every other segment reads.
+			l.logf("lazymem: segment: zstd dictionary %x: %v", it.Key(), err)
+			continue
+		}
+		l.dictDone, l.dictStored = true, true
 	}
 	// Tombstones of sealed records awaiting compaction.
 	for ok := it.SeekGE([]byte{prefixDeleted}); ok && it.Key()[0] == prefixDeleted; ok = it.Next() {

@@ -58,7 +58,15 @@ type Options struct {
 	// payloads are all engine records is stored as columns (version 2,
 	// columns.go), which compress to about a tenth less.
 	DisableColumns bool
-	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best). Default 3.
+	// DisableDictionary compresses segments without the log's zstd
+	// dictionary. Default false: the sealer builds one from the texts of
+	// the first 512 KiB of text it seals and compresses every later
+	// segment with it (dict.go), which keeps small text frames (segment
+	// version 3, frames.go) near the ratio of whole segments.
+	DisableDictionary bool
+	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best), of
+	// the segments compressed without the log's dictionary (those with it
+	// use the fastest level: dict.go). Default 3.
 	ZstdLevel int
 
 	// CacheBytes bounds the cache of decompressed segments and of the

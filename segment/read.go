@@ -127,7 +127,8 @@ func pebbleErr(id uint64, op string, err error) error {
 	return fmt.Errorf("lazymem: segment: %s %d: %w", op, id, err)
 }
 
-func (l *Log) readLocked(db *pebble.DB, m segMeta, alias bool) (*decoded, io.Closer, error) {
+// value reads the stored value of segment m; the caller closes closer.
+func value(db *pebble.DB, m segMeta) ([]byte, io.Closer, error) {
 	v, closer, err := db.Get(makeKey(prefixSegment, m.first))
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -142,6 +143,14 @@ func (l *Log) readLocked(db *pebble.DB, m segMeta, alias bool) (*decoded, io.Clo
 			return nil, nil, &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment value missing for its summary", ErrFormat)}
 		}
 		return nil, nil, pebbleErr(m.first, "read segment", err)
+	}
+	return v, closer, nil
+}
+
+func (l *Log) readLocked(db *pebble.DB, m segMeta, alias bool) (*decoded, io.Closer, error) {
+	v, closer, err := value(db, m)
+	if err != nil {
+		return nil, nil, err
 	}
 	d, err := l.comp.openSegment(m.first, v, alias)
 	if err != nil {
@@ -172,6 +181,11 @@ func (l *Log) Get(id uint64, dst []byte) ([]byte, error) {
 			d, err := l.load(m)
 			if errors.Is(err, errSegmentGone) {
 				return dst, fmt.Errorf("%w: id %d (its segment was dropped)", ErrDeleted, id)
+			}
+			if IsCorruption(err) {
+				// A framed segment may have lost a text frame, not this
+				// record: read the record alone.
+				return l.getOne(m, id, dst)
 			}
 			if err != nil {
 				return dst, err
@@ -319,14 +333,86 @@ func (l *Log) getRun(m segMeta, run []uint64, fn func(id uint64, payload []byte)
 		l.cache.put(m.first, d, epoch)
 		return serveRun(d, run, dead, fn)
 	}
-	d, closer, err := l.read(m, true)
+	return l.readPart(m, run, dead, epoch, fn)
+}
+
+// getOne appends the payload of id, in segment m, to dst, reading it
+// alone (readPart): a framed segment that cannot be read whole may still
+// hold it intact.
+func (l *Log) getOne(m segMeta, id uint64, dst []byte) ([]byte, error) {
+	found := false
+	err := l.readPart(m, []uint64{id}, []bool{false}, l.cache.epoch.Load(), func(_ uint64, p []byte) error {
+		dst, found = append(dst, p...), true
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSegmentGone):
+		return dst, fmt.Errorf("%w: id %d (its segment was dropped)", ErrDeleted, id)
+	case err != nil:
+		return dst, err
+	case !found:
+		return dst, fmt.Errorf("%w: id %d", ErrDeleted, id)
+	}
+	return dst, nil
+}
+
+// readPart serves the ids of run (ascending, possibly repeated; dead[k]
+// marks run[k] tombstoned) from segment m, read now, and caches the
+// records it read. A framed segment (version 3) decompresses only its
+// head and the text frames the records need; a record of a damaged text
+// frame is a *CorruptionError, returned once the run's other records
+// are served. Earlier versions decompress the whole segment.
+func (l *Log) readPart(m segMeta, run []uint64, dead []bool, epoch uint64, fn func(id uint64, payload []byte) error) error {
+	l.cache.misses.Add(1)
+	db, err := l.rdb()
+	if err != nil {
+		return err
+	}
+	defer l.dbMu.RUnlock()
+	v, closer, err := value(db, m)
 	if errors.Is(err, errSegmentGone) {
 		return nil // dropped meanwhile: its records are gone
 	}
 	if err != nil {
-		return err
+		return l.counted(err)
 	}
 	defer closer.Close()
+	if len(v) > 0 && v[0] == segmentVersionFrames {
+		ids := make([]uint64, 0, len(run))
+		for k, id := range run {
+			if !dead[k] && (len(ids) == 0 || ids[len(ids)-1] != id) && id >= m.first && id < m.end() {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		var first error
+		err := l.comp.readFramed(m.first, v, m.count, ids, func(id uint64, p []byte, gone bool, err error) error {
+			switch {
+			case err != nil:
+				if first == nil {
+					first = err
+				}
+				return nil
+			case gone:
+				return nil
+			}
+			l.cache.putRecord(m.first, id, p, epoch)
+			return fn(id, p)
+		})
+		if err == nil {
+			err = first
+		}
+		return l.counted(err)
+	}
+	d, err := l.comp.openSegment(m.first, v, true)
+	if err == nil && len(d.dead) != int(m.count) {
+		err = &CorruptionError{Segment: m.first, Err: fmt.Errorf("%w: segment holds %d records, summary says %d", ErrFormat, len(d.dead), m.count)}
+	}
+	if err != nil {
+		return l.counted(err)
+	}
 	for k, id := range run {
 		if k > 0 && id == run[k-1] {
 			continue

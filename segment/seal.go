@@ -3,12 +3,14 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/lazymem/lazymem/codec"
 )
 
 func waitBrief() { time.Sleep(50 * time.Microsecond) }
@@ -221,17 +223,24 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	n := len(payloads)
 	// Scratch buffers reused under sealMu: Pebble's Batch.Set copies the
 	// value.
-	version := byte(segmentVersionColumns)
 	var body []byte
 	ok := false
 	if !l.opts.DisableColumns {
 		body, ok = l.sealCols.encode(l.sealBody[:0], payloads)
 	}
-	if !ok {
-		version = segmentVersionRows
+	var val []byte
+	var err error
+	switch {
+	case !ok:
 		body = encodeBody(l.sealBody[:0], payloads)
+		val, err = l.comp.appendSegment(l.sealVal[:0], segmentVersionRows, n, body)
+	case l.columnsVersion == segmentVersionColumns:
+		val, err = l.comp.appendSegment(l.sealVal[:0], segmentVersionColumns, n, body)
+	default:
+		texts := l.sealCols.cols[colTexts]
+		l.sampleDict(texts)
+		val, err = l.comp.appendFramed(l.sealVal[:0], n, body, len(texts))
 	}
-	val, err := l.comp.appendSegment(l.sealVal[:0], version, n, body)
 	l.sealBody = body
 	if err != nil {
 		return segMeta{}, err
@@ -266,6 +275,14 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			return m, err
 		}
 	}
+	dict := l.comp.encDict()
+	if dict != nil && !l.dictStored {
+		// Stored with the first segment that uses it (again, until a
+		// commit holding it succeeds).
+		if err := b.Set(makeKey(prefixDict, uint64(dict.num)), codec.AppendChecksum(slices.Clone(dict.raw), dict.raw), nil); err != nil {
+			return m, err
+		}
+	}
 	// The commit happens under segMu so that readers never see the tail
 	// keys gone before the segment is in l.segs (or the reverse). commitMu
 	// is taken first: waiting for it (an append's fsync) must not hold
@@ -288,6 +305,9 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	// leaves either the old or the new form.
 	if err := l.commitLocked(b, pebble.NoSync); err != nil {
 		return m, wrapWrite(fmt.Sprintf("seal %d", first), err)
+	}
+	if dict != nil {
+		l.dictStored = true
 	}
 	l.cache.invalidate(first)
 	i := searchSegs(l.segs, first)
@@ -336,4 +356,27 @@ func findSeg(segs []segMeta, id uint64) *segMeta {
 		return nil
 	}
 	return &segs[i]
+}
+
+// sampleDict adds the texts of a segment being sealed to the sample the
+// log's dictionary is built from, and builds it once the sample is full.
+// A build that fails leaves the log without a dictionary (logged).
+// Callers hold l.sealMu.
+func (l *Log) sampleDict(texts []byte) {
+	if l.opts.DisableDictionary || l.dictDone || l.comp.algo != CompressionZstd || l.comp.encDict() != nil {
+		return
+	}
+	l.dictSample = append(l.dictSample, texts...)
+	if len(l.dictSample) < dictSample {
+		return
+	}
+	sample := l.dictSample
+	l.dictSample, l.dictDone = nil, true
+	raw, err := buildDict(1, sample)
+	if err == nil {
+		err = l.comp.addDict(1, raw)
+	}
+	if err != nil {
+		l.logf("lazymem: segment: building the log's zstd dictionary: %v", err)
+	}
 }

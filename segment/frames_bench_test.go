@@ -1,0 +1,158 @@
+package segment
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/codec"
+)
+
+// BenchmarkColdRead reads one random record of 20k workload records
+// through GetMany with a log cache too small to keep anything (1 byte):
+// every read is a cold candidate's (the OS page cache and Pebble's block
+// cache are warm). layout=columns is segment version 2 (the whole
+// segment decompressed and rebuilt), framed version 3 (its head and the
+// text frame holding the record), framed-nodict without the log's
+// dictionary.
+//
+//	go test ./segment -run XXX -bench ColdRead
+func BenchmarkColdRead(b *testing.B) {
+	payloads := workloadPayloads(20000)
+	for _, layout := range []string{"columns", "framed", "framed-nodict"} {
+		b.Run("layout="+layout, func(b *testing.B) {
+			l, err := Open(b.TempDir(), Options{CacheBytes: 1, DisableBackgroundSeal: true, DisableDictionary: layout == "framed-nodict"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			if layout == "columns" {
+				l.columnsVersion = segmentVersionColumns
+			}
+			for lo := 0; lo < len(payloads); lo += 1000 {
+				if _, err := l.AppendBatch(ctx, payloads[lo:lo+1000]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := l.Seal(); err != nil {
+				b.Fatal(err)
+			}
+			var stored int64
+			for _, m := range l.segs {
+				stored += int64(m.stored)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			ids := []uint64{0}
+			n := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				ids[0] = 1 + rng.Uint64N(uint64(len(payloads)))
+				if err := l.GetMany(ids, func(uint64, []byte) error { n++; return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if n != b.N {
+				b.Fatalf("%d records read of %d", n, b.N)
+			}
+			b.ReportMetric(float64(stored)/float64(len(l.segs)), "stored-B/segment")
+		})
+	}
+}
+
+// BenchmarkSealBody times compressing one 32 KiB segment of workload
+// records, as the sealer does, per layout: version 2 (one zstd frame),
+// framed (head and 4 KiB text frames) with and without the dictionary
+// (built from the first 512 KiB of text, as the log builds it).
+//
+//	go test ./segment -run XXX -bench SealBody
+func BenchmarkSealBody(b *testing.B) {
+	payloads := workloadPayloads(20000)
+	var e colEncoder
+	var segs [][]byte
+	var texts []int
+	var sample []byte
+	for lo := 0; lo < len(payloads); {
+		hi, n := lo, 0
+		for hi < len(payloads) && n < 32<<10 {
+			n += len(payloads[hi])
+			hi++
+		}
+		body, ok := e.encode(nil, payloads[lo:hi])
+		if !ok {
+			b.Fatal("not records")
+		}
+		segs = append(segs, body)
+		texts = append(texts, len(e.cols[colTexts]))
+		if len(sample) < dictSample {
+			sample = append(sample, e.cols[colTexts]...)
+		}
+		lo = hi
+	}
+	for _, layout := range []string{"columns", "framed", "framed-nodict", "framed-l1", "framed-l2"} {
+		b.Run("layout="+layout, func(b *testing.B) {
+			lvl := 3
+			switch layout {
+			case "framed-l1":
+				lvl = 1
+			case "framed-l2":
+				lvl = 2
+			}
+			c, err := newCompressor(CompressionZstd, lvl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.close()
+			if layout != "columns" && layout != "framed-nodict" {
+				raw, err := buildDict(1, sample)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.addDict(1, raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var dst []byte
+			var stored int64
+			b.ResetTimer()
+			for i := range b.N {
+				k := i % len(segs)
+				if layout == "columns" {
+					dst, err = c.appendSegment(dst[:0], segmentVersionColumns, 100, segs[k])
+				} else {
+					dst, err = c.appendFramed(dst[:0], 100, segs[k], texts[k])
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				stored += int64(len(dst))
+			}
+			b.ReportMetric(float64(stored)/float64(b.N), "stored-B/segment")
+		})
+	}
+}
+
+// workloadPayloads returns n records of the seeded workload as the engine
+// stores them.
+func workloadPayloads(n int) [][]byte {
+	g := workload.New(workload.Config{Seed: 1, Records: n})
+	var r workload.Record
+	var cr codec.Record
+	var payloads [][]byte
+	for g.Next(&r) {
+		cr.Time = r.Time.UnixNano()
+		cr.Agent, cr.Session, cr.Role, cr.Text = r.Agent, r.Session, r.Role, r.Text
+		cr.Meta = cr.Meta[:0]
+		keys := make([]string, 0, len(r.Meta))
+		for k := range r.Meta {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			cr.Meta = append(cr.Meta, codec.Field{Key: k, Values: r.Meta[k]})
+		}
+		payloads = append(payloads, codec.AppendRecord(nil, &cr))
+	}
+	return payloads
+}
