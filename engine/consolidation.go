@@ -432,8 +432,8 @@ func (db *DB) storeUnits(agent string, units []consolidate.Unit, vecs [][]float3
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: consolidate: link: %w", err)
 	}
-	b := cs.pdb.NewBatch()
-	defer b.Close()
+	b := cs.newBatch()
+	defer cs.closeBatch(b)
 	var buf []byte
 	put := func(u *consolidate.Unit) error {
 		buf = consolidate.AppendUnit(buf[:0], u)
@@ -467,7 +467,7 @@ func (db *DB) storeUnits(agent string, units []consolidate.Unit, vecs [][]float3
 	if err := cs.putBitmaps(b); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := cs.commit(b, pebble.Sync); err != nil {
 		return fmt.Errorf("lazymem: engine: core store: store units: %w", err)
 	}
 	cs.nextUnit = next

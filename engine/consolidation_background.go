@@ -173,8 +173,8 @@ func (db *DB) reembedUnits() error {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	b := cs.pdb.NewBatch()
-	defer b.Close()
+	b := cs.newBatch()
+	defer cs.closeBatch(b)
 	for i := range units {
 		e := cs.units[units[i].ID]
 		if e == nil || vecs[i] == nil {
@@ -185,7 +185,7 @@ func (db *DB) reembedUnits() error {
 			return err
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := cs.commit(b, pebble.NoSync); err != nil {
 		return fmt.Errorf("lazymem: engine: core store: re-embed units: %w", err)
 	}
 	return nil

@@ -55,10 +55,13 @@ type coreStore struct {
 	pdb *pebble.DB
 	fs  vfs.FS
 	dir string
-	// opening is true while pebble.Open runs; fatal is the first fatal
-	// report of the store's Pebble (segment.QuietLogger).
+	// opening is true while pebble.Open runs; park bounds the calls a
+	// goroutine parked by the store's QuietLogger would hold up for good
+	// (segment.ParkGuard): closes, flushes, compactions, commits.
 	opening atomic.Bool
-	fatal   atomic.Pointer[error]
+	park    segment.ParkGuard
+	// beforeClose, when set (tests), runs just before Pebble's Close.
+	beforeClose func()
 	// run serializes consolidations.
 	run sync.Mutex
 
@@ -98,7 +101,7 @@ func openCoreStore(db *DB) (*coreStore, error) {
 	fs := db.opts.FS
 	cs := &coreStore{}
 	onFatal := func(err error) {
-		cs.fatal.CompareAndSwap(nil, &err)
+		cs.park.Note(err)
 		db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err))
 	}
 	// The archive cleaner turns off Pebble's recycling of obsolete WAL
@@ -287,13 +290,36 @@ func (cs *coreStore) putBitmaps(b *pebble.Batch) error {
 }
 
 // close closes the store, unless a Pebble goroutine is parked in the
-// logger after a fatal report: closing would wait for it forever.
+// logger after a fatal report (before or while it closes): closing would
+// wait for it forever.
 func (cs *coreStore) close() error {
-	if p := cs.fatal.Load(); p != nil && segment.Parked(*p) {
-		return fmt.Errorf("lazymem: engine: core store left open: %w", *p)
+	if err := cs.park.Call(func() error {
+		if cs.beforeClose != nil {
+			cs.beforeClose()
+		}
+		return cs.pdb.Close()
+	}); err != nil {
+		if segment.Parked(err) {
+			return fmt.Errorf("lazymem: engine: core store left open: %w", err)
+		}
+		return err
 	}
-	return cs.pdb.Close()
+	return nil
 }
+
+// newBatch returns a batch of the store, to be committed with commit and
+// released with closeBatch.
+func (cs *coreStore) newBatch() *pebble.Batch { return cs.pdb.NewBatch() }
+
+// commit commits b, or returns the parked report once a Pebble goroutine
+// is parked (the commit may wait for it for good: a memtable rotation
+// takes the mutex it holds).
+func (cs *coreStore) commit(b *pebble.Batch, o *pebble.WriteOptions) error {
+	return cs.park.Call(func() error { return b.Commit(o) })
+}
+
+// closeBatch closes b unless a commit of it may have been left behind.
+func (cs *coreStore) closeBatch(b *pebble.Batch) { cs.park.CloseBatch(b) }
 
 // unitText is what is embedded for a unit and what its memory reads: the
 // topic, the content and the tasks.
@@ -380,14 +406,18 @@ func (db *DB) coreCitedLive() *roaring.Bitmap {
 // bytes and ids, so the MANIFEST's key bounds name no content. Compact
 // calls it.
 func (cs *coreStore) purge(ctx context.Context) error {
-	if err := cs.pdb.Flush(); err != nil {
+	if err := cs.park.Call(cs.pdb.Flush); err != nil {
 		return err
 	}
 	for try := 0; ; try++ {
-		if err := cs.pdb.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		if err := cs.park.Call(func() error { return cs.pdb.Compact(ctx, []byte{0}, []byte{0xff}, true) }); err != nil {
 			return err
 		}
-		tabs, err := cs.pdb.SSTables(pebble.WithProperties())
+		var tabs [][]pebble.SSTableInfo
+		err := cs.park.Call(func() (err error) {
+			tabs, err = cs.pdb.SSTables(pebble.WithProperties())
+			return err
+		})
 		if err != nil {
 			return err
 		}

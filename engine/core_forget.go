@@ -88,11 +88,11 @@ func (db *DB) coreForgetSources(ctx context.Context, ids []uint64) error {
 	// What the deletions delete goes to sstables first, so that they
 	// always overlap it and a compaction drops both (a memtable holding a
 	// write and its deletion would flush as a file of deletions alone).
-	if err := cs.pdb.Flush(); err != nil {
+	if err := cs.park.Call(cs.pdb.Flush); err != nil {
 		return fmt.Errorf("lazymem: engine: core store: forget: %w", err)
 	}
-	b := cs.pdb.NewBatch()
-	defer b.Close()
+	b := cs.newBatch()
+	defer cs.closeBatch(b)
 	var buf []byte
 	// Only keys that exist are deleted: a file of tombstones over nothing
 	// would be moved down by a compaction rather than dropped, and a
@@ -168,7 +168,7 @@ func (db *DB) coreForgetSources(ctx context.Context, ids []uint64) error {
 	if err := cs.putBitmaps(b); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := cs.commit(b, pebble.Sync); err != nil {
 		return fmt.Errorf("lazymem: engine: core store: forget: %w", err)
 	}
 	cs.reindex()

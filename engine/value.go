@@ -148,8 +148,8 @@ func (db *DB) flushValues() error {
 	if len(cs.values) == 0 && !cs.bitmapsDirty {
 		return nil
 	}
-	b := cs.pdb.NewBatch()
-	defer b.Close()
+	b := cs.newBatch()
+	defer cs.closeBatch(b)
 	var buf []byte
 	ids := make([]uint64, 0, len(cs.values))
 	for id := range cs.values {
@@ -180,7 +180,7 @@ func (db *DB) flushValues() error {
 	if err := cs.putBitmaps(b); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := cs.commit(b, pebble.NoSync); err != nil {
 		return fmt.Errorf("lazymem: engine: core store: flush values: %w", err)
 	}
 	clear(cs.values)

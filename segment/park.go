@@ -82,11 +82,14 @@ func (g *ParkGuard) Call(fn func() error) error {
 	}
 }
 
-// closeBatch closes b unless a Pebble goroutine is parked: a commit of b
-// that ParkGuard.Call left behind may still use it. (Any batch is left to
-// the collector then; the store takes no more writes.)
-func (l *Log) closeBatch(b *pebble.Batch) {
-	if l.park.Err() == nil {
+// CloseBatch closes b unless a goroutine of the store is parked: a
+// commit of b that Call left behind may still use it. (Any batch is left
+// to the collector then; the store takes no more writes.)
+func (g *ParkGuard) CloseBatch(b *pebble.Batch) {
+	if g.Err() == nil {
 		_ = b.Close()
 	}
 }
+
+// closeBatch is the log's CloseBatch.
+func (l *Log) closeBatch(b *pebble.Batch) { l.park.CloseBatch(b) }
