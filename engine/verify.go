@@ -341,7 +341,7 @@ func (rr *RepairReport) quarantineRecords(ctx context.Context, dir string, opts 
 			return fmt.Errorf("lazymem: engine: repair: %w", err)
 		}
 		rr.LostRecords += uint64(n)
-		what := fmt.Sprintf("%s %d (ids %d..%d): unreadable, now deleted", d.Kind, d.Segment, d.FirstID, d.LastID)
+		what := fmt.Sprintf("%s %d (ids %d..%d): %d unreadable records now deleted, the others kept", d.Kind, d.Segment, d.FirstID, d.LastID, n)
 		if file != "" {
 			what += "; stored bytes in " + filepath.Base(file)
 		}

@@ -3,6 +3,7 @@ package segment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -278,11 +279,12 @@ func (l *Log) Metrics() Metrics {
 }
 
 // Repair makes a segment reported by a *CorruptionError usable again by
-// replacing it with a segment whose records are all deleted: the damaged
-// records are lost (they were already unreadable), the ids stay assigned
-// and every other record is untouched. It returns how many record slots
-// the segment held. Repair refuses an error that does not name a sealed
-// segment of this log.
+// rewriting it with the records that can still be read alone (a framed
+// segment's records outside its damaged text frames) and every other
+// record deleted: the damaged records are lost (they were already
+// unreadable), the ids stay assigned and the other segments are
+// untouched. It returns how many records were lost. Repair refuses an
+// error that does not name a sealed segment of this log.
 func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -317,10 +319,26 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 		}
 	}
 	l.segMu.RUnlock()
-	if _, err := l.writeSegment(m.first, make([][]byte, m.count), clear); err != nil {
+	// Salvage what reads alone; a segment of an earlier version, read
+	// whole, salvages nothing.
+	payloads := make([][]byte, m.count)
+	lost := 0
+	for k := range payloads {
+		id := m.first + uint64(k)
+		if slices.Contains(clear, id) {
+			continue
+		}
+		p, err := l.getOne(m, id, nil)
+		if err != nil {
+			lost++
+			continue
+		}
+		payloads[k] = p
+	}
+	if _, err := l.writeSegment(m.first, payloads, clear); err != nil {
 		return 0, err
 	}
-	return int(m.count), nil
+	return lost, nil
 }
 
 // flush flushes the memtable and waits for it, unless the flush fails for

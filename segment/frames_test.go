@@ -313,6 +313,24 @@ func TestFramedCorruptFrame(t *testing.T) {
 			if err := l.Verify(ctx); !errors.As(err, &ce) || ce.Segment != victim {
 				t.Fatalf("verify: %v", err)
 			}
+			// Repair keeps what reads alone: the records of the intact
+			// frames survive it, the damaged ones are deleted.
+			n, err := l.Repair(ctx, ce)
+			if err != nil || n != len(lost) {
+				t.Fatalf("repair: %d lost, %v; want %d", n, err, len(lost))
+			}
+			if err := l.Verify(ctx); err != nil {
+				t.Fatalf("verify after repair: %v", err)
+			}
+			for id := uint64(1); id <= uint64(len(recs)); id++ {
+				p, err := l.Get(id, nil)
+				switch {
+				case lost[id] && !errors.Is(err, ErrDeleted):
+					t.Fatalf("id %d (damaged) after repair: %v", id, err)
+				case !lost[id] && (err != nil || !bytes.Equal(p, recs[id-1])):
+					t.Fatalf("id %d (intact) after repair: %v", id, err)
+				}
+			}
 		})
 	}
 }
