@@ -40,6 +40,7 @@ type batchTerms struct {
 	// was a quarter of insert, the serial part of an Add).
 	ids    map[string]int32
 	uterms []string // id -> term
+	uhash  []uint64 // id -> termHash(term), for insert's lookup
 	stamp  []int32  // id -> 1 + the last document (in the chunk) holding it
 	at     []int32  // id -> the term's entry in that document
 	slotOf []int32  // id -> slot in the mutable segment, filled by insert
@@ -51,7 +52,7 @@ type batchTerms struct {
 
 func (bt *batchTerms) reset() {
 	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
-	bt.uterms = bt.uterms[:0]
+	bt.uterms, bt.uhash = bt.uterms[:0], bt.uhash[:0]
 	if bt.ids == nil || len(bt.ids) > 1<<14 {
 		bt.ids = make(map[string]int32, 1024) // do not keep a huge chunk's table
 	} else {
@@ -89,6 +90,7 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 				id = int32(len(out.uterms))
 				ids[t] = id
 				out.uterms = append(out.uterms, t)
+				out.uhash = append(out.uhash, termHash(t))
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}

@@ -1,0 +1,74 @@
+package index
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestTermTable checks the mutable segment's term table against a map:
+// slots in insertion order, short and long terms (past the inline prefix),
+// terms sharing a prefix, the empty term, growth from the smallest size,
+// and forced hash collisions (every term given one of four hashes).
+func TestTermTable(t *testing.T) {
+	for _, hash := range []struct {
+		name string
+		fn   func(string) uint64
+	}{
+		{"maphash", termHash},
+		{"collide", func(s string) uint64 { return uint64(len(s) % 4) }},
+	} {
+		t.Run(hash.name, func(t *testing.T) {
+			tt := newTermTable(0)
+			want := map[string]int32{}
+			var terms []string
+			for i := range 3000 {
+				var s string
+				switch i % 5 {
+				case 0:
+					s = fmt.Sprintf("w%d", i)
+				case 1:
+					s = strings.Repeat("x", 15) + fmt.Sprint(i) // crosses the 16-byte prefix
+				case 2:
+					s = strings.Repeat("prefix", 4) + fmt.Sprint(i%7) // long, shared prefix, repeats
+				case 3:
+					s = fmt.Sprint(i % 11) // repeats
+				default:
+					s = ""
+				}
+				terms = append(terms, s)
+			}
+			for _, s := range terms {
+				buf := []byte(s) // the table must copy the caller's term
+				k, added := tt.findOrAdd(string(buf), hash.fn(s), int32(tt.len()))
+				clear(buf)
+				w, ok := want[s]
+				if ok == added || (ok && k != w) {
+					t.Fatalf("%q: slot %d added %v, want slot %d known %v", s, k, added, w, ok)
+				}
+				if !ok {
+					if int(k) != len(want) {
+						t.Fatalf("%q: new slot %d, want %d", s, k, len(want))
+					}
+					want[s] = k
+				}
+			}
+			if tt.len() != len(want) {
+				t.Fatalf("len %d, want %d", tt.len(), len(want))
+			}
+			for s, w := range want {
+				if k, ok := tt.find(s, hash.fn(s)); !ok || k != w {
+					t.Fatalf("find %q: %d %v, want %d", s, k, ok, w)
+				}
+				if tt.keys[w] != s {
+					t.Fatalf("keys[%d] = %q, want %q", w, tt.keys[w], s)
+				}
+			}
+			for _, s := range []string{"w1", strings.Repeat("x", 15) + "0", strings.Repeat("prefix", 4) + "9", "absent"} {
+				if k, ok := tt.find(s, hash.fn(s)); ok {
+					t.Fatalf("find %q: slot %d of a term never added", s, k)
+				}
+			}
+		})
+	}
+}
