@@ -141,3 +141,87 @@ func (tt *termTable) grow() {
 		tt.ents[i] = *e
 	}
 }
+
+// chunkTable gives each distinct term of a chunk its id (its index in
+// batchTerms.uterms), keyed by termHash: analyze hashes each term once, and
+// the hash serves the chunk's dedupe, insert's termTable lookup and the
+// session context's merge (prevDoc keeps its terms' hashes). Entries of an
+// earlier chunk are told apart by gen, so reset clears nothing.
+type chunkTable struct {
+	ents []chunkEnt
+	mask uint64
+	gen  uint32
+	n    int
+}
+
+type chunkEnt struct {
+	h   uint64
+	id  int32
+	gen uint32
+}
+
+// reset empties the table.
+func (ct *chunkTable) reset() {
+	ct.gen++
+	ct.n = 0
+	if ct.gen == 0 || len(ct.ents) > 1<<15 { // wrapped, or a huge chunk's table
+		ct.ents, ct.gen = nil, 1
+	}
+	if ct.ents == nil {
+		ct.ents = make([]chunkEnt, 1024)
+		ct.mask = uint64(len(ct.ents) - 1)
+	}
+}
+
+// find returns the id of t, whose hash is h, among uterms; -1 if absent.
+func (ct *chunkTable) find(t string, h uint64, uterms []string) int32 {
+	for i := h & ct.mask; ; i = (i + 1) & ct.mask {
+		e := &ct.ents[i]
+		if e.gen != ct.gen {
+			return -1
+		}
+		if e.h == h && uterms[e.id] == t {
+			return e.id
+		}
+	}
+}
+
+// findOrAdd returns the id of t, whose hash is h, giving it id
+// len(uterms) when it is new (added reports it; the caller appends t).
+func (ct *chunkTable) findOrAdd(t string, h uint64, uterms []string) (id int32, added bool) {
+	i := h & ct.mask
+	for ; ; i = (i + 1) & ct.mask {
+		e := &ct.ents[i]
+		if e.gen != ct.gen {
+			break
+		}
+		if e.h == h && uterms[e.id] == t {
+			return e.id, false
+		}
+	}
+	if (ct.n+1)*2 > len(ct.ents) {
+		ct.grow()
+		for i = h & ct.mask; ct.ents[i].gen == ct.gen; i = (i + 1) & ct.mask {
+		}
+	}
+	ct.n++
+	ct.ents[i] = chunkEnt{h: h, id: int32(len(uterms)), gen: ct.gen}
+	return int32(len(uterms)), true
+}
+
+func (ct *chunkTable) grow() {
+	old, gen := ct.ents, ct.gen
+	ct.ents = make([]chunkEnt, 2*len(old))
+	ct.mask = uint64(len(ct.ents) - 1)
+	ct.gen = 1
+	for _, e := range old {
+		if e.gen != gen {
+			continue
+		}
+		i := e.h & ct.mask
+		for ct.ents[i].gen == 1 {
+			i = (i + 1) & ct.mask
+		}
+		ct.ents[i] = chunkEnt{h: e.h, id: e.id, gen: 1}
+	}
+}

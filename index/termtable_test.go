@@ -72,3 +72,46 @@ func TestTermTable(t *testing.T) {
 		})
 	}
 }
+
+// TestChunkTable checks the chunk's term ids against a map over several
+// chunks (reset without clearing, growth within a chunk, forced hash
+// collisions), as analyze uses the table.
+func TestChunkTable(t *testing.T) {
+	var ct chunkTable
+	for chunk := range 5 {
+		ct.reset()
+		collide := chunk%2 == 1
+		hash := func(s string) uint64 {
+			if collide {
+				return uint64(len(s))
+			}
+			return termHash(s)
+		}
+		var uterms []string
+		want := map[string]int32{}
+		n := 100 + 1500*chunk // past the first table's size from chunk 1 on
+		for i := range n {
+			s := fmt.Sprintf("c%d-t%d", chunk, i%(n/2+1))
+			id, added := ct.findOrAdd(s, hash(s), uterms)
+			w, ok := want[s]
+			if ok == added || (ok && id != w) {
+				t.Fatalf("chunk %d %q: id %d added %v, want %d known %v", chunk, s, id, added, w, ok)
+			}
+			if added {
+				want[s] = id
+				uterms = append(uterms, s)
+			}
+		}
+		for s, w := range want {
+			if id := ct.find(s, hash(s), uterms); id != w {
+				t.Fatalf("chunk %d find %q: %d, want %d", chunk, s, id, w)
+			}
+		}
+		if chunk > 0 {
+			s := fmt.Sprintf("c%d-t0", chunk-1) // the previous chunk's
+			if id := ct.find(s, hash(s), uterms); id >= 0 {
+				t.Fatalf("chunk %d: %q of the previous chunk found as %d", chunk, s, id)
+			}
+		}
+	}
+}
