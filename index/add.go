@@ -169,16 +169,18 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		s.nDocs++
 		s.sumLen += uint64(a.dl)
 		s.present.Add(id)
-		for _, r := range [2][2]int{{a.off, a.off + a.n}, {a.xoff, a.xoff + a.xn}} {
-			for j := r[0]; j < r[1]; j++ {
-				var k int32
-				if c := bt.tid[j]; c >= 0 {
-					k = slotOf[c]
-				} else { // a chunk redone by withContextSlow
-					k = m.slot(bt.terms[j], termHash(bt.terms[j]))
-				}
-				m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		for j := a.off; j < a.off+a.n; j++ {
+			var k int32
+			if c := bt.tid[j]; c >= 0 {
+				k = slotOf[c]
+			} else {
+				k = m.slot(bt.terms[j], termHash(bt.terms[j]))
 			}
+			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		}
+		for j := a.xoff; j < a.xoff+a.xn; j++ {
+			k := m.slot(bt.terms[j], termHash(bt.terms[j]))
+			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
 		}
 		x.addField(keyAgent, d.Agent, id)
 		x.addField(keySession, d.Session, id)

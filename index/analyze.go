@@ -29,8 +29,7 @@ type batchTerms struct {
 	tfs   []uint32 // indexed frequencies (own plus context)
 	// otfs and tid are parallel to terms: otfs is the own frequency of a
 	// document's own term (0 for a context term); tid is the term's id in
-	// the chunk (its index in uterms), or -1 in a chunk withContextSlow
-	// redid.
+	// the chunk (its index in uterms), or -1 for a term withContext added.
 	otfs []uint32
 	tid  []int32
 	docs []analyzed

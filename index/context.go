@@ -125,10 +125,7 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 // terms are marked by chunk term id (stamp and at, free once the chunk is
 // analysed), and p's terms are found by their stored hashes in the chunk's
 // table, with no map built per document (profile: addPrev's map was a
-// tenth of the serial insert). An inherited term gets its chunk term id,
-// a new one if the chunk lacks it, so that insert looks it up once per
-// chunk with the chunk's other terms instead of once per posting (most
-// turns' predecessors are in an earlier chunk when sessions interleave).
+// tenth of the serial insert).
 func addPrevChunk(bt *batchTerms, off, n int, p *prevDoc, h inherit) {
 	mark := -int32(off + 1) // analyze's marks are positive
 	for e := off; e < off+n; e++ {
@@ -140,20 +137,14 @@ func addPrevChunk(bt *batchTerms, off, n int, p *prevDoc, h inherit) {
 		if tf == 0 {
 			continue
 		}
-		id, added := bt.ids.findOrAdd(t, p.hs[j], bt.uterms)
-		if added {
-			bt.uterms = append(bt.uterms, t)
-			bt.uhash = append(bt.uhash, p.hs[j])
-			bt.stamp = append(bt.stamp[:id], 0)
-			bt.at = append(bt.at[:id], 0)
-		} else if bt.stamp[id] == mark {
+		if id := bt.ids.find(t, p.hs[j], bt.uterms); id >= 0 && bt.stamp[id] == mark {
 			bt.tfs[bt.at[id]] += tf
 			continue
 		}
 		bt.terms = append(bt.terms, t)
 		bt.tfs = append(bt.tfs, tf)
 		bt.otfs = append(bt.otfs, 0)
-		bt.tid = append(bt.tid, id)
+		bt.tid = append(bt.tid, -1)
 	}
 }
 
