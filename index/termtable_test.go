@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestTermTable checks the mutable segment's term table against a map:
@@ -113,5 +114,20 @@ func TestChunkTable(t *testing.T) {
 				t.Fatalf("chunk %d: %q of the previous chunk found as %d", chunk, s, id)
 			}
 		}
+	}
+}
+
+// TestMemTermLine: a memTerm fills one cache line (see its comment).
+func TestMemTermLine(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the layout is for 64-bit platforms")
+	}
+	if n := unsafe.Sizeof(memTerm{}); n != 64 {
+		t.Fatalf("memTerm is %d bytes, want 64", n)
+	}
+	var s memSlab
+	s.alloc()
+	if a := uintptr(unsafe.Pointer(s.at(0))); a%64 != 0 {
+		t.Fatalf("slab chunk at %#x: not 64-byte aligned", a)
 	}
 }
