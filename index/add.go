@@ -178,9 +178,9 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 			}
 			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
 		}
-		for j := a.xoff; j < a.xoff+a.xn; j++ {
-			k := m.slot(bt.terms[j], termHash(bt.terms[j]))
-			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		for j := range a.xn {
+			k := m.slot(bt.terms[a.xoff+j], bt.xhash[a.xh+j])
+			m.slab.at(k).add(&m.arena, id, bt.tfs[a.xoff+j], a.dl)
 		}
 		x.addField(keyAgent, d.Agent, id)
 		x.addField(keySession, d.Session, id)

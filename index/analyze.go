@@ -11,6 +11,7 @@ type analyzed struct {
 	// xoff, xn: terms added by withContext (the terms of a predecessor from
 	// an earlier chunk that the document lacks), in [xoff:xoff+xn].
 	xoff, xn int
+	xh       int    // the terms' hashes in batchTerms.xhash[xh:xh+xn]
 	dl       uint32 // indexed length: own plus context
 	// own is the number of the document's own terms: the first own
 	// entries of [off:off+n], their own frequencies in batchTerms.otfs.
@@ -41,6 +42,7 @@ type batchTerms struct {
 	ids    chunkTable
 	uterms []string // id -> term
 	uhash  []uint64 // id -> termHash(term), for insert's lookup
+	xhash  []uint64 // termHash of the terms withContext added
 	// stamp: id -> 1 + the last document (in the chunk) holding it, at:
 	// the term's entry in that document; once the chunk is analysed,
 	// addPrevChunk reuses both with negative marks.
@@ -55,7 +57,7 @@ type batchTerms struct {
 
 func (bt *batchTerms) reset() {
 	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
-	bt.uterms, bt.uhash = bt.uterms[:0], bt.uhash[:0]
+	bt.uterms, bt.uhash, bt.xhash = bt.uterms[:0], bt.uhash[:0], bt.xhash[:0]
 	bt.ids.reset()
 	bt.slow = false
 }

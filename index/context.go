@@ -61,7 +61,6 @@ type prevDoc struct {
 	dl    uint32
 	terms []string
 	tfs   []uint32
-	hs    []uint64 // termHash of each term
 }
 
 // contextState is what SessionContext keeps between batches. It is guarded
@@ -111,7 +110,7 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 		if p == nil {
 			continue
 		}
-		a.xoff = len(bt.terms)
+		a.xoff, a.xh = len(bt.terms), len(bt.xhash)
 		h := cw.share(a.ownDL, p.dl)
 		addPrevChunk(bt, a.off, a.own, p, h)
 		a.xn = len(bt.terms) - a.xoff
@@ -123,9 +122,10 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 
 // addPrevChunk is addPrev for a chunk that analyze made: the document's own
 // terms are marked by chunk term id (stamp and at, free once the chunk is
-// analysed), and p's terms are found by their stored hashes in the chunk's
-// table, with no map built per document (profile: addPrev's map was a
-// tenth of the serial insert).
+// analysed), and p's terms are found in the chunk's table, with no map
+// built per document (profile: addPrev's map was a tenth of the serial
+// insert). p keeps no hashes: 8 bytes a term of every remembered session
+// showed in the loaded store's heap.
 func addPrevChunk(bt *batchTerms, off, n int, p *prevDoc, h inherit) {
 	mark := -int32(off + 1) // analyze's marks are positive
 	for e := off; e < off+n; e++ {
@@ -137,10 +137,12 @@ func addPrevChunk(bt *batchTerms, off, n int, p *prevDoc, h inherit) {
 		if tf == 0 {
 			continue
 		}
-		if id := bt.ids.find(t, p.hs[j], bt.uterms); id >= 0 && bt.stamp[id] == mark {
+		th := termHash(t)
+		if id := bt.ids.find(t, th, bt.uterms); id >= 0 && bt.stamp[id] == mark {
 			bt.tfs[bt.at[id]] += tf
 			continue
 		}
+		bt.xhash = append(bt.xhash, th)
 		bt.terms = append(bt.terms, t)
 		bt.tfs = append(bt.tfs, tf)
 		bt.otfs = append(bt.otfs, 0)
@@ -263,10 +265,6 @@ func (x *Index) remember(key ctxKey, id, dl uint32, bt *batchTerms, off, n int) 
 	p.id, p.dl = id, dl
 	p.terms = append(p.terms[:0], bt.terms[off:off+n]...)
 	p.tfs = append(p.tfs[:0], bt.otfs[off:off+n]...)
-	p.hs = p.hs[:0]
-	for _, c := range bt.tid[off : off+n] {
-		p.hs = append(p.hs, bt.uhash[c])
-	}
 }
 
 func (x *Index) isDeleted(id uint32) bool {
@@ -322,7 +320,6 @@ func (x *Index) lookupPrev(d *Doc) *prevDoc {
 		at[t] = len(p.terms)
 		p.terms = append(p.terms, t)
 		p.tfs = append(p.tfs, 1)
-		p.hs = append(p.hs, termHash(t))
 	}
 	return p
 }
