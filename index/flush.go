@@ -129,7 +129,8 @@ func (x *Index) seal(s *segment, num uint64) (*segment, error) {
 	}
 	terms := make([]termRef, 0, m.terms.len())
 	total, strLen := 0, 0
-	for k, t := range m.terms.keys {
+	for k := range m.terms.len() {
+		t := m.terms.key(k)
 		terms = append(terms, termRef{t, int32(k)})
 		total += m.slab.at(int32(k)).df()
 		strLen += len(t)

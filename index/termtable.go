@@ -13,33 +13,36 @@ import (
 // insert's largest part was the first lookup of each distinct term of a
 // chunk in a Go map of ~10^5 strings: a miss on the group's control word,
 // one on the key's header, one on the key's bytes elsewhere on the heap.
-// Here a lookup reads one 32-byte entry holding the hash, the slot and the
-// term's first 16 bytes (every term of most vocabularies), and the hash
+// Here a lookup reads one 16-byte entry holding a hash tag, the term's
+// length, its slot and its first 8 bytes (all of most terms), and the hash
 // comes from the parallel analysis (batchTerms.uhash) for a chunk's own
-// terms.
+// terms. Per term it holds about what the map held (entries at a load of
+// 3/8 to 3/4, 4 bytes of offset, the bytes).
 type termTable struct {
 	ents []termEnt // open addressing, linear probing; len a power of two
 	mask uint64
-	// keys[slot] is the term of slot, its bytes in pages (never moved).
-	keys  []string
-	pages [][]byte
+	// The term of slot i is bytes[off[i]:off[i+1]].
+	bytes []byte
+	off   []uint32
+	// rehash is the hash grow places terms by: termHash, or a test's.
+	rehash func(string) uint64
 }
 
-// termEnt is one term of a termTable. slot is the slab index + 1, 0 for an
-// empty entry.
+// termEnt is one term of a termTable: tag is the hash's upper 24 bits and
+// the term's length (255 for 255 and more) in the low 8; slot is the slab
+// index + 1, 0 for an empty entry; pre the term's first bytes, zero padded.
 type termEnt struct {
-	h    uint64
+	tag  uint32
 	slot uint32
-	n    uint32   // the term's length
-	pre  [16]byte // its first bytes, zero padded
+	pre  [8]byte
 }
-
-const termPage = 64 << 10
 
 // termSeed hashes the terms of mutable segments (never persisted).
 var termSeed = maphash.MakeSeed()
 
 func termHash(t string) uint64 { return maphash.String(termSeed, t) }
+
+func entTag(h uint64, n int) uint32 { return uint32(h>>32)&^0xff | uint32(min(n, 0xff)) }
 
 // newTermTable returns a table sized for n terms.
 func newTermTable(n int) termTable {
@@ -47,33 +50,48 @@ func newTermTable(n int) termTable {
 	for size*3/4 < n {
 		size <<= 1
 	}
-	return termTable{ents: make([]termEnt, size), mask: uint64(size - 1), keys: make([]string, 0, n)}
+	return termTable{ents: make([]termEnt, size), mask: uint64(size - 1), off: append(make([]uint32, 0, n+1), 0), rehash: termHash}
 }
 
 // len returns the number of terms.
-func (tt *termTable) len() int { return len(tt.keys) }
+func (tt *termTable) len() int { return len(tt.off) - 1 }
 
-// match reports whether e holds t.
-func (tt *termTable) match(e *termEnt, h uint64, t string) bool {
-	if e.h != h || int(e.n) != len(t) {
+// key returns the term of slot k. It stays valid while the table lives:
+// bytes is only appended to, and a grown array leaves the old one as is.
+func (tt *termTable) key(k int) string {
+	b := tt.bytes[tt.off[k]:tt.off[k+1]]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// match reports whether e holds t, whose tag is tag.
+func (tt *termTable) match(e *termEnt, tag uint32, t string) bool {
+	if e.tag != tag {
 		return false
 	}
 	p := min(len(t), len(e.pre))
 	if string(e.pre[:p]) != t[:p] {
 		return false
 	}
-	return p == len(t) || tt.keys[e.slot-1][p:] == t[p:]
+	if p == len(t) {
+		return true
+	}
+	k := e.slot - 1
+	return string(tt.bytes[tt.off[k]:tt.off[k+1]]) == t
 }
 
 // find returns the slot of t, whose hash is h (termHash), and false when
 // the table does not hold it.
 func (tt *termTable) find(t string, h uint64) (int32, bool) {
+	tag := entTag(h, len(t))
 	for i := h & tt.mask; ; i = (i + 1) & tt.mask {
 		e := &tt.ents[i]
 		if e.slot == 0 {
 			return 0, false
 		}
-		if tt.match(e, h, t) {
+		if tt.match(e, tag, t) {
 			return int32(e.slot - 1), true
 		}
 	}
@@ -83,48 +101,32 @@ func (tt *termTable) find(t string, h uint64) (int32, bool) {
 // not hold is added with slot next (which must be tt.len(): the slab's
 // next index), and added reports it. t is copied.
 func (tt *termTable) findOrAdd(t string, h uint64, next int32) (slot int32, added bool) {
+	tag := entTag(h, len(t))
 	i := h & tt.mask
 	for ; ; i = (i + 1) & tt.mask {
 		e := &tt.ents[i]
 		if e.slot == 0 {
 			break
 		}
-		if tt.match(e, h, t) {
+		if tt.match(e, tag, t) {
 			return int32(e.slot - 1), false
 		}
 	}
-	if (len(tt.keys)+1)*4 > len(tt.ents)*3 {
+	if (tt.len()+1)*4 > len(tt.ents)*3 {
 		tt.grow()
 		for i = h & tt.mask; tt.ents[i].slot != 0; i = (i + 1) & tt.mask {
 		}
 	}
 	e := &tt.ents[i]
-	e.h, e.slot, e.n = h, uint32(next)+1, uint32(len(t))
+	e.tag, e.slot = tag, uint32(next)+1
 	copy(e.pre[:], t)
-	tt.keys = append(tt.keys, tt.clone(t))
+	tt.bytes = append(tt.bytes, t...)
+	tt.off = append(tt.off, uint32(len(tt.bytes)))
 	return next, true
 }
 
-// clone copies t into the table's pages.
-func (tt *termTable) clone(t string) string {
-	if len(t) == 0 {
-		return ""
-	}
-	if len(t) > termPage/4 {
-		return string([]byte(t)) // a long term gets its own allocation
-	}
-	last := len(tt.pages) - 1
-	if last < 0 || len(tt.pages[last])+len(t) > cap(tt.pages[last]) {
-		tt.pages = append(tt.pages, make([]byte, 0, termPage))
-		last++
-	}
-	p := tt.pages[last]
-	off := len(p)
-	tt.pages[last] = append(p, t...)
-	return unsafe.String(&tt.pages[last][off], len(t))
-}
-
-// grow doubles the table, placing each entry by its stored hash.
+// grow doubles the table. Entries keep only part of their hash, so each
+// term is hashed again (rare: tables are sized from the previous segment).
 func (tt *termTable) grow() {
 	old := tt.ents
 	tt.ents = make([]termEnt, 2*len(old))
@@ -134,7 +136,7 @@ func (tt *termTable) grow() {
 		if e.slot == 0 {
 			continue
 		}
-		i := e.h & tt.mask
+		i := tt.rehash(tt.key(int(e.slot-1))) & tt.mask
 		for tt.ents[i].slot != 0 {
 			i = (i + 1) & tt.mask
 		}

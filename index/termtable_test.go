@@ -18,9 +18,11 @@ func TestTermTable(t *testing.T) {
 	}{
 		{"maphash", termHash},
 		{"collide", func(s string) uint64 { return uint64(len(s) % 4) }},
+		{"same-tag", func(s string) uint64 { return termHash(s) & 0xffffffff }}, // equal tags, by length
 	} {
 		t.Run(hash.name, func(t *testing.T) {
 			tt := newTermTable(0)
+			tt.rehash = hash.fn
 			want := map[string]int32{}
 			var terms []string
 			for i := range 3000 {
@@ -61,8 +63,8 @@ func TestTermTable(t *testing.T) {
 				if k, ok := tt.find(s, hash.fn(s)); !ok || k != w {
 					t.Fatalf("find %q: %d %v, want %d", s, k, ok, w)
 				}
-				if tt.keys[w] != s {
-					t.Fatalf("keys[%d] = %q, want %q", w, tt.keys[w], s)
+				if got := tt.key(int(w)); got != s {
+					t.Fatalf("key(%d) = %q, want %q", w, got, s)
 				}
 			}
 			for _, s := range []string{"w1", strings.Repeat("x", 15) + "0", strings.Repeat("prefix", 4) + "9", "absent"} {
