@@ -200,7 +200,7 @@ func (x *Index) rememberChunk(docs []*Doc, bt *batchTerms) {
 		if d.Session == "" || a.succ {
 			continue
 		}
-		x.remember(contextKey(d), uint32(d.ID), a.ownDL, bt, a.off, a.own)
+		x.remember(contextKey(d), uint32(d.ID), a.ownDL, bt.terms[a.off:a.off+a.own], bt.otfs[a.off:a.off+a.own])
 	}
 }
 
@@ -235,7 +235,7 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 				na.dl += h.dl(p.dl)
 			}
 			if !x.isDeleted(uint32(d.ID)) {
-				x.remember(contextKey(d), uint32(d.ID), a.ownDL, bt, a.off, a.own)
+				x.remember(contextKey(d), uint32(d.ID), a.ownDL, own, ownTF)
 			}
 		}
 		na.n = len(out.terms) - na.off
@@ -246,9 +246,8 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 	return out
 }
 
-// remember makes id the last document of key, whose own terms are
-// bt.terms[off:off+n] of a chunk analyze made.
-func (x *Index) remember(key ctxKey, id, dl uint32, bt *batchTerms, off, n int) {
+// remember makes id the last document of key.
+func (x *Index) remember(key ctxKey, id, dl uint32, terms []string, tfs []uint32) {
 	cs := &x.ctx
 	p := cs.last[key]
 	if p == nil {
@@ -263,8 +262,8 @@ func (x *Index) remember(key ctxKey, id, dl uint32, bt *batchTerms, off, n int) 
 		cs.last[ctxKey{strings.Clone(key.agent), strings.Clone(key.session)}] = p
 	}
 	p.id, p.dl = id, dl
-	p.terms = append(p.terms[:0], bt.terms[off:off+n]...)
-	p.tfs = append(p.tfs[:0], bt.otfs[off:off+n]...)
+	p.terms = append(p.terms[:0], terms...)
+	p.tfs = append(p.tfs[:0], tfs...)
 }
 
 func (x *Index) isDeleted(id uint32) bool {
