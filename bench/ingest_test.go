@@ -39,7 +39,8 @@ func zipfDocs(tb testing.TB) []Doc {
 // context on: engine=lazymem is the whole engine (log and index, timed
 // until Close returned), engine=lazymem-index the index alone (timed until
 // its Flush returned), engine=bleve Bleve (until its persister and merger
-// are idle). records/s is the rate; for ratios under a shared load, use
+// are idle). records/s is the rate, cpu-us/record the process CPU over the
+// same window per record; for ratios under a shared load, use
 // TestIngestReport, which runs the engines in one process one after the
 // other and reports the disk and heap as well.
 func BenchmarkZipfIngest(b *testing.B) {
@@ -56,12 +57,12 @@ func BenchmarkZipfIngest(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.SetBytes(text)
-			var total time.Duration
+			var total, cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
 				b.StartTimer()
-				t0 := time.Now()
+				t0, c0 := time.Now(), processCPU()
 				var err error
 				switch eng {
 				case "lazymem":
@@ -84,12 +85,16 @@ func BenchmarkZipfIngest(b *testing.B) {
 					b.Fatal(err)
 				}
 				total += time.Since(t0)
+				cpu += processCPU() - c0
 				b.StopTimer()
 				_ = os.RemoveAll(dir)
 				b.StartTimer()
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(len(docs))*float64(b.N)/total.Seconds(), "records/s")
+			// Process CPU (all threads) per record over the same window:
+			// steadier than the rate on a shared machine.
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(len(docs)*b.N), "cpu-us/record")
 		})
 	}
 }

@@ -145,9 +145,12 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 	defer x.mu.Unlock()
 	s := x.mut
 	m := s.mut
+	// Each distinct term of the chunk is looked up once, before the
+	// postings: the lookups do not depend on each other, so their cache
+	// misses overlap, and the hashes come from the parallel analysis.
 	slotOf := slices.Grow(bt.slotOf[:0], len(bt.uterms))[:len(bt.uterms)]
-	for i := range slotOf {
-		slotOf[i] = -1
+	for c, t := range bt.uterms {
+		slotOf[c] = m.slot(t, bt.uhash[c])
 	}
 	bt.slotOf = slotOf
 	for i, d := range docs {
@@ -167,31 +170,17 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		s.sumLen += uint64(a.dl)
 		s.present.Add(id)
 		for j := a.off; j < a.off+a.n; j++ {
-			// Each distinct term of the chunk is looked up once.
 			var k int32
-			if c := bt.tid[j]; c >= 0 && slotOf[c] >= 0 {
+			if c := bt.tid[j]; c >= 0 {
 				k = slotOf[c]
 			} else {
-				t := bt.terms[j]
-				var ok bool
-				if k, ok = m.terms[t]; !ok {
-					k = m.slab.alloc()
-					m.terms[strings.Clone(t)] = k
-				}
-				if c >= 0 {
-					slotOf[c] = k
-				}
+				k = m.slot(bt.terms[j], termHash(bt.terms[j]))
 			}
 			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
 		}
-		for j := a.xoff; j < a.xoff+a.xn; j++ {
-			t := bt.terms[j]
-			k, ok := m.terms[t]
-			if !ok {
-				k = m.slab.alloc()
-				m.terms[strings.Clone(t)] = k
-			}
-			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
+		for j := range a.xn {
+			k := m.slot(bt.terms[a.xoff+j], bt.xhash[a.xh+j])
+			m.slab.at(k).add(&m.arena, id, bt.tfs[a.xoff+j], a.dl)
 		}
 		x.addField(keyAgent, d.Agent, id)
 		x.addField(keySession, d.Session, id)
@@ -214,6 +203,16 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		}
 		x.lastID, x.hasDocs = id, true
 	}
+}
+
+// slot returns the slab index of term t, whose hash is h, adding the term
+// when the segment does not hold it.
+func (m *memSeg) slot(t string, h uint64) int32 {
+	k, added := m.terms.findOrAdd(t, h, m.slab.n)
+	if added {
+		m.slab.alloc()
+	}
+	return k
 }
 
 func (x *Index) addField(key, val string, id uint32) {

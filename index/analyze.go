@@ -11,6 +11,7 @@ type analyzed struct {
 	// xoff, xn: terms added by withContext (the terms of a predecessor from
 	// an earlier chunk that the document lacks), in [xoff:xoff+xn].
 	xoff, xn int
+	xh       int    // the terms' hashes in batchTerms.xhash[xh:xh+xn]
 	dl       uint32 // indexed length: own plus context
 	// own is the number of the document's own terms: the first own
 	// entries of [off:off+n], their own frequencies in batchTerms.otfs.
@@ -38,11 +39,16 @@ type batchTerms struct {
 	// merged by array index, and insert looks each distinct term up once
 	// per chunk instead of once per posting (profile: the term map lookup
 	// was a quarter of insert, the serial part of an Add).
-	ids    map[string]int32
+	ids    chunkTable
 	uterms []string // id -> term
-	stamp  []int32  // id -> 1 + the last document (in the chunk) holding it
-	at     []int32  // id -> the term's entry in that document
-	slotOf []int32  // id -> slot in the mutable segment, filled by insert
+	uhash  []uint64 // id -> termHash(term), for insert's lookup
+	xhash  []uint64 // termHash of the terms withContext added
+	// stamp: id -> 1 + the last document (in the chunk) holding it, at:
+	// the term's entry in that document; once the chunk is analysed,
+	// addPrevChunk reuses both with negative marks.
+	stamp  []int32
+	at     []int32
+	slotOf []int32 // id -> slot in the mutable segment, filled by insert
 	// reused by analyze
 	scratch []string
 	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
@@ -51,12 +57,8 @@ type batchTerms struct {
 
 func (bt *batchTerms) reset() {
 	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
-	bt.uterms = bt.uterms[:0]
-	if bt.ids == nil || len(bt.ids) > 1<<14 {
-		bt.ids = make(map[string]int32, 1024) // do not keep a huge chunk's table
-	} else {
-		clear(bt.ids)
-	}
+	bt.uterms, bt.uhash, bt.xhash = bt.uterms[:0], bt.uhash[:0], bt.xhash[:0]
+	bt.ids.reset()
 	bt.slow = false
 }
 
@@ -76,7 +78,7 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 		}
 		clear(out.lastOf)
 	}
-	ids := out.ids
+	ids := &out.ids
 	cw := x.contextWeights()
 	w := cw.own
 	for i, d := range docs {
@@ -84,11 +86,11 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 		mark := int32(i + 1)
 		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
 		for _, t := range scratch {
-			id, ok := ids[t]
-			if !ok {
-				id = int32(len(out.uterms))
-				ids[t] = id
+			h := termHash(t)
+			id, added := ids.findOrAdd(t, h, out.uterms)
+			if added {
 				out.uterms = append(out.uterms, t)
+				out.uhash = append(out.uhash, h)
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}
@@ -246,6 +248,5 @@ func (x *Index) getBatch() *batchTerms {
 func (x *Index) putBatch(bt *batchTerms) {
 	clear(bt.terms) // do not pin document text
 	clear(bt.uterms)
-	clear(bt.ids)
 	x.batchPool.Put(bt)
 }

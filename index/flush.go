@@ -14,7 +14,7 @@ func (x *Index) freeze() int {
 	defer x.mu.Unlock()
 	if s := x.mut; !s.empty() && !x.closed {
 		x.segs = append(x.segs, s)
-		x.mut = newMutable(s.hi+1, memHint{terms: len(s.mut.terms), docs: len(s.mut.lens)})
+		x.mut = newMutable(s.hi+1, memHint{terms: s.mut.terms.len(), docs: len(s.mut.lens)})
 		s.mut.fields = x.fieldsIn(s.lo, s.hi)
 	}
 	n := 0
@@ -127,11 +127,12 @@ func (x *Index) seal(s *segment, num uint64) (*segment, error) {
 		t string
 		k int32
 	}
-	terms := make([]termRef, 0, len(m.terms))
+	terms := make([]termRef, 0, m.terms.len())
 	total, strLen := 0, 0
-	for t, k := range m.terms {
-		terms = append(terms, termRef{t, k})
-		total += m.slab.at(k).df()
+	for k := range m.terms.len() {
+		t := m.terms.key(k)
+		terms = append(terms, termRef{t, int32(k)})
+		total += m.slab.at(int32(k)).df()
 		strLen += len(t)
 	}
 	slices.SortFunc(terms, func(a, b termRef) int { return strings.Compare(a.t, b.t) })

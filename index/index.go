@@ -187,7 +187,7 @@ func (x *Index) Metrics() Metrics {
 	m := Metrics{
 		Docs: x.nLive, Deleted: x.tomb.GetCardinality(), MemDocs: uint64(x.mut.nDocs),
 		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(), FlushErrors: x.flushErrs.Load(),
-		Rebuilt: x.rebuilt, Dropped: len(x.repairs), Repairs: slices.Clone(x.repairs), LateDocs: len(x.times.lateIDs), Terms: len(x.mut.mut.terms),
+		Rebuilt: x.rebuilt, Dropped: len(x.repairs), Repairs: slices.Clone(x.repairs), LateDocs: len(x.times.lateIDs), Terms: x.mut.mut.terms.len(),
 		ContextErrors: x.ctx.errors.Load(),
 	}
 	for _, s := range x.segs {

@@ -41,11 +41,17 @@ const blockMetaSize = 16
 // after the first is exactly one chunk, whose arena address is kept in its
 // blockMeta.off. Each chunk is followed by one word: the address of the
 // next chunk (used to walk block 0).
+//
+// A memTerm is 64 bytes, one cache line of a slab chunk (slab chunks are
+// large allocations, so line-aligned): at 56 bytes, three terms in eight
+// straddled two lines in the fields a posting reads (tail, n, first), a
+// second cold miss in the serial insert.
 type memTerm struct {
 	head, tail uint32      // arena addresses of the first and the current chunk
 	n          uint32      // postings (df)
 	first      blockMeta   // block 0
 	blocks     []blockMeta // blocks 1..; off = the block's chunk address
+	_          [8]byte
 }
 
 func (t *memTerm) df() int { return int(t.n) }

@@ -126,7 +126,7 @@ func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
 }
 
 type memSeg struct {
-	terms  map[string]int32 // index in slab
+	terms  termTable // term -> index in slab
 	slab   memSlab
 	arena  postArena
 	lens   []uint32
@@ -160,7 +160,7 @@ func (s *memSlab) alloc() int32 {
 // rehashing showed in the profile).
 func newMutable(lo uint32, hint memHint) *segment {
 	return &segment{lo: lo, hi: lo - 1, present: roaring.New(), mut: &memSeg{
-		terms: make(map[string]int32, hint.terms), fields: make(fieldSet),
+		terms: newTermTable(hint.terms), fields: make(fieldSet),
 		lens: make([]uint32, 0, hint.docs), times: make([]int64, 0, hint.docs)}}
 }
 
@@ -203,7 +203,7 @@ func (s *segment) docTime(id uint32) int64 {
 // term looks a term up; ok is false when the segment does not hold it.
 func (s *segment) term(t string, ti *termInfo) bool {
 	if s.mut != nil {
-		j, ok := s.mut.terms[t]
+		j, ok := s.mut.terms.find(t, termHash(t))
 		if !ok {
 			return false
 		}

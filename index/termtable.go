@@ -1,0 +1,229 @@
+package index
+
+import (
+	"hash/maphash"
+	"unsafe"
+)
+
+// termTable is the mutable segment's term dictionary: term -> slot of its
+// memTerm in the slab. Slots are given in insertion order (0, 1, 2...), so
+// the table is also the slot -> term list that sealing sorts.
+//
+// Profile lesson (Zipf corpus, one writer, session context): the serial
+// insert's largest part was the first lookup of each distinct term of a
+// chunk in a Go map of ~10^5 strings: a miss on the group's control word,
+// one on the key's header, one on the key's bytes elsewhere on the heap.
+// Here a lookup reads one 16-byte entry holding a hash tag, the term's
+// length, its slot and its first 8 bytes (all of most terms), and the hash
+// comes from the parallel analysis (batchTerms.uhash) for a chunk's own
+// terms. Per term it holds about what the map held (entries at a load of
+// 3/8 to 3/4, 4 bytes of offset, the bytes).
+type termTable struct {
+	ents []termEnt // open addressing, linear probing; len a power of two
+	mask uint64
+	// The term of slot i is bytes[off[i]:off[i+1]].
+	bytes []byte
+	off   []uint32
+	// rehash is the hash grow places terms by: termHash, or a test's.
+	rehash func(string) uint64
+}
+
+// termEnt is one term of a termTable: tag is the hash's upper 24 bits and
+// the term's length (255 for 255 and more) in the low 8; slot is the slab
+// index + 1, 0 for an empty entry; pre the term's first bytes, zero padded.
+type termEnt struct {
+	tag  uint32
+	slot uint32
+	pre  [8]byte
+}
+
+// termSeed hashes the terms of mutable segments (never persisted).
+var termSeed = maphash.MakeSeed()
+
+func termHash(t string) uint64 { return maphash.String(termSeed, t) }
+
+func entTag(h uint64, n int) uint32 { return uint32(h>>32)&^0xff | uint32(min(n, 0xff)) }
+
+// newTermTable returns a table sized for n terms.
+func newTermTable(n int) termTable {
+	size := 64
+	for size*3/4 < n {
+		size <<= 1
+	}
+	return termTable{ents: make([]termEnt, size), mask: uint64(size - 1), off: append(make([]uint32, 0, n+1), 0), rehash: termHash}
+}
+
+// len returns the number of terms.
+func (tt *termTable) len() int { return len(tt.off) - 1 }
+
+// key returns the term of slot k. It stays valid while the table lives:
+// bytes is only appended to, and a grown array leaves the old one as is.
+func (tt *termTable) key(k int) string {
+	b := tt.bytes[tt.off[k]:tt.off[k+1]]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// match reports whether e holds t, whose tag is tag.
+func (tt *termTable) match(e *termEnt, tag uint32, t string) bool {
+	if e.tag != tag {
+		return false
+	}
+	p := min(len(t), len(e.pre))
+	if string(e.pre[:p]) != t[:p] {
+		return false
+	}
+	if p == len(t) {
+		return true
+	}
+	k := e.slot - 1
+	return string(tt.bytes[tt.off[k]:tt.off[k+1]]) == t
+}
+
+// find returns the slot of t, whose hash is h (termHash), and false when
+// the table does not hold it.
+func (tt *termTable) find(t string, h uint64) (int32, bool) {
+	tag := entTag(h, len(t))
+	for i := h & tt.mask; ; i = (i + 1) & tt.mask {
+		e := &tt.ents[i]
+		if e.slot == 0 {
+			return 0, false
+		}
+		if tt.match(e, tag, t) {
+			return int32(e.slot - 1), true
+		}
+	}
+}
+
+// findOrAdd returns the slot of t, whose hash is h; a term the table does
+// not hold is added with slot next (which must be tt.len(): the slab's
+// next index), and added reports it. t is copied.
+func (tt *termTable) findOrAdd(t string, h uint64, next int32) (slot int32, added bool) {
+	tag := entTag(h, len(t))
+	i := h & tt.mask
+	for ; ; i = (i + 1) & tt.mask {
+		e := &tt.ents[i]
+		if e.slot == 0 {
+			break
+		}
+		if tt.match(e, tag, t) {
+			return int32(e.slot - 1), false
+		}
+	}
+	if (tt.len()+1)*4 > len(tt.ents)*3 {
+		tt.grow()
+		for i = h & tt.mask; tt.ents[i].slot != 0; i = (i + 1) & tt.mask {
+		}
+	}
+	e := &tt.ents[i]
+	e.tag, e.slot = tag, uint32(next)+1
+	copy(e.pre[:], t)
+	tt.bytes = append(tt.bytes, t...)
+	tt.off = append(tt.off, uint32(len(tt.bytes)))
+	return next, true
+}
+
+// grow doubles the table. Entries keep only part of their hash, so each
+// term is hashed again (rare: tables are sized from the previous segment).
+func (tt *termTable) grow() {
+	old := tt.ents
+	tt.ents = make([]termEnt, 2*len(old))
+	tt.mask = uint64(len(tt.ents) - 1)
+	for k := range old {
+		e := &old[k]
+		if e.slot == 0 {
+			continue
+		}
+		i := tt.rehash(tt.key(int(e.slot-1))) & tt.mask
+		for tt.ents[i].slot != 0 {
+			i = (i + 1) & tt.mask
+		}
+		tt.ents[i] = *e
+	}
+}
+
+// chunkTable gives each distinct term of a chunk its id (its index in
+// batchTerms.uterms), keyed by termHash: analyze hashes each term once, and
+// the hash serves the chunk's dedupe, insert's termTable lookup and the
+// session context's merge (prevDoc keeps its terms' hashes). Entries of an
+// earlier chunk are told apart by gen, so reset clears nothing.
+type chunkTable struct {
+	ents []chunkEnt
+	mask uint64
+	gen  uint32
+	n    int
+}
+
+type chunkEnt struct {
+	h   uint64
+	id  int32
+	gen uint32
+}
+
+// reset empties the table.
+func (ct *chunkTable) reset() {
+	ct.gen++
+	ct.n = 0
+	if ct.gen == 0 || len(ct.ents) > 1<<15 { // wrapped, or a huge chunk's table
+		ct.ents, ct.gen = nil, 1
+	}
+	if ct.ents == nil {
+		ct.ents = make([]chunkEnt, 1024)
+		ct.mask = uint64(len(ct.ents) - 1)
+	}
+}
+
+// find returns the id of t, whose hash is h, among uterms; -1 if absent.
+func (ct *chunkTable) find(t string, h uint64, uterms []string) int32 {
+	for i := h & ct.mask; ; i = (i + 1) & ct.mask {
+		e := &ct.ents[i]
+		if e.gen != ct.gen {
+			return -1
+		}
+		if e.h == h && uterms[e.id] == t {
+			return e.id
+		}
+	}
+}
+
+// findOrAdd returns the id of t, whose hash is h, giving it id
+// len(uterms) when it is new (added reports it; the caller appends t).
+func (ct *chunkTable) findOrAdd(t string, h uint64, uterms []string) (id int32, added bool) {
+	i := h & ct.mask
+	for ; ; i = (i + 1) & ct.mask {
+		e := &ct.ents[i]
+		if e.gen != ct.gen {
+			break
+		}
+		if e.h == h && uterms[e.id] == t {
+			return e.id, false
+		}
+	}
+	if (ct.n+1)*2 > len(ct.ents) {
+		ct.grow()
+		for i = h & ct.mask; ct.ents[i].gen == ct.gen; i = (i + 1) & ct.mask {
+		}
+	}
+	ct.n++
+	ct.ents[i] = chunkEnt{h: h, id: int32(len(uterms)), gen: ct.gen}
+	return int32(len(uterms)), true
+}
+
+func (ct *chunkTable) grow() {
+	old, gen := ct.ents, ct.gen
+	ct.ents = make([]chunkEnt, 2*len(old))
+	ct.mask = uint64(len(ct.ents) - 1)
+	ct.gen = 1
+	for _, e := range old {
+		if e.gen != gen {
+			continue
+		}
+		i := e.h & ct.mask
+		for ct.ents[i].gen == 1 {
+			i = (i + 1) & ct.mask
+		}
+		ct.ents[i] = chunkEnt{h: e.h, id: e.id, gen: 1}
+	}
+}
