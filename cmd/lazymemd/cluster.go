@@ -50,6 +50,13 @@ const (
 	// forwardedHeader marks a request forwarded by another node: it is
 	// answered here or refused, never forwarded again.
 	forwardedHeader = "Lazymem-Forwarded"
+	// notOwnerHeader marks a node's refusal of a forwarded request for a
+	// partition it does not own (any more): the node that forwarded it
+	// routes it again.
+	notOwnerHeader = "Lazymem-Not-Owner"
+	// maxReroutes bounds how many times a request is routed again after
+	// its partition moved while it was being answered (a rebalance).
+	maxReroutes = 3
 )
 
 func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
@@ -182,7 +189,10 @@ func readWait(r *http.Request) (uint64, time.Duration, *apiError) {
 // owned is partition p's store when this node owns it, after waiting
 // for ?min_seq=. Otherwise it forwards the request (body is its body)
 // to the owner and returns nil; it also returns nil after writing an
-// error.
+// error. A partition that moves while the request waits for it (this
+// node gives it up, or the node it was forwarded to no longer owns it)
+// is routed again, up to maxReroutes times, unless the request was
+// forwarded here: then the forwarding node routes it again.
 func (s *server) owned(w http.ResponseWriter, r *http.Request, p int, body []byte) *cluster.Local {
 	seq, wait, e := readWait(r)
 	if e != nil {
@@ -191,36 +201,50 @@ func (s *server) owned(w http.ResponseWriter, r *http.Request, p int, body []byt
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), wait)
 	defer cancel()
-	url, local, err := s.cluster.Route(ctx, p)
-	switch {
-	case err != nil || !local && r.Header.Get(forwardedHeader) != "":
-		// A forwarded request is answered here or refused: never a
-		// second hop, so a stale view cannot loop.
-		w.Header().Set("Retry-After", "1")
-		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_owner",
-			Message: fmt.Sprintf("partition %d has no owner reachable from node %s yet (a node left: its partitions move within --cluster-lease-ttl)", p, s.cluster.ID())})
-		return nil
-	case !local:
-		s.forward(w, r, url, body)
-		return nil
+	forwarded := r.Header.Get(forwardedHeader) != ""
+	for hop := 0; ; hop++ {
+		url, local, err := s.cluster.Route(ctx, p)
+		switch {
+		case err != nil || !local && forwarded:
+			// A forwarded request is answered here or refused: never a
+			// second hop, so a stale view cannot loop.
+			w.Header().Set("Retry-After", "1")
+			if forwarded {
+				w.Header().Set(notOwnerHeader, "1")
+			}
+			s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_owner",
+				Message: fmt.Sprintf("partition %d has no owner reachable from node %s yet (a node left: its partitions move within --cluster-lease-ttl)", p, s.cluster.ID())})
+			return nil
+		case !local:
+			if s.forward(w, r, url, body, hop < maxReroutes) {
+				return nil
+			}
+			continue // the owner gave the partition up meanwhile
+		}
+		l, err := s.cluster.Local(ctx, p, seq)
+		if errors.Is(err, cluster.ErrNotOwner) && !forwarded && hop < maxReroutes {
+			continue // given up while waiting: route again
+		}
+		if err != nil {
+			s.clusterError(w, r, err, "")
+			return nil
+		}
+		return l
 	}
-	l, err := s.cluster.Local(ctx, p, seq)
-	if err != nil {
-		s.clusterError(w, r, err, "")
-		return nil
-	}
-	return l
 }
 
 // forwardClient forwards requests to other nodes.
 var forwardClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
 
 // forward sends r, with body, to the node at base and copies its answer.
-func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, body []byte) {
+// With reroute, a refusal because that node does not own the partition
+// (notOwnerHeader) is not copied: forward returns false and the caller
+// routes the request again.
+func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, body []byte, reroute bool) bool {
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		s.error(w, r, err, "")
-		return
+		return true
 	}
 	for _, h := range []string{"Authorization", "Content-Type", requestIDHeader} {
 		if v := r.Header.Get(h); v != "" {
@@ -232,9 +256,13 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 	if err != nil {
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_owner", Message: "the partition's owner did not answer: " + err.Error()})
-		return
+		return true
 	}
 	defer resp.Body.Close()
+	if reroute && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(notOwnerHeader) != "" {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		return false
+	}
 	for _, h := range []string{"Content-Type", "Retry-After", "X-Content-Type-Options"} {
 		if v := resp.Header.Get(h); v != "" {
 			w.Header().Set(h, v)
@@ -242,6 +270,7 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
+	return true
 }
 
 // clusterError answers err: the cluster's own errors first, then as a
@@ -250,6 +279,9 @@ func (s *server) clusterError(w http.ResponseWriter, r *http.Request, err error,
 	switch {
 	case errors.Is(err, cluster.ErrNotCaughtUp), errors.Is(err, cluster.ErrNotOwner), errors.Is(err, cluster.ErrClosed):
 		w.Header().Set("Retry-After", "1")
+		if errors.Is(err, cluster.ErrNotOwner) && r.Header.Get(forwardedHeader) != "" {
+			w.Header().Set(notOwnerHeader, "1") // the forwarding node routes it again
+		}
 		s.fail(w, r, http.StatusServiceUnavailable, apiError{Code: "not_caught_up", Message: err.Error()})
 	case errors.Is(err, cluster.ErrBadID):
 		s.fail(w, r, http.StatusNotFound, apiError{Code: "not_found", Message: err.Error()})
@@ -399,9 +431,21 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 	// so the selector sees every acknowledged record.
 	ctx, cancel := context.WithTimeout(r.Context(), s.lim.requestTimeout)
 	defer cancel()
-	if _, err := s.cluster.CatchUp(ctx, p); err != nil {
-		s.clusterError(w, r, err, "")
-		return
+	for hop := 0; ; hop++ {
+		caught, err := s.cluster.CatchUp(ctx, p)
+		if errors.Is(err, cluster.ErrNotOwner) && r.Header.Get(forwardedHeader) == "" && hop < maxReroutes {
+			// Given up while catching up (a rebalance): route again.
+			if l = s.owned(w, r, p, body); l == nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			s.clusterError(w, r, err, "")
+			return
+		}
+		l = caught // the partition as it is now (it may have been reopened)
+		break
 	}
 	locSel := sel
 	if len(sel.IDs) > 0 {

@@ -22,4 +22,8 @@ var (
 	ErrClosed = errors.New("lazymem: cluster: closed")
 	// ErrBadID: a public id whose partition is out of range.
 	ErrBadID = errors.New("lazymem: cluster: not a record id of this cluster")
+
+	// errMoved: the partition a caller waited on was closed meanwhile
+	// (this node gave up its lease); Node.Local looks it up again.
+	errMoved = errors.New("lazymem: cluster: the partition was released while waiting")
 )

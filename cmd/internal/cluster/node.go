@@ -197,25 +197,43 @@ func (n *Node) Route(ctx context.Context, p int) (url string, local bool, err er
 
 // Local is partition p's store when this node owns it, after waiting
 // until it has applied the stream through minSeq (0: no wait) or ctx is
-// done (ErrNotCaughtUp). ErrNotOwner when the partition is not open here.
+// done (ErrNotCaughtUp). ErrNotOwner when the partition is not open here,
+// also when this node gives it up during the wait (a rebalance, a lease
+// lost): the waiter is told at once, not at its deadline. A partition
+// released and taken back during the wait is waited on again.
 func (n *Node) Local(ctx context.Context, p int, minSeq uint64) (*Local, error) {
-	n.mu.RLock()
-	pt, ok := n.parts[p]
-	n.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: partition %d", ErrNotOwner, p)
-	}
-	select {
-	case <-pt.ready:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: partition %d: its store is still opening", ErrNotCaughtUp, p)
-	}
-	if minSeq > 0 {
-		if err := pt.wait(ctx, minSeq); err != nil {
-			return nil, err
+	for {
+		n.mu.RLock()
+		pt, ok := n.parts[p]
+		n.mu.RUnlock()
+		if !ok {
+			return nil, fmt.Errorf("%w: partition %d", ErrNotOwner, p)
 		}
+		select {
+		case <-pt.closing:
+			// Still listed while closing: the node is closing (release
+			// unlists a partition before it closes it).
+			return nil, fmt.Errorf("%w: partition %d is closing", ErrNotOwner, p)
+		default:
+		}
+		select {
+		case <-pt.ready:
+		case <-pt.closing:
+			continue
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: partition %d: its store is still opening", ErrNotCaughtUp, p)
+		}
+		if minSeq > 0 {
+			err := pt.wait(ctx, minSeq)
+			if errors.Is(err, errMoved) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		return &Local{pt: pt}, nil
 	}
-	return &Local{pt: pt}, nil
 }
 
 // Local is an owned partition's store with the id translations.

@@ -321,3 +321,54 @@ func TestBookkeepingLags(t *testing.T) {
 		t.Fatalf("resumed at %d with %d records; want %d and %d", s.Resumed[fmt.Sprint(p)], s.Records[fmt.Sprint(p)], last, len(want))
 	}
 }
+
+// TestLocalReleasedWhileWaiting: a read waiting for a partition to catch
+// up is told when the node gives the partition up (a rebalance, a lease
+// lost) instead of waiting on a store nothing applies any more until its
+// deadline; if the node has taken the partition back meanwhile, the read
+// waits on the reopened one. (Before, such a read stayed blocked for the
+// whole request timeout: TestClusterDaemon's forgets failed with
+// "context deadline exceeded" when a rebalance overlapped them.)
+func TestLocalReleasedWhileWaiting(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	n := testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	waitOwned(t, n)
+	const p = 0
+	n.mu.RLock()
+	pt := n.parts[p]
+	n.mu.RUnlock()
+	// The apply loop cannot end another round: the read waits.
+	pt.applyMu.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type result struct {
+		l   *Local
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := n.CatchUp(ctx, p)
+		got <- result{l, err}
+	}()
+	select {
+	case r := <-got:
+		t.Fatalf("CatchUp returned while the apply loop was held: %v", r.err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	released := make(chan struct{})
+	go func() {
+		n.release(p)
+		close(released)
+	}()
+	r := <-got
+	switch {
+	case errors.Is(r.err, ErrNotOwner):
+	case r.err == nil && r.l.pt != pt:
+		// Taken back by the lease loop and waited on again.
+	default:
+		t.Errorf("CatchUp on a partition released while waiting: %v (same store: %v), want ErrNotOwner or the reopened partition", r.err, r.l != nil && r.l.pt == pt)
+	}
+	pt.applyMu.Unlock()
+	<-released
+}

@@ -88,15 +88,19 @@ type partition struct {
 	forgetSeq, compactedSeq, compactedExpired uint64
 	snapWG                                    sync.WaitGroup
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	// closing is closed when close begins: waiters (wait, Node.Local)
+	// stop waiting on a partition this node gives up, and look again.
+	closing   chan struct{}
+	closeOnce sync.Once
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 // openPartition starts partition p's loop: it opens the store, then
 // applies the stream from the sequence after the last one applied.
 func (n *Node) openPartition(p int) *partition {
 	pt := &partition{n: n, p: p, dir: filepath.Join(n.opts.Dir, fmt.Sprintf("p%d", p)),
-		advanced: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{})}
+		advanced: make(chan struct{}), ready: make(chan struct{}), closing: make(chan struct{}), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	pt.cancel = cancel
 	go pt.run(ctx)
@@ -507,7 +511,8 @@ func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
 // wait blocks until the partition is applied through seq, or has
 // applied every message the stream held when wait was called (seq may be
 // another partition's, or math.MaxUint64 for "everything"), or ctx is
-// done.
+// done (ErrNotCaughtUp), or the partition is closing (errMoved: nothing
+// would advance it any more).
 func (pt *partition) wait(ctx context.Context, seq uint64) error {
 	pt.mu.Lock()
 	r0 := pt.started
@@ -521,6 +526,8 @@ func (pt *partition) wait(ctx context.Context, seq uint64) error {
 		}
 		select {
 		case <-ch:
+		case <-pt.closing:
+			return errMoved
 		case <-ctx.Done():
 			return fmt.Errorf("%w: partition %d applied through %d, want %d", ErrNotCaughtUp, pt.p, applied, seq)
 		}
@@ -529,6 +536,7 @@ func (pt *partition) wait(ctx context.Context, seq uint64) error {
 
 // close stops applying and snapshotting and closes the store.
 func (pt *partition) close() error {
+	pt.closeOnce.Do(func() { close(pt.closing) })
 	pt.cancel()
 	<-pt.done
 	pt.snapWG.Wait()
