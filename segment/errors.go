@@ -30,6 +30,11 @@ var (
 	// failed for a reason other than space). Reads go on; writes need the
 	// log closed and opened again.
 	ErrFailed = errors.New("lazymem: segment: log failed; close and reopen it")
+	// ErrStopped is wrapped, with ErrFailed, by a fatal report after which
+	// Pebble's goroutine was parked (Parked): the store takes no more
+	// writes and cannot be closed; only a restart of the process reopens
+	// it (every acknowledged record is in the log). Reads go on.
+	ErrStopped = errors.New("lazymem: segment: the storage engine stopped; restart the process")
 )
 
 // CorruptionError reports stored data that failed verification. Segment is

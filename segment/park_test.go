@@ -205,3 +205,19 @@ func quitOnCancel(cmd *exec.Cmd) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 20 * time.Second
 }
+
+// TestFatalErrorStopped: a fatal report after which QuietLogger parks
+// wraps ErrStopped (the daemon answers it 503 "stopped": only a restart
+// helps), besides ErrFailed and its cause; one after which Pebble stops
+// safely by itself does not.
+func TestFatalErrorStopped(t *testing.T) {
+	parked := fatalError("MANIFEST write failed: %v", []any{syscall.ENOSPC})
+	if !Parked(parked) || !errors.Is(parked, ErrStopped) || !errors.Is(parked, ErrFailed) || !errors.Is(parked, syscall.ENOSPC) {
+		t.Fatalf("parked report %v: Parked %v, ErrStopped %v, ErrFailed %v, ENOSPC %v", parked, Parked(parked),
+			errors.Is(parked, ErrStopped), errors.Is(parked, ErrFailed), errors.Is(parked, syscall.ENOSPC))
+	}
+	safe := fatalError("pebble: fatal commit error: %v", []any{syscall.ENOSPC})
+	if Parked(safe) || errors.Is(safe, ErrStopped) || !errors.Is(safe, ErrFailed) {
+		t.Fatalf("commit error %v: Parked %v, ErrStopped %v", safe, Parked(safe), errors.Is(safe, ErrStopped))
+	}
+}

@@ -145,10 +145,14 @@ func (e *pebbleFatal) Error() string {
 }
 
 func (e *pebbleFatal) Unwrap() []error {
-	if e.cause == nil {
-		return []error{ErrFailed}
+	errs := []error{ErrFailed}
+	if e.parked {
+		errs = append(errs, ErrStopped)
 	}
-	return []error{ErrFailed, e.cause}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
 }
 
 // isDiskFull reports whether err comes from a full disk.

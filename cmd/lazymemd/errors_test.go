@@ -13,6 +13,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/segment"
 )
 
 // TestClassify: every error the engine returns maps to its documented
@@ -32,6 +33,7 @@ func TestClassify(t *testing.T) {
 		field   string
 	}{
 		{"disk full", enospc, false, http.StatusInsufficientStorage, "disk_full", ""},
+		{"storage engine stopped by a full disk", fmt.Errorf("lazymem: engine: append: %w", fmt.Errorf("%w: %w: %w", segment.ErrFailed, segment.ErrStopped, syscall.ENOSPC)), false, http.StatusServiceUnavailable, "stopped", ""},
 		{"disk full, bare", syscall.ENOSPC, false, http.StatusInsufficientStorage, "disk_full", ""},
 		{"disk full inside an embed error", fmt.Errorf("%w: cache: %w", engine.ErrEmbed, enospc), false, http.StatusInsufficientStorage, "disk_full", ""},
 		{"quota", &os.SyscallError{Syscall: "fsync", Err: syscall.EDQUOT}, false, http.StatusInsufficientStorage, "disk_full", ""},

@@ -473,6 +473,11 @@ func classify(err error, prefix string, expired bool, timeout time.Duration) (in
 	var we *wire.Error
 	var fe *engine.FieldError
 	switch {
+	case errors.Is(err, segment.ErrStopped):
+		// First, even when a full disk caused it: freeing space does not
+		// bring a stopped storage engine back, a restart does.
+		return http.StatusServiceUnavailable, apiError{Code: "stopped",
+			Message: "the store's storage engine stopped after a failed write (reads go on; restart the daemon to write again): " + msg}
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		// First: a full disk can surface wrapped in any of the engine's
 		// errors, and it is the one the operator must act on.
