@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lazymem/lazymem/engine/embed"
@@ -65,8 +66,19 @@ func TestCacheParkedDuringClose(t *testing.T) {
 	if _, _, err := c.get(context.Background(), ns, texts, nil); err != nil {
 		t.Fatal(err)
 	}
+	closeWhileParked(t, hold, c.disk, func(f func()) { c.beforeClose = f }, c.close)
+}
+
+// closeWhileParked starts a flush of pdb that reaches hold's MANIFEST
+// sync, then runs closeStore with the sync released just before Pebble's
+// Close (setHook installs the store's beforeClose): the flush is parked
+// while Close waits for it. closeStore must return the parked report, not
+// hang. On success the child process exits at once: the parked
+// goroutine stays.
+func closeWhileParked(t *testing.T, hold *manifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error) {
+	t.Helper()
 	hold.armed.Store(true)
-	if _, err := c.disk.AsyncFlush(); err != nil {
+	if _, err := pdb.AsyncFlush(); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -74,9 +86,10 @@ func TestCacheParkedDuringClose(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the flush did not reach the MANIFEST sync")
 	}
-	c.beforeClose = func() { close(hold.release) }
+	setHook(func() { close(hold.release) })
+	var err error
 	done := make(chan struct{})
-	go func() { defer close(done); err = c.close() }()
+	go func() { defer close(done); err = closeStore() }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):

@@ -1,17 +1,12 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
-	"github.com/lazymem/lazymem/segment"
 )
 
 // TestCoreParkedDuringClose: a flush of the core store is parked by the
@@ -34,28 +29,5 @@ func TestCoreParkedDuringClose(t *testing.T) {
 	if err := cs.pdb.Set(metaKey("park-test"), []byte("x"), pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
-	hold.armed.Store(true)
-	if _, err := cs.pdb.AsyncFlush(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-hold.reached:
-	case <-time.After(time.Minute):
-		t.Fatal("the flush did not reach the MANIFEST sync")
-	}
-	cs.beforeClose = func() { close(hold.release) }
-	done := make(chan struct{})
-	go func() { defer close(done); err = cs.close() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("close with a flush parked meanwhile hung")
-	}
-	if !segment.Parked(err) || !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("close: %v, want the parked report", err)
-	}
-	if !t.Failed() {
-		fmt.Println(parkChildOK)
-		os.Exit(0) // before TestMain's goroutine-leak check: the parked goroutine stays
-	}
+	closeWhileParked(t, hold, cs.pdb, func(f func()) { cs.beforeClose = f }, cs.close)
 }
