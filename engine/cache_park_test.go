@@ -66,7 +66,7 @@ func TestCacheParkedDuringClose(t *testing.T) {
 	if _, _, err := c.get(context.Background(), ns, texts, nil); err != nil {
 		t.Fatal(err)
 	}
-	closeWhileParked(t, hold, c.disk, func(f func()) { c.beforeClose = f }, c.close)
+	closeWhileParked(t, hold, c.disk, func(f func()) { c.beforeClose = f }, c.close, nil)
 }
 
 // closeWhileParked starts a flush of pdb that reaches hold's MANIFEST
@@ -74,8 +74,9 @@ func TestCacheParkedDuringClose(t *testing.T) {
 // Close (setHook installs the store's beforeClose): the flush is parked
 // while Close waits for it. closeStore must return the parked report, not
 // hang. On success the child process exits at once: the parked
-// goroutine stays.
-func closeWhileParked(t *testing.T, hold *manifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error) {
+// goroutine stays. stopped, if not nil, must then return the parked
+// report (the store's own account of it, as a readiness probe reads it).
+func closeWhileParked(t *testing.T, hold *manifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error, stopped func() error) {
 	t.Helper()
 	hold.armed.Store(true)
 	if _, err := pdb.AsyncFlush(); err != nil {
@@ -97,6 +98,11 @@ func closeWhileParked(t *testing.T, hold *manifestSyncHold, pdb *pebble.DB, setH
 	}
 	if !segment.Parked(err) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("close: %v, want the parked report", err)
+	}
+	if stopped != nil {
+		if err := stopped(); !segment.Parked(err) || !errors.Is(err, segment.ErrStopped) {
+			t.Fatalf("Stopped after the park: %v, want the parked report", err)
+		}
 	}
 	if !t.Failed() {
 		fmt.Println(parkChildOK)

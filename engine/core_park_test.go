@@ -29,5 +29,8 @@ func TestCoreParkedDuringClose(t *testing.T) {
 	if err := cs.pdb.Set(metaKey("park-test"), []byte("x"), pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
-	closeWhileParked(t, hold, cs.pdb, func(f func()) { cs.beforeClose = f }, cs.close)
+	if err := db.Stopped(); err != nil {
+		t.Fatalf("Stopped before any park: %v", err)
+	}
+	closeWhileParked(t, hold, cs.pdb, func(f func()) { cs.beforeClose = f }, cs.close, db.Stopped)
 }

@@ -484,6 +484,22 @@ type Metrics struct {
 	Cache       CacheMetrics
 }
 
+// Stopped returns the report after which the storage engine of the log
+// or of the core store stopped (segment.ErrStopped wraps it; a goroutine
+// of it is parked for good), or nil. Once it is non-nil, appends and
+// core-memory writes fail until the process restarts; reads of the log go
+// on. A daemon's readiness probe answers with it. (The embedding cache
+// is derived data: a stopped cache is not a stopped store.)
+func (db *DB) Stopped() error {
+	if err := db.log.Stopped(); err != nil {
+		return err
+	}
+	if db.core != nil {
+		return db.core.park.Err()
+	}
+	return nil
+}
+
 // Metrics returns a snapshot.
 func (db *DB) Metrics() Metrics {
 	db.mu.RLock()

@@ -91,5 +91,10 @@ func (g *ParkGuard) CloseBatch(b *pebble.Batch) {
 	}
 }
 
+// Stopped returns the report after which a goroutine of the log's
+// storage engine was parked (ErrStopped wraps it), or nil: once it is
+// non-nil the log takes no more writes until the process restarts.
+func (l *Log) Stopped() error { return l.park.Err() }
+
 // closeBatch is the log's CloseBatch.
 func (l *Log) closeBatch(b *pebble.Batch) { l.park.CloseBatch(b) }

@@ -137,6 +137,9 @@ func TestParkedDuringCommit(t *testing.T) {
 	if !Parked(err) || !errors.Is(err, ErrFailed) {
 		t.Fatalf("append: %v, want the parked report", err)
 	}
+	if err := l.Stopped(); !Parked(err) || !errors.Is(err, ErrStopped) {
+		t.Fatalf("Stopped after the park: %v, want the parked report", err)
+	}
 	within(t, 30*time.Second, "an append after the park", func() { _, err = l.Append(ctx, []byte("after")) })
 	if !Parked(err) {
 		t.Fatalf("append after the park: %v, want the parked report", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/lazymem/lazymem/internal/testenv"
 
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/segment"
 )
 
 // TestLifecycleGate: before the store is open only the liveness probe
@@ -51,6 +52,19 @@ func TestLifecycleGate(t *testing.T) {
 	check("open", map[string]int{"/v1/live": 200, "/v1/ready": 200, "/v1/health": 200, "/v1/records": 200, "/v1/stats": 200}, "")
 	if db.Metrics().Log.Next != 2 {
 		t.Fatalf("one append went through; next id %d", db.Metrics().Log.Next)
+	}
+	// A store whose storage engine stopped (engine's DB.Stopped, proven
+	// by the engine's and segment's park tests) is not ready: only a
+	// restart brings it back.
+	st := newServer(db, defaultLimits())
+	st.stopped = func() error { return fmt.Errorf("log: %w", segment.ErrStopped) }
+	tst := httptest.NewServer(st.routes())
+	defer tst.Close()
+	for _, path := range []string{"/v1/ready", "/v1/health"} {
+		var ready map[string]string
+		if code := call(t, "GET", tst.URL+path, "", &ready); code != 503 || ready["status"] != "stopped" || !strings.Contains(ready["error"], "restart") {
+			t.Errorf("%s with the storage engine stopped: %d %v, want 503 status stopped naming the restart", path, code, ready)
+		}
 	}
 	s.state.Store(stateClosing)
 	check("closing", map[string]int{"/v1/live": 200, "/v1/ready": 503, "/v1/records": 503}, "closed")

@@ -58,6 +58,9 @@ type server struct {
 	// cluster is the node in cluster mode (cluster.go), set before the
 	// state turns ready; nil for a standalone daemon.
 	cluster *cluster.Node
+	// stopped reports a store whose storage engine stopped (db.Stopped;
+	// set with db), which the readiness probe answers 503.
+	stopped func() error
 }
 
 // newServer serves db within lim; the caller sets the optional fields.
@@ -79,6 +82,7 @@ func newServer(db *engine.DB, lim limits) *server {
 // open starts serving db.
 func (s *server) open(db *engine.DB) {
 	s.db = db
+	s.stopped = db.Stopped
 	s.state.Store(stateReady)
 }
 
@@ -186,10 +190,18 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// ready answers 200 once the store is open and until shutdown starts.
+// ready answers 200 once the store is open and until shutdown starts,
+// unless its storage engine stopped (a restart is the only way back: an
+// orchestrator's readiness probe should route writes elsewhere).
 func (s *server) ready(w http.ResponseWriter, r *http.Request) {
 	switch s.state.Load() {
 	case stateReady:
+		if s.stopped != nil {
+			if err := s.stopped(); err != nil {
+				s.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "stopped", "error": err.Error()})
+				return
+			}
+		}
 		s.reply(w, http.StatusOK, map[string]string{"status": "ok"})
 	case stateOpening:
 		s.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "opening"})

@@ -205,6 +205,10 @@ def test_probes_false_on_503(stub) -> None:
     with pytest.raises(Busy) as ei:
         c._call("GET", "/v1/ready", None, idempotent=True, retries=0)
     assert ei.value.code == "closing" and ei.value.message == "the store is closing"
+    script.replies = [(503, {}, {"status": "stopped", "error": "lazymem: segment: the storage engine stopped; restart the process"})]
+    with pytest.raises(Busy) as ei:
+        c._call("GET", "/v1/ready", None, idempotent=True, retries=0)
+    assert ei.value.code == "stopped" and "restart the process" in ei.value.message
     script.replies = [(200, {}, {"status": "ok"})]
     assert c.ready() and c.health() and c.live()
 

@@ -60,7 +60,7 @@ export class TooLarge extends LazymemError {}
 export class UnsupportedMediaType extends LazymemError {}
 /** 500 (internal) or 502 (the embedder failed). */
 export class ServerError extends LazymemError {}
-/** 503: busy or starting (retry after Retry-After), timeout, closed or canceled; from a probe, code is its status ("opening", "closing"). */
+/** 503: busy or starting (retry after Retry-After), timeout, closed or canceled; from a probe, code is its status ("opening", "closing", "stopped"). */
 export class Busy extends LazymemError {}
 /** 507: the store's disk is full; nothing was written. */
 export class DiskFull extends LazymemError {}
@@ -89,9 +89,11 @@ export function errorFor(status: number, body: unknown, retryAfter?: number): La
     field = typeof d.field === "string" && d.field !== "" ? d.field : undefined;
     message = typeof d.message === "string" ? d.message : "";
   } else if (typeof body === "object" && body !== null && typeof (body as { status?: unknown }).status === "string") {
-    // A probe's 503: {"status": "opening"} or {"status": "closing"}.
-    code = (body as { status: string }).status;
-    message = `the store is ${code}`;
+    // A probe's 503: {"status": "opening"}, {"status": "closing"} or
+    // {"status": "stopped", "error": "..."} (the storage engine stopped).
+    const b = body as { status: string; error?: unknown };
+    code = b.status;
+    message = typeof b.error === "string" && b.error !== "" ? b.error : `the store is ${code}`;
   } else if (typeof body === "string") {
     message = body.trim();
   }

@@ -3,9 +3,10 @@
 // same snake_case keys. `npm run check-types` compares the two.
 // Times are RFC 3339 strings, as on the wire (nanoseconds kept).
 
-/** A probe's reply: "ok"; with a 503 from /v1/ready or /v1/health, "opening" or "closing". */
+/** A probe's reply: "ok"; with a 503 from /v1/ready or /v1/health, "opening", "closing" or "stopped" (then error names the storage engine's report; restart the process). */
 export interface Status {
-  status: "ok" | "opening" | "closing";
+  status: "ok" | "opening" | "closing" | "stopped";
+  error?: string;
 }
 
 /** Every error reply's body (schema Error). */

@@ -179,6 +179,10 @@ test("a probe's 503 body gives the code", async () => {
   const e = errorFor(503, { status: "closing" });
   assert.ok(e instanceof Busy);
   assert.deepEqual([e.code, e.message], ["closing", "the store is closing"]);
+  const s = errorFor(503, { status: "stopped", error: "lazymem: segment: the storage engine stopped; restart the process" });
+  assert.ok(s instanceof Busy);
+  assert.equal(s.code, "stopped");
+  assert.match(s.message, /restart the process/);
 });
 
 test("parseRetryAfter", () => {

@@ -94,7 +94,7 @@ class ServerError(LazymemError):
 
 class Busy(LazymemError):
     """503: busy or starting (retry after Retry-After), timeout, closed or canceled;
-    from a probe, code is the probe's status ("opening", "closing")."""
+    from a probe, code is the probe's status ("opening", "closing", "stopped")."""
 
 
 class DiskFull(LazymemError):
@@ -123,9 +123,10 @@ def error_for(status: int, body: Any, retry_after: Optional[float] = None) -> La
         field = detail.get("field") or None
         message = str(detail.get("message") or "")
     elif isinstance(body, dict) and isinstance(body.get("status"), str):
-        # A probe's 503: {"status": "opening"} or {"status": "closing"}.
+        # A probe's 503: {"status": "opening"}, {"status": "closing"} or
+        # {"status": "stopped", "error": "..."} (the storage engine stopped).
         code = body["status"]
-        message = f"the store is {code}"
+        message = str(body.get("error") or f"the store is {code}")
     elif isinstance(body, str):
         message = body.strip()
     if not message:
