@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lazymem/lazymem/internal/testwatch"
 	"go.uber.org/goleak"
 )
 
@@ -14,6 +15,7 @@ import (
 var cleanups []func()
 
 func TestMain(m *testing.M) {
+	testwatch.Start()
 	code := m.Run()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()

@@ -9,10 +9,14 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/internal/testwatch"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testwatch.Start()
+	goleak.VerifyTestMain(m)
+}
 
 // memSource is a fake log.
 type memSource struct{ docs []*Doc }

@@ -11,10 +11,14 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/internal/testwatch"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testwatch.Start()
+	goleak.VerifyTestMain(m)
+}
 
 var ctx = context.Background()
 

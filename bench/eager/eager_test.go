@@ -6,13 +6,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lazymem/lazymem/internal/testwatch"
 	"go.uber.org/goleak"
 
 	"github.com/lazymem/lazymem/bench/workload"
 	"github.com/lazymem/lazymem/engine/embed"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testwatch.Start()
+	goleak.VerifyTestMain(m)
+}
 
 const testSeed = 42
 

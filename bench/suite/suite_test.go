@@ -9,10 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lazymem/lazymem/internal/testwatch"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testwatch.Start()
+	goleak.VerifyTestMain(m)
+}
 
 const testSeed = 7
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lazymem/lazymem/internal/testwatch"
 	"go.uber.org/goleak"
 )
 
@@ -15,6 +16,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	testwatch.Start()
 	code := m.Run()
 	closeFuzzStore()
 	closeFuzzHTTP()
