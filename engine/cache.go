@@ -171,6 +171,9 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 		// data-block read, and float32 vectors do not compress, so block
 		// compression would only cost CPU on every read (measured: snappy
 		// decoding was a third of a warm recall at 1M records).
+		// A canceled Compact must not leave a picked compaction behind (see
+		// segment.CompactionScheduler); it keeps no state, so reopens share it.
+		c.popts.Experimental.CompactionScheduler = segment.CompactionScheduler()
 		c.popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 		c.popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
 		d, err := c.openDisk(cfg.dir)

@@ -109,6 +109,9 @@ func openCoreStore(db *DB) (*coreStore, error) {
 	// listeners delete what it archives (as the embedding cache does).
 	popts := &pebble.Options{FS: fs, Logger: segment.QuietLogger{OnFatal: onFatal, Opening: cs.opening.Load},
 		Cleaner: pebble.ArchiveCleaner{}}
+	// A canceled Compact must not leave a picked compaction behind (see
+	// segment.CompactionScheduler).
+	popts.Experimental.CompactionScheduler = segment.CompactionScheduler()
 	onErr := func(err error) { db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err)) }
 	popts.EventListener = &pebble.EventListener{
 		BackgroundError: onErr,

@@ -372,14 +372,19 @@ func (l *Log) flush(ctx context.Context, db *pebble.DB) error {
 	}
 }
 
-// compactAll compacts the whole keyspace, unless a compaction fails for
-// want of space: Pebble retries a failed manual compaction until it
-// succeeds, so DB.Compact would wait until space returns. It is cancelled
-// then (compactions already running finish or fail on their own).
+// compactAll compacts the whole keyspace, unless a compaction, or the
+// flush that DB.Compact starts first, fails for want of space: Pebble
+// retries a failed manual compaction or flush until it succeeds, so
+// DB.Compact would wait until space returns. It is cancelled then
+// (compactions and flushes already running finish or fail on their own).
+// The flush matters although Compact flushed just before: records sealed
+// meanwhile fill the memtable again (TestDiskFullModel hung 4 minutes in
+// DB.Compact waiting for such a flush, retried every 500 ms).
 func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	seen := l.pebbleCorruptions.Load()
+	flushFails := l.bgFull.Load()
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -390,7 +395,10 @@ func (l *Log) compactAll(ctx context.Context, db *pebble.DB) error {
 			case <-cctx.Done():
 				return
 			case <-tick.C:
-				if l.compFull.Load() > 0 {
+				// bgFull counts consecutive flushes that failed for want of
+				// space (0 after one succeeds): any change to a non-zero
+				// count is a flush failing now.
+				if n := l.bgFull.Load(); l.compFull.Load() > 0 || (n > 0 && n != flushFails) {
 					cancel(diskFull("compact", syscall.ENOSPC))
 					return
 				}

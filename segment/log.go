@@ -267,11 +267,9 @@ func openRecovering(dir string, popts *pebble.Options) (db *pebble.DB, err error
 	// Pebble's default compaction scheduler starts a goroutine when Open
 	// registers the DB and stops it only in Close: an Open that fails after
 	// that (a full disk, a failed sync) leaks it, and the reopen after a
-	// full disk may try Open many times. This one starts no goroutine. All
-	// it lacks is re-sampling the allowed compaction concurrency every
-	// 100 ms, which is constant here (Pebble's default range, 1 to 1). A
-	// scheduler serves one DB: a fresh one per attempt.
-	popts.Experimental.CompactionScheduler = pebble.NewConcurrencyLimitSchedulerWithNoPeriodicGrantingForTest()
+	// full disk may try Open many times. CompactionScheduler starts none,
+	// and keeps no picked compaction waiting (see there).
+	popts.Experimental.CompactionScheduler = CompactionScheduler()
 	defer func() {
 		if r := recover(); r != nil {
 			db = nil
