@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -120,7 +121,7 @@ func modelRun(t *testing.T, capacity, full, slack int64) modelResult {
 		}
 		return false
 	}
-	appendOne := func(l *Log, i int) error {
+	makeBatch := func(i int) [][]byte {
 		batch := make([][]byte, 1+i%4)
 		for j := range batch {
 			p := make([]byte, 3000+rng.IntN(2000))
@@ -130,6 +131,9 @@ func modelRun(t *testing.T, capacity, full, slack int64) modelResult {
 			batch[j] = fmt.Appendf(p[:0:0], "r%d-%d %s", i, j, p)
 			attempted[string(batch[j])] = true
 		}
+		return batch
+	}
+	appendBatch := func(l *Log, batch [][]byte) error {
 		first, err := l.AppendBatch(ctx, batch)
 		if err != nil {
 			return err
@@ -139,6 +143,7 @@ func modelRun(t *testing.T, capacity, full, slack int64) modelResult {
 		}
 		return nil
 	}
+	appendOne := func(l *Log, i int) error { return appendBatch(l, makeBatch(i)) }
 
 	l, err := Open("db", opts)
 	if err != nil {
@@ -186,18 +191,25 @@ func modelRun(t *testing.T, capacity, full, slack int64) modelResult {
 	}
 	// Space returns: appends work again on the same Log.
 	d.grow(1 << 40)
+	// One batch, tried until it is taken (a hang bound, not a measurement:
+	// Pebble retries a failed flush after the listener's backoff, at most
+	// 500 ms). A run that never recovers fails with the log's state
+	// instead of running into the package's timeout.
 	var aerr error
-	for try := 0; try < 200_000; try++ {
-		if aerr = appendOne(l, 1000+try); aerr == nil {
+	batch := makeBatch(1000)
+	for deadline := time.Now().Add(2 * time.Minute); ; waitBrief() {
+		if aerr = appendBatch(l, batch); aerr == nil || !errors.Is(aerr, ErrDiskFull) || time.Now().After(deadline) {
 			break
 		}
-		if !errors.Is(aerr, ErrDiskFull) {
-			break
-		}
-		waitBrief()
 	}
 	if aerr != nil {
-		t.Errorf("%s: append after space returned: %v", name, aerr)
+		var bgErr error
+		if p := l.bgErr.Load(); p != nil {
+			bgErr = *p
+		}
+		free, _ := l.avail()
+		t.Errorf("%s: append after space returned: %v (failed flushes in a row %d, last %v; failed compactions in a row %d; reserve held %v; free %d bytes; refused writes %d)",
+			name, aerr, l.bgFull.Load(), bgErr, l.compFull.Load(), l.reserveHeld.Load(), free, d.refused.Load())
 	}
 	crashed := mem.CrashClone(vfs.CrashCloneCfg{})
 	if err := l.Close(); err != nil {
