@@ -1,14 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,27 +12,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/internal/parktest"
 	"github.com/lazymem/lazymem/segment"
 )
-
-// manifestSyncHold holds the next MANIFEST sync, once armed, until
-// released, then fails it with ENOSPC: the flush installing its sstable
-// is then parked by the logger, holding Pebble's mutex and its flush.
-type manifestSyncHold struct {
-	armed            atomic.Bool
-	reached, release chan struct{}
-}
-
-func (h *manifestSyncHold) MaybeError(op errorfs.Op) error {
-	if op.Kind != errorfs.OpFileSync || !strings.Contains(op.Path, "MANIFEST") || !h.armed.CompareAndSwap(true, false) {
-		return nil
-	}
-	close(h.reached)
-	<-h.release
-	return &os.PathError{Op: "injected", Path: op.Path, Err: syscall.ENOSPC}
-}
-
-func (h *manifestSyncHold) String() string { return "MANIFEST sync held, then ENOSPC" }
 
 // TestCacheParkedDuringClose: a flush of the embedding cache's disk tier
 // is parked by the logger after close checked for a parked goroutine and
@@ -45,11 +22,10 @@ func (h *manifestSyncHold) String() string { return "MANIFEST sync held, then EN
 // report instead of waiting for good (segment.ParkGuard). It runs in a
 // child process: the parked goroutine outlives the test.
 func TestCacheParkedDuringClose(t *testing.T) {
-	if os.Getenv("LAZYMEM_PARK_CHILD") != t.Name() {
-		runParkChild(t)
+	if !parktest.Child(t) {
 		return
 	}
-	hold := &manifestSyncHold{reached: make(chan struct{}), release: make(chan struct{})}
+	hold := parktest.NewManifestSyncHold()
 	emb, err := embed.NewHash(embed.HashOptions{Dim: 32})
 	if err != nil {
 		t.Fatal(err)
@@ -76,18 +52,14 @@ func TestCacheParkedDuringClose(t *testing.T) {
 // hang. On success the child process exits at once: the parked
 // goroutine stays. stopped, if not nil, must then return the parked
 // report (the store's own account of it, as a readiness probe reads it).
-func closeWhileParked(t *testing.T, hold *manifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error, stopped func() error) {
+func closeWhileParked(t *testing.T, hold *parktest.ManifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error, stopped func() error) {
 	t.Helper()
-	hold.armed.Store(true)
+	hold.Armed.Store(true)
 	if _, err := pdb.AsyncFlush(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-hold.reached:
-	case <-time.After(time.Minute):
-		t.Fatal("the flush did not reach the MANIFEST sync")
-	}
-	setHook(func() { close(hold.release) })
+	hold.WaitReached(t)
+	setHook(func() { close(hold.Release) })
 	var err error
 	done := make(chan struct{})
 	go func() { defer close(done); err = closeStore() }()
@@ -104,35 +76,5 @@ func closeWhileParked(t *testing.T, hold *manifestSyncHold, pdb *pebble.DB, setH
 			t.Fatalf("Stopped after the park: %v, want the parked report", err)
 		}
 	}
-	if !t.Failed() {
-		fmt.Println(parkChildOK)
-		os.Exit(0) // before TestMain's goroutine-leak check: the parked goroutine stays
-	}
-}
-
-const parkChildOK = "lazymem: park child passed"
-
-// runParkChild runs the calling test alone in a child process, which
-// prints its goroutines if it hangs, and fails if the child fails.
-func runParkChild(t *testing.T) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "LAZYMEM_PARK_CHILD="+t.Name())
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
-	cmd.WaitDelay = 20 * time.Second
-	out, err := cmd.CombinedOutput()
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("the child hung; its goroutines when it was stopped:\n%s", out)
-	case err != nil:
-		t.Fatalf("child: %v\n%s", err, out)
-	case !bytes.Contains(out, []byte(parkChildOK)):
-		t.Fatalf("the child did not run the test:\n%s", out)
-	}
+	parktest.Done(t)
 }

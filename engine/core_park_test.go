@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"os"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/lazymem/lazymem/internal/parktest"
 )
 
 // TestCoreParkedDuringClose: a flush of the core store is parked by the
@@ -16,11 +16,10 @@ import (
 // checked for a parked goroutine first and then waited forever. It runs
 // in a child process: the parked goroutine outlives the test.
 func TestCoreParkedDuringClose(t *testing.T) {
-	if os.Getenv("LAZYMEM_PARK_CHILD") != t.Name() {
-		runParkChild(t)
+	if !parktest.Child(t) {
 		return
 	}
-	hold := &manifestSyncHold{reached: make(chan struct{}), release: make(chan struct{})}
+	hold := parktest.NewManifestSyncHold()
 	db, err := Open("db", Options{FS: errorfs.Wrap(vfs.NewMem(), hold)})
 	if err != nil {
 		t.Fatal(err)
