@@ -35,7 +35,7 @@ import (
 // disk never reaches Pebble's stop points.
 func TestDiskFullModel(t *testing.T) {
 	step, capStep := int64(13), int64(256<<10)
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		step, capStep = 41, 768<<10
 	}
 	if v, err := strconv.ParseInt(os.Getenv("LAZYMEM_FAULT_EVERY"), 10, 64); err == nil && v > 0 {

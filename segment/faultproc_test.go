@@ -40,7 +40,8 @@ import (
 //     retry the flush into a second sstable with the same sequence
 //     numbers; reopening that store panicked, "out of order".)
 //
-// The sweep fails every 10th operation (every 30th with -short): every
+// The sweep fails every 10th operation (every 30th with -short or under
+// the race detector: see raceEnabled): every
 // 3rd took 190 s on the 2-core development machine under load (about 800
 // child processes); set LAZYMEM_FAULT_EVERY=1 for every operation in turn.
 // The subtest manifest fails every MANIFEST operation in turn (ENOSPC).
@@ -56,7 +57,7 @@ func TestFaultInjectionFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	step := int64(10)
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		step = 30
 	}
 	if v, err := strconv.ParseInt(os.Getenv("LAZYMEM_FAULT_EVERY"), 10, 64); err == nil && v > 0 {
