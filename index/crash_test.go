@@ -85,7 +85,7 @@ type crashPoint struct {
 // query and filter exactly like an index rebuilt from that log.
 func TestCrashConsistency(t *testing.T) {
 	seeds := 3
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 1
 	}
 	for seed := 1; seed <= seeds; seed++ {
