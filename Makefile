@@ -1,7 +1,9 @@
 # lazymem: the targets a newcomer can guess.
 GO       ?= go
 PKGS     := ./...
-# Packages whose code starts goroutines run under the race detector in `make test`.
+# Packages whose code starts goroutines run under the race detector in `make test`,
+# with a 20-minute bound per package (a race build is 5-10x slower; a hung test
+# still names itself at the end of the output: internal/testwatch).
 RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./bench/suite ./cmd/lazymemd ./cmd/internal/cluster
 # Single-goroutine measurements the race detector only slows down or skews
 # (a quality figure, allocation counts): they run in the plain pass and are
@@ -19,7 +21,7 @@ build:
 ## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages, the client suites against a real lazymemd (clients/test.sh).
 test: fmt-check tidy-check vet
 	$(GO) test -count=1 $(PKGS)
-	$(GO) test -count=1 -race -skip '$(RACE_SKIP)' $(RACE_PKGS)
+	$(GO) test -count=1 -race -timeout 20m -skip '$(RACE_SKIP)' $(RACE_PKGS)
 	$(GO) test -count=1 -tags purego ./vecmath/
 	GOARCH=arm64 $(GO) vet ./vecmath/
 	sh clients/test.sh
