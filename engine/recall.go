@@ -50,6 +50,10 @@ type RecallStats struct {
 	// modes): the text after time-expression removal, without the
 	// speakers' names (see Query.SpeakerBoost).
 	DenseText string
+	// DenseWeight is the share of the dense evidence the fusion used
+	// (Query.DenseWeight, else Options.DenseWeight: the embedder's
+	// recommendation); 0 in ModeSparse.
+	DenseWeight float64
 	// Since and Until are the effective time window (after ParseTime).
 	Since, Until time.Time
 	// TimeExpr is the time expression ParseTime found, if any.
@@ -123,6 +127,10 @@ type plan struct {
 	// speakers
 	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none
 	speakerOnly bool            // nothing but the speaker is asked about
+	// others: the records of the speakers named after the question's
+	// subject (see findSubject); nil: one speaker, or a joint question.
+	others      *roaring.Bitmap
+	subjectName string
 	// sources
 	cands []cand
 	pos   map[uint64]int // candidate id -> index in cands
@@ -231,6 +239,9 @@ func (db *DB) newPlan(q *Query, t0 time.Time) *plan {
 		p.now = db.opts.Clock()
 	}
 	p.res.Stats.Mode = q.Mode
+	if q.Mode != ModeSparse {
+		p.res.Stats.DenseWeight = q.DenseWeight
+	}
 	return p
 }
 

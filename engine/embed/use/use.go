@@ -195,6 +195,16 @@ func (u *USE) Name() string { return u.name }
 // Dim is 512.
 func (u *USE) Dim() int { return u.m.dim }
 
+// RecommendedFusion is dense weight 0.35 and 50 candidates, measured on
+// LoCoMo (lazy R@1/5/10/25, docs/benchmarks/locomo.md): dense weight 0.2
+// .449/.698/.751/.799, 0.35 .450/.698/.754/.800, 0.5 .439/.688/.752/.803;
+// 200 candidates at 0.35 .450/.697/.755/.801. A small semantic model: its
+// cosine earns more weight than the lexical hash embedder's (0.2), less
+// than a near-perfect embedder's (0.5 or more).
+func (u *USE) RecommendedFusion() embed.Fusion {
+	return embed.Fusion{DenseWeight: 0.35, Candidates: 50}
+}
+
 // Digest is the SHA-256 of the loaded files (see PackageDigest).
 func (u *USE) Digest() string { return u.digest }
 
