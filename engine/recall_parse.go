@@ -156,7 +156,7 @@ func (p *plan) detectSpeakers() error {
 		if err != nil {
 			return err
 		}
-		dense := p.denseText
+		dense, asked := p.denseText, p.denseText
 		if len(named) > 0 {
 			// Spaces collapsed where a name was: the embedded text is also
 			// the cache key.
@@ -164,6 +164,9 @@ func (p *plan) detectSpeakers() error {
 			if dense != "" {
 				p.denseText = dense
 			}
+		}
+		if err := p.findSubject(asked, named); err != nil {
+			return err
 		}
 		if p.speakers != nil && !theLexicon().contentLeft(dense) {
 			p.speakerOnly = true
