@@ -117,6 +117,10 @@ type plan struct {
 	// ParseTime is off (a soft prior; zero: none).
 	dateSince, dateUntil time.Time
 	dateExpr             string
+	// prevExpr names the previous session ("last time", "上次开会"; see
+	// recall_previous.go), prevMeeting when it names a meeting.
+	prevExpr    string
+	prevMeeting bool
 	// filter
 	filter       index.Filter
 	bm           *roaring.Bitmap // the records passing the filters
@@ -199,6 +203,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 	p := db.newPlan(&q, t0)
 	p.parse()
 	if err := p.applyFilter(); err != nil {
+		return nil, err
+	}
+	if err := p.previous(); err != nil {
 		return nil, err
 	}
 	if err := p.detectSpeakers(); err != nil {

@@ -49,7 +49,8 @@ func (p *plan) parse() {
 	st.Since, st.Until = since, until
 	p.queryLowInfo = lx.lowInfo(text)
 	p.denseText = strings.TrimSpace(lx.stripPleasantries(text))
-	p.earlier = lx.asksEarlier(p.denseText)
+	p.denseText, p.prevExpr, p.prevMeeting = lx.findPrevious(p.denseText)
+	p.earlier = p.prevExpr != "" || lx.asksEarlier(p.denseText)
 	p.current = lx.asksCurrent(p.denseText)
 	p.mention = lx.asksMention(p.denseText)
 }
