@@ -162,6 +162,7 @@ type cand struct {
 	superseded bool    // moved above an older candidate answering the same question
 	dated      bool    // its time is in the window of a date the query names
 	neighbours bool    // its score took a share of its session neighbours'
+	timed      bool    // a when question, and its text states a time
 	coverage   float32 // mention questions: the factor of its own words (0: not applied)
 	dense      float32
 	// fact is what fusion reads of the record (facts.go): set by the

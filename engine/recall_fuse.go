@@ -46,6 +46,9 @@ func (p *plan) fuse() error {
 	if err := p.mentions(); err != nil {
 		return err
 	}
+	if err := p.when(); err != nil {
+		return err
+	}
 	if err := p.supersede(); err != nil {
 		return err
 	}
@@ -435,6 +438,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.neighbours {
 		rs = append(rs, "session neighbours")
+	}
+	if c.timed {
+		rs = append(rs, fmt.Sprintf("states a time x%g", whenBoost))
 	}
 	if c.coverage > 0 && c.coverage < 1 {
 		rs = append(rs, fmt.Sprintf("own words x%.2f", c.coverage))
