@@ -64,7 +64,7 @@ type Options struct {
 	// DenseWeight is the share of the dense evidence in weighted fusion
 	// for a recall whose Query.DenseWeight is zero, in (0, 1]. Default:
 	// the embedder's recommendation (embed.FusionAdvisor: the hash
-	// embedder 0.2, USE-lite 0.35, an OpenAI-compatible endpoint 0.5),
+	// embedder and USE-lite 0.2, an OpenAI-compatible endpoint 0.5),
 	// else DefaultDenseWeight. A lexical embedder repeats BM25's evidence
 	// and wants a small weight; a semantic one needs a larger one for its
 	// vectors to count (docs/benchmarks/zh-embedders.md).
