@@ -50,10 +50,6 @@ type RecallStats struct {
 	// modes): the text after time-expression removal, without the
 	// speakers' names (see Query.SpeakerBoost).
 	DenseText string
-	// DenseWeight is the share of the dense evidence the fusion used
-	// (Query.DenseWeight, else Options.DenseWeight: the embedder's
-	// recommendation); 0 in ModeSparse.
-	DenseWeight float64
 	// Since and Until are the effective time window (after ParseTime).
 	Since, Until time.Time
 	// TimeExpr is the time expression ParseTime found, if any.
@@ -247,9 +243,6 @@ func (db *DB) newPlan(q *Query, t0 time.Time) *plan {
 		p.now = db.opts.Clock()
 	}
 	p.res.Stats.Mode = q.Mode
-	if q.Mode != ModeSparse {
-		p.res.Stats.DenseWeight = q.DenseWeight
-	}
 	return p
 }
 

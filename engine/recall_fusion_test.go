@@ -70,8 +70,14 @@ func TestEmbedderFusionDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := res.Stats.DenseWeight; got != c.wantW {
-				t.Errorf("dense weight %g, want %g", got, c.wantW)
+			// The query's defaults as the recall resolves them.
+			pq := c.q
+			pq.Agent = "a"
+			if err := pq.prepare(&db.opts, true); err != nil {
+				t.Fatal(err)
+			}
+			if pq.DenseWeight != c.wantW || pq.Candidates != c.wantCand {
+				t.Errorf("query defaults: dense weight %g, candidates %d; want %g, %d", pq.DenseWeight, pq.Candidates, c.wantW, c.wantCand)
 			}
 			// Every record matches: the BM25 hits are the candidate limit.
 			if got := res.Stats.Hits; got != c.wantCand {

@@ -40,7 +40,7 @@ func (p *plan) findSubject(asked string, named []string) error {
 	}
 	first, at := "", len(text)
 	for _, n := range named {
-		if i := strings.Index(text, strings.ToLower(n)); i >= 0 && i < at {
+		if i := indexWord(text, strings.ToLower(n)); i >= 0 && i < at {
 			first, at = n, i
 		}
 	}
