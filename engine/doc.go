@@ -33,8 +33,12 @@
 //
 //  1. Filter: agents, sessions, roles, metadata Where/Not and the time window
 //     (optionally parsed from the query text: ParseTime) become one roaring
-//     bitmap (index.Filter).
-//  2. Broad: BM25 top Candidates (default max(50, 5*K)) over the bitmap,
+//     bitmap (index.Filter). A question naming the previous session or
+//     meeting ("last time", "上次开会") narrows it to that session when the
+//     session can answer (recall_previous.go).
+//  2. Broad: BM25 top Candidates (default max(Options.Candidates, 5*K);
+//     Options.Candidates is the embedder's recommendation, 50 for the
+//     hash embedder) over the bitmap,
 //     the records of a speaker the query asks about, a fallback pass over
 //     the latest records of the window and session when BM25 found few,
 //     plus the CurrentSession's latest SessionTurns (default 8) turns that
@@ -56,9 +60,13 @@
 //     Dense scores are one vecmath.DotBatch of the unit-length query against
 //     the unit-length candidates (cosine).
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores
-//     (dense weight 0.2, the default measured on LoCoMo), or reciprocal-rank
-//     fusion (k = 60); records spoken by a speaker the query names are
-//     boosted (x2); a recency prior (half-life 14 days, weight 0.2);
+//     (dense weight Options.DenseWeight: the embedder's recommendation,
+//     embed.FusionAdvisor; 0.2 for the hash embedder, measured on LoCoMo),
+//     or reciprocal-rank fusion (k = 60); records spoken by a speaker the
+//     query names are boosted (x2; only the first named, the question's
+//     subject, when it names several: recall_subject.go); in a when
+//     question, records that state a time (x1.5, recall_when.go); a recency
+//     prior (half-life 14 days, weight 0.2);
 //     records made only of pleasantries rank below the others; a newer
 //     record answering the same question passes an older one when the
 //     query asks about the current state; top K by vecmath.TopK.

@@ -29,6 +29,9 @@ type lexicon struct {
 	current      []string        // lowercased
 	mention      []string        // lowercased
 	question     []string        // longest first
+	// previous and previousMeeting name the previous session and the
+	// previous meeting (recall_previous.go); longest first.
+	previous, previousMeeting []string
 }
 
 var builtinLexicon = sync.OnceValues(func() (*lexicon, error) { return parseLexicon(lexiconText) })
@@ -84,12 +87,18 @@ func parseLexicon(src string) (*lexicon, error) {
 			lx.current = append(lx.current, terms...)
 		case "question":
 			lx.question = append(lx.question, terms...)
+		case "previous":
+			lx.previous = append(lx.previous, terms...)
+		case "previous meeting":
+			lx.previousMeeting = append(lx.previousMeeting, terms...)
 		default:
 			return nil, fmt.Errorf("%w: lexicon line %d: term outside a known section %q", ErrInvalid, n+1, section)
 		}
 	}
 	slices.SortFunc(lx.pleasantries, func(a, b string) int { return len(b) - len(a) })
-	slices.SortFunc(lx.question, func(a, b string) int { return len(b) - len(a) })
+	for _, l := range [][]string{lx.question, lx.previous, lx.previousMeeting} {
+		slices.SortFunc(l, func(a, b string) int { return len(b) - len(a) })
+	}
 	return lx, nil
 }
 

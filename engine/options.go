@@ -30,8 +30,11 @@ const (
 	// 1M records, 50 candidates for K=10 keep the planted-fact recall of 200
 	// while embedding a quarter as much (docs/BENCHMARKS.md); on LoCoMo 50-200
 	// give the same R@10.
-	DefaultCandidates   = 50
-	CandidatesPerK      = 5
+	DefaultCandidates = 50
+	CandidatesPerK    = 5
+	// DefaultDenseWeight is Options.DenseWeight's default for an embedder
+	// that recommends none (embed.FusionAdvisor).
+	DefaultDenseWeight  = 0.2
 	DefaultSessionTurns = 8
 	// MaxK and MaxCandidates bound a query's sizes: a recall is a hot-path
 	// call, not an export.
@@ -57,6 +60,21 @@ type Options struct {
 	// DisableEmbedder leaves Embedder nil: only Mode sparse recalls work.
 	// Default false.
 	DisableEmbedder bool
+
+	// DenseWeight is the share of the dense evidence in weighted fusion
+	// for a recall whose Query.DenseWeight is zero, in (0, 1]. Default:
+	// the embedder's recommendation (embed.FusionAdvisor: the hash
+	// embedder and USE-lite 0.2, an OpenAI-compatible endpoint 0.5),
+	// else DefaultDenseWeight. A lexical embedder repeats BM25's evidence
+	// and wants a small weight; a semantic one needs a larger one for its
+	// vectors to count (docs/benchmarks/zh-embedders.md).
+	DenseWeight float64
+	// Candidates is the least number of BM25 candidates of a recall whose
+	// Query.Candidates is zero: it takes max(Candidates, CandidatesPerK*K),
+	// at most MaxCandidates. Default: the embedder's recommendation (the
+	// hash embedder and USE-lite 50, an OpenAI-compatible endpoint 200),
+	// else DefaultCandidates.
+	Candidates int
 
 	// Construct builds the text that is embedded for a record: the
 	// "constructed memory". Default: "Role: Text" ("Caroline: I went to
@@ -167,6 +185,22 @@ func (o *Options) EnsureDefaults() *Options {
 			o.Embedder = h
 		}
 	}
+	var rec embed.Fusion
+	if a, ok := o.Embedder.(embed.FusionAdvisor); ok {
+		rec = a.RecommendedFusion()
+	}
+	if o.DenseWeight == 0 {
+		o.DenseWeight = DefaultDenseWeight
+		if rec.DenseWeight > 0 && rec.DenseWeight <= 1 {
+			o.DenseWeight = rec.DenseWeight
+		}
+	}
+	if o.Candidates == 0 {
+		o.Candidates = DefaultCandidates
+		if rec.Candidates > 0 && rec.Candidates <= MaxCandidates {
+			o.Candidates = rec.Candidates
+		}
+	}
 	if o.Construct == nil {
 		o.Construct = DefaultConstruct
 	}
@@ -241,6 +275,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMetaKeys = %d, want >= 1", ErrOptions, o.MaxMetaKeys)
 	case o.MaxMetaValues < 1:
 		return fmt.Errorf("%w: MaxMetaValues = %d, want >= 1", ErrOptions, o.MaxMetaValues)
+	case o.DenseWeight < 0 || o.DenseWeight > 1 || o.DenseWeight != o.DenseWeight:
+		return fmt.Errorf("%w: DenseWeight = %g, want (0, 1]", ErrOptions, o.DenseWeight)
+	case o.Candidates < 0 || o.Candidates > MaxCandidates:
+		return fmt.Errorf("%w: Candidates = %d, want 1..%d", ErrOptions, o.Candidates, MaxCandidates)
 	case o.EmbedTimeout < 0:
 		return fmt.Errorf("%w: EmbedTimeout = %v, want > 0", ErrOptions, o.EmbedTimeout)
 	case o.Retention.Window < 0:

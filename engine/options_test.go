@@ -38,6 +38,8 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Embedder":              func(o *Options) { o.Embedder = h },
 		"DisableEmbedder":       func(o *Options) { o.DisableEmbedder = true },
 		"Construct":             func(o *Options) { o.Construct = construct },
+		"DenseWeight":           func(o *Options) { o.DenseWeight = 0.45 },
+		"Candidates":            func(o *Options) { o.Candidates = 120 },
 		"MaxTextBytes":          func(o *Options) { o.MaxTextBytes = 1000 },
 		"MaxFieldBytes":         func(o *Options) { o.MaxFieldBytes = 100 },
 		"MaxMetaKeys":           func(o *Options) { o.MaxMetaKeys = 3 },

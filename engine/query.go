@@ -70,8 +70,9 @@ type Query struct {
 	// K is the number of memories returned. Default 10, at most MaxK.
 	K int
 	// Candidates is how many BM25 hits the broad stage hands to the
-	// selective stage. Default max(DefaultCandidates, CandidatesPerK*K) (50
-	// for K=10), at most MaxCandidates.
+	// selective stage. Default max(Options.Candidates, CandidatesPerK*K)
+	// (50 for K=10 with the hash embedder, whose recommendation
+	// Options.Candidates takes), at most MaxCandidates.
 	Candidates int
 	// CurrentSession adds that session's latest SessionTurns turns (that
 	// pass the filters) to the candidates: the thread the agent is in.
@@ -88,9 +89,10 @@ type Query struct {
 	// Fusion: FusionWeighted (default) or FusionRRF.
 	Fusion Fusion
 	// DenseWeight is the share of the dense evidence in the fusion, in
-	// [0, 1]. Default 0.2 with FusionWeighted, 0.5 (equal weights) with
-	// FusionRRF. Zero means the default; to fuse without dense evidence use
-	// ModeSparse.
+	// [0, 1]. Default Options.DenseWeight with FusionWeighted (the
+	// embedder's recommendation: 0.2 for the hash embedder), 0.5 (equal
+	// weights) with FusionRRF. Zero means the default; to fuse without
+	// dense evidence use ModeSparse.
 	DenseWeight float64
 
 	// SpeakerBoost multiplies the score of records whose Role is a word of
@@ -233,7 +235,7 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	}
 	switch {
 	case q.Candidates == 0:
-		q.Candidates = min(max(DefaultCandidates, CandidatesPerK*q.K), MaxCandidates)
+		q.Candidates = min(max(o.Candidates, CandidatesPerK*q.K), MaxCandidates)
 	case q.Candidates < 0 || q.Candidates > MaxCandidates:
 		return fieldErr("query.candidates", ErrRange, fmt.Sprintf("%d, want 1..%d", q.Candidates, MaxCandidates))
 	}
@@ -269,7 +271,7 @@ func (q *Query) prepare(o *Options, hasEmbedder bool) error {
 	case q.DenseWeight == 0 && q.Fusion == FusionRRF:
 		q.DenseWeight = 0.5
 	case q.DenseWeight == 0:
-		q.DenseWeight = 0.2
+		q.DenseWeight = o.DenseWeight
 	case q.DenseWeight < 0 || q.DenseWeight > 1 || q.DenseWeight != q.DenseWeight:
 		return fieldErr("query.dense_weight", ErrRange, fmt.Sprintf("%g, want [0, 1]", q.DenseWeight))
 	}

@@ -113,6 +113,10 @@ type plan struct {
 	// ParseTime is off (a soft prior; zero: none).
 	dateSince, dateUntil time.Time
 	dateExpr             string
+	// prevExpr names the previous session ("last time", "上次开会"; see
+	// recall_previous.go), prevMeeting when it names a meeting.
+	prevExpr    string
+	prevMeeting bool
 	// filter
 	filter       index.Filter
 	bm           *roaring.Bitmap // the records passing the filters
@@ -123,6 +127,10 @@ type plan struct {
 	// speakers
 	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none
 	speakerOnly bool            // nothing but the speaker is asked about
+	// others: the records of the speakers named after the question's
+	// subject (see findSubject); nil: one speaker, or a joint question.
+	others      *roaring.Bitmap
+	subjectName string
 	// sources
 	cands []cand
 	pos   map[uint64]int // candidate id -> index in cands
@@ -150,6 +158,7 @@ type cand struct {
 	superseded bool    // moved above an older candidate answering the same question
 	dated      bool    // its time is in the window of a date the query names
 	neighbours bool    // its score took a share of its session neighbours'
+	timed      bool    // a when question, and its text states a time
 	coverage   float32 // mention questions: the factor of its own words (0: not applied)
 	dense      float32
 	// fact is what fusion reads of the record (facts.go): set by the
@@ -191,6 +200,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 	p := db.newPlan(&q, t0)
 	p.parse()
 	if err := p.applyFilter(); err != nil {
+		return nil, err
+	}
+	if err := p.previous(); err != nil {
 		return nil, err
 	}
 	if err := p.detectSpeakers(); err != nil {

@@ -36,6 +36,7 @@ func (p *plan) fuse() error {
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (newest first), %.0f%% the lexical embedder's", 100*share, 100*(1-share)))
 	}
 	p.fused = fuse(p.cands, p.q, p.now, p.speakers, share)
+	p.subject()
 	p.dateMentions()
 	p.questions()
 	p.lowInfo()
@@ -43,6 +44,9 @@ func (p *plan) fuse() error {
 		return err
 	}
 	if err := p.mentions(); err != nil {
+		return err
+	}
+	if err := p.when(); err != nil {
 		return err
 	}
 	if err := p.supersede(); err != nil {
@@ -434,6 +438,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.neighbours {
 		rs = append(rs, "session neighbours")
+	}
+	if c.timed {
+		rs = append(rs, fmt.Sprintf("states a time x%g", whenBoost))
 	}
 	if c.coverage > 0 && c.coverage < 1 {
 		rs = append(rs, fmt.Sprintf("own words x%.2f", c.coverage))

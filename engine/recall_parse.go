@@ -49,7 +49,8 @@ func (p *plan) parse() {
 	st.Since, st.Until = since, until
 	p.queryLowInfo = lx.lowInfo(text)
 	p.denseText = strings.TrimSpace(lx.stripPleasantries(text))
-	p.earlier = lx.asksEarlier(p.denseText)
+	p.denseText, p.prevExpr, p.prevMeeting = lx.findPrevious(p.denseText)
+	p.earlier = p.prevExpr != "" || lx.asksEarlier(p.denseText)
 	p.current = lx.asksCurrent(p.denseText)
 	p.mention = lx.asksMention(p.denseText)
 }
@@ -156,7 +157,7 @@ func (p *plan) detectSpeakers() error {
 		if err != nil {
 			return err
 		}
-		dense := p.denseText
+		dense, asked := p.denseText, p.denseText
 		if len(named) > 0 {
 			// Spaces collapsed where a name was: the embedded text is also
 			// the cache key.
@@ -164,6 +165,9 @@ func (p *plan) detectSpeakers() error {
 			if dense != "" {
 				p.denseText = dense
 			}
+		}
+		if err := p.findSubject(asked, named); err != nil {
+			return err
 		}
 		if p.speakers != nil && !theLexicon().contentLeft(dense) {
 			p.speakerOnly = true

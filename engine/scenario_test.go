@@ -65,15 +65,20 @@ var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3
 // in the lexicon: paraphrase 0.66/1.00; examples 12 of 12 at rank 1.
 // Lowered when four time questions on plans and 上午 alone joined (83
 // questions; two of them missed before the fix they came with, one ranks
-// its answer second): time 0.78/1.00.
+// its answer second): time 0.78/1.00. The previous class ("last time",
+// "上次开会", nine questions) joined with the previous-session rule at
+// 0.88/1.00 (0.56/1.00 without it). Raised after the when-question rule
+// (a record stating a time x1.5): recency 0.71/1.00, crosslingual
+// 0.50/0.66.
 var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
 	"time":         {0.78, 1.00},
 	"inherited":    {0.85, 1.00},
 	"speaker":      {0.77, 1.00},
 	"paraphrase":   {0.66, 1.00},
 	"lowinfo":      {0.50, 1.00},
-	"recency":      {0.57, 1.00},
-	"crosslingual": {0.33, 0.66},
+	"recency":      {0.71, 1.00},
+	"previous":     {0.88, 1.00},
+	"crosslingual": {0.50, 0.66},
 	"tenancy":      {1.00, 1.00},
 	"nonempty":     {1.00, 1.00},
 }
@@ -138,7 +143,7 @@ func readJSONL[T any](t *testing.T, path string) []T {
 }
 
 // scenarioClasses is the report order.
-var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "crosslingual", "tenancy", "nonempty"}
+var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
 // loadScenario reads the history and the questions and checks that every
 // question is well formed: a known class, expected keys that exist and

@@ -25,5 +25,5 @@ func ExampleRun() {
 		fmt.Println(err)
 	}
 	// Output:
-	// {"questions":7,"recall":{"1":0.5,"5":1},"by_category":{"1":{"name":"multi-hop","questions":1,"recall":{"1":0.5,"5":1}},"2":{"name":"temporal","questions":2,"recall":{"1":0.5,"5":1}},"3":{"name":"open-domain","questions":1,"recall":{"1":0,"5":1}},"4":{"name":"single-hop","questions":3,"recall":{"1":0.6666666666666666,"5":1}}},"embedded":0,"turns":8}
+	// {"questions":7,"recall":{"1":0.6428571428571429,"5":1},"by_category":{"1":{"name":"multi-hop","questions":1,"recall":{"1":0.5,"5":1}},"2":{"name":"temporal","questions":2,"recall":{"1":1,"5":1}},"3":{"name":"open-domain","questions":1,"recall":{"1":0,"5":1}},"4":{"name":"single-hop","questions":3,"recall":{"1":0.6666666666666666,"5":1}}},"embedded":0,"turns":8}
 }

@@ -152,12 +152,14 @@ func TestEvaluateMetric(t *testing.T) {
 // (pain, injury, illness and treatment, resigning, departing and returning,
 // the Spring Festival, driving, weather, savings, investing, insurance,
 // ...): sparse 0.345/0.745/0.821, lazy hash 0.407/0.759/0.834, lazy
-// use-lite 0.359/0.748/0.814.
+// use-lite 0.359/0.748/0.814. Raised after the when-question rule (a
+// record stating a time x1.5): sparse 0.366/0.752/0.821, lazy hash
+// 0.414/0.772/0.834, lazy use-lite 0.379/0.755/0.814.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.34, 0.74, 0.82},
-	"lazy/hash": {0.40, 0.75, 0.83},
-	"lazy/use":  {0.35, 0.74, 0.81},
+	"sparse":    {0.36, 0.75, 0.82},
+	"lazy/hash": {0.41, 0.77, 0.83},
+	"lazy/use":  {0.37, 0.75, 0.81},
 }
 
 // TestZhMem evaluates the Chinese set: sparse, lazy with the hash embedder

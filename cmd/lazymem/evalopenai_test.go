@@ -102,8 +102,12 @@ func TestEvalZhOpenAI(t *testing.T) {
 		}
 		return reps
 	}
-	hash := runJSON("--embedder", "hash")[0]
-	remote := runJSON("--embedder", "openai:fake@"+ep.srv.URL+"/v1")[0]
+	// The same fusion settings for both: an OpenAI-compatible endpoint
+	// recommends a semantic embedder's (embed.FusionAdvisor), the hash
+	// embedder a lexical one's; the test compares the vectors.
+	fusion := []string{"--dense-weight", "0.2", "--candidates", "50"}
+	hash := runJSON(append([]string{"--embedder", "hash"}, fusion...)...)[0]
+	remote := runJSON(append([]string{"--embedder", "openai:fake@" + ep.srv.URL + "/v1"}, fusion...)...)[0]
 	if remote.Embedder != "openai:fake" {
 		t.Errorf("embedder %q, want openai:fake", remote.Embedder)
 	}
@@ -138,7 +142,8 @@ func TestEvalLoCoMoOpenAI(t *testing.T) {
 	run := func(spec string) *eval.RunReport {
 		t.Helper()
 		var out, errb bytes.Buffer
-		if err := cmdEval(context.Background(), []string{"locomo", "--data", data, "--embedder", spec, "--json", "--quiet"}, &out, &errb); err != nil {
+		// The same fusion settings for both (see TestEvalZhOpenAI).
+		if err := cmdEval(context.Background(), []string{"locomo", "--data", data, "--embedder", spec, "--dense-weight", "0.2", "--candidates", "50", "--json", "--quiet"}, &out, &errb); err != nil {
 			t.Fatalf("%s: %v\n%s", spec, err, errb.String())
 		}
 		var rep eval.RunReport

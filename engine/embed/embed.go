@@ -16,3 +16,26 @@ type Embedder interface {
 	// Embed embeds texts in one batched call.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+// Fusion is what an embedder recommends for the engine's fusion of
+// sparse and dense evidence in lazy recalls: how much its cosine can be
+// trusted, and how many BM25 candidates it should see. A lexical
+// embedder repeats what BM25 already found and wants a small weight and
+// few candidates; a semantic one can rank the right record from further
+// down the BM25 list, and wants more of both.
+type Fusion struct {
+	// DenseWeight is the recommended share of the dense evidence in
+	// weighted fusion, in (0, 1]; 0: no recommendation.
+	DenseWeight float64
+	// Candidates is the recommended least number of BM25 candidates of a
+	// recall (the engine still takes at least 5 per requested memory); 0:
+	// no recommendation.
+	Candidates int
+}
+
+// FusionAdvisor is implemented by an Embedder that recommends fusion
+// settings (optional). The engine uses them where the caller set
+// neither the Options nor the Query field: a caller's value always wins.
+type FusionAdvisor interface {
+	RecommendedFusion() Fusion
+}

@@ -183,6 +183,14 @@ func (h *Hash) Name() string { return h.name }
 // Dim returns the vector length.
 func (h *Hash) Dim() int { return h.dim }
 
+// RecommendedFusion is dense weight 0.2 and 50 candidates: the hash
+// embedder is lexical, its cosine mostly repeats BM25's evidence. Measured
+// on LoCoMo (lazy R@10): dense weight 0.15/0.2/0.25/0.3 give
+// .746/.745/.744/.743, and more dense weight costs the Chinese set R@5
+// (0.5: .731 -> .717; docs/benchmarks/zh-embedders.md); 50 to 200
+// candidates give the same R@10.
+func (h *Hash) RecommendedFusion() Fusion { return Fusion{DenseWeight: 0.2, Candidates: 50} }
+
 // Embed returns one L2-normalized vector per text. A text with no word
 // characters (empty, only spaces or punctuation) gets the zero vector: its
 // cosine with anything is 0, never NaN. The vectors share one backing array

@@ -195,6 +195,18 @@ func (u *USE) Name() string { return u.name }
 // Dim is 512.
 func (u *USE) Dim() int { return u.m.dim }
 
+// RecommendedFusion is dense weight 0.2 and 50 candidates, the hash
+// embedder's. Measured (lazy; LoCoMo R@1/5/10/25, the Chinese set of
+// bench/zhmem R@1/5/10; docs/benchmarks/locomo.md): dense weight 0.2
+// .449/.698/.751/.799 and .366/.748/.814; 0.35 .450/.698/.754/.800 and
+// .372/.721/.807; 0.5 .439/.688/.752/.803 on LoCoMo; 200 candidates at
+// 0.35 .450/.697/.755/.801. USE-lite is English-only: the weight that
+// gains .003 of LoCoMo R@10 costs .027 of the Chinese set's R@5, where
+// its vectors are close to noise, so it keeps the lexical weight.
+func (u *USE) RecommendedFusion() embed.Fusion {
+	return embed.Fusion{DenseWeight: 0.2, Candidates: 50}
+}
+
 // Digest is the SHA-256 of the loaded files (see PackageDigest).
 func (u *USE) Digest() string { return u.digest }
 

@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// "Last time" questions ("what did we talk about last time?", "上次开会定的
+// 上线时间是哪天？"): the phrase names a session, not a window of time. The
+// previous session is the one that started last before the current one
+// (Query.CurrentSession; without it, the latest session is the one
+// meant: the question is asked outside it), and the previous meeting one
+// where at least meetingSpeakers people spoke (previousSession says
+// which exactly). The
+// phrase leaves the searched and the embedded text (its words, "last",
+// "time", "上", "次", match any record), and the question does not prefer
+// newer answers (supersession: it asks about that session's state).
+//
+// The session found then narrows the filter when it can answer: when
+// nothing but the phrase and the question's frame is asked ("上次我们聊了
+// 什么？"), or when the question's words match one of its records. When
+// they match none, "last time" was not about that session ("when did I
+// last time go running?", "我上次去健身房是什么时候？") and the filter is
+// left as it was; Stats.Notes says which happened.
+const (
+	// meetingSpeakers is the number of distinct speakers that make a
+	// session a meeting.
+	meetingSpeakers = 3
+	// maxPreviousSessions bounds the sessions examined, latest first (by
+	// their latest record), the current one included: each costs one
+	// index filter and one to meetingSample+1 record reads.
+	maxPreviousSessions = 12
+	// meetingSample bounds the records of a session read to count its
+	// speakers.
+	meetingSample = 24
+)
+
+// findPrevious removes a phrase naming the previous session or meeting
+// from text; it returns the text left, the phrase, and whether it named a
+// meeting. "the last time" followed by a clause asks for an occurrence
+// ("the last time I went running"), not a session: only the longer
+// phrases ("the last time we talked") count after "the".
+func (lx *lexicon) findPrevious(text string) (rest, expr string, meeting bool) {
+	lower, src := strings.ToLower(text), text
+	if len(lower) != len(text) { // offsets must agree: work on the lowered text
+		src = lower
+	}
+	for _, set := range []struct {
+		terms   []string
+		meeting bool
+	}{{lx.previousMeeting, true}, {lx.previous, false}} {
+		for _, t := range set.terms {
+			i := indexWord(lower, t)
+			if i < 0 {
+				continue
+			}
+			if before := " " + strings.TrimSpace(lower[:i]); t == "last time" && strings.HasSuffix(before, " the") {
+				continue
+			}
+			rest = strings.Join(strings.Fields(src[:i]+" "+src[i+len(t):]), " ")
+			return rest, src[i : i+len(t)], set.meeting
+		}
+	}
+	return text, "", false
+}
+
+// session is one session found by previousSession.
+type session struct {
+	name        string
+	bm          *roaring.Bitmap // its records passing the filter
+	first, last time.Time
+}
+
+// previous narrows the filter to the previous session or meeting when the
+// query names it (p.prevExpr) and that session can answer.
+func (p *plan) previous() error {
+	if p.prevExpr == "" || p.bm.IsEmpty() {
+		return nil
+	}
+	st := &p.res.Stats
+	what := "session"
+	if p.prevMeeting {
+		what = "meeting"
+	}
+	s, err := p.previousSession()
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		st.Notes = append(st.Notes, fmt.Sprintf("%q: no previous %s found", p.prevExpr, what))
+		return nil
+	}
+	if theLexicon().contentLeft(p.denseText) {
+		hits, err := p.db.idx.Search(theLexicon().stripQuestionWords(p.denseText), s.bm, 1, nil)
+		if err != nil {
+			return fmt.Errorf("lazymem: engine: search: %w", err)
+		}
+		if len(hits) == 0 {
+			st.Notes = append(st.Notes, fmt.Sprintf("%q: the previous %s (%s) holds none of the question's words: not narrowed to it", p.prevExpr, what, s.name))
+			return nil
+		}
+	}
+	p.bm = s.bm
+	st.Filtered = int(p.bm.GetCardinality())
+	st.Notes = append(st.Notes, fmt.Sprintf("%q: only the previous %s, %s (%s to %s)", p.prevExpr, what, s.name,
+		s.first.Format(time.RFC3339), s.last.Format(time.RFC3339)))
+	return nil
+}
+
+// previousSession finds the session the phrase names among the latest
+// maxPreviousSessions sessions of the records passing the filter, the
+// current session excluded. The previous session is the latest to start
+// among those that ended before the current one started (a session
+// running alongside it, a meeting the agent recorded during a chat, is
+// not "last time"; when none ended before, the latest that started
+// before). The previous meeting is the latest meeting to start before the
+// current session started: asked in a chat after this morning's meeting,
+// "the last meeting" is that one, even though the chat began during it.
+// Without a current session (or with one that has no record yet), the
+// latest session or meeting is the one meant.
+func (p *plan) previousSession() (*session, error) {
+	cur := p.q.CurrentSession
+	rest := p.bm.Clone()
+	var found []*session
+	var curStart time.Time
+	for seen := 0; seen < maxPreviousSessions && !rest.IsEmpty(); seen++ {
+		one := []cand{{id: uint64(rest.Maximum())}}
+		if err := p.db.fetch(one, nil); err != nil {
+			return nil, err
+		}
+		if !one[0].fetched {
+			rest.Remove(uint32(one[0].id))
+			continue
+		}
+		f := p.filter
+		f.Sessions = []string{one[0].rec.Session}
+		sb, err := p.db.idx.Filter(&f)
+		if err != nil {
+			return nil, fmt.Errorf("lazymem: engine: session filter: %w", err)
+		}
+		sb.And(p.bm)
+		sb.Add(uint32(one[0].id))
+		rest.AndNot(sb)
+		s := &session{name: one[0].rec.Session, bm: sb, last: one[0].rec.Time}
+		// Its first record's time and, for a meeting, its speakers.
+		ids := []uint64{uint64(sb.Minimum())}
+		if p.prevMeeting && s.name != cur {
+			ids = sampleIDs(sb, meetingSample)
+		}
+		cs := make([]cand, len(ids))
+		for i, id := range ids {
+			cs[i].id = id
+		}
+		if err := p.db.fetch(cs, nil); err != nil {
+			return nil, err
+		}
+		roles := map[string]bool{}
+		s.first = s.last
+		for _, c := range cs {
+			if !c.fetched {
+				continue
+			}
+			roles[c.rec.Role] = true
+			if c.rec.Time.Before(s.first) {
+				s.first = c.rec.Time
+			}
+		}
+		if s.name == cur {
+			curStart = s.first
+			continue
+		}
+		if p.prevMeeting && len(roles) < meetingSpeakers {
+			continue
+		}
+		found = append(found, s)
+	}
+	if !curStart.IsZero() {
+		found = slices.DeleteFunc(found, func(s *session) bool { return !s.first.Before(curStart) })
+		if !p.prevMeeting {
+			if ended := slices.DeleteFunc(slices.Clone(found), func(s *session) bool { return !s.last.Before(curStart) }); len(ended) > 0 {
+				found = ended
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	return slices.MaxFunc(found, func(a, b *session) int { return a.first.Compare(b.first) }), nil
+}
+
+// sampleIDs returns at most n ids of bm, evenly spaced, the first among
+// them.
+func sampleIDs(bm *roaring.Bitmap, n int) []uint64 {
+	card := int(bm.GetCardinality())
+	if card <= n {
+		out := make([]uint64, 0, card)
+		it := bm.Iterator()
+		for it.HasNext() {
+			out = append(out, uint64(it.Next()))
+		}
+		return out
+	}
+	out := make([]uint64, 0, n)
+	for i := range n {
+		id, err := bm.Select(uint32(i * card / n))
+		if err != nil {
+			break
+		}
+		out = append(out, uint64(id))
+	}
+	return out
+}

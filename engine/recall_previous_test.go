@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestFindPrevious: the phrases naming the previous session or meeting
+// leave the text; "the last time" followed by a clause asks for an
+// occurrence and is left alone.
+func TestFindPrevious(t *testing.T) {
+	lx := theLexicon()
+	cases := []struct {
+		text, rest, expr string
+		meeting          bool
+	}{
+		{"What did we talk about last time?", "What did we talk about ?", "last time", false},
+		{"what did we decide the last time we met", "what did we decide the", "last time we met", false},
+		{"When was the last time I went running?", "When was the last time I went running?", "", false},
+		{"Which launch date did we set at the last meeting?", "Which launch date did we set at the ?", "last meeting", true},
+		{"In the previous session, what room did I book?", "In the , what room did I book?", "previous session", false},
+		{"上次开会定的上线时间是哪天？", "定的上线时间是哪天？", "上次开会", true},
+		{"上次我让你提醒我什么？", "我让你提醒我什么？", "上次", false},
+		{"上回聊到哪了", "聊到哪了", "上回", false},
+		{"我们上一次会议的结论", "我们 的结论", "上一次会议", true},
+		{"what did we decide?", "what did we decide?", "", false},
+	}
+	for _, c := range cases {
+		rest, expr, meeting := lx.findPrevious(c.text)
+		if rest != c.rest || expr != c.expr || meeting != c.meeting {
+			t.Errorf("%q: (%q, %q, %v), want (%q, %q, %v)", c.text, rest, expr, meeting, c.rest, c.expr, c.meeting)
+		}
+	}
+}
+
+// TestPreviousSession: which session "last time" and "the last meeting"
+// name, from each current session, over a history of chats and meetings
+// where a chat runs alongside a meeting.
+func TestPreviousSession(t *testing.T) {
+	day := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return day.Add(24 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	// session, start, speakers, turns (one a minute, speakers in turn)
+	type sess struct {
+		name     string
+		topic    string
+		start    time.Time
+		speakers []string
+		turns    int
+	}
+	hist := []sess{
+		{"meet-a", "budget", day.Add(-14 * 24 * time.Hour), []string{"ann", "bob", "cy"}, 6},
+		{"chat-b", "hiring", day.Add(-2 * 24 * time.Hour), []string{"user", "assistant"}, 6},
+		{"chat-c", "migration", day.Add(-24 * time.Hour), []string{"user", "assistant"}, 6},
+		{"meet-d", "launch", day.Add(9 * time.Hour), []string{"ann", "bob", "cy", "dee"}, 60},
+		{"chat-e", "rehearsal", day.Add(9*time.Hour + 30*time.Minute), []string{"user", "assistant"}, 10},
+	}
+	var recs []Record
+	for _, s := range hist {
+		for i := range s.turns {
+			recs = append(recs, Record{Agent: "a", Session: s.name, Role: s.speakers[i%len(s.speakers)], Time: s.start.Add(time.Duration(i) * time.Minute),
+				Text: fmt.Sprintf("%s turn %d about the %s", s.name, i, s.topic)})
+		}
+	}
+	// In time order: the meeting's and the chat's turns interleave.
+	slices.SortStableFunc(recs, func(a, b Record) int { return a.Time.Compare(b.Time) })
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		current, text, want string
+	}{
+		{"chat-e", "what did we talk about last time?", "chat-c"}, // meet-d ran alongside chat-e
+		{"chat-e", "上次开会说了什么", "meet-d"},                          // the meeting before the chat's start, though it overlaps
+		{"meet-d", "上次开会说了什么", "meet-a"},                          // the current meeting excluded
+		{"meet-d", "what did we talk about last time?", "chat-c"},
+		{"chat-c", "what did we talk about last time?", "chat-b"},
+		{"", "what did we talk about last time?", "chat-e"}, // no current session: the latest
+		{"", "what was said at the last meeting?", "meet-d"},
+		{"chat-b", "上次开会说了什么", "meet-a"},
+	}
+	for _, c := range cases {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: c.text, CurrentSession: c.current, SessionTurns: -1, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Errorf("%s / %q: no memory", c.current, c.text)
+			continue
+		}
+		for _, m := range res.Memories {
+			if m.Session != c.want {
+				t.Errorf("%s / %q: a memory of %s, want only %s; notes %q", c.current, c.text, m.Session, c.want, res.Stats.Notes)
+				break
+			}
+		}
+		if !strings.Contains(strings.Join(res.Stats.Notes, "\n"), "only the previous") {
+			t.Errorf("%s / %q: notes %q do not say the filter was narrowed", c.current, c.text, res.Stats.Notes)
+		}
+	}
+	// Words the previous session does not hold: not narrowed.
+	res, err := db.Recall(ctx, Query{Agent: "a", Text: "what budget did we set last time?", CurrentSession: "chat-e", SessionTurns: -1, K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Session != "meet-a" {
+		t.Errorf("a question about another session's words was narrowed: %v, notes %q", res.Memories, res.Stats.Notes)
+	}
+}
