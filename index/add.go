@@ -101,7 +101,7 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 func (x *Index) insertAnalyzed(docs []*Doc, a *Analyzed) {
 	for c := range a.bts {
 		a.wait(c)
-		x.insertChunk(chunkOf(docs, c), a.bts, c)
+		x.insertChunk(docs, a, c)
 	}
 }
 
@@ -128,29 +128,28 @@ func (x *Index) afterAdd(autoFlush bool) error {
 	return nil
 }
 
-// insertChunk inserts chunk c of a batch, with session context when the
-// index has it on. Callers hold x.addMu.
-func (x *Index) insertChunk(docs []*Doc, bts []*batchTerms, c int) {
+// insertChunk inserts chunk c of the batch all, analysed by a, with
+// session context when the index has it on. Callers hold x.addMu.
+func (x *Index) insertChunk(all []*Doc, a *Analyzed, c int) {
+	docs, bts := chunkOf(all, c), a.bts
 	if x.opts.SessionContext {
-		bts[c] = x.withContext(docs, bts[c])
+		bts[c] = x.withContext(docs, bts[c], chunkOf(all, bts[c].crossFrom)[0].ID)
 	}
-	x.insert(docs, bts[c])
-	if x.opts.SessionContext {
-		x.rememberChunk(docs, bts[c])
-	}
+	x.insert(docs, bts[c], x.opts.SessionContext)
 }
 
 // insert adds analysed documents to the mutable segment and the global
-// structures. Callers hold x.addMu.
+// structures, and with remember makes the last document of each session
+// the session's remembered one (rememberChunk). Callers hold x.addMu.
 //
 // A large chunk is inserted on two goroutines: this one resolves the
 // terms' slots and adds the postings of even slots, a helper adds the
-// documents' own structures (lengths, fields, bitmaps), then the postings
-// of odd slots, which live in the other half of the arena. Profile lesson
-// (one writer, session context, Zipf corpus): the serial insert was most
-// of the writer's CPU, while the second core idled once the batch was
-// analysed.
-func (x *Index) insert(docs []*Doc, bt *batchTerms) {
+// documents' own structures (lengths, fields, bitmaps) and remembers, then
+// adds the postings of odd slots, which live in the other half of the
+// arena. Profile lesson (one writer, session context, Zipf corpus): the
+// serial insert was most of the writer's CPU, while the second core idled
+// once the batch was analysed.
+func (x *Index) insert(docs []*Doc, bt *batchTerms, remember bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	m := x.mut.mut
@@ -158,12 +157,18 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		x.insertDocs(docs, bt)
 		m.resolveSlots(bt)
 		m.addPostings(docs, bt, -1)
+		if remember {
+			x.rememberChunk(docs, bt)
+		}
 		return
 	}
 	var wg sync.WaitGroup
 	resolved := make(chan struct{})
 	wg.Go(func() {
 		x.insertDocs(docs, bt)
+		if remember {
+			x.rememberChunk(docs, bt)
+		}
 		<-resolved
 		m.addPostings(docs, bt, 1)
 	})
@@ -199,7 +204,11 @@ func (m *memSeg) resolveSlots(bt *batchTerms) {
 			}
 		}
 		for j := range a.xn {
-			ent[a.xoff+j] = m.slot(bt.terms[a.xoff+j], bt.xhash[a.xh+j])
+			if e := a.xoff + j; bt.tid[e] >= 0 { // inheritEarlier's
+				ent[e] = slotOf[bt.tid[e]]
+			} else {
+				ent[e] = m.slot(bt.terms[e], bt.xhash[a.xh+j])
+			}
 		}
 	}
 	bt.entSlot = ent
