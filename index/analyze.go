@@ -136,7 +136,7 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: noPred}
 		for _, t := range scratch {
 			h := termHash(t)
-			id, added := ids.findOrAdd(t, h, out.uterms)
+			id, added := ids.findOrAdd(t, h, out.uterms, out.uhash)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, h)
@@ -239,7 +239,7 @@ func (x *Index) inheritEarlier(docs []*Doc, out *batchTerms, a *Analyzed, c int)
 				continue
 			}
 			t, th := pv.terms[e], pv.uhash[pv.tid[e]]
-			id, added := out.ids.findOrAdd(t, th, out.uterms)
+			id, added := out.ids.findOrAdd(t, th, out.uterms, out.uhash)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, th)
