@@ -2,8 +2,10 @@ package index
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -99,7 +101,7 @@ func (x *Index) add(docs []*Doc, autoFlush bool) error {
 func (x *Index) insertAnalyzed(docs []*Doc, a *Analyzed) {
 	for c := range a.bts {
 		a.wait(c)
-		x.insertChunk(chunkOf(docs, c), a.bts, c)
+		x.insertChunk(docs, a, c)
 	}
 }
 
@@ -126,33 +128,117 @@ func (x *Index) afterAdd(autoFlush bool) error {
 	return nil
 }
 
-// insertChunk inserts chunk c of a batch, with session context when the
-// index has it on. Callers hold x.addMu.
-func (x *Index) insertChunk(docs []*Doc, bts []*batchTerms, c int) {
+// insertChunk inserts chunk c of the batch all, analysed by a, with
+// session context when the index has it on. Callers hold x.addMu.
+func (x *Index) insertChunk(all []*Doc, a *Analyzed, c int) {
+	docs, bts := chunkOf(all, c), a.bts
 	if x.opts.SessionContext {
-		bts[c] = x.withContext(docs, bts[c])
+		bts[c] = x.withContext(docs, bts[c], chunkOf(all, bts[c].crossFrom)[0].ID)
 	}
-	x.insert(docs, bts[c])
-	if x.opts.SessionContext {
-		x.rememberChunk(docs, bts[c])
-	}
+	x.insert(docs, bts[c], x.opts.SessionContext)
 }
 
 // insert adds analysed documents to the mutable segment and the global
-// structures. Callers hold x.addMu.
-func (x *Index) insert(docs []*Doc, bt *batchTerms) {
+// structures, and with remember makes the last document of each session
+// the session's remembered one (rememberChunk). Callers hold x.addMu.
+//
+// A large chunk is inserted on two goroutines: this one resolves the
+// terms' slots and adds the postings of even slots, a helper adds the
+// documents' own structures (lengths, fields, bitmaps) and remembers, then
+// adds the postings of odd slots, which live in the other half of the
+// arena. Profile lesson (one writer, session context, Zipf corpus): the
+// serial insert was most of the writer's CPU, while the second core idled
+// once the batch was analysed.
+func (x *Index) insert(docs []*Doc, bt *batchTerms, remember bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	s := x.mut
-	m := s.mut
-	// Each distinct term of the chunk is looked up once, before the
-	// postings: the lookups do not depend on each other, so their cache
-	// misses overlap, and the hashes come from the parallel analysis.
+	m := x.mut.mut
+	if len(bt.terms) < parallelInsertMin || runtime.GOMAXPROCS(0) < 2 {
+		x.insertDocs(docs, bt)
+		m.resolveSlots(bt)
+		m.addPostings(docs, bt, -1)
+		if remember {
+			x.rememberChunk(docs, bt)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	resolved := make(chan struct{})
+	wg.Go(func() {
+		x.insertDocs(docs, bt)
+		if remember {
+			x.rememberChunk(docs, bt)
+		}
+		<-resolved
+		m.addPostings(docs, bt, 1)
+	})
+	m.resolveSlots(bt)
+	close(resolved)
+	m.addPostings(docs, bt, 0)
+	wg.Wait()
+}
+
+// parallelInsertMin is the number of postings from which insert uses a
+// second goroutine.
+const parallelInsertMin = 1024
+
+// resolveSlots fills bt.entSlot with the slot of each term entry of bt,
+// adding the terms the segment lacks. Each distinct term of the chunk is
+// looked up once, before the postings: the lookups do not depend on each
+// other, so their cache misses overlap, and the hashes come from the
+// parallel analysis.
+func (m *memSeg) resolveSlots(bt *batchTerms) {
 	slotOf := slices.Grow(bt.slotOf[:0], len(bt.uterms))[:len(bt.uterms)]
 	for c, t := range bt.uterms {
 		slotOf[c] = m.slot(t, bt.uhash[c])
 	}
 	bt.slotOf = slotOf
+	ent := slices.Grow(bt.entSlot[:0], len(bt.terms))[:len(bt.terms)]
+	for i := range bt.docs {
+		a := &bt.docs[i]
+		for j := a.off; j < a.off+a.n; j++ {
+			if c := bt.tid[j]; c >= 0 {
+				ent[j] = slotOf[c]
+			} else {
+				ent[j] = m.slot(bt.terms[j], termHash(bt.terms[j]))
+			}
+		}
+		for j := range a.xn {
+			if e := a.xoff + j; bt.tid[e] >= 0 { // inheritEarlier's
+				ent[e] = slotOf[bt.tid[e]]
+			} else {
+				ent[e] = m.slot(bt.terms[e], bt.xhash[a.xh+j])
+			}
+		}
+	}
+	bt.entSlot = ent
+}
+
+// addPostings adds the postings of docs whose slots (bt.entSlot) are in
+// half h (0 even, 1 odd), or all of them when h is -1.
+func (m *memSeg) addPostings(docs []*Doc, bt *batchTerms, h int32) {
+	ent := bt.entSlot
+	for i, d := range docs {
+		id := uint32(d.ID)
+		a := &bt.docs[i]
+		for j := a.off; j < a.off+a.n; j++ {
+			if k := ent[j]; h < 0 || k&1 == h {
+				m.slab.at(k).add(&m.arena, int(k&1), id, bt.tfs[j], a.dl)
+			}
+		}
+		for j := a.xoff; j < a.xoff+a.xn; j++ {
+			if k := ent[j]; h < 0 || k&1 == h {
+				m.slab.at(k).add(&m.arena, int(k&1), id, bt.tfs[j], a.dl)
+			}
+		}
+	}
+}
+
+// insertDocs adds what insert adds per document, the postings aside: the
+// mutable segment's lengths and times, the field postings, the bitmaps.
+func (x *Index) insertDocs(docs []*Doc, bt *batchTerms) {
+	s := x.mut
+	m := s.mut
 	for i, d := range docs {
 		id := uint32(d.ID)
 		if s.empty() && len(x.segs) == 0 && !x.hasDocs {
@@ -169,19 +255,6 @@ func (x *Index) insert(docs []*Doc, bt *batchTerms) {
 		s.nDocs++
 		s.sumLen += uint64(a.dl)
 		s.present.Add(id)
-		for j := a.off; j < a.off+a.n; j++ {
-			var k int32
-			if c := bt.tid[j]; c >= 0 {
-				k = slotOf[c]
-			} else {
-				k = m.slot(bt.terms[j], termHash(bt.terms[j]))
-			}
-			m.slab.at(k).add(&m.arena, id, bt.tfs[j], a.dl)
-		}
-		for j := range a.xn {
-			k := m.slot(bt.terms[a.xoff+j], bt.xhash[a.xh+j])
-			m.slab.at(k).add(&m.arena, id, bt.tfs[a.xoff+j], a.dl)
-		}
 		x.addField(keyAgent, d.Agent, id)
 		x.addField(keySession, d.Session, id)
 		x.addField(keyRole, d.Role, id)

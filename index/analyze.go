@@ -2,6 +2,7 @@ package index
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -18,8 +19,10 @@ type analyzed struct {
 	own   int
 	ownDL uint32
 	// pred is the chunk index of the document's predecessor in the chunk
-	// (whose own terms analyze merged in), -1 if none; succ reports that a
-	// later document of the chunk has this one as predecessor.
+	// (whose own terms analyze merged in), predEarlier when analyze merged
+	// in a predecessor from an earlier chunk of the batch (its terms in
+	// [xoff:xoff+xn], with chunk term ids), noPred if none; succ reports
+	// that a later document of the chunk has this one as predecessor.
 	pred int32
 	succ bool
 }
@@ -46,14 +49,38 @@ type batchTerms struct {
 	// stamp: id -> 1 + the last document (in the chunk) holding it, at:
 	// the term's entry in that document; once the chunk is analysed,
 	// addPrevChunk reuses both with negative marks.
-	stamp  []int32
-	at     []int32
-	slotOf []int32 // id -> slot in the mutable segment, filled by insert
+	stamp   []int32
+	at      []int32
+	slotOf  []int32 // id -> slot in the mutable segment, filled by insert
+	entSlot []int32 // the slot of each entry of terms, filled by insert
 	// reused by analyze
 	scratch []string
 	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
 	slow    bool             // made by withContextSlow (remembered already)
+	// view is what later chunks' workers read of this one once its own
+	// terms are analysed (Analyzed.own): slices no one writes afterwards.
+	view     ownView
+	viewDocs []analyzed
+	// crossFrom is the first chunk of the batch whose documents this
+	// one's took as predecessors (inheritEarlier), or its own index.
+	crossFrom int
 }
+
+// ownView is a chunk's analysis as later chunks of the batch see it: the
+// own terms of its documents and the last document of each session.
+type ownView struct {
+	terms  []string
+	otfs   []uint32
+	tid    []int32
+	uhash  []uint64
+	docs   []analyzed
+	lastOf map[ctxKey]int32
+}
+
+const (
+	noPred      = -1
+	predEarlier = -2
+)
 
 func (bt *batchTerms) reset() {
 	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
@@ -62,13 +89,35 @@ func (bt *batchTerms) reset() {
 	bt.slow = false
 }
 
-// analyze analyses the texts of one chunk. With SessionContext, a document
-// whose predecessor (the previous document of its agent and session) is in
-// the same chunk takes the predecessor's own terms here, on the worker
-// goroutine; withContext later does the rest under addMu (the first
-// document of each session in the chunk, and deletions during a rebuild).
-// It reads only docs: chunks of one batch are analysed concurrently.
-func (x *Index) analyze(docs []*Doc, out *batchTerms) {
+// analyze analyses the texts of chunk c of batch a (or, with a nil a, a
+// chunk alone). With SessionContext, a document whose predecessor (the
+// previous document of its agent and session) is in the batch takes the
+// predecessor's own terms here, on the worker goroutine: from the same
+// chunk, then (inheritEarlier) from an earlier one; withContext later does
+// the rest under addMu (the first document of each session in the batch,
+// and deletions). It reads only the batch's documents: chunks of one batch
+// are analysed concurrently.
+func (x *Index) analyze(docs []*Doc, out *batchTerms, a *Analyzed, c int) {
+	x.analyzeOwn(docs, out)
+	if a == nil {
+		return
+	}
+	out.crossFrom = c
+	if x.opts.SessionContext {
+		out.viewDocs = append(out.viewDocs[:0], out.docs...)
+		out.view = ownView{terms: out.terms, otfs: out.otfs, tid: out.tid, uhash: out.uhash, docs: out.viewDocs, lastOf: out.lastOf}
+	}
+	if a.own != nil {
+		close(a.own[c])
+	}
+	if x.opts.SessionContext && c > 0 {
+		x.inheritEarlier(docs, out, a, c)
+	}
+}
+
+// analyzeOwn analyses the texts of one chunk, and merges into a document
+// the own terms of a predecessor in the chunk.
+func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 	out.reset()
 	scratch := out.scratch[:0]
 	ctx := x.opts.SessionContext
@@ -84,10 +133,10 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 	for i, d := range docs {
 		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
 		mark := int32(i + 1)
-		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: -1}
+		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: noPred}
 		for _, t := range scratch {
 			h := termHash(t)
-			id, added := ids.findOrAdd(t, h, out.uterms)
+			id, added := ids.findOrAdd(t, h, out.uterms, out.uhash)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, h)
@@ -142,6 +191,76 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms) {
 	out.scratch = scratch[:0]
 }
 
+// inheritEarlier gives each document of chunk c that has no predecessor
+// in the chunk the own terms of its predecessor in an earlier chunk of
+// the batch, if any, as terms [xoff:xoff+xn] with chunk term ids (a term
+// the chunk lacks is added to its table): profile lesson (Zipf corpus,
+// 100 agents, so two turns of one session are rarely in one 128-document
+// chunk): withContext did this for most documents, serially under the
+// index lock, hashing every inherited term. The predecessor's chunk is
+// read through its view, once its worker published it (a.own). Whether a
+// predecessor was deleted meanwhile is for withContext to check (ids are
+// not known yet): it redoes the chunk when one was.
+func (x *Index) inheritEarlier(docs []*Doc, out *batchTerms, a *Analyzed, c int) {
+	cw := x.contextWeights()
+	for i, d := range docs {
+		ad := &out.docs[i]
+		if d.Session == "" || ad.pred != noPred {
+			continue
+		}
+		k := ctxKey{d.Agent, d.Session}
+		var pv *ownView
+		var j int32
+		pc := c - 1
+		for ; pc >= 0; pc-- {
+			a.waitOwn(pc)
+			v := &a.orig[pc].view
+			var ok bool
+			if j, ok = v.lastOf[k]; ok {
+				pv = v
+				break
+			}
+		}
+		if pv == nil {
+			continue
+		}
+		out.crossFrom = min(out.crossFrom, pc)
+		mark := -int32(i + 1) // analyzeOwn's marks are positive; a document's own (an empty one's off is the next one's)
+		for e := ad.off; e < ad.off+ad.own; e++ {
+			id := out.tid[e]
+			out.stamp[id], out.at[id] = mark, int32(e)
+		}
+		p := &pv.docs[j]
+		h := cw.share(ad.ownDL, p.ownDL)
+		ad.xoff = len(out.terms)
+		for e := p.off; e < p.off+p.own; e++ {
+			tf := h.tf(pv.otfs[e])
+			if tf == 0 {
+				continue
+			}
+			t, th := pv.terms[e], pv.uhash[pv.tid[e]]
+			id, added := out.ids.findOrAdd(t, th, out.uterms, out.uhash)
+			if added {
+				out.uterms = append(out.uterms, t)
+				out.uhash = append(out.uhash, th)
+				out.stamp = append(out.stamp[:id], 0)
+				out.at = append(out.at[:id], 0)
+			}
+			if out.stamp[id] == mark {
+				out.tfs[out.at[id]] += tf
+				continue
+			}
+			out.terms = append(out.terms, t)
+			out.tfs = append(out.tfs, tf)
+			out.otfs = append(out.otfs, 0)
+			out.tid = append(out.tid, id)
+		}
+		ad.xn = len(out.terms) - ad.xoff
+		ad.dl += h.dl(p.ownDL)
+		ad.pred = predEarlier
+	}
+}
+
 // parallelMin is the batch size from which a batch is analysed on several
 // cores.
 const parallelMin = 256
@@ -150,10 +269,14 @@ const parallelMin = 256
 // batch's ids are known: the engine analyses while the log makes the batch
 // durable, then adds it with AddAnalyzed.
 type Analyzed struct {
-	x     *Index
-	n     int
-	bts   []*batchTerms
+	x   *Index
+	n   int
+	bts []*batchTerms
+	// orig is bts as analysed (withContextSlow replaces a chunk's batch in
+	// bts; workers read orig's views); all are released with bts.
+	orig  []*batchTerms
 	ready []chan struct{} // ready[c] is closed once bts[c] is analysed; nil when analysed inline
+	own   []chan struct{} // own[c] is closed once orig[c].view is published; nil when analysed inline
 	wg    sync.WaitGroup  // the analysing goroutines
 }
 
@@ -179,19 +302,22 @@ func (x *Index) startAnalysis(docs []*Doc, inline bool) *Analyzed {
 	for i := range a.bts {
 		a.bts[i] = x.getBatch()
 	}
+	a.orig = slices.Clone(a.bts)
 	workers := min(runtime.GOMAXPROCS(0), nChunks)
 	if len(docs) < parallelMin {
 		workers = min(1, nChunks)
 	}
 	if inline && workers <= 1 {
 		for c := range nChunks {
-			x.analyze(chunkOf(docs, c), a.bts[c])
+			x.analyze(chunkOf(docs, c), a.bts[c], a, c)
 		}
 		return a
 	}
 	a.ready = make([]chan struct{}, nChunks)
+	a.own = make([]chan struct{}, nChunks)
 	for i := range a.ready {
 		a.ready[i] = make(chan struct{})
+		a.own[i] = make(chan struct{})
 	}
 	next := new(atomic.Int64)
 	for range workers {
@@ -201,7 +327,7 @@ func (x *Index) startAnalysis(docs []*Doc, inline bool) *Analyzed {
 				if c >= nChunks {
 					return
 				}
-				x.analyze(chunkOf(docs, c), a.bts[c])
+				x.analyze(chunkOf(docs, c), a.bts[c], a, c)
 				close(a.ready[c])
 			}
 		})
@@ -221,6 +347,13 @@ func (a *Analyzed) wait(c int) {
 	}
 }
 
+// waitOwn blocks until chunk c's view is published.
+func (a *Analyzed) waitOwn(c int) {
+	if a.own != nil {
+		<-a.own[c]
+	}
+}
+
 // Release returns an analysis that will not be added, once its goroutines
 // are done.
 func (a *Analyzed) Release() {
@@ -228,10 +361,15 @@ func (a *Analyzed) Release() {
 		return
 	}
 	a.wg.Wait()
-	for _, bt := range a.bts {
+	for c, bt := range a.bts {
+		if bt != a.orig[c] {
+			a.x.putBatch(bt)
+		}
+	}
+	for _, bt := range a.orig {
 		a.x.putBatch(bt)
 	}
-	a.bts = nil
+	a.bts, a.orig = nil, nil
 }
 
 // addChunk is the number of documents analysed and inserted as one unit.
@@ -248,5 +386,7 @@ func (x *Index) getBatch() *batchTerms {
 func (x *Index) putBatch(bt *batchTerms) {
 	clear(bt.terms) // do not pin document text
 	clear(bt.uterms)
+	clear(bt.viewDocs)
+	bt.view = ownView{}
 	x.batchPool.Put(bt)
 }

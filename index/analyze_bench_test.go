@@ -25,7 +25,7 @@ func BenchmarkAnalyzeChunk(b *testing.B) {
 		for b.Loop() {
 			lo := c * addChunk % (len(docs) - addChunk)
 			bt.terms, bt.tfs = bt.terms[:0], bt.tfs[:0]
-			x.analyze(docs[lo:lo+addChunk], bt)
+			x.analyze(docs[lo:lo+addChunk], bt, nil, 0)
 			c++
 		}
 	})

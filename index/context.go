@@ -79,16 +79,18 @@ type ctxKey struct{ agent, session string }
 func contextKey(d *Doc) ctxKey { return ctxKey{d.Agent, d.Session} }
 
 // withContext completes the session context of a chunk that analyze
-// expanded within itself: the first document of each session in the chunk
-// takes the terms of its predecessor from an earlier chunk (the last
+// expanded within its batch: the first document of each session in the
+// batch takes the terms of its predecessor from an earlier batch (the last
 // document remembered for its session, or one looked up in the index), as
 // extra terms in bt. Callers hold x.addMu, and docs are in id order after
-// everything indexed so far.
+// everything indexed so far; analyze took predecessors from documents of
+// the batch from id from on.
 //
-// A chunk re-indexed by a rebuild may hold deleted documents, which are
-// never anyone's predecessor: withContextSlow redoes such a chunk one
-// document at a time.
-func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
+// A chunk re-indexed by a rebuild may hold deleted documents, and a
+// document of the batch may have been deleted since it was analysed; a
+// deleted document is never anyone's predecessor: withContextSlow redoes
+// such a chunk one document at a time.
+func (x *Index) withContext(docs []*Doc, bt *batchTerms, from uint64) *batchTerms {
 	cw := x.contextWeights()
 	cs := &x.ctx
 	if cs.last == nil {
@@ -96,14 +98,14 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 		cs.seen = make(map[string]int32)
 	}
 	x.mu.RLock()
-	tombs := !x.tomb.IsEmpty() && x.tomb.IntersectsWithInterval(docs[0].ID, docs[len(docs)-1].ID+1)
+	tombs := !x.tomb.IsEmpty() && x.tomb.IntersectsWithInterval(min(from, docs[0].ID), docs[len(docs)-1].ID+1)
 	x.mu.RUnlock()
 	if tombs {
 		return x.withContextSlow(docs, bt)
 	}
 	for i, d := range docs {
 		a := &bt.docs[i]
-		if d.Session == "" || a.pred >= 0 {
+		if d.Session == "" || a.pred != noPred {
 			continue
 		}
 		p := x.prevOf(d, docs[0].ID)
@@ -112,7 +114,7 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 		}
 		a.xoff, a.xh = len(bt.terms), len(bt.xhash)
 		h := cw.share(a.ownDL, p.dl)
-		addPrevChunk(bt, a.off, a.own, p, h)
+		addPrevChunk(bt, i, a.off, a.own, p, h)
 		a.xn = len(bt.terms) - a.xoff
 		a.dl += h.dl(p.dl)
 	}
@@ -120,14 +122,17 @@ func (x *Index) withContext(docs []*Doc, bt *batchTerms) *batchTerms {
 	return bt
 }
 
-// addPrevChunk is addPrev for a chunk that analyze made: the document's own
+// addPrevChunk is addPrev for document i of a chunk that analyze made: its own
 // terms are marked by chunk term id (stamp and at, free once the chunk is
 // analysed), and p's terms are found in the chunk's table, with no map
 // built per document (profile: addPrev's map was a tenth of the serial
 // insert). p keeps no hashes: 8 bytes a term of every remembered session
 // showed in the loaded store's heap.
-func addPrevChunk(bt *batchTerms, off, n int, p *prevDoc, h inherit) {
-	mark := -int32(off + 1) // analyze's marks are positive
+func addPrevChunk(bt *batchTerms, i, off, n int, p *prevDoc, h inherit) {
+	// analyze's marks are positive; each document has its own (not its
+	// off: an empty document's is the next one's, which inheritEarlier
+	// may have marked already)
+	mark := -int32(i + 1)
 	for e := off; e < off+n; e++ {
 		id := bt.tid[e]
 		bt.stamp[id], bt.at[id] = mark, int32(e)
@@ -205,7 +210,8 @@ func (x *Index) rememberChunk(docs []*Doc, bt *batchTerms) {
 }
 
 // withContextSlow returns bt's documents, each with its own terms and its
-// predecessor's, in a batch from the pool; it puts bt back. It skips
+// predecessor's, in a batch from the pool (Analyzed.Release puts both
+// back: workers of later chunks may still read bt's view). It skips
 // deleted documents as predecessors, one document at a time: the chunk is
 // being re-indexed with tombstones in it.
 func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
@@ -217,7 +223,7 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 	for i, d := range docs {
 		a := bt.docs[i]
 		own, ownTF := bt.terms[a.off:a.off+a.own], bt.otfs[a.off:a.off+a.own]
-		na := analyzed{off: len(out.terms), dl: w * a.ownDL, own: a.own, ownDL: a.ownDL, pred: -1}
+		na := analyzed{off: len(out.terms), dl: w * a.ownDL, own: a.own, ownDL: a.ownDL, pred: noPred}
 		out.terms = append(out.terms, own...)
 		for _, tf := range ownTF {
 			out.tfs = append(out.tfs, w*tf)
@@ -242,7 +248,6 @@ func (x *Index) withContextSlow(docs []*Doc, bt *batchTerms) *batchTerms {
 		out.docs = append(out.docs, na)
 	}
 	clear(cs.seen)
-	x.putBatch(bt)
 	return out
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // TestMemTermArena checks that postings appended to memTerms sharing one
-// arena (interleaved, as in a mutable segment) read back intact, block by
+// arena (interleaved, as in a mutable segment, in both of its halves) read back intact, block by
 // block and whole, with the right block metadata, across chunk, block and
 // page boundaries.
 func TestMemTermArena(t *testing.T) {
@@ -28,11 +28,11 @@ func TestMemTermArena(t *testing.T) {
 			doc += 1 + uint32(rng.IntN(3))
 			p := post{doc, 1 + uint32(rng.IntN(9)), 1 + uint32(rng.IntN(500))}
 			want[i] = append(want[i], p)
-			terms[i].add(&a, p.doc, p.tf, p.dl)
+			terms[i].add(&a, i&1, p.doc, p.tf, p.dl)
 		}
 	}
-	if len(a.pages) < 2 {
-		t.Fatalf("test should cross an arena page, used %d pages", len(a.pages))
+	if len(a.half[0].pages) < 2 || len(a.half[1].pages) < 1 {
+		t.Fatalf("test should cross an arena page and use both halves, used %d and %d pages", len(a.half[0].pages), len(a.half[1].pages))
 	}
 	for i := range terms {
 		mt := &terms[i]

@@ -30,29 +30,40 @@ type blockMeta struct {
 const blockMetaSize = 16
 
 // memTerm holds the postings of one term in the mutable segment, as
-// (doc, tf) pairs in chunks of the segment's postArena, the block metadata
-// maintained as documents are appended. memTerms live in a chunked slab
-// (memSeg.slab) and their postings in pointer-free arena pages, so adding a
-// posting never allocates per term or copies a growing slice, and the GC
-// does not scan the postings.
+// (doc, tf) pairs, the first two in the memTerm itself and the others in
+// chunks of the segment's postArena, the block metadata maintained as
+// documents are appended. memTerms live in a chunked slab (memSeg.slab)
+// and their postings in pointer-free arena pages, so adding a posting
+// never allocates per term or copies a growing slice, and the GC does not
+// scan the postings.
 //
-// Chunk sizes (in pairs) follow the posting count: 1, 1, 2, 4, 8, 16, 32, 64
-// (together block 0's 128 postings), then 128 per chunk, so every block
-// after the first is exactly one chunk, whose arena address is kept in its
-// blockMeta.off. Each chunk is followed by one word: the address of the
-// next chunk (used to walk block 0).
+// Chunk sizes (in pairs) follow the posting count: 2, 4, 8, 16, 32, 64
+// after the two inline postings (together block 0's 128 postings), then 128
+// per chunk, so every block after the first is exactly one chunk, whose
+// arena address is kept in its blockMeta.off (block 0's off is the address
+// of its first chunk). Each chunk is followed by one word: the address of
+// the next chunk (used to walk block 0).
 //
 // A memTerm is 64 bytes, one cache line of a slab chunk (slab chunks are
 // large allocations, so line-aligned): at 56 bytes, three terms in eight
 // straddled two lines in the fields a posting reads (tail, n, first), a
-// second cold miss in the serial insert.
+// second cold miss in the serial insert. Profile lesson (Zipf corpus,
+// session context): a rare term's postings each cost a cold miss on the
+// term and another on its last chunk (to write the posting, or the link to
+// a new chunk); most terms of a segment have one or two postings (a rare
+// word and the context its successor inherits), which the inline pairs
+// hold without touching the arena.
 type memTerm struct {
-	head, tail uint32      // arena addresses of the first and the current chunk
-	n          uint32      // postings (df)
-	first      blockMeta   // block 0
-	blocks     []blockMeta // blocks 1..; off = the block's chunk address
-	_          [8]byte
+	tail  uint32    // arena address of the current chunk
+	n     uint32    // postings (df)
+	first blockMeta // block 0
+	inl   [2][2]uint32
+	// blocks 1..; off = the block's chunk address
+	blocks []blockMeta
 }
+
+// memInline is the number of postings a memTerm holds itself.
+const memInline = 2
 
 func (t *memTerm) df() int { return int(t.n) }
 
@@ -69,30 +80,35 @@ func (t *memTerm) nBlocks() int {
 }
 
 // chunkStart returns the index of the first posting of the chunk holding
-// posting i, and that chunk's size in pairs.
+// posting i (at least memInline), and that chunk's size in pairs.
 func chunkStart(i uint32) (start, size uint32) {
-	switch {
-	case i >= blockSize:
+	if i >= blockSize {
 		return i - i%blockSize, blockSize
-	case i < 2:
-		return i, 1
 	}
 	s := uint32(1) << (bits.Len32(i) - 1)
 	return s, s
 }
 
-func (t *memTerm) add(a *postArena, doc, tf, dl uint32) {
+// add appends a posting; the term's chunks are in half h of a (the same
+// for every call on t).
+func (t *memTerm) add(a *postArena, h int, doc, tf, dl uint32) {
 	n := t.n
-	start, size := chunkStart(n)
-	if start == n { // new chunk
-		addr := a.alloc(2*size + 1)
-		if n == 0 {
-			t.head = addr
-		} else {
-			_, psize := chunkStart(n - 1)
-			a.word(t.tail + 2*psize)[0] = addr
+	if n < memInline {
+		t.inl[n] = [2]uint32{doc, tf}
+	} else {
+		start, size := chunkStart(n)
+		if start == n { // new chunk
+			addr := a.alloc(h, 2*size+1)
+			if n == memInline {
+				t.first.off = addr
+			} else {
+				_, psize := chunkStart(n - 1)
+				a.word(t.tail + 2*psize)[0] = addr
+			}
+			t.tail = addr
 		}
-		t.tail = addr
+		w := a.word(t.tail + 2*(n-start))
+		w[0], w[1] = doc, tf
 	}
 	switch {
 	case n == 0:
@@ -105,8 +121,6 @@ func (t *memTerm) add(a *postArena, doc, tf, dl uint32) {
 		b.maxTF = max(b.maxTF, tf)
 		b.minDL = min(b.minDL, dl)
 	}
-	w := a.word(t.tail + 2*(n-start))
-	w[0], w[1] = doc, tf
 	t.n++
 }
 
@@ -119,8 +133,12 @@ func (t *memTerm) loadBlock(a *postArena, bi, n int, docs, tfs []uint32) {
 		}
 		return
 	}
-	addr := t.head
-	for i := 0; i < n; {
+	i := min(n, memInline)
+	for j := range i {
+		docs[j], tfs[j] = t.inl[j][0], t.inl[j][1]
+	}
+	addr := t.first.off
+	for i < n {
 		_, size := chunkStart(uint32(i))
 		c := a.word(addr)[:2*size+1]
 		k := min(int(size), n-i)
@@ -143,31 +161,43 @@ func (t *memTerm) appendPostings(a *postArena, docs, tfs []uint32) ([]uint32, []
 	return docs, tfs
 }
 
-// postArena holds the mutable segment's postings in pointer-free pages.
-// An address is page<<arenaShift | offset; a chunk never straddles pages.
+// postArena holds the mutable segment's postings in pointer-free pages,
+// in two halves: the terms of even slots keep their postings in one, those
+// of odd slots in the other, so that insert fills the two on two
+// goroutines (each half is touched by one). An address is
+// page<<arenaShift | offset, the page number's low bit naming the half; a
+// chunk never straddles pages.
 type postArena struct {
+	half [2]arenaHalf
+}
+
+type arenaHalf struct {
 	pages [][]uint32
 	used  uint32 // words used in the last page
 }
 
 const (
-	arenaShift = 18 // 1 MiB pages; 2^14 pages address 64 GiB of postings
+	arenaShift = 18 // 1 MiB pages; 2^14 pages (2^13 a half) address 64 GiB of postings
 	arenaPage  = 1 << arenaShift
 )
 
-func (a *postArena) alloc(words uint32) uint32 {
-	if len(a.pages) == 0 || a.used+words > arenaPage {
-		a.pages = append(a.pages, make([]uint32, arenaPage))
-		a.used = 0
+// alloc returns the address of words new words in half h (0 or 1).
+func (a *postArena) alloc(h int, words uint32) uint32 {
+	p := &a.half[h]
+	if len(p.pages) == 0 || p.used+words > arenaPage {
+		p.pages = append(p.pages, make([]uint32, arenaPage))
+		p.used = 0
 	}
-	addr := uint32(len(a.pages)-1)<<arenaShift | a.used
-	a.used += words
+	page := uint32(len(p.pages)-1)<<1 | uint32(h)
+	addr := page<<arenaShift | p.used
+	p.used += words
 	return addr
 }
 
 // word returns the arena from addr to the end of its page.
 func (a *postArena) word(addr uint32) []uint32 {
-	return a.pages[addr>>arenaShift][addr&(arenaPage-1):]
+	page := addr >> arenaShift
+	return a.half[page&1].pages[page>>1][addr&(arenaPage-1):]
 }
 
 // termInfo is what a segment knows about one term without decoding it.

@@ -77,7 +77,7 @@ func TestTermTable(t *testing.T) {
 }
 
 // TestChunkTable checks the chunk's term ids against a map over several
-// chunks (reset without clearing, growth within a chunk, forced hash
+// chunks (reset, growth within a chunk, forced hash
 // collisions), as analyze uses the table.
 func TestChunkTable(t *testing.T) {
 	var ct chunkTable
@@ -91,11 +91,12 @@ func TestChunkTable(t *testing.T) {
 			return termHash(s)
 		}
 		var uterms []string
+		var uhash []uint64
 		want := map[string]int32{}
 		n := 100 + 1500*chunk // past the first table's size from chunk 1 on
 		for i := range n {
 			s := fmt.Sprintf("c%d-t%d", chunk, i%(n/2+1))
-			id, added := ct.findOrAdd(s, hash(s), uterms)
+			id, added := ct.findOrAdd(s, hash(s), uterms, uhash)
 			w, ok := want[s]
 			if ok == added || (ok && id != w) {
 				t.Fatalf("chunk %d %q: id %d added %v, want %d known %v", chunk, s, id, added, w, ok)
@@ -103,6 +104,7 @@ func TestChunkTable(t *testing.T) {
 			if added {
 				want[s] = id
 				uterms = append(uterms, s)
+				uhash = append(uhash, hash(s))
 			}
 		}
 		for s, w := range want {

@@ -19,7 +19,8 @@ import (
 // cluster mode feeds the same log from a replicated stream through it.
 type Writer interface {
 	// AppendBatch durably appends payloads and returns the id of the first;
-	// the others follow densely in order.
+	// the others follow densely in order. It keeps no reference to
+	// payloads once it returns: the caller may reuse their memory.
 	AppendBatch(ctx context.Context, payloads [][]byte) (first uint64, err error)
 }
 
