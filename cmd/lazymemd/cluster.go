@@ -130,6 +130,7 @@ func openCluster(cfg config, url string, onBackground func(error), logger *slog.
 var clusterRoutes = map[string]bool{
 	"live": true, "ready": true, "health": true, "appendRecords": true, "getRecord": true,
 	"recall": true, "forget": true, "stats": true, "metrics": true, "openapi": true,
+	"export": true, "backup": true, "mcp": true,
 }
 
 // clusterGate answers 501 to the routes cluster mode does not serve.
@@ -246,7 +247,7 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 		s.error(w, r, err, "")
 		return true
 	}
-	for _, h := range []string{"Authorization", "Content-Type", requestIDHeader} {
+	for _, h := range []string{"Authorization", "Content-Type", requestIDHeader, mcpVersionHeader, "Accept"} {
 		if v := r.Header.Get(h); v != "" {
 			req.Header.Set(h, v)
 		}
@@ -447,6 +448,23 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 		l = caught // the partition as it is now (it may have been reopened)
 		break
 	}
+	pubs, err := s.forgetSelected(r.Context(), p, l, sel)
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	ranges := make([][2]uint64, 0, len(pubs))
+	for _, pub := range pubs {
+		ranges = append(ranges, [2]uint64{pub, pub})
+	}
+	s.reply(w, http.StatusOK, map[string]any{"forgotten": len(pubs), "ranges": ranges, "reindexed": 0})
+}
+
+// forgetSelected forgets what sel names (public ids of partition p) on
+// l, the partition's store caught up with the stream: it resolves sel on
+// it, publishes the forget and erases the records' messages from the
+// stream. It returns the public ids forgotten.
+func (s *server) forgetSelected(ctx context.Context, p int, l *cluster.Local, sel engine.Selector) ([]uint64, error) {
 	locSel := sel
 	if len(sel.IDs) > 0 {
 		locSel.IDs = nil
@@ -456,30 +474,25 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 			}
 		}
 		if len(locSel.IDs) == 0 {
-			s.reply(w, http.StatusOK, map[string]any{"forgotten": 0, "ranges": [][2]uint64{}, "reindexed": 0})
-			return
+			return nil, nil
 		}
 	}
-	locs, err := l.DB().Select(r.Context(), locSel)
+	locs, err := l.DB().Select(ctx, locSel)
 	if err != nil {
-		s.clusterError(w, r, err, "")
-		return
+		return nil, err
 	}
-	ranges := make([][2]uint64, 0, len(locs))
 	pubs := make([]uint64, 0, len(locs))
 	for _, loc := range locs {
 		if pub, ok := l.Public(loc); ok {
 			pubs = append(pubs, pub)
-			ranges = append(ranges, [2]uint64{pub, pub})
 		}
 	}
 	if len(pubs) > 0 {
-		if _, err := s.cluster.Forget(r.Context(), p, pubs); err != nil {
-			s.clusterError(w, r, err, "")
-			return
+		if _, err := s.cluster.Forget(ctx, p, pubs); err != nil {
+			return nil, err
 		}
 	}
-	s.reply(w, http.StatusOK, map[string]any{"forgotten": len(pubs), "ranges": ranges, "reindexed": 0})
+	return pubs, nil
 }
 
 // clusterStats answers the node's view of the cluster to an admin.

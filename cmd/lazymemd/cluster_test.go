@@ -135,8 +135,8 @@ func TestClusterDaemon(t *testing.T) {
 	if st, b = authCall(t, root, "POST", other+"/v1/records", `{"agent":"a1","text":"x","meta":{"lazymem-id":["1"]}}`); st != 400 || !strings.Contains(string(b), "lazymem-id") {
 		t.Fatalf("reserved key: %d %s", st, b)
 	}
-	if st, b = authCall(t, root, "GET", other+"/v1/export?agent=a1", ""); st != 501 {
-		t.Fatalf("export in cluster mode: %d %s", st, b)
+	if st, b = authCall(t, root, "POST", other+"/v1/consolidate", `{"agent":"a1"}`); st != 501 || !strings.Contains(string(b), "not_in_cluster_mode") {
+		t.Fatalf("consolidate in cluster mode: %d %s", st, b)
 	}
 
 	// Forget through the non-owner: gone from every read.
