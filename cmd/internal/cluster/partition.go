@@ -143,7 +143,8 @@ func (pt *partition) open(ctx context.Context) error {
 			return err
 		}
 		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
-			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond))
+			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond),
+			"reindexed", pt.db.Metrics().Index.Rebuilt)
 	}
 	if _, err := pt.db.ApplyRetention(ctx); err != nil {
 		_ = pt.closeStore()
