@@ -413,6 +413,9 @@ func (n *Node) Backup(ctx context.Context, dir string) (map[int]uint64, error) {
 			return seqs, err
 		}
 		seq, err := l.pt.copyTo(ctx, filepath.Join(dir, fmt.Sprintf("p%d", p)), false)
+		if errors.Is(err, ErrNotOwner) || errors.Is(err, engine.ErrClosed) {
+			continue // given up meanwhile: its store closed
+		}
 		if err != nil {
 			return seqs, fmt.Errorf("lazymem: cluster: backup partition %d: %w", p, err)
 		}

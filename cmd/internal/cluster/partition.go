@@ -51,6 +51,10 @@ type partition struct {
 	// idsOut appends to idsFile.
 	idsOut *os.File
 	ready  chan struct{}
+	// storeMu is held by closeStore (write) and by a copy of the store
+	// (read, copyTo): a copy never has the store closed under it, and
+	// sees db nil once it is closed.
+	storeMu sync.RWMutex
 
 	// applyMu is held by an apply round and by a snapshot's backup, so
 	// that a snapshot holds exactly what was applied through its
@@ -180,6 +184,8 @@ func (pt *partition) openStore() error {
 
 // closeStore closes what openStore opened.
 func (pt *partition) closeStore() error {
+	pt.storeMu.Lock()
+	defer pt.storeMu.Unlock()
 	var errs []error
 	if pt.idsOut != nil {
 		errs = append(errs, pt.idsOut.Close())

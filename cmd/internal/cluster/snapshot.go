@@ -277,6 +277,11 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 // hard links, not a copy of the bytes). snap: the copy is the next
 // snapshot (the count of messages since the last one restarts).
 func (pt *partition) copyTo(ctx context.Context, dst string, snap bool) (uint64, error) {
+	pt.storeMu.RLock()
+	defer pt.storeMu.RUnlock()
+	if pt.db == nil {
+		return 0, fmt.Errorf("%w: partition %d was closed", ErrNotOwner, pt.p)
+	}
 	backup := pt.db.BackupIndexed
 	if pt.n.opts.snapshotNoIndex {
 		backup = pt.db.Backup
