@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/lazymem/lazymem/codec"
 	"github.com/lazymem/lazymem/index"
@@ -87,4 +88,19 @@ func (db *DB) Expired(r *Record) bool {
 		w = aw
 	}
 	return w > 0 && !r.Time.IsZero() && r.Time.Before(db.opts.Clock().Add(-w))
+}
+
+// BackupIndexed is Backup with the index: the index's sealed segments
+// (the in-memory segment is flushed first) are copied too, taken before
+// the log's checkpoint, so that opening the copy loads them instead of
+// re-indexing every record, and re-indexes only what was appended in
+// between. A replicated front end ships such copies to nodes that
+// rebuild a partition (lazymemd --cluster's snapshots).
+func (db *DB) BackupIndexed(ctx context.Context, dir string) error { return db.backup(ctx, dir, true) }
+
+// ExportOmitting is Export without the metadata key omit in the records
+// written: a replicated front end leaves out the key that carries its
+// own record ids (an export ingests into a store that assigns its own).
+func (db *DB) ExportOmitting(ctx context.Context, agent, omit string, w io.Writer) (int, error) {
+	return db.export(ctx, agent, omit, w)
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -81,5 +82,70 @@ func TestSelect(t *testing.T) {
 	}
 	if _, err := db.Select(ctx, Selector{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("empty selector: %v", err)
+	}
+}
+
+// TestBackupIndexed: a copy made by BackupIndexed opens with its index
+// loaded (nothing re-indexed) where Backup's copy re-indexes every
+// record, answers the same recall as the store, and keeps a forgotten
+// record forgotten.
+func TestBackupIndexed(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := Open("store", memStoreOptions(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	var recs []Record
+	for i := range 300 {
+		recs = append(recs, Record{Agent: "a", Session: fmt.Sprint("s", i%7), Text: fmt.Sprintf("note %d about the harbour crane number %d", i, i%11)})
+	}
+	ids, err := db.AppendBatch(ctx, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Forget(ctx, Selector{IDs: ids[:5]}); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Agent: "a", Text: "harbour crane number 3", K: 20, Mode: ModeSparse}
+	want, err := db.Recall(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir     string
+		backup  func(context.Context, string) error
+		rebuilt uint64
+	}{{"plain", db.Backup, 295}, {"indexed", db.BackupIndexed, 0}} {
+		if err := tc.backup(ctx, tc.dir); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := Open(tc.dir, memStoreOptions(fs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := cp.Metrics().Index
+		got, err := cp.Recall(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Rebuilt != tc.rebuilt || m.Docs != 295 {
+			t.Errorf("%s: re-indexed %d, %d docs; want %d, 295", tc.dir, m.Rebuilt, m.Docs, tc.rebuilt)
+		}
+		if len(got.Memories) != len(want.Memories) {
+			t.Fatalf("%s: %d memories, the store %d", tc.dir, len(got.Memories), len(want.Memories))
+		}
+		for i := range got.Memories {
+			if got.Memories[i].ID != want.Memories[i].ID || got.Memories[i].Score != want.Memories[i].Score {
+				t.Errorf("%s: memory %d: %d (%v), the store %d (%v)", tc.dir, i, got.Memories[i].ID, got.Memories[i].Score, want.Memories[i].ID, want.Memories[i].Score)
+			}
+		}
+		if _, err := cp.Get(ctx, ids[0]); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: forgotten record: %v", tc.dir, err)
+		}
+		if err := cp.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -30,6 +30,11 @@ type exportLine struct {
 // continue: the records appended after Export started may or may not be
 // in it. It returns how many records it wrote.
 func (db *DB) Export(ctx context.Context, agent string, w io.Writer) (int, error) {
+	return db.export(ctx, agent, "", w)
+}
+
+// export is Export; a non-empty omit is a metadata key left out.
+func (db *DB) export(ctx context.Context, agent, omit string, w io.Writer) (int, error) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {
@@ -53,6 +58,9 @@ func (db *DB) Export(ctx context.Context, agent string, w io.Writer) (int, error
 			return nil
 		}
 		r := fromCodec(id, &c)
+		if omit != "" {
+			delete(r.Meta, omit)
+		}
 		n++
 		return enc.Encode(exportLine{Time: r.Time.Format(time.RFC3339Nano), Agent: r.Agent, Session: r.Session,
 			Role: r.Role, Text: r.Text, Meta: r.Meta})
@@ -83,7 +91,10 @@ func (a *AgentDB) Export(ctx context.Context, w io.Writer) (int, error) {
 // from the log. Restoring is opening dir (or moving it into place).
 // Forget, retention and Compact wait for a Backup in progress, so the copy
 // never holds half a Forget.
-func (db *DB) Backup(ctx context.Context, dir string) error {
+func (db *DB) Backup(ctx context.Context, dir string) error { return db.backup(ctx, dir, false) }
+
+// backup is Backup; withIndex also copies the index (BackupIndexed).
+func (db *DB) backup(ctx context.Context, dir string, withIndex bool) error {
 	db.maintMu.Lock()
 	defer db.maintMu.Unlock()
 	db.mu.RLock()
@@ -103,6 +114,16 @@ func (db *DB) Backup(ctx context.Context, dir string) error {
 	}
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lazymem: engine: backup: %w", err)
+	}
+	if withIndex {
+		// Before the log: every record the copy's index holds is in the
+		// copy's log (appends go on meanwhile; Open re-indexes the tail).
+		if err := db.idx.Flush(); err != nil {
+			return fmt.Errorf("lazymem: engine: backup: flush index: %w", err)
+		}
+		if err := db.idx.Checkpoint(fs.PathJoin(dir, "index")); err != nil {
+			return fmt.Errorf("lazymem: engine: backup: %w", err)
+		}
 	}
 	if err := db.log.Checkpoint(fs.PathJoin(dir, "log")); err != nil {
 		return fmt.Errorf("lazymem: engine: backup: %w", err)

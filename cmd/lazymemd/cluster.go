@@ -34,6 +34,7 @@ type clusterConfig struct {
 	leaseTTL   time.Duration
 	snapEvery  int
 	snapIntvl  time.Duration
+	cacheBytes int64
 }
 
 func (c clusterConfig) on() bool { return c.nats != "" }
@@ -45,6 +46,10 @@ const (
 	defaultClusterLeaseTTL   = 10 * time.Second
 	defaultSnapshotEvery     = 50000
 	defaultSnapshotInterval  = 10 * time.Minute
+	// defaultClusterCache is the node's cache budget (--cluster-cache-bytes).
+	defaultClusterCache = 1 << 30
+	// minStoreCache is the least each cache of a partition store gets.
+	minStoreCache = 1 << 20
 	// defaultWait is how long a read with ?min_seq= waits by default.
 	defaultWait = 2 * time.Second
 	// forwardedHeader marks a request forwarded by another node: it is
@@ -68,6 +73,7 @@ func addClusterFlags(fs *flag.FlagSet, c *clusterConfig) {
 	fs.DurationVar(&c.leaseTTL, "cluster-lease-ttl", defaultClusterLeaseTTL, "how long a dead node's partitions wait before other nodes take them")
 	fs.IntVar(&c.snapEvery, "cluster-snapshot-every", defaultSnapshotEvery, "upload a snapshot of a partition owned here every `N` messages applied, and purge the stream below it; negative: never by count")
 	fs.DurationVar(&c.snapIntvl, "cluster-snapshot-interval", defaultSnapshotInterval, "also upload a partition's snapshot when this long has passed since the last and it changed; negative: never by time")
+	fs.Int64Var(&c.cacheBytes, "cluster-cache-bytes", defaultClusterCache, "the node's cache budget in `BYTES`: each partition store's caches (embedding memory tier, embedding disk-cache blocks, log segments) get this divided by --cluster-partitions, so that the node stays within it even owning every partition")
 }
 
 // checkCluster validates the --cluster* flags.
@@ -88,6 +94,8 @@ func checkCluster(c clusterConfig) error {
 		return errors.New("--cluster-snapshot-every 0: want a positive number of messages, or negative for never")
 	case c.snapIntvl == 0:
 		return errors.New("--cluster-snapshot-interval 0: want a positive duration, or negative for never")
+	case c.cacheBytes <= 0:
+		return fmt.Errorf("--cluster-cache-bytes %d: want a positive number of bytes", c.cacheBytes)
 	}
 	o := cluster.Options{NATS: c.nats, NodeID: c.node, URL: "http://x", Dir: "x", Partitions: c.partitions,
 		Replicas: c.replicas, LeaseTTL: c.leaseTTL, OpenDB: func(string) (*engine.DB, error) { return nil, nil }}
@@ -116,7 +124,7 @@ func openCluster(cfg config, url string, onBackground func(error), logger *slog.
 		Partitions: cfg.cluster.partitions, Replicas: cfg.cluster.replicas, LeaseTTL: cfg.cluster.leaseTTL,
 		SnapshotEvery: cfg.cluster.snapEvery, SnapshotInterval: cfg.cluster.snapIntvl, Logger: logger,
 		OpenDB: func(dir string) (*engine.DB, error) {
-			return engine.Open(dir, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
+			return engine.Open(dir, storeOptions(cfg.cluster, engine.Options{Embedder: emb, OnBackgroundError: onBackground}))
 		}})
 	if err != nil {
 		return openResult{err: err}
@@ -125,11 +133,25 @@ func openCluster(cfg config, url string, onBackground func(error), logger *slog.
 	return openResult{db: n.Validator(), node: n, embedder: name}
 }
 
+// storeOptions are the options of a partition store: o with its share of
+// the node's cache budget, divided 2:1:2 among the embedding memory tier,
+// the embedding disk cache's blocks and the log's segment cache (the
+// engine's defaults, 64, 32 and 64 MiB, are in that ratio), each at
+// least minStoreCache.
+func storeOptions(c clusterConfig, o engine.Options) engine.Options {
+	share := c.cacheBytes / int64(max(c.partitions, 1))
+	o.CacheBytes = max(share*2/5, minStoreCache)
+	o.DiskCacheBlockBytes = max(share/5, minStoreCache)
+	o.Log.CacheBytes = max(share*2/5, minStoreCache)
+	return o
+}
+
 // clusterRoutes are the operations a node serves in cluster mode; the
 // others answer 501 (they act on one store: see docs/CLUSTER.md).
 var clusterRoutes = map[string]bool{
 	"live": true, "ready": true, "health": true, "appendRecords": true, "getRecord": true,
 	"recall": true, "forget": true, "stats": true, "metrics": true, "openapi": true,
+	"export": true, "backup": true, "mcp": true,
 }
 
 // clusterGate answers 501 to the routes cluster mode does not serve.
@@ -246,7 +268,7 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 		s.error(w, r, err, "")
 		return true
 	}
-	for _, h := range []string{"Authorization", "Content-Type", requestIDHeader} {
+	for _, h := range []string{"Authorization", "Content-Type", requestIDHeader, mcpVersionHeader, "Accept"} {
 		if v := r.Header.Get(h); v != "" {
 			req.Header.Set(h, v)
 		}
@@ -447,6 +469,23 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 		l = caught // the partition as it is now (it may have been reopened)
 		break
 	}
+	pubs, err := s.forgetSelected(r.Context(), p, l, sel)
+	if err != nil {
+		s.clusterError(w, r, err, "")
+		return
+	}
+	ranges := make([][2]uint64, 0, len(pubs))
+	for _, pub := range pubs {
+		ranges = append(ranges, [2]uint64{pub, pub})
+	}
+	s.reply(w, http.StatusOK, map[string]any{"forgotten": len(pubs), "ranges": ranges, "reindexed": 0})
+}
+
+// forgetSelected forgets what sel names (public ids of partition p) on
+// l, the partition's store caught up with the stream: it resolves sel on
+// it, publishes the forget and erases the records' messages from the
+// stream. It returns the public ids forgotten.
+func (s *server) forgetSelected(ctx context.Context, p int, l *cluster.Local, sel engine.Selector) ([]uint64, error) {
 	locSel := sel
 	if len(sel.IDs) > 0 {
 		locSel.IDs = nil
@@ -456,30 +495,25 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 			}
 		}
 		if len(locSel.IDs) == 0 {
-			s.reply(w, http.StatusOK, map[string]any{"forgotten": 0, "ranges": [][2]uint64{}, "reindexed": 0})
-			return
+			return nil, nil
 		}
 	}
-	locs, err := l.DB().Select(r.Context(), locSel)
+	locs, err := l.DB().Select(ctx, locSel)
 	if err != nil {
-		s.clusterError(w, r, err, "")
-		return
+		return nil, err
 	}
-	ranges := make([][2]uint64, 0, len(locs))
 	pubs := make([]uint64, 0, len(locs))
 	for _, loc := range locs {
 		if pub, ok := l.Public(loc); ok {
 			pubs = append(pubs, pub)
-			ranges = append(ranges, [2]uint64{pub, pub})
 		}
 	}
 	if len(pubs) > 0 {
-		if _, err := s.cluster.Forget(r.Context(), p, pubs); err != nil {
-			s.clusterError(w, r, err, "")
-			return
+		if _, err := s.cluster.Forget(ctx, p, pubs); err != nil {
+			return nil, err
 		}
 	}
-	s.reply(w, http.StatusOK, map[string]any{"forgotten": len(pubs), "ranges": ranges, "reindexed": 0})
+	return pubs, nil
 }
 
 // clusterStats answers the node's view of the cluster to an admin.

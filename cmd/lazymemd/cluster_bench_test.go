@@ -24,7 +24,8 @@ import (
 // process on loopback: appends of one record and of 100 (latency p50
 // and p99, records/s), and recalls answered by the owner of the agent's
 // partition (mode=local) or forwarded to it by the other daemon
-// (mode=forwarded), p50 and p99; and the replay of a daemon joining
+// (mode=forwarded), p50 and p99, as POST /v1/recall (op=recall) and as
+// the MCP search tool (op=recall-mcp); and the replay of a daemon joining
 // with an empty store (op=replay: 50k more records first, then the time
 // from its start until its partitions are caught up, lease TTL 1 s
 // included). Both stores hold the same 5000
@@ -191,6 +192,34 @@ func BenchmarkCluster(b *testing.B) {
 				url = q.forwarder
 			}
 			post(b, url+"/v1/recall", q.body)
+		})
+	})
+	// The same recalls as MCP search calls (JSON-RPC over /mcp): a
+	// cluster node routes the whole request, and waits for the sequence
+	// it last published to the partition (read your node's writes).
+	mcpBody := func(q []byte) []byte {
+		var args map[string]any
+		_ = json.Unmarshal(q, &args)
+		args["query"] = args["text"]
+		delete(args, "text")
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": "search", "arguments": args}})
+		return body
+	}
+	b.Run("op=recall-mcp", func(b *testing.B) {
+		interleaved(b, []string{"single", "local", "forwarded"}, 1, func(mode string, i int) {
+			url, q := single, queries[i%len(queries)]
+			switch mode {
+			case "local":
+				q = queries[(i+len(queries)/3)%len(queries)]
+				url = q.owner
+			case "forwarded":
+				q = queries[(i+2*len(queries)/3)%len(queries)]
+				url = q.forwarder
+			}
+			if out := post(b, url+"/mcp", mcpBody(q.body)); bytes.Contains(out, []byte(`"isError":true`)) {
+				b.Fatalf("%s: %s", mode, out)
+			}
 		})
 	})
 	// A daemon joining with an empty store takes its share of the

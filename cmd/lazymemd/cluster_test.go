@@ -14,6 +14,7 @@ import (
 	"github.com/lazymem/lazymem/cmd/internal/cluster"
 	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
 	"github.com/lazymem/lazymem/cmd/internal/wire"
+	"github.com/lazymem/lazymem/engine"
 )
 
 // clusterArgs is the command line of a test node of the cluster at nats.
@@ -135,8 +136,8 @@ func TestClusterDaemon(t *testing.T) {
 	if st, b = authCall(t, root, "POST", other+"/v1/records", `{"agent":"a1","text":"x","meta":{"lazymem-id":["1"]}}`); st != 400 || !strings.Contains(string(b), "lazymem-id") {
 		t.Fatalf("reserved key: %d %s", st, b)
 	}
-	if st, b = authCall(t, root, "GET", other+"/v1/export?agent=a1", ""); st != 501 {
-		t.Fatalf("export in cluster mode: %d %s", st, b)
+	if st, b = authCall(t, root, "POST", other+"/v1/consolidate", `{"agent":"a1"}`); st != 501 || !strings.Contains(string(b), "not_in_cluster_mode") {
+		t.Fatalf("consolidate in cluster mode: %d %s", st, b)
 	}
 
 	// Forget through the non-owner: gone from every read.
@@ -219,6 +220,7 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-lease-ttl", "1ms"}, "--cluster-lease-ttl 1ms"},
 		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-snapshot-every", "0"}, "--cluster-snapshot-every 0"},
 		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-snapshot-interval", "0s"}, "--cluster-snapshot-interval 0"},
+		{[]string{"--db", "d", "--cluster", "nats://x", "--cluster-node", "a", "--cluster-cache-bytes", "0"}, "--cluster-cache-bytes 0"},
 	} {
 		_, err := parseArgs(tc.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -249,4 +251,27 @@ func FuzzReadWait(f *testing.F) {
 			t.Fatalf("%q: wait %v", q, wait)
 		}
 	})
+}
+
+// TestStoreOptions: the partition stores' caches share the node's budget:
+// P stores' caches add up to at most --cluster-cache-bytes (unless the
+// floor of 1 MiB a cache lifts them), in the engine's 2:1:2 ratio.
+func TestStoreOptions(t *testing.T) {
+	for _, tc := range []struct {
+		parts  int
+		budget int64
+	}{{16, defaultClusterCache}, {256, defaultClusterCache}, {8, 160 << 20}, {256, 64 << 20}, {1, 5}} {
+		o := storeOptions(clusterConfig{partitions: tc.parts, cacheBytes: tc.budget}, engine.Options{})
+		per := o.CacheBytes + o.DiskCacheBlockBytes + o.Log.CacheBytes
+		floor := o.CacheBytes == minStoreCache || o.DiskCacheBlockBytes == minStoreCache
+		if !floor && (per*int64(tc.parts) > tc.budget || o.CacheBytes != o.Log.CacheBytes || o.DiskCacheBlockBytes > o.CacheBytes/2+1) {
+			t.Errorf("P=%d budget %d: caches %d/%d/%d, %d for P stores", tc.parts, tc.budget, o.CacheBytes, o.DiskCacheBlockBytes, o.Log.CacheBytes, per*int64(tc.parts))
+		}
+		if o.CacheBytes < minStoreCache || o.DiskCacheBlockBytes < minStoreCache || o.Log.CacheBytes < minStoreCache {
+			t.Errorf("P=%d budget %d: a cache below the floor: %d/%d/%d", tc.parts, tc.budget, o.CacheBytes, o.DiskCacheBlockBytes, o.Log.CacheBytes)
+		}
+	}
+	if o := storeOptions(clusterConfig{partitions: 16, cacheBytes: defaultClusterCache}, engine.Options{}); o.CacheBytes != 64<<20*2/5 {
+		t.Errorf("default: memory tier %d, want 2/5 of 64 MiB", o.CacheBytes)
+	}
 }

@@ -122,6 +122,10 @@ func (s *server) export(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, forbiddenAgent(t, "agent", agent))
 		return
 	}
+	if s.cluster != nil {
+		s.clusterExport(w, r, agent) // cluster_export.go
+		return
+	}
 	cw := &countingWriter{w: w, header: func() {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -207,6 +211,10 @@ func (s *server) backup(w http.ResponseWriter, r *http.Request) {
 	if bb.To == "" || !filepath.IsAbs(bb.To) {
 		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "backup.to",
 			Message: fmt.Sprintf("backup.to: want an absolute directory path on the server, got %q", wire.Truncate(bb.To, 80))})
+		return
+	}
+	if s.cluster != nil {
+		s.clusterBackup(w, r, filepath.Clean(bb.To)) // cluster_export.go
 		return
 	}
 	t0 := time.Now()

@@ -66,6 +66,7 @@ type rpcResponse struct {
 type mcpTool struct {
 	mcptools.Tool
 	scope scope
+	op    string // the route's operation
 }
 
 func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +130,10 @@ func (s *server) mcp(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		result = map[string]any{"tools": s.visibleTools(tenantOf(r))}
 	case "tools/call":
+		if s.cluster != nil {
+			s.clusterToolCall(w, r, body, req.ID, req.Params) // cluster_mcp.go
+			return
+		}
 		result, rerr = s.mcpCall(r, req.Params)
 	default:
 		rerr = &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("method %q not found (this server has tools only: initialize, ping, tools/list, tools/call)", req.Method)}
@@ -186,31 +191,50 @@ func (s *server) mcpInitialize(params json.RawMessage) (any, *rpcError) {
 }
 
 func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcError) {
+	tool, args, rerr := s.mcpTool(tenantOf(r), params)
+	if rerr != nil {
+		return nil, rerr
+	}
+	return tool.Call(r.Context(), s.mcpEnv(r), args), nil
+}
+
+// mcpTool is the tool a tools/call names, visible to t, and its
+// arguments checked against its schema.
+func (s *server) mcpTool(t *tenant, params json.RawMessage) (mcpTool, json.RawMessage, *rpcError) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil || p.Name == "" {
-		return nil, &rpcError{Code: rpcInvalidParams, Message: `tools/call params: want {"name": ..., "arguments": {...}}`}
+		return mcpTool{}, nil, &rpcError{Code: rpcInvalidParams, Message: `tools/call params: want {"name": ..., "arguments": {...}}`}
 	}
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	t := tenantOf(r)
 	tools := s.visibleTools(t)
 	i := slices.IndexFunc(tools, func(tl mcpTool) bool { return tl.Name == p.Name })
 	if i < 0 {
+		if s.cluster != nil && slices.ContainsFunc(s.tools, func(tl mcpTool) bool { return tl.Name == p.Name && t.has(tl.scope) }) {
+			return mcpTool{}, nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("tool %q is not served in cluster mode (docs/CLUSTER.md)", p.Name)}
+		}
 		names := make([]string, len(tools))
 		for j, tl := range tools {
 			names[j] = tl.Name
 		}
-		return nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: %s)", wire.Truncate(p.Name, 40), strings.Join(names, ", "))}
+		return mcpTool{}, nil, &rpcError{Code: rpcInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools: %s)", wire.Truncate(p.Name, 40), strings.Join(names, ", "))}
 	}
 	if msg := mcptools.CheckArgs(tools[i].InputSchema, args); msg != "" {
-		return nil, &rpcError{Code: rpcInvalidParams, Message: p.Name + " arguments: " + msg}
+		return mcpTool{}, nil, &rpcError{Code: rpcInvalidParams, Message: p.Name + " arguments: " + msg}
 	}
-	env := &mcptools.Env{
+	return tools[i], args, nil
+}
+
+// mcpEnv is what a tool call of r runs against: the store's handles of
+// the caller's tenant.
+func (s *server) mcpEnv(r *http.Request) *mcptools.Env {
+	t := tenantOf(r)
+	return &mcptools.Env{
 		Store: func(agent string) mcptools.Store { return s.handle(t, agent) }, Now: s.clock,
 		Agent: func(named string) (string, error) { return s.toolAgent(t, named) },
 		Admit: func(n int64) (func(), error) {
@@ -222,7 +246,6 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 		Observe: s.prom.observeRecall,
 		Core:    func(agent string) mcptools.CoreStore { return s.coreHandle(t, agent) },
 	}
-	return tools[i].Call(r.Context(), env, args), nil
 }
 
 // visibleTools are the tools the tenant's scopes allow: a read-only key
@@ -230,7 +253,7 @@ func (s *server) mcpCall(r *http.Request, params json.RawMessage) (any, *rpcErro
 func (s *server) visibleTools(t *tenant) []mcpTool {
 	var ts []mcpTool
 	for _, tl := range s.tools {
-		if t.has(tl.scope) {
+		if t.has(tl.scope) && (s.cluster == nil || clusterRoutes[tl.op]) {
 			ts = append(ts, tl)
 		}
 	}

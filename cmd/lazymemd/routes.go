@@ -99,7 +99,7 @@ func routeTools(routes []route) []mcpTool {
 	var ts []mcpTool
 	for _, rt := range routes {
 		for _, t := range rt.tools {
-			ts = append(ts, mcpTool{Tool: t, scope: rt.scope})
+			ts = append(ts, mcpTool{Tool: t, scope: rt.scope, op: rt.op})
 		}
 	}
 	return ts

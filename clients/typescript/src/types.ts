@@ -392,4 +392,8 @@ export interface BackupResult {
   to: string;
   /** How long the copy took. */
   seconds: number;
+  /** Cluster mode only (docs/CLUSTER.md): the node that made the copies. */
+  node?: string;
+  /** Cluster mode only: each partition this node owns, copied to `to`/p<N>, with the stream sequence its copy holds. */
+  partitions?: Record<string, number>;
 }

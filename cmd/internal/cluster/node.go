@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lazymem/lazymem/engine"
@@ -31,6 +32,10 @@ type Node struct {
 	// validator checks records before they are published
 	// (engine.ValidateBatch): the partition stores may all be elsewhere.
 	validator *engine.DB
+
+	// published is, for each partition, the highest sequence this node
+	// published to it (Published).
+	published []atomic.Uint64
 
 	mu     sync.RWMutex
 	parts  map[int]*partition // owned
@@ -68,7 +73,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
 	}
 	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{},
-		owners: make([]string, opts.Partitions), urls: map[string]string{},
+		owners: make([]string, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if err := n.setup(); err != nil {
 		nc.Close()
@@ -340,4 +345,81 @@ func (n *Node) Close() error {
 // the stream holds for it now, and returns its store.
 func (n *Node) CatchUp(ctx context.Context, p int) (*Local, error) {
 	return n.Local(ctx, p, math.MaxUint64)
+}
+
+// Published is the highest sequence this node published to partition p
+// (0: none since it started): a read that waits for it sees every
+// append made through this node (read your node's writes, without the
+// client carrying ?min_seq=).
+func (n *Node) Published(p int) uint64 {
+	if p < 0 || p >= len(n.published) {
+		return 0
+	}
+	return n.published[p].Load()
+}
+
+// published records seq as published to partition p.
+func (n *Node) publish(p int, seq uint64) {
+	a := &n.published[p]
+	for {
+		old := a.Load()
+		if seq <= old || a.CompareAndSwap(old, seq) {
+			return
+		}
+	}
+}
+
+// Backup writes a copy of each partition this node owns and has open to
+// dir/p<N> (dir is created; each p<N> must be new), once it has applied
+// every message the stream held when Backup was called: the store with
+// its index, the id map and the sequence applied, as a snapshot holds
+// them.
+// Placed in a node's directory, a copy is resumed from when it is not
+// older than the partition's oldest snapshot kept, else replaced by the
+// newest snapshot. It returns the sequence each copy holds.
+func (n *Node) Backup(ctx context.Context, dir string) (map[int]uint64, error) {
+	if err := n.check(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lazymem: cluster: backup: %w", err)
+	}
+	n.mu.RLock()
+	var parts []int
+	for p, pt := range n.parts {
+		if pt.isReady() {
+			parts = append(parts, p)
+		}
+	}
+	n.mu.RUnlock()
+	slices.Sort(parts)
+	// Every partition catches up with the stream first (in parallel: a
+	// fetch round each), so that each copy holds every record
+	// acknowledged before the backup was asked for.
+	locals := make([]*Local, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() { locals[i], errs[i] = n.CatchUp(ctx, p) })
+	}
+	wg.Wait()
+	seqs := map[int]uint64{}
+	for i, p := range parts {
+		l, err := locals[i], errs[i]
+		if errors.Is(err, ErrNotOwner) {
+			continue // given up meanwhile
+		}
+		if err != nil {
+			return seqs, err
+		}
+		seq, err := l.pt.copyTo(ctx, filepath.Join(dir, fmt.Sprintf("p%d", p)), false)
+		if errors.Is(err, ErrNotOwner) || errors.Is(err, engine.ErrClosed) {
+			continue // given up meanwhile: its store closed
+		}
+		if err != nil {
+			return seqs, fmt.Errorf("lazymem: cluster: backup partition %d: %w", p, err)
+		}
+		seqs[p] = seq
+	}
+	return seqs, nil
 }

@@ -372,3 +372,32 @@ func TestLocalReleasedWhileWaiting(t *testing.T) {
 	pt.applyMu.Unlock()
 	<-released
 }
+
+// TestBackupReleased: a backup whose partition is given up after it
+// caught up (a rebalance) skips it instead of copying a closed store
+// (before, the copy dereferenced the store the release had set to nil:
+// the daemon's backup request died with the connection, seen once in
+// TestClusterExportBackup under load); the node's other partitions are
+// copied.
+func TestBackupReleased(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	n := testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	waitOwned(t, n)
+	l, err := n.CatchUp(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.release(0)
+	if _, err := l.pt.copyTo(context.Background(), filepath.Join(t.TempDir(), "p0"), false); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("copy of a released partition: %v, want ErrNotOwner", err)
+	}
+	waitOwned(t, n) // the lease loop takes it back
+	seqs, err := n.Backup(context.Background(), filepath.Join(t.TempDir(), "backup"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != n.Partitions() {
+		t.Fatalf("backup copied %v; want every partition", seqs)
+	}
+}

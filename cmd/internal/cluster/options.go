@@ -59,6 +59,10 @@ type Options struct {
 	// stream is purged of the partition's messages at and below the
 	// oldest one kept. Default 2.
 	SnapshotKeep int
+
+	// snapshotNoIndex takes snapshots without the index (engine Backup):
+	// the benchmarks' peer of the indexed ones.
+	snapshotNoIndex bool
 }
 
 // EnsureDefaults fills the unset fields with their defaults.

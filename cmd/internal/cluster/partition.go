@@ -51,6 +51,10 @@ type partition struct {
 	// idsOut appends to idsFile.
 	idsOut *os.File
 	ready  chan struct{}
+	// storeMu is held by closeStore (write) and by a copy of the store
+	// (read, copyTo): a copy never has the store closed under it, and
+	// sees db nil once it is closed.
+	storeMu sync.RWMutex
 
 	// applyMu is held by an apply round and by a snapshot's backup, so
 	// that a snapshot holds exactly what was applied through its
@@ -143,7 +147,8 @@ func (pt *partition) open(ctx context.Context) error {
 			return err
 		}
 		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
-			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond))
+			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond),
+			"reindexed", pt.db.Metrics().Index.Rebuilt)
 	}
 	if _, err := pt.db.ApplyRetention(ctx); err != nil {
 		_ = pt.closeStore()
@@ -179,6 +184,8 @@ func (pt *partition) openStore() error {
 
 // closeStore closes what openStore opened.
 func (pt *partition) closeStore() error {
+	pt.storeMu.Lock()
+	defer pt.storeMu.Unlock()
 	var errs []error
 	if pt.idsOut != nil {
 		errs = append(errs, pt.idsOut.Close())

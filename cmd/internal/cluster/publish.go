@@ -60,6 +60,7 @@ func (n *Node) Append(ctx context.Context, recs []engine.Record, single bool, ms
 		if err != nil {
 			return nil, 0, fmt.Errorf("lazymem: cluster: publish: %w", err)
 		}
+		n.publish(parts[0], ack.Sequence)
 		return []uint64{PublicID(ack.Sequence, parts[0])}, ack.Sequence, nil
 	}
 	last, err := n.publishBatch(ctx, msgs)
@@ -70,6 +71,7 @@ func (n *Node) Append(ctx context.Context, recs []engine.Record, single bool, ms
 	ids := make([]uint64, len(msgs))
 	for i := range ids {
 		ids[i] = PublicID(first+uint64(i), parts[i])
+		n.publish(parts[i], first+uint64(i))
 	}
 	return ids, last, nil
 }

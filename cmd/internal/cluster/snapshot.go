@@ -244,27 +244,9 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	}
 	defer os.RemoveAll(tmp)
 	dst := filepath.Join(tmp, "store")
-	// The apply loop waits: the copy holds exactly what was applied
-	// through seq (a Backup is checkpoints, hard links).
-	pt.applyMu.Lock()
-	pt.mu.Lock()
-	seq := pt.applied
-	pt.sinceSnap = 0
-	pt.mu.Unlock()
-	err = pt.db.Backup(ctx, dst)
-	var ids []byte
-	if err == nil {
-		ids, err = os.ReadFile(filepath.Join(pt.dir, idsFile))
-	}
-	pt.applyMu.Unlock()
+	seq, err := pt.copyTo(ctx, dst, true)
 	if err != nil {
 		return 0, fmt.Errorf("lazymem: cluster: snapshot partition %d: %w", pt.p, err)
-	}
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seq)
-	if err := errors.Join(os.WriteFile(filepath.Join(dst, idsFile), ids, 0o644),
-		os.WriteFile(filepath.Join(dst, appliedFile), b[:], 0o644)); err != nil {
-		return 0, err
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(tarDir(dst, pw)) }()
@@ -285,6 +267,48 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	forgetSeq := pt.forgetSeq
 	pt.mu.Unlock()
 	return seq, pt.n.prune(ctx, pt.p, seq, forgetSeq)
+}
+
+// copyTo writes a copy of the partition's store to dst (new or empty):
+// the engine's backup with the index (BackupIndexed: a restore loads the
+// index instead of rebuilding it), the id map and the sequence applied.
+// The apply loop waits meanwhile, so the copy holds exactly what was
+// applied through the sequence it returns (a backup is checkpoints and
+// hard links, not a copy of the bytes). snap: the copy is the next
+// snapshot (the count of messages since the last one restarts).
+func (pt *partition) copyTo(ctx context.Context, dst string, snap bool) (uint64, error) {
+	pt.storeMu.RLock()
+	defer pt.storeMu.RUnlock()
+	if pt.db == nil {
+		return 0, fmt.Errorf("%w: partition %d was closed", ErrNotOwner, pt.p)
+	}
+	backup := pt.db.BackupIndexed
+	if pt.n.opts.snapshotNoIndex {
+		backup = pt.db.Backup
+	}
+	pt.applyMu.Lock()
+	pt.mu.Lock()
+	seq := pt.applied
+	if snap {
+		pt.sinceSnap = 0
+	}
+	pt.mu.Unlock()
+	err := backup(ctx, dst)
+	var ids []byte
+	if err == nil {
+		ids, err = os.ReadFile(filepath.Join(pt.dir, idsFile))
+	}
+	pt.applyMu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seq)
+	if err := errors.Join(os.WriteFile(filepath.Join(dst, idsFile), ids, 0o644),
+		os.WriteFile(filepath.Join(dst, appliedFile), b[:], 0o644)); err != nil {
+		return 0, err
+	}
+	return seq, nil
 }
 
 // prune erases partition p's snapshots older than newest that are past

@@ -159,6 +159,15 @@ func TestSnapshotRebuild(t *testing.T) {
 	if st.Restored[k] != newest || st.Replayed[k] != last-newest {
 		t.Fatalf("restored from %d, replayed %d messages; want %d and %d", st.Restored[k], st.Replayed[k], newest, last-newest)
 	}
+	// The snapshot carries the index: the restored store loaded it and
+	// re-indexed nothing from its log.
+	l, err := b.Local(context.Background(), p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := l.DB().Metrics().Index; m.Rebuilt != 0 || m.Docs != uint64(len(want)) {
+		t.Fatalf("the restored store re-indexed %d records and holds %d; want 0 and %d", m.Rebuilt, m.Docs, len(want))
+	}
 	t.Logf("%d records: restored the snapshot at %d, replayed %d messages", len(want), newest, st.Replayed[k])
 }
 
