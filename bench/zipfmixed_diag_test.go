@@ -117,3 +117,46 @@ func BenchmarkZipfLazymemMixed(b *testing.B) {
 		}
 	}
 }
+
+// TestZipfLazymemBuildDiag builds lazymem alone over the Zipf corpus into
+// LAZYMEM_DIAG_BUILD_DIR (one writer, batches of 1000, as the report does),
+// with LAZYMEM_DIAG_MERGE_FACTOR when set, waits for background merges to
+// settle, and prints the ingest rate, the process CPU and the segments:
+//
+//	LAZYMEM_BENCH_N=1000000 LAZYMEM_BENCH_SESSION_CONTEXT=1 LAZYMEM_DIAG_BUILD_DIR=DIR \
+//	    go test -tags diag ./bench -run TestZipfLazymemBuildDiag -v -timeout 1h
+func TestZipfLazymemBuildDiag(t *testing.T) {
+	dir := os.Getenv("LAZYMEM_DIAG_BUILD_DIR")
+	if dir == "" {
+		t.Fatal("set LAZYMEM_DIAG_BUILD_DIR to an empty directory")
+	}
+	c, err := LoadZipf(zipf.Config{Seed: zipfSeed(), Records: zipfN()}, 1, zipfQuerySeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := index.Options{SessionContext: os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != "",
+		MergeFactor: envInt("LAZYMEM_DIAG_MERGE_FACTOR", 0)}
+	c0 := processCPU()
+	l, st, err := BuildLazymem(dir, c.Docs, 1000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := processCPU() - c0
+	// Background merges the last flush started: settled once no merge has
+	// ended for 30 s (a merge of 1M records takes ~8 s at load 17).
+	t0 := time.Now()
+	for prev := -1; ; {
+		time.Sleep(30 * time.Second)
+		m := l.Index().Metrics()
+		if int(m.Merges) == prev {
+			break
+		}
+		prev = int(m.Merges)
+	}
+	m := l.Index().Metrics()
+	t.Logf("%d records: durable %v (%.0f rec/s), CPU to durable %v; settled after %v more, CPU %v; %d segments, %d merges",
+		st.Records, st.Durable, float64(st.Records)/st.Durable.Seconds(), cpu, time.Since(t0), processCPU()-c0, m.Segments, m.Merges)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
