@@ -99,7 +99,11 @@ func TestDiagMerge(t *testing.T) {
 	if dir == "" {
 		t.Skip("set LAZYMEM_DIAG_MERGE_DIR")
 	}
-	x, err := Open(dir, Options{DisableBackgroundMerge: true}, nil)
+	// A store built with session context (LAZYMEM_BENCH_SESSION_CONTEXT
+	// set, as the Zipf stores are) must be opened with it, or Open
+	// rebuilds it from a source this test does not have.
+	ctx := os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != ""
+	x, err := Open(dir, Options{DisableBackgroundMerge: true, SessionContext: ctx}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

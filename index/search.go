@@ -75,6 +75,7 @@ type searcher struct {
 	heap    hitHeap
 	ti      termInfo
 	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
+	idx     []int      // scratch of lookupAll
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
@@ -203,16 +204,17 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		s.tis = make([]termInfo, len(s.terms)*nseg)
 	}
 	s.tis = s.tis[:len(s.terms)*nseg]
+	if cap(s.idx) < nseg {
+		s.idx = make([]int, nseg)
+	}
 	kept := s.terms[:0]
 	for _, t := range s.terms {
 		row := s.tis[len(kept)*nseg : (len(kept)+1)*nseg]
+		lookupAll(segs, t.text, row, s.idx[:nseg])
 		var df uint64
 		for si, seg := range segs {
-			ti := &row[si]
-			if seg.term(t.text, ti) {
+			if ti := &row[si]; ti.df > 0 {
 				df += uint64(ti.df) - uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
-			} else {
-				*ti = termInfo{}
 			}
 		}
 		if df == 0 {

@@ -58,8 +58,15 @@ type segment struct {
 
 	mut *memSeg
 
-	buf    []byte
-	lens   []byte // (hi-lo+1) x u32
+	buf  []byte
+	lens []byte // (hi-lo+1) x u32
+	// lens8 is the length column in one byte a document, built at open
+	// (not stored): a length of lens8Escape or more reads lens instead.
+	// Scoring reads a length per candidate in an order the cache cannot
+	// guess; a quarter of the bytes keeps more of them in cache. Profile
+	// lesson (Zipf 1M, 8 segments, mid-frequency terms, no filter): the
+	// length reads were a quarter of the search.
+	lens8  []uint8
 	times  []byte // (hi-lo+1) x i64
 	fields []byte
 	strs   []byte
@@ -173,8 +180,14 @@ func (s *segment) docLen(id uint32) uint32 {
 	if s.mut != nil {
 		return s.mut.lens[id-s.lo]
 	}
+	if v := s.lens8[id-s.lo]; v < lens8Escape {
+		return uint32(v)
+	}
 	return binary.LittleEndian.Uint32(s.lens[(id-s.lo)*4:])
 }
+
+// lens8Escape marks a length lens8 does not hold.
+const lens8Escape = 0xff
 
 // touchLens reads the lengths of docs, all in the segment, and returns
 // their sum. The reads do not depend on each other, so the CPU overlaps
@@ -188,7 +201,7 @@ func (s *segment) touchLens(docs []uint32) uint32 {
 		return sum
 	}
 	for _, d := range docs {
-		sum += binary.LittleEndian.Uint32(s.lens[(d-s.lo)*4:])
+		sum += uint32(s.lens8[d-s.lo])
 	}
 	return sum
 }
@@ -338,6 +351,10 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 		return bad(int(offs[0]), errors.New("doc count mismatch"))
 	}
 	s.lens = buf[offs[1]:offs[2]]
+	s.lens8 = make([]uint8, n)
+	for i := range s.lens8 {
+		s.lens8[i] = uint8(min(binary.LittleEndian.Uint32(s.lens[4*i:]), lens8Escape))
+	}
 	s.times = buf[offs[2]:offs[3]]
 	s.fields = buf[offs[3]:offs[4]]
 	s.strs = buf[offs[4]:offs[5]]

@@ -74,3 +74,54 @@ func (d *termDict) findHash(s *segment, t string, h uint64) int {
 		}
 	}
 }
+
+// lookupAll looks term t up in every segment of segs, filling row[i] for
+// segs[i] (df 0 where the segment does not hold t); idx is scratch of
+// len(segs). It gives what segment.term gives, segment by segment, but in
+// stages over all the segments: every segment's first slot, then every
+// candidate's entry and string, so the cache misses of different segments
+// overlap instead of forming one chain of three per segment (slot, entry,
+// string). Profile lesson (Zipf 1M, 8 sealed segments, 2-4 rare terms, no
+// filter): the lookups one after the other were ~40% of the query.
+// Anything but an empty first slot or a first slot that holds t (a
+// collision, a probe past the first slot) takes segment.term's path.
+func lookupAll(segs []*segment, t string, row []termInfo, idx []int) {
+	h := maphash.String(dictSeed, t)
+	tag := h >> 32
+	for i, s := range segs {
+		idx[i] = -2 // resolve by segment.term
+		if s.mut != nil || len(s.dict.slots) == 0 {
+			continue
+		}
+		switch v := s.dict.slots[h&s.dict.mask]; {
+		case v == 0:
+			idx[i] = -1
+		case v>>32 == tag:
+			idx[i] = int(uint32(v)) - 1
+		}
+	}
+	for i, s := range segs {
+		if idx[i] >= 0 {
+			s.entry(idx[i], &row[i]) // the entry's line, for the compare below
+		}
+	}
+	for i, s := range segs {
+		ti := &row[i]
+		switch j := idx[i]; {
+		case j == -1:
+			*ti = termInfo{}
+		case j >= 0 && string(s.termAt(j)) == t:
+			// row[i] holds the entry
+		case s.mut != nil:
+			if !s.term(t, ti) {
+				*ti = termInfo{}
+			}
+		default:
+			if k := s.dict.findHash(s, t, h); k >= 0 {
+				s.entry(k, ti)
+			} else {
+				*ti = termInfo{}
+			}
+		}
+	}
+}

@@ -125,3 +125,64 @@ func TestLazyTFsDamaged(t *testing.T) {
 	}
 	t.Fatal("no term with two postings")
 }
+
+// TestLookupAll: the staged lookup over every segment gives what
+// segment.term gives segment by segment, for every term of every segment
+// (most in their home slot, some probed past it at the dictionaries' 3/8-3/4
+// load) and for absent terms, with the mutable segment among them.
+func TestLookupAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, FlushDocs: -1, DisableBackgroundMerge: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	id := uint64(1)
+	for i := 0; i < 4; i++ {
+		docs := genCorpus(rng, 200, id, 3000)
+		if err := x.Add(docs); err != nil {
+			t.Fatal(err)
+		}
+		id = docs[len(docs)-1].ID + 1
+		if err := x.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Add(genCorpus(rng, 50, id, 3000)); err != nil {
+		t.Fatal(err)
+	}
+	segs := x.allSegs()
+	if len(segs) != 5 || segs[4].mut == nil {
+		t.Fatalf("%d segments, want 4 sealed and the mutable one", len(segs))
+	}
+	terms := map[string]bool{"never-a-term": true, "": true}
+	for _, s := range segs[:4] {
+		for i := 0; i < s.nTerms; i++ {
+			tt := string(s.termAt(i))
+			terms[tt] = true
+			terms[tt+"x"] = true
+		}
+	}
+	row := make([]termInfo, len(segs))
+	idx := make([]int, len(segs))
+	var want termInfo
+	found := 0
+	for tt := range terms {
+		lookupAll(segs, tt, row, idx)
+		for i, s := range segs {
+			if !s.term(tt, &want) {
+				want = termInfo{}
+			} else {
+				found++
+			}
+			got := row[i]
+			if got.df != want.df || got.maxTF != want.maxTF || got.minDL != want.minDL || got.mem != want.mem ||
+				len(got.data) != len(want.data) || got.lo != want.lo || got.hi != want.hi {
+				t.Fatalf("lookupAll(%q) in segment %d = %+v, want %+v", tt, i, got, want)
+			}
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d (term, segment) pairs found", found)
+	}
+}
