@@ -378,7 +378,8 @@ func openCursor(body []byte, count int) (*colCursor, error) {
 	if off > uint64(len(body)-hdr.off) {
 		return nil, fmt.Errorf("%w: columnar body: columns of %d bytes in a body of %d", ErrFormat, off, len(body)-hdr.off)
 	}
-	c := &colCursor{}
+	c := cursorPool.Get().(*colCursor)
+	*c = colCursor{sc: c.sc}
 	pos := hdr.off
 	for i := range lens {
 		c.cols[i] = colReader{b: body[pos : pos+int(lens[i])]}
@@ -388,14 +389,15 @@ func openCursor(body []byte, count int) (*colCursor, error) {
 	c.del = c.cols[colDeleted].b
 	c.cols[colDeleted].off = len(c.del) // read whole, by index
 	if len(c.del) != (count+7)/8 {
+		cursorPool.Put(c)
 		return nil, fmt.Errorf("%w: columnar body: deletion bitmap of %d bytes for %d records", ErrFormat, len(c.del), count)
 	}
-	c.sc = colScratchPool.Get().(*colScratch)
 	c.sc.reset()
 	return c, nil
 }
 
-func (c *colCursor) release() { colScratchPool.Put(c.sc) }
+// release returns the cursor, with its scratch, to cursorPool.
+func (c *colCursor) release() { cursorPool.Put(c) }
 
 // dead reports whether record i of the segment is deleted.
 func (c *colCursor) dead(i int) bool { return c.del[i/8]&(1<<(i%8)) != 0 }
@@ -492,7 +494,9 @@ func (s *colScratch) reset() {
 	s.keys, s.vals, s.nvs = s.keys[:0], s.vals[:0], s.nvs[:0]
 }
 
-var colScratchPool = sync.Pool{New: func() any { return new(colScratch) }}
+// cursorPool holds cursors with their scratch: a cold read opens one per
+// segment it reads.
+var cursorPool = sync.Pool{New: func() any { return &colCursor{sc: new(colScratch)} }}
 
 func spanLen(s span) int { return uvarintLen(uint64(s.end-s.off)) + int(s.end-s.off) }
 

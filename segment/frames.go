@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Framed segment values (segment version 3). The body is the columnar body
@@ -204,20 +205,31 @@ func (c *compressor) frame(f *framedValue, k int, dst []byte) ([]byte, error) {
 		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off + s.stored),
 			Err: fmt.Errorf("%w: text frame %d (stored %08x, computed %08x)", ErrChecksum, k, sum, want)}
 	}
-	return c.expand(f, s, dst, fmt.Sprintf("text frame %d", k))
+	return c.expand(f, s, dst, k)
 }
 
-// expand decompresses the frame at s, appending it to dst.
-func (c *compressor) expand(f *framedValue, s frameSpan, dst []byte, what string) ([]byte, error) {
+// expand decompresses the frame at s (text frame k, or the head when k
+// is negative), appending it to dst.
+func (c *compressor) expand(f *framedValue, s frameSpan, dst []byte, k int) ([]byte, error) {
 	start := len(dst)
 	out, err := c.decompress(f.algo, f.dict, slices.Grow(dst, s.raw), f.v[s.off:s.off+s.stored])
 	if err == nil && len(out)-start != s.raw {
-		err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, what, len(out)-start, s.raw)
+		err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), len(out)-start, s.raw)
 	}
 	if err != nil {
-		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, what, err)}
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
 	}
 	return out, nil
+}
+
+// frameName names text frame k, or the head when k is negative, in errors
+// (named only on failure: formatting it for every frame read cost an
+// allocation a frame).
+func frameName(k int) string {
+	if k < 0 {
+		return "head"
+	}
+	return fmt.Sprintf("text frame %d", k)
 }
 
 // openFramed decompresses a whole version-3 value and rebuilds its
@@ -233,7 +245,7 @@ func (c *compressor) openFramed(first uint64, v []byte) (*decoded, error) {
 		*scratch = body[:0]
 		colBodyPool.Put(scratch)
 	}()
-	if body, err = c.expand(f, f.head, body, "head"); err != nil {
+	if body, err = c.expand(f, f.head, body, -1); err != nil {
 		return nil, err
 	}
 	for k := range f.frames {
@@ -267,7 +279,7 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 		*scratch = head[:0]
 		colBodyPool.Put(scratch)
 	}()
-	if head, err = c.expand(f, f.head, head, "head"); err != nil {
+	if head, err = c.expand(f, f.head, head, -1); err != nil {
 		return err
 	}
 	bad := func(err error) error {
@@ -282,6 +294,7 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 		return bad(fmt.Errorf("%w: framed segment: head holds %d bytes of texts", ErrFormat, len(cur.cols[colTexts].b)))
 	}
 	var fr frameReader
+	defer fr.release()
 	var out []byte
 	var r colRecord
 	j := 0
@@ -320,24 +333,39 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 	return nil
 }
 
-// frameReader holds the text frames a readFramed call decompressed.
+// frameReader holds the text frames a readFramed call decompressed, in
+// buffers of framePool (the records handed out are rebuilt copies: the
+// frames are not kept past the call).
 type frameReader struct {
 	k    []int
-	b    [][]byte
+	b    []*[]byte
 	join []byte
+}
+
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, frameBytes); return &b }}
+
+// release returns the frames' buffers to framePool.
+func (fr *frameReader) release() {
+	for _, b := range fr.b {
+		framePool.Put(b)
+	}
+	fr.k, fr.b = fr.k[:0], fr.b[:0]
 }
 
 func (fr *frameReader) get(c *compressor, f *framedValue, k int) ([]byte, error) {
 	for i, kk := range fr.k {
 		if kk == k {
-			return fr.b[i], nil
+			return *fr.b[i], nil
 		}
 	}
-	b, err := c.frame(f, k, make([]byte, 0, f.frames[k].raw))
+	buf := framePool.Get().(*[]byte)
+	b, err := c.frame(f, k, (*buf)[:0])
 	if err != nil {
+		framePool.Put(buf)
 		return nil, err
 	}
-	fr.k, fr.b = append(fr.k, k), append(fr.b, b)
+	*buf = b
+	fr.k, fr.b = append(fr.k, k), append(fr.b, buf)
 	return b, nil
 }
 

@@ -175,6 +175,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := purgeArchive(opts.FS, dir); err != nil {
 		l.logf("%v", err) // leftovers of the archive cleaner; not a reason to refuse to open
 	}
+	l.settleTables()
 	l.wg.Add(1)
 	go l.sealLoop()
 	if l.tailCount >= int64(opts.SegmentRecords) || l.tailBytes >= int64(opts.SegmentBytes) {

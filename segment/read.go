@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -45,6 +46,26 @@ func (l *Log) load(m segMeta) (*decoded, error) {
 	l.cache.put(m.first, d, epoch)
 	return d, nil
 }
+
+// settleTables waits, at most settleMax, for the end of Pebble's initial
+// scan of its tables' statistics, which it starts in the background when
+// it opens: the scan opens every sstable of the log (~23 at 1M records)
+// and reads its properties, about 1 ms of CPU, and a read right after
+// Open shared the cores with it and opened the tables it read itself
+// (docs/benchmarks/cold.md). Open returns with the tables open instead.
+func (l *Log) settleTables() {
+	if l.readOnly.Load() {
+		return // Pebble collects no statistics read-only
+	}
+	deadline := time.Now().Add(settleMax)
+	for !l.db.Metrics().Table.InitialStatsCollectionComplete && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// settleMax bounds settleTables: a log of many tables on a slow disk
+// opens without waiting for all of them.
+const settleMax = 50 * time.Millisecond
 
 // tombstonedRun appends to dst, for each id of run, whether it is
 // tombstoned, under one lock.
