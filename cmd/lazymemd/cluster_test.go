@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,19 +39,35 @@ func clusterStatus(t *testing.T, token, url string) cluster.Status {
 // up, as node url sees it.
 func waitAllOwned(t *testing.T, token string, urls ...string) {
 	t.Helper()
-	waitFor(t, "every partition owned and caught up", func() bool {
-		caught := map[string]bool{}
+	// Every partition with its settled owner (cluster.SettledOwner among
+	// these nodes), caught up, and held by no other node: a node that
+	// started first holds every partition until the others' leases move
+	// theirs over, a few lease rounds later, and a request routed
+	// meanwhile can meet a partition between owners (TestClusterDaemon
+	// failed so: "partition 7 has no owner reachable yet").
+	waitFor(t, "every partition owned by its settled owner and caught up", func() bool {
+		var nodes []string
+		status := map[string]cluster.Status{}
 		for _, u := range urls {
 			st, b := authCall(t, token, "GET", u+"/v1/stats", "")
 			var s cluster.Status
 			if st != 200 || json.Unmarshal(b, &s) != nil {
 				return false
 			}
-			for p, ok := range s.CaughtUp {
-				caught[p] = caught[p] || ok
+			nodes = append(nodes, s.Node)
+			status[s.Node] = s
+		}
+		slices.Sort(nodes)
+		for p := range 8 {
+			key, want := fmt.Sprint(p), cluster.SettledOwner(p, nodes)
+			for id, s := range status {
+				_, held := s.Applied[key]
+				if held != (id == want) || id == want && !s.CaughtUp[key] {
+					return false
+				}
 			}
 		}
-		return len(caught) == 8
+		return true
 	})
 }
 

@@ -51,6 +51,11 @@ func rendezvous(p int, nodes []string) string {
 	return best
 }
 
+// SettledOwner is the node among nodes (the live nodes' ids) that owns
+// partition p once the leases have settled: the rendezvous owner. A node
+// joining or leaving moves partitions toward it over a few lease rounds.
+func SettledOwner(p int, nodes []string) string { return rendezvous(p, nodes) }
+
 // idMap maps a partition's public ids to its engine's local ids and
 // back. Both ascend together: the partition is applied in stream order.
 type idMap struct {
