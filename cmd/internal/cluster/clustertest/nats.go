@@ -21,7 +21,32 @@ type NATS struct {
 
 // Start starts n JetStream servers (a cluster when n > 1) and waits until
 // JetStream has a leader. They stop at the end of the test.
+//
+// The cluster ports are picked free ahead (each server's routes name the
+// others'), so another test's server can take one before its server binds
+// it: that server then never becomes ready (a CI race pass failed so,
+// "nats server 1 not ready", with lazymemd's cluster tests running beside
+// cluster's). Start then stops what it started and tries again on fresh
+// ports, three times at most.
 func Start(t testing.TB, n int) *NATS {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		c, err := tryStart(t, n)
+		if err == nil {
+			t.Cleanup(c.Shutdown)
+			c.waitLeader()
+			return c
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("clustertest: %v; trying again on fresh ports", err)
+	}
+}
+
+// tryStart starts n servers on freshly picked ports; on failure it stops
+// the ones it started.
+func tryStart(t testing.TB, n int) (*NATS, error) {
 	t.Helper()
 	dir := t.TempDir()
 	ports := make([]int, n)
@@ -46,24 +71,27 @@ func Start(t testing.TB, n int) *NATS {
 		}
 		c.opts = append(c.opts, o)
 		c.servers = append(c.servers, nil)
-		c.start(i)
+		if err := c.start(i); err != nil {
+			c.Shutdown()
+			return nil, err
+		}
 	}
-	t.Cleanup(c.Shutdown)
-	c.waitLeader()
-	return c
+	return c, nil
 }
 
-func (c *NATS) start(i int) {
-	c.t.Helper()
+func (c *NATS) start(i int) error {
 	s, err := server.NewServer(c.opts[i])
 	if err != nil {
-		c.t.Fatal(err)
+		return fmt.Errorf("nats server %d: %w", i, err)
 	}
 	s.Start()
-	if !s.ReadyForConnections(60 * time.Second) {
-		c.t.Fatalf("nats server %d not ready", i)
+	if !s.ReadyForConnections(20 * time.Second) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return fmt.Errorf("nats server %d not ready", i)
 	}
 	c.servers[i] = s
+	return nil
 }
 
 // waitLeader waits until JetStream's meta group has a leader.
