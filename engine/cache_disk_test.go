@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,26 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
-
-// fullSwitch fails every operation that takes space with ENOSPC while on;
-// removals and reads go on, as on a real full disk.
-type fullSwitch struct{ on atomic.Bool }
-
-func (d *fullSwitch) MaybeError(op errorfs.Op) error {
-	if !d.on.Load() {
-		return nil
-	}
-	switch op.Kind {
-	case errorfs.OpCreate, errorfs.OpLink, errorfs.OpMkdirAll, errorfs.OpReuseForWrite,
-		errorfs.OpFilePreallocate, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-		errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo, errorfs.OpFileFlush:
-		return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
-	}
-	return nil
-}
-
-func (d *fullSwitch) String() string { return "full disk" }
 
 // TestCacheDiskFull fills the disk under the embedding cache's disk tier
 // while recalls keep embedding new texts (enough to fill several WAL
@@ -50,7 +30,7 @@ func (d *fullSwitch) String() string { return "full disk" }
 func TestCacheDiskFull(t *testing.T) {
 	defer func(d time.Duration) { cacheRetryEvery = d }(cacheRetryEvery)
 	cacheRetryEvery = 0
-	disk := &fullSwitch{}
+	disk := &faultfs.FullDisk{}
 	mem := vfs.NewMem()
 	fs := errorfs.Wrap(mem, disk)
 	emb, err := embed.NewHash(embed.HashOptions{Dim: 32})
@@ -115,7 +95,7 @@ func TestCacheDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	disk.on.Store(true)
+	disk.On.Store(true)
 	for r := range 40 { // 4000 vectors of 128 bytes: several 32 KiB WAL blocks
 		get(texts(fmt.Sprintf("full-%d", r), 100))
 	}
@@ -134,7 +114,7 @@ func TestCacheDiskFull(t *testing.T) {
 		t.Fatalf("on a full disk %d of %d earlier vectors came from disk", st.diskHits, len(before))
 	}
 
-	disk.on.Store(false)
+	disk.On.Store(false)
 	after := texts("after", 20)
 	for try := 0; c.metrics().DiskReopens == 0; try++ {
 		if try == 1000 {

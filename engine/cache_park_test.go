@@ -12,7 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lazymem/lazymem/engine/embed"
-	"github.com/lazymem/lazymem/internal/parktest"
+	"github.com/lazymem/lazymem/internal/faultfs"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -22,10 +22,10 @@ import (
 // report instead of waiting for good (segment.ParkGuard). It runs in a
 // child process: the parked goroutine outlives the test.
 func TestCacheParkedDuringClose(t *testing.T) {
-	if !parktest.Child(t) {
+	if !faultfs.Child(t) {
 		return
 	}
-	hold := parktest.NewManifestSyncHold()
+	hold := faultfs.NewManifestSyncHold()
 	emb, err := embed.NewHash(embed.HashOptions{Dim: 32})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestCacheParkedDuringClose(t *testing.T) {
 // hang. On success the child process exits at once: the parked
 // goroutine stays. stopped, if not nil, must then return the parked
 // report (the store's own account of it, as a readiness probe reads it).
-func closeWhileParked(t *testing.T, hold *parktest.ManifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error, stopped func() error) {
+func closeWhileParked(t *testing.T, hold *faultfs.ManifestSyncHold, pdb *pebble.DB, setHook func(func()), closeStore func() error, stopped func() error) {
 	t.Helper()
 	hold.Armed.Store(true)
 	if _, err := pdb.AsyncFlush(); err != nil {
@@ -76,5 +76,5 @@ func closeWhileParked(t *testing.T, hold *parktest.ManifestSyncHold, pdb *pebble
 			t.Fatalf("Stopped after the park: %v, want the parked report", err)
 		}
 	}
-	parktest.Done(t)
+	faultfs.Done(t)
 }

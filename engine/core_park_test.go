@@ -6,7 +6,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
-	"github.com/lazymem/lazymem/internal/parktest"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
 
 // TestCoreParkedDuringClose: a flush of the core store is parked by the
@@ -16,10 +16,10 @@ import (
 // checked for a parked goroutine first and then waited forever. It runs
 // in a child process: the parked goroutine outlives the test.
 func TestCoreParkedDuringClose(t *testing.T) {
-	if !parktest.Child(t) {
+	if !faultfs.Child(t) {
 		return
 	}
-	hold := parktest.NewManifestSyncHold()
+	hold := faultfs.NewManifestSyncHold()
 	db, err := Open("db", Options{FS: errorfs.Wrap(vfs.NewMem(), hold)})
 	if err != nil {
 		t.Fatal(err)

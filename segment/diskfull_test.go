@@ -13,27 +13,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
-
-// fullDisk injects ENOSPC into every operation that takes space (creating,
-// writing, preallocating, syncing) while on; removals and reads go on, as
-// on a real full disk.
-type fullDisk struct{ on atomic.Bool }
-
-func (d *fullDisk) MaybeError(op errorfs.Op) error {
-	if !d.on.Load() {
-		return nil
-	}
-	switch op.Kind {
-	case errorfs.OpCreate, errorfs.OpLink, errorfs.OpMkdirAll, errorfs.OpReuseForWrite,
-		errorfs.OpFilePreallocate, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-		errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo, errorfs.OpFileFlush:
-		return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
-	}
-	return nil
-}
-
-func (d *fullDisk) String() string { return "full disk" }
 
 func checkDiskFull(t *testing.T, err error) {
 	t.Helper()
@@ -60,7 +41,7 @@ func TestDiskFull(t *testing.T) {
 // dense ids. Then the log is opened on a full disk (read-only), and
 // becomes writable again when space returns, without reopening.
 func diskFullErrorfs(t *testing.T) {
-	disk := &fullDisk{}
+	disk := &faultfs.FullDisk{}
 	mem := vfs.NewMem()
 	fs := errorfs.Wrap(mem, disk)
 	opts := Options{FS: fs, SegmentRecords: 10, DisableBackgroundSeal: true, ReserveBytes: 64 << 10}
@@ -103,7 +84,7 @@ func diskFullErrorfs(t *testing.T) {
 		t.Fatalf("no space reserve: %v", err)
 	}
 
-	disk.on.Store(true)
+	disk.On.Store(true)
 	files := func() int {
 		names, err := mem.List("db")
 		if err != nil {
@@ -130,7 +111,7 @@ func diskFullErrorfs(t *testing.T) {
 		t.Fatal("metrics do not say writes fail")
 	}
 
-	disk.on.Store(false)
+	disk.On.Store(false)
 	for i := 25; i < 40; i++ { // same Log, no reopen by the caller
 		appendOK(l, i)
 	}
@@ -146,7 +127,7 @@ func diskFullErrorfs(t *testing.T) {
 	}
 
 	// Open on a full disk: read-only, reads work, appends fail clearly.
-	disk.on.Store(true)
+	disk.On.Store(true)
 	l, err = Open("db", opts)
 	if err != nil {
 		t.Fatalf("open on a full disk: %v", err)
@@ -157,7 +138,7 @@ func diskFullErrorfs(t *testing.T) {
 	readAll(l)
 	_, err = l.Append(ctx, []byte("lost"))
 	checkDiskFull(t, err)
-	disk.on.Store(false)
+	disk.On.Store(false)
 	for i := 40; i < 50; i++ {
 		appendOK(l, i)
 	}

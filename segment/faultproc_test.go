@@ -16,7 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
-	"github.com/lazymem/lazymem/internal/parktest"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
 
 // TestFaultInjectionFlushes is TestFaultInjection with a workload large
@@ -125,7 +125,7 @@ func runFaultChild(t *testing.T, exe, kind string, k int64, path string) (n int6
 	cmd := exec.CommandContext(ctx, exe, "-test.run", "^TestFaultInjectionFlushes$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LAZYMEM_FAULT_CHILD=1", "LAZYMEM_FAULT_KIND="+kind,
 		"LAZYMEM_FAULT_AT="+strconv.FormatInt(k, 10), "LAZYMEM_FAULT_DIR="+dir, "LAZYMEM_FAULT_PATH="+path)
-	parktest.QuitOnCancel(cmd) // a hung child prints its goroutines (kept in out)
+	faultfs.QuitOnCancel(cmd) // a hung child prints its goroutines (kept in out)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
-	"github.com/lazymem/lazymem/internal/parktest"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
 
 // within runs fn and fails the test if it has not returned after d (a
@@ -30,9 +30,9 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 // parkingLog opens a log over a held MANIFEST sync, appends a few records,
 // and starts a flush that reaches the held sync: QuietLogger parks the
 // flush once the hold is released.
-func parkingLog(t *testing.T) (*Log, *parktest.ManifestSyncHold, map[uint64][]byte) {
+func parkingLog(t *testing.T) (*Log, *faultfs.ManifestSyncHold, map[uint64][]byte) {
 	t.Helper()
-	hold := parktest.NewManifestSyncHold()
+	hold := faultfs.NewManifestSyncHold()
 	l, err := Open("db", Options{FS: errorfs.Wrap(vfs.NewMem(), hold), SegmentRecords: 16, MemTableBytes: 1 << 20,
 		ReserveBytes: 64 << 10, DisableBackgroundSeal: true})
 	if err != nil {
@@ -62,7 +62,7 @@ func parkingLog(t *testing.T) (*Log, *parktest.ManifestSyncHold, map[uint64][]by
 // (ENOSPC injected into a compaction's MANIFEST sync at the end of the
 // workload, Close waiting in DB.Close for the compaction).
 func TestParkedDuringClose(t *testing.T) {
-	if !parktest.Child(t) {
+	if !faultfs.Child(t) {
 		return
 	}
 	l, hold, _ := parkingLog(t)
@@ -72,7 +72,7 @@ func TestParkedDuringClose(t *testing.T) {
 	if !Parked(err) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Close: %v, want the parked report", err)
 	}
-	parktest.Done(t)
+	faultfs.Done(t)
 }
 
 // TestParkedDuringCommit: a flush is parked while an append commits a
@@ -82,7 +82,7 @@ func TestParkedDuringClose(t *testing.T) {
 // waiting for good; later appends fail at once; reads go on; Close
 // returns the report.
 func TestParkedDuringCommit(t *testing.T) {
-	if !parktest.Child(t) {
+	if !faultfs.Child(t) {
 		return
 	}
 	l, hold, acked := parkingLog(t)
@@ -124,7 +124,7 @@ func TestParkedDuringCommit(t *testing.T) {
 	if !Parked(err) {
 		t.Fatalf("Close: %v, want the parked report", err)
 	}
-	parktest.Done(t)
+	faultfs.Done(t)
 }
 
 // TestFatalErrorStopped: a fatal report after which QuietLogger parks

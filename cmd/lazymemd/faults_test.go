@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/lazymem/lazymem/internal/faultfs"
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
@@ -254,32 +252,13 @@ func TestDaemonDamagedBlock(t *testing.T) {
 	}
 }
 
-// fullDisk injects ENOSPC into every operation that takes space while on;
-// removals and reads go on, as on a real full disk.
-type fullDisk struct{ on atomic.Bool }
-
-func (d *fullDisk) MaybeError(op errorfs.Op) error {
-	if !d.on.Load() {
-		return nil
-	}
-	switch op.Kind {
-	case errorfs.OpCreate, errorfs.OpLink, errorfs.OpMkdirAll, errorfs.OpReuseForWrite,
-		errorfs.OpFilePreallocate, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-		errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo, errorfs.OpFileFlush:
-		return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
-	}
-	return nil
-}
-
-func (d *fullDisk) String() string { return "full disk" }
-
 // TestDaemonDiskFull: the store's filesystem fails every write with
 // ENOSPC while a switch is on. An append answers 507 with code
 // "disk_full" (valid against the description) while recalls and reads
 // answer 200; when space returns the next append succeeds on the same
 // server and store, and every record acknowledged before reads back.
 func TestDaemonDiskFull(t *testing.T) {
-	disk := &fullDisk{}
+	disk := &faultfs.FullDisk{}
 	fs := errorfs.Wrap(vfs.NewMem(), disk)
 	db, err := engine.Open("store", engine.Options{FS: fs, Clock: func() time.Time { return testNow },
 		Log: segment.Options{SegmentRecords: 10, ReserveBytes: 64 << 10}})
@@ -287,7 +266,7 @@ func TestDaemonDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		disk.on.Store(false)
+		disk.On.Store(false)
 		// The embedding cache's disk tier too closes cleanly after the
 		// full disk (it kept the ENOSPC of an unsynced WAL write and
 		// returned it from Close before).
@@ -312,7 +291,7 @@ func TestDaemonDiskFull(t *testing.T) {
 		appendOK(fmt.Sprintf("note %d: the connection pool of service-%d was resized", i, i%7))
 	}
 
-	disk.on.Store(true)
+	disk.On.Store(true)
 	for i := range 3 {
 		c := replyCase{method: "POST", path: "/v1/records", body: `{"agent":"a1","session":"s","text":"lost on a full disk"}`}
 		status, hdr, body := send(t, url+c.path, c)
@@ -346,7 +325,7 @@ func TestDaemonDiskFull(t *testing.T) {
 		t.Fatalf("stats on a full disk do not say writes fail: %d %+v", st, stats.Log)
 	}
 
-	disk.on.Store(false)
+	disk.On.Store(false)
 	appendOK("after the disk was freed: the pool is back to 32")
 	for id, text := range acked {
 		if st := call(t, "GET", fmt.Sprintf("%s/v1/records/%d", url, id), "", &rec); st != 200 || rec.Text != text {

@@ -1,4 +1,4 @@
-package parktest
+package faultfs
 
 import (
 	"bytes"
@@ -107,3 +107,24 @@ func QuitOnCancel(cmd *exec.Cmd) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 20 * time.Second
 }
+
+// FullDisk is an errorfs.Injector that fails every operation taking space
+// (creating, writing, preallocating, syncing) with ENOSPC while On;
+// removals and reads go on, as on a real full disk.
+type FullDisk struct{ On atomic.Bool }
+
+// MaybeError implements errorfs.Injector.
+func (d *FullDisk) MaybeError(op errorfs.Op) error {
+	if !d.On.Load() {
+		return nil
+	}
+	switch op.Kind {
+	case errorfs.OpCreate, errorfs.OpLink, errorfs.OpMkdirAll, errorfs.OpReuseForWrite,
+		errorfs.OpFilePreallocate, errorfs.OpFileWrite, errorfs.OpFileWriteAt,
+		errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo, errorfs.OpFileFlush:
+		return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
+	}
+	return nil
+}
+
+func (d *FullDisk) String() string { return "full disk" }
