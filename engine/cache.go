@@ -205,6 +205,7 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 // close cancels the detached embedding work still running, waits for it,
 // and closes both tiers.
 func (c *vecCache) close() error {
+	defer c.park.Stop()
 	c.cancel()
 	c.wg.Wait()
 	if c.mem != nil {

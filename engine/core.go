@@ -296,6 +296,7 @@ func (cs *coreStore) putBitmaps(b *pebble.Batch) error {
 // logger after a fatal report (before or while it closes): closing would
 // wait for it forever.
 func (cs *coreStore) close() error {
+	defer cs.park.Stop()
 	if err := cs.park.Call(func() error {
 		if cs.beforeClose != nil {
 			cs.beforeClose()

@@ -565,6 +565,7 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	defer l.park.Stop()
 	for l.committing {
 		// Let an in-flight group finish before closing Pebble under it.
 		l.mu.Unlock()

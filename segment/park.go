@@ -27,18 +27,46 @@ import (
 
 // ParkGuard bounds the calls into a Pebble store that a parked goroutine
 // can hold up for good (see above). Its zero value is ready; Note goes in
-// the store's QuietLogger.OnFatal. The log uses one; so should any other
-// owner of a Pebble store with a QuietLogger.
+// the store's QuietLogger.OnFatal and Stop in the owner's Close. The log
+// uses one; so should any other owner of a Pebble store with a
+// QuietLogger.
+//
+// A call runs on a worker goroutine so that the caller can stop waiting
+// for it. Workers stay for the next call until Stop (a commit used to
+// start a goroutine of its own: four allocations per append); a call that
+// finds no worker idle starts one, so calls never wait for each other.
 type ParkGuard struct {
 	init   sync.Once
 	ch     chan struct{}
 	report atomic.Pointer[error]
+
+	// work hands a call to an idle worker (unbuffered: a send succeeds
+	// only while one waits); quit, closed by Stop, sends idle workers home.
+	work     chan *parkCall
+	quit     chan struct{}
+	stopOnce sync.Once
 }
+
+// parkCall is one call and its result, reused unless Call left it behind.
+type parkCall struct {
+	fn   func() error
+	done chan error // buffered 1
+}
+
+var parkCalls = sync.Pool{New: func() any { return &parkCall{done: make(chan error, 1)} }}
 
 // Done returns a channel closed once a goroutine of the store is parked.
 func (g *ParkGuard) Done() <-chan struct{} {
-	g.init.Do(func() { g.ch = make(chan struct{}) })
+	g.setup()
 	return g.ch
+}
+
+func (g *ParkGuard) setup() {
+	g.init.Do(func() {
+		g.ch = make(chan struct{})
+		g.work = make(chan *parkCall)
+		g.quit = make(chan struct{})
+	})
 }
 
 // Note records err if it is a report after which QuietLogger parks the
@@ -62,24 +90,56 @@ func (g *ParkGuard) Err() error {
 // Call runs fn, a call into Pebble that may wait for Pebble's DB mutex
 // or for a flush or compaction, and returns its error; or, once a
 // goroutine of the store is parked, the parked report, without waiting
-// for fn any longer (fn runs on, left behind).
+// for fn any longer (fn runs on, left behind). Call is safe for
+// concurrent use, and after Stop (each call then has a goroutine of its
+// own, as a store being closed makes few).
 func (g *ParkGuard) Call(fn func() error) error {
 	if err := g.Err(); err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
+	g.setup()
+	c := parkCalls.Get().(*parkCall)
+	c.fn = fn
 	select {
-	case err := <-done:
+	case g.work <- c:
+	default:
+		go g.worker(c)
+	}
+	select {
+	case err := <-c.done:
+		c.fn = nil
+		parkCalls.Put(c)
 		return err
-	case <-g.Done():
+	case <-g.ch:
 		select {
-		case err := <-done: // fn ended too: its own result
+		case err := <-c.done: // fn ended too: its own result
 			return err
 		default:
-			return g.Err()
+			return g.Err() // c stays with its worker
 		}
 	}
+}
+
+// worker runs c, then the calls handed to it while it waits idle, until
+// Stop or until a goroutine of the store is parked.
+func (g *ParkGuard) worker(c *parkCall) {
+	for {
+		c.done <- c.fn()
+		select {
+		case c = <-g.work:
+		case <-g.quit:
+			return
+		case <-g.ch:
+			return
+		}
+	}
+}
+
+// Stop sends the idle workers home; the owner calls it once its store is
+// closed (or left parked). Later calls still work.
+func (g *ParkGuard) Stop() {
+	g.setup()
+	g.stopOnce.Do(func() { close(g.quit) })
 }
 
 // CloseBatch closes b unless a goroutine of the store is parked: a

@@ -142,3 +142,43 @@ func TestFatalErrorStopped(t *testing.T) {
 		t.Fatalf("commit error %v: Parked %v, ErrStopped %v", safe, Parked(safe), errors.Is(safe, ErrStopped))
 	}
 }
+
+// TestParkGuardCalls checks the guard's workers: a call blocked in Pebble
+// never holds up another call, a worker is reused for the next call, calls
+// after Stop still run, and once the store is parked a blocked call
+// returns the parked report while a finished one returns its own result.
+func TestParkGuardCalls(t *testing.T) {
+	var g ParkGuard
+	release := make(chan struct{})
+	blocked := make(chan error, 1)
+	go func() { blocked <- g.Call(func() error { <-release; return errors.New("late") }) }()
+	for i := range 100 {
+		want := fmt.Errorf("call %d", i)
+		within(t, 10*time.Second, "a call beside a blocked one", func() {
+			if err := g.Call(func() error { return want }); err != want {
+				t.Fatalf("call %d returned %v, want %v", i, err, want)
+			}
+		})
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = g.Call(func() error { return nil }) }); allocs > 1 {
+		t.Errorf("a call with an idle worker allocates %.0f times, want at most 1 (the worker is reused)", allocs)
+	}
+	g.Stop()
+	if err := g.Call(func() error { return errors.New("after stop") }); err == nil || err.Error() != "after stop" {
+		t.Fatalf("call after Stop returned %v", err)
+	}
+	report := fatalError("MANIFEST sync failed in a compaction: %v", []any{syscall.ENOSPC})
+	if !Parked(report) {
+		t.Fatal("test report is not a parked one")
+	}
+	g.Note(report)
+	within(t, 10*time.Second, "the blocked call after the park", func() {
+		if err := <-blocked; !Parked(err) {
+			t.Fatalf("blocked call returned %v, want the parked report", err)
+		}
+	})
+	if err := g.Call(func() error { return nil }); !Parked(err) {
+		t.Fatalf("call after the park returned %v, want the parked report", err)
+	}
+	close(release)
+}
