@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -90,9 +91,18 @@ func ParseDict(b []byte) (*Dict, error) {
 		return nil, fmt.Errorf("%w: no entries in \"all\"", ErrCorrupt)
 	}
 	d := &Dict{words: make(map[string][]string, len(top.All)), digest: hex.EncodeToString(sum[:])}
-	// Proper nouns (capitalized pinyin: surnames, places) go after the
-	// common senses of the same characters.
-	var late []func()
+	// A word's senses: its common entries first, the one with the most
+	// senses first (要: "to want; to need; ..." before "to demand"; 说:
+	// "to speak" before "to persuade"), then its proper nouns
+	// (capitalized pinyin: surnames, places); a word whose entries only
+	// refer to another ("see 厦门市") takes that word's senses.
+	type sense struct {
+		clean  []string
+		n      int // raw senses: how common the reading is
+		proper bool
+	}
+	byWord := map[string][]sense{}
+	refs := map[string]string{}
 	for i, e := range top.All {
 		if len(e) < 4 {
 			return nil, fmt.Errorf("%w: entry %d has %d fields, want >= 4", ErrCorrupt, i, len(e))
@@ -108,33 +118,61 @@ func ParseDict(b []byte) (*Dict, error) {
 		} else if json.Unmarshal(e[3], &senses) != nil {
 			return nil, fmt.Errorf("%w: entry %d (%s): English is neither a string nor a list of strings", ErrCorrupt, i, simp)
 		}
-		var clean []string
+		r, _ := utf8.DecodeRuneInString(pinyin)
+		sn := sense{proper: unicode.IsUpper(r)}
+		var ref string
 		for _, s := range senses {
 			for p := range strings.SplitSeq(s, ";") {
-				if g := cleanSense(p); g != "" {
-					clean = append(clean, g)
+				sn.n++
+				if ref == "" {
+					ref = seeRef(p)
 				}
-			}
-		}
-		if len(clean) == 0 {
-			continue
-		}
-		add := func() {
-			for _, w := range []string{simp, trad} {
-				if utf8.RuneCountInString(w) > maxWord {
+				g := cleanSense(p)
+				if g == "" {
 					continue
 				}
-				d.words[w] = appendNew(d.words[w], clean)
+				if sn.proper {
+					// "Xiamen a.k.a. Amoy, sub-provincial city in
+					// Fujian": the name.
+					g, _, _ = strings.Cut(g, ",")
+					g, _, _ = strings.Cut(g, " a.k.a. ")
+				} else if len(sn.clean) > 0 && strings.Count(g, " ") >= 4 {
+					continue // an explanation, not a word
+				}
+				sn.clean = append(sn.clean, g)
 			}
 		}
-		if r, _ := utf8.DecodeRuneInString(pinyin); unicode.IsUpper(r) {
-			late = append(late, add)
-			continue
+		for _, w := range []string{simp, trad} {
+			if utf8.RuneCountInString(w) > maxWord {
+				continue
+			}
+			if len(sn.clean) > 0 {
+				byWord[w] = append(byWord[w], sn)
+			} else if ref != "" && refs[w] == "" {
+				refs[w] = ref
+			}
 		}
-		add()
 	}
-	for _, f := range late {
-		f()
+	for w, ss := range byWord {
+		slices.SortStableFunc(ss, func(a, b sense) int {
+			if a.proper != b.proper {
+				if a.proper {
+					return 1
+				}
+				return -1
+			}
+			return b.n - a.n
+		})
+		var out []string
+		for _, s := range ss {
+			out = appendNew(out, s.clean)
+		}
+		d.words[w] = out
+	}
+	for w, to := range refs {
+		if _, ok := d.words[w]; !ok && byWord[to] != nil {
+			d.words[w] = d.words[to]
+		}
 	}
 	return d, nil
 }
@@ -165,9 +203,26 @@ func appendNew(dst, src []string) []string {
 	return dst
 }
 
+// seeRef returns the simplified word a "see 廈門市|厦门市[Xia4 men2 Shi4]"
+// sense refers to ("" for any other sense).
+func seeRef(s string) string {
+	s, ok := strings.CutPrefix(strings.TrimSpace(s), "see ")
+	if !ok {
+		return ""
+	}
+	s, _, _ = strings.Cut(s, "[")
+	if _, simp, ok := strings.Cut(s, "|"); ok {
+		s = simp
+	}
+	if !hasHan(s) || strings.ContainsAny(s, " ,") {
+		return ""
+	}
+	return s
+}
+
 // skipPrefixes start senses that are references, not meanings.
 var skipPrefixes = []string{
-	"CL:", "surname ", "variant of", "old variant of", "see ", "see also", "used in ",
+	"CL:", "surname ", "classifier for", "prefix used", "suffix used", "variant of", "old variant of", "see ", "see also", "used in ",
 	"Taiwan pr.", "also pr.", "also written", "abbr. for", "abbr. of", "erhua variant",
 	"Japanese variant", "archaic variant", "also ", "pr. ",
 }
