@@ -97,7 +97,7 @@ var glossGrid = flag.Bool("gloss.grid", false, "run TestGlossGrid and TestGlossC
 // TestGlossSet measures the gloss embedder on the set beside the hash
 // embedder, in one run, at each embedder's recommended fusion: lazy gloss
 // must reach the floors measured when it was added (R@5 0.79, R@10 0.84;
-// it gave .414/.797/.852 where the hash embedder gives .414/.772/.834) and
+// it gave .407/.803/.852 where the hash embedder gives .414/.772/.834) and
 // not fall below the hash embedder at R@5 or R@10, and dense gloss, where
 // USE-lite alone finds almost nothing (R@10 .021), must reach R@10 0.70
 // (.717 measured).

@@ -45,8 +45,10 @@ const maxWord = 6
 // Dict maps Chinese words, simplified and traditional, to short English
 // glosses. It is read-only after LoadDict and safe for concurrent use.
 type Dict struct {
-	words  map[string][]string // word -> senses, most common first
-	digest string
+	words   map[string][]string // word -> senses, most common first
+	surname map[string]string   // character -> its reading as a surname ("Wang")
+	reading map[string]string   // character -> its most common reading ("fang")
+	digest  string
 }
 
 // entry is one line of the package's "all" array: traditional, simplified,
@@ -90,7 +92,9 @@ func ParseDict(b []byte) (*Dict, error) {
 	if len(top.All) == 0 {
 		return nil, fmt.Errorf("%w: no entries in \"all\"", ErrCorrupt)
 	}
-	d := &Dict{words: make(map[string][]string, len(top.All)), digest: hex.EncodeToString(sum[:])}
+	d := &Dict{words: make(map[string][]string, len(top.All)), surname: map[string]string{}, reading: map[string]string{},
+		digest: hex.EncodeToString(sum[:])}
+	most := map[string]int{} // character -> senses of the reading kept
 	// A word's senses: its common entries first, the one with the most
 	// senses first (要: "to want; to need; ..." before "to demand"; 说:
 	// "to speak" before "to persuade"), then its proper nouns
@@ -145,6 +149,18 @@ func ParseDict(b []byte) (*Dict, error) {
 		for _, w := range []string{simp, trad} {
 			if utf8.RuneCountInString(w) > maxWord {
 				continue
+			}
+			if utf8.RuneCountInString(w) == 1 {
+				py := syllable(pinyin)
+				switch {
+				case py == "":
+				case sn.proper && slices.ContainsFunc(senses, func(s string) bool { return strings.HasPrefix(s, "surname ") }):
+					if d.surname[w] == "" {
+						d.surname[w] = py
+					}
+				case !sn.proper && sn.n > most[w]:
+					d.reading[w], most[w] = strings.ToLower(py), sn.n
+				}
 			}
 			if len(sn.clean) > 0 {
 				byWord[w] = append(byWord[w], sn)
@@ -203,6 +219,46 @@ func appendNew(dst, src []string) []string {
 	return dst
 }
 
+// syllable returns one pinyin syllable without its tone digit ("Wang2" ->
+// "Wang"), "" for anything else.
+func syllable(p string) string {
+	p = strings.TrimRight(p, "12345")
+	if p == "" || strings.ContainsAny(p, " :") {
+		return ""
+	}
+	for _, r := range p {
+		if r > unicode.MaxASCII || !unicode.IsLetter(r) {
+			return ""
+		}
+	}
+	return p
+}
+
+// Name spells a Chinese personal name in pinyin ("王芳" -> "Wang Fang"):
+// the first character's reading as a surname, the others' most common
+// readings run together; "" when the first is no surname or a character
+// has no reading.
+func (d *Dict) Name(name string) string {
+	rs := []rune(name)
+	if len(rs) < 2 || len(rs) > 4 {
+		return ""
+	}
+	sur := d.surname[string(rs[0])]
+	if sur == "" {
+		return ""
+	}
+	var given strings.Builder
+	for _, r := range rs[1:] {
+		py := d.reading[string(r)]
+		if py == "" {
+			return ""
+		}
+		given.WriteString(py)
+	}
+	g := given.String()
+	return sur + " " + strings.ToUpper(g[:1]) + g[1:]
+}
+
 // seeRef returns the simplified word a "see 廈門市|厦门市[Xia4 men2 Shi4]"
 // sense refers to ("" for any other sense).
 func seeRef(s string) string {
@@ -228,7 +284,7 @@ var skipPrefixes = []string{
 }
 
 // cleanSense shortens one CC-CEDICT sense to plain English words:
-// parenthesized notes ("(Tw)", "(sb)", "(idiom)") and Chinese
+// parenthesized and braced notes ("(Tw)", "(sb)", "{adj.}") and Chinese
 // cross-references ("X|Y[pin1 yin1]") are dropped, a leading "to " of a
 // verb too; reference senses ("CL:", "surname", "variant of") give "".
 func cleanSense(s string) string {
@@ -242,9 +298,9 @@ func cleanSense(s string) string {
 	depth := 0
 	for _, r := range s {
 		switch {
-		case r == '(' || r == '[':
+		case r == '(' || r == '[' || r == '{':
 			depth++
-		case r == ')' || r == ']':
+		case r == ')' || r == ']' || r == '}':
 			if depth > 0 {
 				depth--
 			}

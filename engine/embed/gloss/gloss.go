@@ -90,7 +90,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 // (lazy R@1/5/10, docs/benchmarks/zh-embedders.md): 0.2 .393/.786/.862,
 // 0.35 .428/.803/.869, 0.5 .414/.797/.869, 0.8 .390/.759/.855; 200
 // candidates gain nothing (at 0.35 .428/.790/.872). The current glosses
-// give .414/.797/.852 at 0.35. English text passes through to USE-lite
+// give .407/.803/.852 at 0.35. English text passes through to USE-lite
 // unchanged: on LoCoMo this is USE-lite at 0.35, lazy .466/.707/.763/.804
 // against .463/.708/.759/.802 at 0.2.
 func (e *Embedder) RecommendedFusion() embed.Fusion {

@@ -97,13 +97,30 @@ func TestGloss(t *testing.T) {
 		{"谁提到了预算问题？", 1, "who mention budget question ?"},
 		{"谁提到了预算问题？", 2, "who mention / bring up budget question / problem ?"},
 		{"资金上线了", 1, "funds go online"},
-		{"王说：hello 42", 1, "king speak : hello 42"},
+		{"王说：hello 42", 1, "Wang Shuo: hello 42"},   // a leading name before a colon: the engine's "role: text"
+		{"说王：hello 42", 1, "speak king : hello 42"}, // 说 is no surname
+		{"资金:王说", 1, "funds : king speak"},          // a name only at the start
 		{"no Chinese here, 預算 aside", 1, "no Chinese here, budget aside"},
 		{"plain English", 1, "plain English"},
 		{"未知", 1, "未 知"},
 	} {
 		if got := d.Gloss(c.text, c.senses); got != c.want {
 			t.Errorf("Gloss(%q, %d) = %q, want %q", c.text, c.senses, got, c.want)
+		}
+	}
+}
+
+func TestName(t *testing.T) {
+	d := loadTest(t)
+	for name, want := range map[string]string{
+		"王说":  "Wang Shuo", // surname reading, then the common reading
+		"王问题": "Wang Wenti",
+		"说王":  "", // 说 is no surname
+		"王":   "", // too short
+		"王资X": "", // X has no reading
+	} {
+		if got := d.Name(name); got != want {
+			t.Errorf("Name(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

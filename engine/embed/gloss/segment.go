@@ -22,7 +22,8 @@ var particles = map[string]bool{
 // Segment splits a run of Han characters into dictionary words: the
 // segmentation with the fewest words, then the fewest characters the
 // dictionary lacks (particles count as known), then the fewest words that
-// end in an aspect particle (提到|了 rather than 提|到了), then the
+// end in a particle (提到|了 rather than 提|到了, 主要|是 rather than
+// 主|要是), then the
 // largest sum of squared word lengths (longer words first). Characters the
 // dictionary lacks become words of one.
 func (d *Dict) Segment(run string) []string {
@@ -63,7 +64,7 @@ func (d *Dict) Segment(run string) []string {
 			if !known {
 				c.unknown++
 			}
-			if j-i > 1 && (rs[j-1] == '了' || rs[j-1] == '着' || rs[j-1] == '过') {
+			if j-i > 1 && particles[string(rs[j-1])] {
 				c.tail++
 			}
 			if better(c, best[j]) {
@@ -92,6 +93,8 @@ var punct = map[rune]string{
 // and every word replaced by its first senses (at most senses of them,
 // joined by " / "); particles gloss to nothing, words the dictionary lacks
 // stay as they are, and everything else (English, digits) passes through.
+// A leading Chinese name followed by a colon (the engine's "role: text")
+// is spelled in pinyin.
 // A text without Han characters comes back unchanged.
 func (d *Dict) Gloss(text string, senses int) string {
 	if !hasHan(text) {
@@ -99,6 +102,17 @@ func (d *Dict) Gloss(text string, senses int) string {
 	}
 	var b strings.Builder
 	b.Grow(len(text) * 4)
+	// A record the engine embeds as "role: text" whose role is a Chinese
+	// name: the name in pinyin, not its characters' meanings (王芳 "Wang
+	// Fang", not "king fragrant").
+	if i := strings.IndexAny(text, ":："); i > 0 {
+		if n := d.Name(text[:i]); n != "" {
+			b.WriteString(n)
+			b.WriteString(": ")
+			_, size := utf8.DecodeRuneInString(text[i:])
+			text = text[i+size:]
+		}
+	}
 	space := func() {
 		if b.Len() > 0 {
 			if c := b.String()[b.Len()-1]; c != ' ' {
