@@ -23,6 +23,7 @@ func realDir(b *testing.B) string {
 // loaded dictionary keeps.
 func BenchmarkLoadDict(b *testing.B) {
 	dir := realDir(b)
+	b.ReportAllocs()
 	var d *Dict
 	for b.Loop() {
 		d = nil
@@ -51,6 +52,7 @@ func BenchmarkGloss(b *testing.B) {
 	}
 	const turn = "对了提醒你一下，我对虾过敏，吃海鲜的时候要避开虾，螃蟹倒是没问题。我们关于产品上线时间达成了共识。"
 	b.SetBytes(int64(len(turn)))
+	b.ReportAllocs()
 	for b.Loop() {
 		_ = d.Gloss(turn, DefaultSenses)
 	}

@@ -1,6 +1,9 @@
 package gloss
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -37,5 +40,29 @@ func FuzzGloss(f *testing.F) {
 		if got := strings.Join(d.Segment(run), ""); got != run {
 			t.Fatalf("Segment(%q) joined = %q", run, got)
 		}
+	})
+}
+
+// FuzzParseDict: any bytes parse to a dictionary or to an error wrapping
+// ErrCorrupt, never a panic; what parses glosses without one.
+func FuzzParseDict(f *testing.F) {
+	good, err := os.ReadFile(filepath.Join("testdata", DictFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	for _, s := range []string{`export default {"all":[]}`, `export default {"all":[["a","a","a",["x; see 乙[yi3]"],[],[]]]};`,
+		`export default {"all":[["王","王","Wang2","surname Wang"],["说","说","shuo1",["to speak"]]]}`, `export default`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ParseDict(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		_ = d.Gloss("王说：谁提到了预算问题？", 2)
 	})
 }

@@ -163,6 +163,9 @@ func (d *Dict) Gloss(text string, senses int) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
+// hasHan reports whether s holds a Han character: the dictionary's
+// script. Not index/analysis.IsCJK, which also counts kana and Hangul, for
+// which CC-CEDICT has no words.
 func hasHan(s string) bool {
 	for _, r := range s {
 		if unicode.Is(unicode.Han, r) {
