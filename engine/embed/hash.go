@@ -26,7 +26,7 @@ type HashOptions struct {
 	// Default 3. Negative disables character n-grams. Else 2..8.
 	CharGram int
 	// Workers is the most goroutines one Embed call uses; a batch gets one
-	// per 16 texts up to this bound. It does not change vectors, so it is
+	// per 8 texts up to this bound. It does not change vectors, so it is
 	// not part of Name. Default runtime.GOMAXPROCS(0); 1 means sequential.
 	Workers int
 }
@@ -239,11 +239,12 @@ func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 
 // hashParallelMin is the fewest texts per goroutine worth starting one
 // for: a chat-sized text takes 10-20 µs (Porter2 stemming a third of it in
-// a new process, whose stem memos are empty), a goroutine a microsecond or
-// two to start, and a cold recall's batch is about 50 texts, 0.5-1 ms on
-// one core (docs/benchmarks/cold.md). It was 128 ("about 1 ms of work"),
-// which left every recall's batch on one core.
-const hashParallelMin = 16
+// a new process, whose stem memos are empty), a goroutine a few
+// microseconds to start, and a cold recall's batch is its candidates and
+// the query, about 50 texts under an agent filter (0.5-1 ms on one core)
+// and about 23 under a session filter (docs/benchmarks/cold.md). It was
+// 128 ("about 1 ms of work"), which left every recall's batch on one core.
+const hashParallelMin = 8
 
 // embedRange embeds texts into out and backing: all of them in order when
 // next is nil, else the texts whose indices it hands out (next.Add),

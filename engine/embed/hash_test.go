@@ -271,13 +271,14 @@ func BenchmarkHash(b *testing.B) {
 			})
 		}
 	}
-	// batch=50 is a cold recall's batch (50 candidates and the query);
+	// batch=50 is a cold recall's batch under an agent filter (50
+	// candidates and the query), batch=23 under a session filter;
 	// memo=cold embeds each batch with a new embedder, whose stem memos
 	// are empty as in a new process.
 	for _, bc := range []struct {
 		batch, workers int
 		cold           bool
-	}{{50, 1, false}, {50, 2, false}, {50, 1, true}, {50, 2, true}, {64, 1, false}, {1024, 1, false}, {1024, 2, false}} {
+	}{{50, 1, false}, {50, 2, false}, {50, 1, true}, {50, 2, true}, {23, 1, true}, {23, 2, true}, {64, 1, false}, {1024, 1, false}, {1024, 2, false}} {
 		memo := "warm"
 		if bc.cold {
 			memo = "cold"
@@ -352,9 +353,9 @@ func TestHashParallelEqualsSequential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1000 texts on 4 goroutines, and a cold recall's 50 on 2 (the
-	// smallest batch that is split) and 3.
-	for _, c := range []struct{ n, workers int }{{1000, 4}, {50, 2}, {50, 3}, {32, 2}} {
+	// 1000 texts on 4 goroutines, a cold recall's 50 on 2 and 3, and the
+	// smallest batch that is split.
+	for _, c := range []struct{ n, workers int }{{1000, 4}, {50, 2}, {50, 3}, {2 * hashParallelMin, 2}} {
 		par, err := newHash(t, HashOptions{Workers: c.workers}).Embed(context.Background(), in[:c.n])
 		if err != nil {
 			t.Fatal(err)
