@@ -231,6 +231,7 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 			if err := s.db.cache.clear(); err != nil {
 				b.Fatal(err)
 			}
+			gp.settled()
 			lm0, cm0 = s.db.log.Metrics(), s.db.cache.metrics()
 			b.StartTimer()
 		}

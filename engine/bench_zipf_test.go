@@ -143,6 +143,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			if err := s.db.cache.clear(); err != nil {
 				b.Fatal(err)
 			}
+			gp.settled()
 			b.StartTimer()
 		}
 		gp.start()
