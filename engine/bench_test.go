@@ -216,6 +216,7 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 	var embedded, cands, filtered, hits, diskHits int
 	var segReads, memTextHits uint64
 	lm0, cm0 := s.db.log.Metrics(), s.db.cache.metrics()
+	gp := newGCProbe()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -230,12 +231,15 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 			if err := s.db.cache.clear(); err != nil {
 				b.Fatal(err)
 			}
+			gp.settled()
 			lm0, cm0 = s.db.log.Metrics(), s.db.cache.metrics()
 			b.StartTimer()
 		}
+		gp.start()
 		t := time.Now()
 		res, err := s.db.Recall(ctx, query(i))
 		lat = append(lat, time.Since(t))
+		gp.done(lat[len(lat)-1])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -254,6 +258,7 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	gp.report(b)
 	// Segments read from Pebble (log segment cache misses) and vectors
 	// found in memory by text (the rest of cachehits minus diskhits were
 	// found by record id, without reading the log).

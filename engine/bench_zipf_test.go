@@ -131,6 +131,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	lat := make([]time.Duration, 0, b.N)
 	var stages [5][]time.Duration
 	var cands, filtered int
+	gp := newGCProbe()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -142,11 +143,14 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			if err := s.db.cache.clear(); err != nil {
 				b.Fatal(err)
 			}
+			gp.settled()
 			b.StartTimer()
 		}
+		gp.start()
 		t := time.Now()
 		res, err := s.db.Recall(ctx, qs[i%len(qs)])
 		lat = append(lat, time.Since(t))
+		gp.done(lat[len(lat)-1])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -161,6 +165,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	gp.report(b)
 	for j, name := range []string{"filter", "broad", "fetch", "embed", "score"} {
 		slices.Sort(stages[j])
 		b.ReportMetric(float64(stages[j][len(stages[j])/2].Microseconds())/1000, name+"-p50-ms")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -25,7 +26,7 @@ type HashOptions struct {
 	// Default 3. Negative disables character n-grams. Else 2..8.
 	CharGram int
 	// Workers is the most goroutines one Embed call uses; a batch gets one
-	// per 128 texts up to this bound. It does not change vectors, so it is
+	// per 8 texts up to this bound. It does not change vectors, so it is
 	// not part of Name. Default runtime.GOMAXPROCS(0); 1 means sequential.
 	Workers int
 }
@@ -206,25 +207,27 @@ func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	backing := make([]float32, len(texts)*h.dim)
 	workers := min(h.workers, len(texts)/hashParallelMin)
 	if workers <= 1 {
-		if err := h.embedRange(ctx, texts, out, backing, 0, len(texts)); err != nil {
+		if err := h.embedRange(ctx, texts, out, backing, nil); err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
-	// Large batches (the dense mode, an eager baseline) are split into
-	// contiguous ranges, one goroutine each; every vector is computed
-	// exactly as in the sequential path, so results do not depend on it.
+	// A batch of at least 2*hashParallelMin texts is shared between
+	// goroutines (the caller's one of them), each taking the next text
+	// until none is left: texts differ in length, so fixed ranges would
+	// leave one core idle at the end. Every vector is computed exactly as
+	// in the sequential path, so results do not depend on it.
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
-	per := (len(texts) + workers - 1) / workers
-	for w := 0; w < workers; w++ {
-		lo, hi := w*per, min((w+1)*per, len(texts))
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = h.embedRange(ctx, texts, out, backing, lo, hi)
+			errs[w] = h.embedRange(ctx, texts, out, backing, &next)
 		}()
 	}
+	errs[0] = h.embedRange(ctx, texts, out, backing, &next)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -234,15 +237,30 @@ func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return out, nil
 }
 
-// hashParallelMin is the fewest texts per goroutine worth starting one for
-// (about 1 ms of work for chat-sized texts).
-const hashParallelMin = 128
+// hashParallelMin is the fewest texts per goroutine worth starting one
+// for: a chat-sized text takes 10-20 µs (Porter2 stemming a third of it in
+// a new process, whose stem memos are empty), a goroutine a few
+// microseconds to start, and a cold recall's batch is its candidates and
+// the query, about 50 texts under an agent filter (0.5-1 ms on one core)
+// and about 23 under a session filter (docs/benchmarks/cold.md). It was
+// 128 ("about 1 ms of work"), which left every recall's batch on one core.
+const hashParallelMin = 8
 
-func (h *Hash) embedRange(ctx context.Context, texts []string, out [][]float32, backing []float32, lo, hi int) error {
+// embedRange embeds texts into out and backing: all of them in order when
+// next is nil, else the texts whose indices it hands out (next.Add),
+// shared with other goroutines.
+func (h *Hash) embedRange(ctx context.Context, texts []string, out [][]float32, backing []float32, next *atomic.Int64) error {
 	s := h.pool.Get().(*hashScratch)
 	defer h.pool.Put(s)
-	for i := lo; i < hi; i++ {
-		if (i-lo)&63 == 63 {
+	for n := 0; ; n++ {
+		i := n
+		if next != nil {
+			i = int(next.Add(1) - 1)
+		}
+		if i >= len(texts) {
+			break
+		}
+		if n&63 == 63 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

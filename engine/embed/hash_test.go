@@ -271,8 +271,19 @@ func BenchmarkHash(b *testing.B) {
 			})
 		}
 	}
-	for _, bc := range []struct{ batch, workers int }{{64, 1}, {1024, 1}, {1024, 2}} {
-		b.Run(fmt.Sprintf("dim=384/bytes=200/batch=%d/workers=%d", bc.batch, bc.workers), func(b *testing.B) {
+	// batch=50 is a cold recall's batch under an agent filter (50
+	// candidates and the query), batch=23 under a session filter;
+	// memo=cold embeds each batch with a new embedder, whose stem memos
+	// are empty as in a new process.
+	for _, bc := range []struct {
+		batch, workers int
+		cold           bool
+	}{{50, 1, false}, {50, 2, false}, {50, 1, true}, {50, 2, true}, {23, 1, true}, {23, 2, true}, {64, 1, false}, {1024, 1, false}, {1024, 2, false}} {
+		memo := "warm"
+		if bc.cold {
+			memo = "cold"
+		}
+		b.Run(fmt.Sprintf("dim=384/bytes=200/batch=%d/workers=%d/memo=%s", bc.batch, bc.workers, memo), func(b *testing.B) {
 			h := newHash(b, HashOptions{Workers: bc.workers})
 			rng := rand.New(rand.NewPCG(42, 200))
 			texts := make([]string, bc.batch)
@@ -282,6 +293,9 @@ func BenchmarkHash(b *testing.B) {
 			b.SetBytes(int64(bc.batch) * 200)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
+				if bc.cold {
+					h = newHash(b, HashOptions{Workers: bc.workers})
+				}
 				if _, err := h.Embed(context.Background(), texts); err != nil {
 					b.Fatal(err)
 				}
@@ -339,14 +353,21 @@ func TestHashParallelEqualsSequential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	par, err := newHash(t, HashOptions{Workers: 4}).Embed(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range seq {
-		for j := range seq[i] {
-			if seq[i][j] != par[i][j] {
-				t.Fatalf("text %d component %d: sequential %v parallel %v", i, j, seq[i][j], par[i][j])
+	// 1000 texts on 4 goroutines, a cold recall's 50 on 2 and 3, and the
+	// smallest batch that is split.
+	for _, c := range []struct{ n, workers int }{{1000, 4}, {50, 2}, {50, 3}, {2 * hashParallelMin, 2}} {
+		par, err := newHash(t, HashOptions{Workers: c.workers}).Embed(context.Background(), in[:c.n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(par) != c.n {
+			t.Fatalf("%d texts, workers %d: %d vectors", c.n, c.workers, len(par))
+		}
+		for i := range par {
+			for j := range par[i] {
+				if seq[i][j] != par[i][j] {
+					t.Fatalf("%d texts, workers %d: text %d component %d: sequential %v parallel %v", c.n, c.workers, i, j, seq[i][j], par[i][j])
+				}
 			}
 		}
 	}
