@@ -80,6 +80,8 @@ func (s *server) clusterToolCall(w http.ResponseWriter, r *http.Request, body []
 		}
 		cs.l, cs.p, cs.moved = l, p, nil
 		res := tool.Call(r.Context(), env, args)
+		l.Release()
+		cs.l = nil
 		switch {
 		case cs.moved != nil && forwarded:
 			s.clusterError(w, r, cs.moved, "") // the node that forwarded it routes it again
@@ -185,6 +187,7 @@ func (c *clusterStore) Forget(ctx context.Context, sel engine.Selector) (engine.
 	if err != nil {
 		return engine.ForgetResult{}, err
 	}
+	defer l.Release()
 	pubs, err := c.s.forgetSelected(ctx, c.p, l, sel)
 	return engine.ForgetResult{Forgotten: len(pubs)}, err
 }

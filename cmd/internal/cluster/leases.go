@@ -156,6 +156,8 @@ func (n *Node) ownerOf(p int) string {
 // acquire starts opening partition p if it is not open (the store opens
 // in the partition's loop: a restore does not hold up the lease round).
 func (n *Node) acquire(p int) error {
+	n.partMu.Lock()
+	defer n.partMu.Unlock()
 	n.mu.RLock()
 	_, ok := n.parts[p]
 	n.mu.RUnlock()
@@ -169,12 +171,15 @@ func (n *Node) acquire(p int) error {
 	return nil
 }
 
-// release closes partition p if it is open. Its store stays on disk: a
+// release closes partition p if it is open, once the requests holding
+// its store have released it (Local.Release). Its store stays on disk: a
 // later lease resumes from it, unless sweep removes it once another node
 // owns the partition for good. (Removing it here lost the copy of a
 // partition whose lease refresh merely timed out on a loaded machine:
 // the node took the lease back and replayed the partition from 0.)
 func (n *Node) release(p int) {
+	n.partMu.Lock()
+	defer n.partMu.Unlock()
 	n.mu.Lock()
 	pt, ok := n.parts[p]
 	delete(n.parts, p)

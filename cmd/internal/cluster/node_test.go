@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +60,7 @@ func recordsOf(t *testing.T, n *Node, agent string, minSeq uint64) map[string]ui
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer l.Release()
 	locs, err := l.DB().Select(ctx, engine.Selector{Agent: agent})
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +134,7 @@ func TestNodeAppendApplyRestart(t *testing.T) {
 	p := n.Partition("ag")
 	l, _ := n.Local(ctx, p, 0)
 	logNext := l.DB().Metrics().Log.Next
+	l.Release()
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +144,9 @@ func TestNodeAppendApplyRestart(t *testing.T) {
 	waitOwned(t, n)
 	check(n, "restart")
 	l, _ = n.Local(ctx, p, 0)
-	if got := l.DB().Metrics().Log.Next; got != logNext {
+	got := l.DB().Metrics().Log.Next
+	l.Release()
+	if got != logNext {
 		t.Fatalf("after restart the log's next id is %d, want %d (a replay appended again)", got, logNext)
 	}
 	if err := n.Close(); err != nil {
@@ -366,6 +372,7 @@ func TestLocalReleasedWhileWaiting(t *testing.T) {
 	case errors.Is(r.err, ErrNotOwner):
 	case r.err == nil && r.l.pt != pt:
 		// Taken back by the lease loop and waited on again.
+		r.l.Release()
 	default:
 		t.Errorf("CatchUp on a partition released while waiting: %v (same store: %v), want ErrNotOwner or the reopened partition", r.err, r.l != nil && r.l.pt == pt)
 	}
@@ -373,12 +380,12 @@ func TestLocalReleasedWhileWaiting(t *testing.T) {
 	<-released
 }
 
-// TestBackupReleased: a backup whose partition is given up after it
-// caught up (a rebalance) skips it instead of copying a closed store
-// (before, the copy dereferenced the store the release had set to nil:
-// the daemon's backup request died with the connection, seen once in
-// TestClusterExportBackup under load); the node's other partitions are
-// copied.
+// TestBackupReleased: a partition given up while a backup holds its
+// store (a rebalance) is closed only once the copy is done; a copy after
+// the release finds the store closed and is skipped (ErrNotOwner), and
+// the node's other partitions are copied. (Before, the copy dereferenced
+// the store the release had set to nil: the daemon's backup request died
+// with the connection, seen once in TestClusterExportBackup under load.)
 func TestBackupReleased(t *testing.T) {
 	nc := clustertest.Start(t, 1)
 	n := testNode(t, nc, "a", t.TempDir(), 1)
@@ -388,7 +395,21 @@ func TestBackupReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.release(0)
+	released := make(chan struct{})
+	go func() {
+		n.release(0)
+		close(released)
+	}()
+	select {
+	case <-released:
+		t.Fatal("the partition was closed while a Local held its store")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := l.pt.copyTo(context.Background(), filepath.Join(t.TempDir(), "p0"), false); err != nil {
+		t.Fatalf("copy of a held partition being released: %v", err)
+	}
+	l.Release()
+	<-released
 	if _, err := l.pt.copyTo(context.Background(), filepath.Join(t.TempDir(), "p0"), false); !errors.Is(err, ErrNotOwner) {
 		t.Fatalf("copy of a released partition: %v, want ErrNotOwner", err)
 	}
@@ -400,4 +421,106 @@ func TestBackupReleased(t *testing.T) {
 	if len(seqs) != n.Partitions() {
 		t.Fatalf("backup copied %v; want every partition", seqs)
 	}
+}
+
+// TestReleaseRacesRequests: requests taking a partition's store while the
+// node gives the partition up and takes it back, over and over, either
+// get the store open (their recall and get succeed) or are told the
+// partition is not here (ErrNotOwner, or ErrNotCaughtUp while it
+// reopens): never a closed or missing store. Run it with -race. (Before,
+// only the backup was guarded: a recall could find the store nil, a
+// panic, or closed, an error the daemon answered 500.)
+func TestReleaseRacesRequests(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	n := testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	waitOwned(t, n)
+	ctx := context.Background()
+	const agent = "ag"
+	p := n.Partition(agent)
+	var last uint64
+	var ids []uint64
+	for i := range 20 {
+		got, seq, err := n.Append(ctx, []engine.Record{{Agent: agent, Text: fmt.Sprintf("note %d about the garden", i)}}, true, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, ids = seq, append(ids, got[0])
+	}
+	if err := n.Wait(ctx, p, last); err != nil {
+		t.Fatal(err)
+	}
+	const toggles = 12
+	stop := make(chan struct{})
+	var served, moved atomic.Int64
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rctx, cancel := context.WithTimeout(ctx, time.Second)
+				l, err := n.Local(rctx, p, 0)
+				cancel()
+				if errors.Is(err, ErrNotOwner) || errors.Is(err, ErrNotCaughtUp) {
+					moved.Add(1)
+					time.Sleep(time.Millisecond) // paces the retries while it reopens
+					continue
+				}
+				if err == nil {
+					err = useStore(ctx, l, agent, ids)
+					l.Release()
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				served.Add(1)
+			}
+		})
+	}
+	for range toggles {
+		n.release(p)
+		if err := n.acquire(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Wait(ctx, p, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if served.Load() == 0 {
+		t.Fatal("no request was served")
+	}
+	t.Logf("%d toggles: %d requests served, %d told the partition moved", toggles, served.Load(), moved.Load())
+}
+
+// useStore recalls agent's records and reads each of ids on l.
+func useStore(ctx context.Context, l *Local, agent string, ids []uint64) error {
+	res, err := l.DB().Recall(ctx, engine.Query{Agent: agent, Text: "garden", K: 5})
+	if err != nil {
+		return fmt.Errorf("recall: %w", err)
+	}
+	if len(res.Memories) == 0 {
+		return errors.New("recall found nothing")
+	}
+	for _, id := range ids {
+		loc, ok := l.LocalID(id)
+		if !ok {
+			return fmt.Errorf("id %d not mapped", id)
+		}
+		if _, err := l.DB().Get(ctx, loc); err != nil {
+			return fmt.Errorf("get %d: %w", id, err)
+		}
+	}
+	return nil
 }

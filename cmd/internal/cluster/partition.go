@@ -96,8 +96,17 @@ type partition struct {
 	// stop waiting on a partition this node gives up, and look again.
 	closing   chan struct{}
 	closeOnce sync.Once
-	cancel    context.CancelFunc
-	done      chan struct{}
+	// holds counts the Locals handed out and not released (hold); once
+	// shut is set (close began) no more are handed out, and close waits
+	// for holds to drop to zero before it closes the store: a request
+	// never has the store closed (or nil) under it.
+	holdMu  sync.Mutex
+	holdsCV *sync.Cond
+	holds   int
+	shut    bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // openPartition starts partition p's loop: it opens the store, then
@@ -105,6 +114,7 @@ type partition struct {
 func (n *Node) openPartition(p int) *partition {
 	pt := &partition{n: n, p: p, dir: filepath.Join(n.opts.Dir, fmt.Sprintf("p%d", p)),
 		advanced: make(chan struct{}), ready: make(chan struct{}), closing: make(chan struct{}), done: make(chan struct{})}
+	pt.holdsCV = sync.NewCond(&pt.holdMu)
 	ctx, cancel := context.WithCancel(context.Background())
 	pt.cancel = cancel
 	go pt.run(ctx)
@@ -541,16 +551,47 @@ func (pt *partition) wait(ctx context.Context, seq uint64) error {
 	}
 }
 
-// close stops applying and snapshotting and closes the store.
+// close stops applying and snapshotting, waits until every Local handed
+// out is released, and closes the store.
 func (pt *partition) close() error {
+	pt.holdMu.Lock()
+	pt.shut = true
+	pt.holdMu.Unlock()
 	pt.closeOnce.Do(func() { close(pt.closing) })
 	pt.cancel()
 	<-pt.done
 	pt.snapWG.Wait()
+	pt.holdMu.Lock()
+	for pt.holds > 0 {
+		pt.holdsCV.Wait()
+	}
+	pt.holdMu.Unlock()
 	if !pt.isReady() {
 		return nil // the loop closed what it had opened
 	}
 	return pt.closeStore()
+}
+
+// hold counts one more user of the open store, unless close began
+// (false): the store stays open until the matching unhold.
+func (pt *partition) hold() bool {
+	pt.holdMu.Lock()
+	defer pt.holdMu.Unlock()
+	if pt.shut {
+		return false
+	}
+	pt.holds++
+	return true
+}
+
+// unhold ends a hold; the last one lets a waiting close go on.
+func (pt *partition) unhold() {
+	pt.holdMu.Lock()
+	pt.holds--
+	if pt.holds == 0 {
+		pt.holdsCV.Broadcast()
+	}
+	pt.holdMu.Unlock()
 }
 
 // fromCodec is the engine record of a record message, carrying its

@@ -154,7 +154,7 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 			return ack.Sequence, fmt.Errorf("lazymem: cluster: erase seq %d from the stream: %w", seq, err)
 		}
 	}
-	if _, err := n.Local(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
+	if err := n.Wait(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
 		return ack.Sequence, err
 	}
 	return ack.Sequence, nil
