@@ -65,13 +65,9 @@ type partition struct {
 	// applied is the last sequence applied; advanced signals waiters.
 	applied  uint64
 	advanced chan struct{}
-	// caughtUp: the last fetch found nothing pending.
+	// caughtUp: the last fetch found nothing pending (as the consumer's
+	// server saw it: Status only, never a read's wait).
 	caughtUp bool
-	// started counts the fetch rounds begun; caughtRound is the number
-	// of the last round that ended with nothing pending. A round begun
-	// after a read arrived that ends caught up has applied every message
-	// acknowledged before the read (wait).
-	started, caughtRound uint64
 	// resumed is applied when the partition was opened; restored the
 	// sequence of the snapshot it was restored from (0: none); replayed
 	// counts the messages applied since.
@@ -356,10 +352,17 @@ func (pt *partition) follow(ctx context.Context) error {
 	}()
 	var delivered uint64 // the consumer's delivery sequence
 	for ctx.Err() == nil {
-		pt.mu.Lock()
-		pt.started++
-		round := pt.started
-		pt.mu.Unlock()
+		if lag := pt.n.opts.lagged; lag != nil && lag(ctx, pt.p) {
+			// A test's consumer on a lagging replica: the round finds
+			// nothing, though the stream's leader acknowledged more.
+			pt.applyMu.Lock()
+			err := pt.apply(ctx, nil)
+			pt.applyMu.Unlock()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		batch, err := cons.Fetch(pt.n.opts.FetchBatch, jetstream.FetchMaxWait(250*time.Millisecond))
 		if err != nil {
 			return err
@@ -383,7 +386,7 @@ func (pt *partition) follow(ctx context.Context) error {
 			return err
 		}
 		pt.applyMu.Lock()
-		err = pt.apply(ctx, msgs, round)
+		err = pt.apply(ctx, msgs)
 		pt.applyMu.Unlock()
 		if err != nil {
 			return err
@@ -396,7 +399,7 @@ func (pt *partition) follow(ctx context.Context) error {
 // apply applies msgs in order: runs of records as one engine batch, a
 // forget after the records before it. A message at or below the applied
 // sequence is skipped (a replay after a restart).
-func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint64) error {
+func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 	var recs []engine.Record
 	var pubs []uint64
 	var last uint64
@@ -475,7 +478,7 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 	if err := flush(); err != nil {
 		return err
 	}
-	pt.advance(last, len(msgs) == 0 || !pending, round)
+	pt.advance(last, len(msgs) == 0 || !pending)
 	return nil
 }
 
@@ -502,15 +505,12 @@ func (pt *partition) appliedSeq() uint64 {
 	return pt.applied
 }
 
-// advance records seq as applied (0: nothing new) at the end of fetch
-// round round and wakes the waiters.
-func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
+// advance records seq as applied (0: nothing new) at the end of a fetch
+// round and wakes the waiters.
+func (pt *partition) advance(seq uint64, caughtUp bool) {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	pt.caughtUp = caughtUp
-	if caughtUp {
-		pt.caughtRound = round
-	}
 	if seq > pt.applied {
 		pt.applied = seq
 		var b [8]byte
@@ -525,20 +525,32 @@ func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
 	pt.advanced = make(chan struct{})
 }
 
-// wait blocks until the partition is applied through seq, or has
-// applied every message the stream held when wait was called (seq may be
+// wait blocks until the partition is applied through seq (seq may be
 // another partition's, or math.MaxUint64 for "everything"), or ctx is
 // done (ErrNotCaughtUp), or the partition is closing (errMoved: nothing
 // would advance it any more).
+//
+// When the partition has not applied seq yet, the stream's leader is
+// asked for the partition's last sequence (lastSeq): the wait is for
+// min(seq, that), every message of the partition acknowledged before
+// the read. (It used to end at a fetch round begun after the read that
+// found nothing pending; but the consumer is an R1 one on any replica,
+// which can lag the leader while a NATS server fails: a read missed an
+// acknowledged record.)
 func (pt *partition) wait(ctx context.Context, seq uint64) error {
-	pt.mu.Lock()
-	r0 := pt.started
-	pt.mu.Unlock()
+	if pt.appliedSeq() >= seq {
+		return nil
+	}
+	last, err := pt.n.lastSeq(ctx, pt.p)
+	if err != nil {
+		return fmt.Errorf("%w: partition %d: %w", ErrNotCaughtUp, pt.p, err)
+	}
+	seq = min(seq, last)
 	for {
 		pt.mu.Lock()
-		applied, ch, caught := pt.applied, pt.advanced, pt.caughtRound > r0
+		applied, ch := pt.applied, pt.advanced
 		pt.mu.Unlock()
-		if applied >= seq || caught {
+		if applied >= seq {
 			return nil
 		}
 		select {

@@ -198,3 +198,28 @@ func toCodec(r *engine.Record) codec.Record {
 	}
 	return c
 }
+
+// lastSeq is the sequence of partition p's last message in the stream
+// (0: none), as the stream's leader has it: a message get that is not
+// direct is answered by the leader, which holds every message
+// acknowledged (a direct get may be answered by a lagging replica).
+// Failures (a leader election while a NATS server is down) are retried
+// until ctx is done.
+func (n *Node) lastSeq(ctx context.Context, p int) (uint64, error) {
+	backoff := 20 * time.Millisecond
+	for {
+		m, err := n.stream.GetLastMsgForSubject(ctx, n.subject(p))
+		switch {
+		case err == nil:
+			return m.Sequence, nil
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return 0, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("the stream's last sequence of the partition: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
