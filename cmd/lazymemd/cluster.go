@@ -151,7 +151,7 @@ func storeOptions(c clusterConfig, o engine.Options) engine.Options {
 var clusterRoutes = map[string]bool{
 	"live": true, "ready": true, "health": true, "appendRecords": true, "getRecord": true,
 	"recall": true, "forget": true, "stats": true, "metrics": true, "openapi": true,
-	"export": true, "backup": true, "mcp": true,
+	"export": true, "backup": true, "mcp": true, "feedback": true, "consolidate": true, "core": true,
 }
 
 // clusterGate answers 501 to the routes cluster mode does not serve.

@@ -608,3 +608,73 @@ func TestWaitLaggingConsumer(t *testing.T) {
 		t.Fatalf("the read waited for seq %d and answered (err %v) without the record %d acknowledged before it", seq, r.err, ids[0])
 	}
 }
+
+// TestFeedbackThroughStream: a feedback is a message of the partition:
+// the owner counts it, a node that restarts from its copy keeps it, and
+// a wiped node rebuilding from the stream counts it too; a record
+// forgotten before its feedback is applied is skipped without stopping
+// the apply loop.
+func TestFeedbackThroughStream(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	dir := t.TempDir()
+	n := testNode(t, nc, "a", dir, 1)
+	waitOwned(t, n)
+	ctx := context.Background()
+	const agent = "ag"
+	p := n.Partition(agent)
+	ids, _, err := n.Append(ctx, []engine.Record{{Agent: agent, Text: "useful"}, {Agent: agent, Text: "useless"}, {Agent: agent, Text: "forgotten"}}, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Feedback(ctx, p, ids[:1], 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Feedback(ctx, p, ids[1:2], -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Forget(ctx, p, ids[2:]); err != nil {
+		t.Fatal(err)
+	}
+	last, err := n.Feedback(ctx, p, ids, 1) // the forgotten one is skipped
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Feedback(ctx, p+1, ids[:1], 1); !errors.Is(err, ErrBadID) {
+		t.Fatalf("feedback in the wrong partition: %v", err)
+	}
+	check := func(n *Node, what string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		l, err := n.Local(wctx, p, last)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		defer l.Release()
+		for i, want := range [][2]uint64{{2, 0}, {1, 1}} {
+			loc, ok := l.LocalID(ids[i])
+			if !ok {
+				t.Fatalf("%s: id %d not applied", what, ids[i])
+			}
+			v, err := l.DB().Value(ctx, loc)
+			if err != nil || v.Positive != want[0] || v.Negative != want[1] {
+				t.Logf("status %+v", n.Status())
+				t.Fatalf("%s: record %d: +%d -%d (%v), want +%d -%d", what, ids[i], v.Positive, v.Negative, err, want[0], want[1])
+			}
+		}
+	}
+	check(n, "owner")
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n = testNode(t, nc, "a", dir, 1)
+	waitOwned(t, n)
+	check(n, "restarted")
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n = testNode(t, nc, "a", t.TempDir(), 1)
+	defer n.Close()
+	waitOwned(t, n)
+	check(n, "rebuilt")
+}

@@ -22,14 +22,22 @@ import (
 // Message kinds, in the kindHeader of each stream message. Never change
 // them: the stream holds them.
 const (
-	kindHeader = "Lazymem-Kind"
-	kindRecord = "record" // body: the record in the log's codec
-	kindForget = "forget" // body: forgetBody
+	kindHeader   = "Lazymem-Kind"
+	kindRecord   = "record"   // body: the record in the log's codec
+	kindForget   = "forget"   // body: forgetBody
+	kindFeedback = "feedback" // body: feedbackBody
 )
 
 // forgetBody is a forget message: the public ids to forget.
 type forgetBody struct {
 	IDs []uint64 `json:"ids"`
+}
+
+// feedbackBody is a feedback message: a judgement (+1 useful, -1 not) on
+// records by public id, checked by the owner that published it.
+type feedbackBody struct {
+	IDs    []uint64 `json:"ids"`
+	Signal int      `json:"signal"`
 }
 
 // Files of a partition store beside the engine's own.
@@ -469,6 +477,15 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 			pt.mu.Lock()
 			pt.forgetSeq, pt.forgotSinceSnap = seq, true
 			pt.mu.Unlock()
+		case kindFeedback:
+			if err := flush(); err != nil {
+				return err
+			}
+			var fb feedbackBody
+			if err := json.Unmarshal(m.Data(), &fb); err != nil {
+				return fmt.Errorf("lazymem: cluster: partition %d: seq %d: feedback: %w", pt.p, seq, err)
+			}
+			pt.feedbackLocal(ctx, seq, fb)
 		default:
 			// Not ours (a message published by another tool): skipped, as
 			// it carries nothing a node could apply.
@@ -480,6 +497,22 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 	}
 	pt.advance(last, len(msgs) == 0 || !pending)
 	return nil
+}
+
+// feedbackLocal counts a feedback message on the records of its public
+// ids this store holds. The owner checked them before publishing; a
+// record forgotten since (or left out as expired) is skipped, one at a
+// time: a judgement never stops the apply loop.
+func (pt *partition) feedbackLocal(ctx context.Context, seq uint64, fb feedbackBody) {
+	for _, id := range fb.IDs {
+		loc, ok := pt.ids.local(id)
+		if !ok {
+			continue
+		}
+		if err := pt.db.Feedback(ctx, 0, []uint64{loc}, fb.Signal); err != nil && !errors.Is(err, engine.ErrUnknown) {
+			pt.n.opts.Logger.Warn("cluster: feedback not counted", "partition", pt.p, "seq", seq, "id", id, "err", err)
+		}
+	}
 }
 
 // forgetLocal forgets the records of the public ids this store holds.

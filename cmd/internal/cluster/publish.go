@@ -160,6 +160,35 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 	return ack.Sequence, nil
 }
 
+// Feedback publishes a judgement (signal +1 useful, -1 not) on records
+// of partition p by public id, which the caller (the partition's owner)
+// checked: every node applying the partition counts it in its store, so
+// a copy and a rebuild from the stream agree. It waits until this node
+// has applied it when it owns p, and returns the message's sequence.
+func (n *Node) Feedback(ctx context.Context, p int, ids []uint64, signal int) (uint64, error) {
+	if err := n.check(); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if _, ip := SplitID(id); ip != p {
+			return 0, fmt.Errorf("%w: id %d is of partition %d, not %d", ErrBadID, id, ip, p)
+		}
+	}
+	body, err := json.Marshal(feedbackBody{IDs: ids, Signal: signal})
+	if err != nil {
+		return 0, err
+	}
+	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: n.subject(p), Data: body, Header: nats.Header{kindHeader: []string{kindFeedback}}})
+	if err != nil {
+		return 0, fmt.Errorf("lazymem: cluster: publish feedback: %w", err)
+	}
+	n.publish(p, ack.Sequence)
+	if err := n.Wait(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
+		return ack.Sequence, err
+	}
+	return ack.Sequence, nil
+}
+
 // msgGone reports whether a message delete failed because the message is
 // not in the stream (deleted before, or purged below a snapshot).
 // JetStream answers that with a generic delete failure whose description
