@@ -42,9 +42,13 @@ type Node struct {
 	partMu sync.Mutex
 	mu     sync.RWMutex
 	parts  map[int]*partition // owned
-	owners []string           // node id holding each partition's lease, "" none
-	urls   map[string]string  // node id -> URL of the live nodes
-	closed bool
+	// lingering are the partitions released whose store requests still
+	// hold; closers closes them when the requests end.
+	lingering map[int]*partition
+	closers   sync.WaitGroup
+	owners    []string          // node id holding each partition's lease, "" none
+	urls      map[string]string // node id -> URL of the live nodes
+	closed    bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -75,7 +79,7 @@ func Open(opts Options) (*Node, error) {
 		_ = validator.Close()
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
 	}
-	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{},
+	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{}, lingering: map[int]*partition{},
 		owners: make([]string, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if err := n.setup(); err != nil {
@@ -372,6 +376,7 @@ func (n *Node) Close() error {
 		errs = append(errs, pt.close())
 		_ = n.leases.Delete(ctx, leaseKey(p)) // best effort: else it expires
 	}
+	n.closers.Wait()
 	_ = n.nodes.Delete(ctx, "node."+n.opts.NodeID)
 	n.nc.Close()
 	errs = append(errs, n.validator.Close())

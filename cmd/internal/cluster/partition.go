@@ -596,9 +596,9 @@ func (pt *partition) wait(ctx context.Context, seq uint64) error {
 	}
 }
 
-// close stops applying and snapshotting, waits until every Local handed
-// out is released, and closes the store.
-func (pt *partition) close() error {
+// stop hands out no more Locals, stops applying and snapshotting, and
+// reports whether Locals still hold the store.
+func (pt *partition) stop() (held bool) {
 	pt.holdMu.Lock()
 	pt.shut = true
 	pt.holdMu.Unlock()
@@ -606,6 +606,15 @@ func (pt *partition) close() error {
 	pt.cancel()
 	<-pt.done
 	pt.snapWG.Wait()
+	pt.holdMu.Lock()
+	defer pt.holdMu.Unlock()
+	return pt.holds > 0
+}
+
+// close stops the partition (stop), waits until every Local handed out
+// is released, and closes the store.
+func (pt *partition) close() error {
+	pt.stop()
 	pt.holdMu.Lock()
 	for pt.holds > 0 {
 		pt.holdsCV.Wait()
