@@ -224,7 +224,7 @@ func TestClusterDaemon(t *testing.T) {
 				case st != 403:
 					t.Errorf("%s recalls %s through %s: %d %s, want 403", k.name, a, u, st, b)
 				}
-				st, b = authCall(t, k.token, "GET", fmt.Sprintf("%s/v1/records/%d", u, ids[a]), "")
+				st, b = authCall(t, k.token, "GET", fmt.Sprintf("%s/v1/records/%d?min_seq=%d", u, ids[a], last), "")
 				switch {
 				case k.allows(a) && k.has("read"):
 					if st != 200 {
