@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors/oserror"
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/lazymem/lazymem/codec"
 )
 
@@ -136,7 +137,9 @@ func (db *DB) backup(ctx context.Context, dir string, withIndex bool) error {
 	if err := db.flushValues(); err != nil {
 		return fmt.Errorf("lazymem: engine: backup: core store: %w", err)
 	}
-	if err := db.core.pdb.Checkpoint(fs.PathJoin(dir, "core")); err != nil {
+	// The value counts were just committed without a sync: the WAL is
+	// flushed into the checkpoint, else the copy lacks them.
+	if err := db.core.pdb.Checkpoint(fs.PathJoin(dir, "core"), pebble.WithFlushedWAL()); err != nil {
 		return fmt.Errorf("lazymem: engine: backup: core store: %w", err)
 	}
 	for _, name := range []string{formatName, pinsFile} {

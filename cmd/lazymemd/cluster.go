@@ -151,7 +151,7 @@ func storeOptions(c clusterConfig, o engine.Options) engine.Options {
 var clusterRoutes = map[string]bool{
 	"live": true, "ready": true, "health": true, "appendRecords": true, "getRecord": true,
 	"recall": true, "forget": true, "stats": true, "metrics": true, "openapi": true,
-	"export": true, "backup": true, "mcp": true,
+	"export": true, "backup": true, "mcp": true, "feedback": true, "consolidate": true, "core": true,
 }
 
 // clusterGate answers 501 to the routes cluster mode does not serve.
@@ -209,12 +209,16 @@ func readWait(r *http.Request) (uint64, time.Duration, *apiError) {
 }
 
 // owned is partition p's store when this node owns it, after waiting
-// for ?min_seq=. Otherwise it forwards the request (body is its body)
-// to the owner and returns nil; it also returns nil after writing an
-// error. A partition that moves while the request waits for it (this
-// node gives it up, or the node it was forwarded to no longer owns it)
-// is routed again, up to maxReroutes times, unless the request was
-// forwarded here: then the forwarding node routes it again.
+// for ?min_seq=, held open until the caller releases it (Release: the
+// node gives the partition up only then). Otherwise it forwards the
+// request (body is its body) to the owner and returns nil; it also
+// returns nil after writing an error. A partition that moves while the
+// request waits for it (this node gives it up, or the node it was
+// forwarded to no longer owns it) is routed again, up to maxReroutes
+// times, unless the request was forwarded here: then the forwarding node
+// routes it again. A partition given up after the store was taken waits
+// for the caller's Release before it closes: a request never finds its
+// store closed.
 func (s *server) owned(w http.ResponseWriter, r *http.Request, p int, body []byte) *cluster.Local {
 	seq, wait, e := readWait(r)
 	if e != nil {
@@ -334,6 +338,7 @@ func (s *server) clusterRecall(w http.ResponseWriter, r *http.Request, body []by
 	if l == nil {
 		return
 	}
+	defer l.Release()
 	var res *engine.Result
 	var err error
 	switch t := tenantOf(r); {
@@ -388,6 +393,7 @@ func (s *server) clusterGet(w http.ResponseWriter, r *http.Request) {
 	if l == nil {
 		return
 	}
+	defer l.Release()
 	loc, ok := l.LocalID(id)
 	if !ok {
 		notFound()
@@ -449,6 +455,7 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 	if l == nil {
 		return
 	}
+	l.Release() // routed here: taken again once caught up
 	// Every message of the partition before this point is applied first,
 	// so the selector sees every acknowledged record.
 	ctx, cancel := context.WithTimeout(r.Context(), s.lim.requestTimeout)
@@ -460,6 +467,7 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 			if l = s.owned(w, r, p, body); l == nil {
 				return
 			}
+			l.Release()
 			continue
 		}
 		if err != nil {
@@ -469,6 +477,7 @@ func (s *server) clusterForget(w http.ResponseWriter, r *http.Request, body []by
 		l = caught // the partition as it is now (it may have been reopened)
 		break
 	}
+	defer l.Release()
 	pubs, err := s.forgetSelected(r.Context(), p, l, sel)
 	if err != nil {
 		s.clusterError(w, r, err, "")

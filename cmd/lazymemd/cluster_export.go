@@ -51,6 +51,7 @@ func (s *server) clusterExport(w http.ResponseWriter, r *http.Request, agent str
 	if l == nil {
 		return
 	}
+	defer l.Release()
 	cw := &countingWriter{w: w, header: func() {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		w.Header().Set("X-Content-Type-Options", "nosniff")

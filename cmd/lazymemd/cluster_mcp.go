@@ -22,9 +22,8 @@ import (
 // partition, so the whole JSON-RPC request is routed as POST /v1/recall
 // is: answered by the partition's owner, forwarded there by any other
 // node with its body and credential (the owner checks the credential
-// and the agent again: tenancy holds through forwarding). The tools of
-// the routes cluster mode does not serve (feedback, consolidate, core)
-// are not listed.
+// and the agent again: tenancy holds through forwarding). feedback,
+// consolidate and core are routed the same way (cluster_core.go).
 
 // clusterToolCall answers a tools/call in cluster mode: the reply (a
 // result, a tool error or a JSON-RPC error) is written to w.
@@ -38,6 +37,7 @@ func (s *server) clusterToolCall(w http.ResponseWriter, r *http.Request, body []
 	env := s.mcpEnv(r)
 	cs := &clusterStore{s: s, r: r, t: t}
 	env.Store = func(string) mcptools.Store { return cs }
+	env.Core = func(agent string) mcptools.CoreStore { return clusterCoreStore{c: cs, agent: agent} }
 	if tool.op == "appendRecords" {
 		s.rpcReply(w, id, tool.Call(r.Context(), env, args), nil)
 		return
@@ -80,6 +80,8 @@ func (s *server) clusterToolCall(w http.ResponseWriter, r *http.Request, body []
 		}
 		cs.l, cs.p, cs.moved = l, p, nil
 		res := tool.Call(r.Context(), env, args)
+		l.Release()
+		cs.l = nil
 		switch {
 		case cs.moved != nil && forwarded:
 			s.clusterError(w, r, cs.moved, "") // the node that forwarded it routes it again
@@ -179,14 +181,22 @@ func (c *clusterStore) Forget(ctx context.Context, sel engine.Selector) (engine.
 	ctx, cancel := context.WithTimeout(ctx, c.s.lim.requestTimeout)
 	defer cancel()
 	l, err := c.s.cluster.CatchUp(ctx, c.p)
+	if err != nil {
+		return engine.ForgetResult{}, c.noteMoved(err)
+	}
+	defer l.Release()
+	pubs, err := c.s.forgetSelected(ctx, c.p, l, sel)
+	return engine.ForgetResult{Forgotten: len(pubs)}, err
+}
+
+// noteMoved notes err when it says the partition was given up before
+// the call's write was published (ErrNotOwner): the call is routed
+// again. It returns err.
+func (c *clusterStore) noteMoved(err error) error {
 	if errors.Is(err, cluster.ErrNotOwner) {
 		c.moved = err
 	}
-	if err != nil {
-		return engine.ForgetResult{}, err
-	}
-	pubs, err := c.s.forgetSelected(ctx, c.p, l, sel)
-	return engine.ForgetResult{Forgotten: len(pubs)}, err
+	return err
 }
 
 // rpcErrorWriter stands for the reply while a tools/call is routed: a

@@ -149,11 +149,31 @@ func TestClusterMCP(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	if !slices.Contains(names, "search") || !slices.Contains(names, "delete") || slices.Contains(names, "feedback") || slices.Contains(names, "core") {
-		t.Fatalf("tools in cluster mode: %v", names)
+	for _, name := range []string{"search", "delete", "feedback", "consolidate", "core", "list_core"} {
+		if !slices.Contains(names, name) {
+			t.Fatalf("tools in cluster mode: %v, want %s", names, name)
+		}
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "consolidate", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "not served in cluster mode") {
-		t.Fatalf("consolidate in cluster mode: %v", err)
+	// Feedback, consolidation and core memory, forwarded.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{"text": "we decided to paint the ferry blue"}})
+	if err != nil || res.IsError {
+		t.Fatalf("remember: %+v %v", res, err)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); json.Unmarshal(b, &added) != nil || added.ID == 0 {
+		t.Fatalf("remember: structured %+v", res.StructuredContent)
+	}
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"feedback", map[string]any{"ids": []uint64{added.ID}, "useful": true}},
+		{"consolidate", map[string]any{"ids": []uint64{added.ID}}},
+		{"core", map[string]any{}},
+	} {
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: call.name, Arguments: call.args})
+		if err != nil || res.IsError {
+			t.Fatalf("forwarded %s: %s %v", call.name, toolText(res), err)
+		}
 	}
 
 	// The tenancy table over MCP, through both nodes. root seeds one
@@ -240,10 +260,19 @@ func clusterMCPTenancy(t *testing.T, cs *mcp.ClientSession, k testKey, url strin
 			t.Errorf("%s: add for another agent: %+v %v", name, res, err)
 		}
 		// Another agent's id, named or under the key's own agent:
-		// refused or nothing deleted (checked at the end).
+		// refused or nothing deleted (checked at the end), nothing
+		// judged.
 		for a, id := range ids {
 			if k.allows(a) {
 				continue
+			}
+			fargs := map[string]any{"ids": []uint64{id}, "useful": false}
+			if agent != "" {
+				fargs["agent"] = agent
+			}
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "feedback", Arguments: fargs}); err == nil && !res.IsError {
+				leaks++
+				t.Errorf("%s: feedback on %s's memory: %s", name, a, toolText(res))
 			}
 			args := map[string]any{"ids": []uint64{id}}
 			if agent != "" {

@@ -153,8 +153,32 @@ func TestClusterDaemon(t *testing.T) {
 	if st, b = authCall(t, root, "POST", other+"/v1/records", `{"agent":"a1","text":"x","meta":{"lazymem-id":["1"]}}`); st != 400 || !strings.Contains(string(b), "lazymem-id") {
 		t.Fatalf("reserved key: %d %s", st, b)
 	}
-	if st, b = authCall(t, root, "POST", other+"/v1/consolidate", `{"agent":"a1"}`); st != 501 || !strings.Contains(string(b), "not_in_cluster_mode") {
-		t.Fatalf("consolidate in cluster mode: %d %s", st, b)
+	if st, b = authCall(t, root, "GET", other+"/", ""); st != 501 || !strings.Contains(string(b), "not_in_cluster_mode") {
+		t.Fatalf("the inspector in cluster mode: %d %s", st, b)
+	}
+
+	// Feedback, consolidation and core memory through the non-owner,
+	// forwarded to the owner; the units cite public ids.
+	st, b = authCall(t, root, "POST", other+"/v1/feedback", fmt.Sprintf(`{"agent":"a1","ids":[%d],"signal":1}`, app.IDs[1]))
+	if st != 200 || !strings.Contains(string(b), `"seq":`) {
+		t.Fatalf("forwarded feedback: %d %s", st, b)
+	}
+	var rep wire.ConsolidateReport
+	st, b = authCall(t, root, "POST", other+"/v1/consolidate", fmt.Sprintf(`{"agent":"a1","ids":[%d]}`, app.IDs[1]))
+	if st != 200 || json.Unmarshal(b, &rep) != nil || rep.Selected == 0 {
+		t.Fatalf("forwarded consolidate: %d %s", st, b)
+	}
+	for _, u := range rep.Units {
+		for _, id := range u.SourceIDs {
+			if !slices.Contains(app.IDs, id) {
+				t.Fatalf("unit %d cites %d, not a public id of a1's records %v", u.ID, id, app.IDs)
+			}
+		}
+	}
+	var core struct{ Units []wire.Unit }
+	st, b = authCall(t, root, "GET", other+"/v1/core?agent=a1", "")
+	if st != 200 || json.Unmarshal(b, &core) != nil || len(core.Units) != len(rep.Units) {
+		t.Fatalf("forwarded core: %d %s, want the %d units consolidated", st, b, len(rep.Units))
 	}
 
 	// Forget through the non-owner: gone from every read.
@@ -200,7 +224,7 @@ func TestClusterDaemon(t *testing.T) {
 				case st != 403:
 					t.Errorf("%s recalls %s through %s: %d %s, want 403", k.name, a, u, st, b)
 				}
-				st, b = authCall(t, k.token, "GET", fmt.Sprintf("%s/v1/records/%d", u, ids[a]), "")
+				st, b = authCall(t, k.token, "GET", fmt.Sprintf("%s/v1/records/%d?min_seq=%d", u, ids[a], last), "")
 				switch {
 				case k.allows(a) && k.has("read"):
 					if st != 200 {
@@ -212,6 +236,36 @@ func TestClusterDaemon(t *testing.T) {
 				st, b = authCall(t, k.token, "POST", u+"/v1/records", fmt.Sprintf(`{"agent":%q,"text":"written by %s"}`, a, k.name))
 				if want := k.allows(a) && k.has("write"); want != (st == 200) || !want && st != 403 {
 					t.Errorf("%s appends to %s through %s: %d %s", k.name, a, u, st, b)
+				}
+				// Feedback on the agent's record; feedback and a
+				// consolidation naming another agent's record under the
+				// key's own agent: unknown (400), nothing judged.
+				st, b = authCall(t, k.token, "POST", u+"/v1/feedback", fmt.Sprintf(`{"agent":%q,"ids":[%d],"signal":1}`, a, ids[a]))
+				if want := k.allows(a) && k.has("write"); want != (st == 200) || !want && st != 403 {
+					t.Errorf("%s feedback on %s's record through %s: %d %s", k.name, a, u, st, b)
+				}
+				if own := k.agents[0]; own != "*" && own != a && k.has("write") {
+					for _, path := range []string{"/v1/feedback", "/v1/consolidate"} {
+						st, b = authCall(t, k.token, "POST", u+path, fmt.Sprintf(`{"agent":%q,"ids":[%d],"signal":1}`, own, ids[a]))
+						if st != 400 {
+							t.Errorf("%s: %s of %s's record as %s through %s: %d %s, want 400", k.name, path, a, own, u, st, b)
+						}
+					}
+				}
+				var core struct{ Units []wire.Unit }
+				st, b = authCall(t, k.token, "GET", u+"/v1/core?history=true&agent="+a, "")
+				switch {
+				case k.allows(a) && k.has("read"):
+					if st != 200 || json.Unmarshal(b, &core) != nil {
+						t.Errorf("%s core of %s through %s: %d %s", k.name, a, u, st, b)
+					}
+					for _, unit := range core.Units {
+						if unit.Agent != a {
+							t.Errorf("%s core of %s through %s lists %s's unit %d", k.name, a, u, unit.Agent, unit.ID)
+						}
+					}
+				case st != 403:
+					t.Errorf("%s core of %s through %s: %d %s, want 403", k.name, a, u, st, b)
 				}
 				// A forget naming a session nobody has: allowed or not,
 				// it forgets nothing.

@@ -72,6 +72,10 @@ func (s *server) feedback(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if s.cluster != nil {
+		s.clusterFeedback(w, r, body, agent, fb) // cluster_core.go
+		return
+	}
 	var err error
 	if agent == "" {
 		err = s.db.Feedback(r.Context(), fb.RecallID, fb.IDs, fb.Signal)
@@ -109,6 +113,10 @@ func (s *server) consolidate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if s.cluster != nil {
+		s.clusterConsolidate(w, r, body, agent, cb) // cluster_core.go
+		return
+	}
 	rep, err := s.coreHandle(tenantOf(r), agent).Consolidate(r.Context(), engine.ConsolidateOptions{Session: cb.Session, IDs: cb.IDs})
 	if err != nil {
 		s.error(w, r, err, "")
@@ -133,6 +141,10 @@ func (s *server) coreUnits(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.fail(w, r, http.StatusBadRequest, apiError{Code: "invalid", Field: "history",
 			Message: fmt.Sprintf("history: %q, want true or false", wire.Truncate(h, 20))})
+		return
+	}
+	if s.cluster != nil {
+		s.clusterCore(w, r, agent, history) // cluster_core.go
 		return
 	}
 	units, err := s.coreHandle(tenantOf(r), agent).Core(r.Context(), history)

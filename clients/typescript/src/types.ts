@@ -121,6 +121,8 @@ export interface Feedback {
 export interface FeedbackResult {
   judged: number;
   signal: 1 | -1;
+  /** Cluster mode only (docs/CLUSTER.md): the stream sequence of the feedback message. */
+  seq?: number;
 }
 
 /** The body of POST /v1/consolidate. */

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,7 +69,7 @@ func benchRebuild(b *testing.B, total, every int) {
 		for p := range parts {
 			for {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				_, err := n.CatchUp(ctx, p)
+				err := n.Wait(ctx, p, math.MaxUint64)
 				cancel()
 				if err == nil {
 					break

@@ -49,7 +49,7 @@ func forgetScan(t *testing.T, raftWait time.Duration) {
 			forget = append(forget, ids[0])
 		}
 	}
-	if _, err := a.Local(ctx, a.Partition(agent), last); err != nil {
+	if err := a.Wait(ctx, a.Partition(agent), last); err != nil {
 		t.Fatal(err)
 	}
 	b := testNode(t, nc, "b", bdir, 3)

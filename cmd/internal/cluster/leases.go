@@ -138,8 +138,9 @@ func (n *Node) sweep(owners, wants []string) {
 		}
 		n.mu.RLock()
 		_, open := n.parts[p]
+		_, lingering := n.lingering[p]
 		n.mu.RUnlock()
-		if !open {
+		if !open && !lingering {
 			if err := os.RemoveAll(filepath.Join(n.opts.Dir, e.Name())); err != nil {
 				n.opts.Logger.Warn("cluster: remove the copy of a partition owned elsewhere", "partition", p, "err", err)
 			}
@@ -156,6 +157,8 @@ func (n *Node) ownerOf(p int) string {
 // acquire starts opening partition p if it is not open (the store opens
 // in the partition's loop: a restore does not hold up the lease round).
 func (n *Node) acquire(p int) error {
+	n.partMu.Lock()
+	defer n.partMu.Unlock()
 	n.mu.RLock()
 	_, ok := n.parts[p]
 	n.mu.RUnlock()
@@ -169,20 +172,47 @@ func (n *Node) acquire(p int) error {
 	return nil
 }
 
-// release closes partition p if it is open. Its store stays on disk: a
+// release closes partition p if it is open; a store that requests still
+// hold (Local.Release) is closed in the background once they end. Its
+// store stays on disk: a
 // later lease resumes from it, unless sweep removes it once another node
 // owns the partition for good. (Removing it here lost the copy of a
 // partition whose lease refresh merely timed out on a loaded machine:
 // the node took the lease back and replayed the partition from 0.)
 func (n *Node) release(p int) {
+	n.partMu.Lock()
+	defer n.partMu.Unlock()
 	n.mu.Lock()
 	pt, ok := n.parts[p]
 	delete(n.parts, p)
 	n.mu.Unlock()
-	if ok {
-		if err := pt.close(); err != nil {
-			n.opts.Logger.Warn("cluster: close partition", "partition", p, "err", err)
-		}
-		n.opts.Logger.Info("cluster: partition released", "partition", p)
+	if !ok {
+		return
 	}
+	if pt.stop() {
+		// Requests still hold the store (a recall, a consolidation that
+		// may wait on a model): it is closed when the last one ends, not
+		// in the lease round, whose other leases would expire meanwhile.
+		// A store taken back before then opens once this one closed (its
+		// open is retried); sweep leaves its directory alone.
+		n.mu.Lock()
+		n.lingering[p] = pt
+		n.mu.Unlock()
+		n.opts.Logger.Info("cluster: partition released; its store closes when the requests holding it end", "partition", p)
+		n.closers.Go(func() {
+			if err := pt.close(); err != nil {
+				n.opts.Logger.Warn("cluster: close partition", "partition", p, "err", err)
+			}
+			n.mu.Lock()
+			if n.lingering[p] == pt {
+				delete(n.lingering, p)
+			}
+			n.mu.Unlock()
+		})
+		return
+	}
+	if err := pt.close(); err != nil {
+		n.opts.Logger.Warn("cluster: close partition", "partition", p, "err", err)
+	}
+	n.opts.Logger.Info("cluster: partition released", "partition", p)
 }

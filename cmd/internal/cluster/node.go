@@ -37,11 +37,18 @@ type Node struct {
 	// published to it (Published).
 	published []atomic.Uint64
 
+	// partMu serializes acquire and release (the lease loop's, a
+	// test's).
+	partMu sync.Mutex
 	mu     sync.RWMutex
 	parts  map[int]*partition // owned
-	owners []string           // node id holding each partition's lease, "" none
-	urls   map[string]string  // node id -> URL of the live nodes
-	closed bool
+	// lingering are the partitions released whose store requests still
+	// hold; closers closes them when the requests end.
+	lingering map[int]*partition
+	closers   sync.WaitGroup
+	owners    []string          // node id holding each partition's lease, "" none
+	urls      map[string]string // node id -> URL of the live nodes
+	closed    bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -72,7 +79,7 @@ func Open(opts Options) (*Node, error) {
 		_ = validator.Close()
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
 	}
-	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{},
+	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{}, lingering: map[int]*partition{},
 		owners: make([]string, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if err := n.setup(); err != nil {
@@ -206,6 +213,10 @@ func (n *Node) Route(ctx context.Context, p int) (url string, local bool, err er
 // also when this node gives it up during the wait (a rebalance, a lease
 // lost): the waiter is told at once, not at its deadline. A partition
 // released and taken back during the wait is waited on again.
+//
+// The store stays open until the Local is released (Release): a node
+// giving the partition up waits for it, so call Release as soon as the
+// request is answered, and before waiting on anything else.
 func (n *Node) Local(ctx context.Context, p int, minSeq uint64) (*Local, error) {
 	for {
 		n.mu.RLock()
@@ -237,16 +248,42 @@ func (n *Node) Local(ctx context.Context, p int, minSeq uint64) (*Local, error) 
 				return nil, err
 			}
 		}
-		return &Local{pt: pt}, nil
+		if !pt.hold() {
+			continue // closing since: unlisted, or the node is closing
+		}
+		return &Local{pt: pt, db: pt.db}, nil
 	}
 }
 
-// Local is an owned partition's store with the id translations.
-type Local struct{ pt *partition }
+// Wait waits as Local does, and releases the store at once: for a caller
+// that only needs partition p applied through minSeq.
+func (n *Node) Wait(ctx context.Context, p int, minSeq uint64) error {
+	l, err := n.Local(ctx, p, minSeq)
+	if err == nil {
+		l.Release()
+	}
+	return err
+}
 
-// DB is the partition's store. Its ids are local: translate with
-// Public and LocalID.
-func (l *Local) DB() *engine.DB { return l.pt.db }
+// Local is an owned partition's store with the id translations, held
+// open until Release.
+type Local struct {
+	pt       *partition
+	db       *engine.DB
+	released atomic.Bool
+}
+
+// DB is the partition's store, open until Release. Its ids are local:
+// translate with Public and LocalID.
+func (l *Local) DB() *engine.DB { return l.db }
+
+// Release lets the node close the store once it gives the partition up;
+// the Local must not be used after. Calling it again does nothing.
+func (l *Local) Release() {
+	if l != nil && l.released.CompareAndSwap(false, true) {
+		l.pt.unhold()
+	}
+}
 
 // Public is the public id of local id loc (false: unknown).
 func (l *Local) Public(loc uint64) (uint64, bool) { return l.pt.ids.public(loc) }
@@ -301,6 +338,9 @@ func (n *Node) Status() Status {
 			st.Opening = append(st.Opening, p)
 			continue
 		}
+		if !pt.hold() {
+			continue // closing (the node is closing)
+		}
 		k := strconv.Itoa(p)
 		pt.mu.Lock()
 		st.Applied[k], st.CaughtUp[k], st.Resumed[k] = pt.applied, pt.caughtUp, pt.resumed
@@ -310,6 +350,7 @@ func (n *Node) Status() Status {
 		}
 		pt.mu.Unlock()
 		st.Records[k] = pt.db.Metrics().Log.Next - 1
+		pt.unhold()
 	}
 	slices.Sort(st.Opening)
 	return st
@@ -335,6 +376,7 @@ func (n *Node) Close() error {
 		errs = append(errs, pt.close())
 		_ = n.leases.Delete(ctx, leaseKey(p)) // best effort: else it expires
 	}
+	n.closers.Wait()
 	_ = n.nodes.Delete(ctx, "node."+n.opts.NodeID)
 	n.nc.Close()
 	errs = append(errs, n.validator.Close())
@@ -403,6 +445,11 @@ func (n *Node) Backup(ctx context.Context, dir string) (map[int]uint64, error) {
 		wg.Go(func() { locals[i], errs[i] = n.CatchUp(ctx, p) })
 	}
 	wg.Wait()
+	defer func() {
+		for _, l := range locals {
+			l.Release() // each is released after its copy; these are the ones an error skipped
+		}
+	}()
 	seqs := map[int]uint64{}
 	for i, p := range parts {
 		l, err := locals[i], errs[i]
@@ -413,6 +460,7 @@ func (n *Node) Backup(ctx context.Context, dir string) (map[int]uint64, error) {
 			return seqs, err
 		}
 		seq, err := l.pt.copyTo(ctx, filepath.Join(dir, fmt.Sprintf("p%d", p)), false)
+		l.Release()
 		if errors.Is(err, ErrNotOwner) || errors.Is(err, engine.ErrClosed) {
 			continue // given up meanwhile: its store closed
 		}

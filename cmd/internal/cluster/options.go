@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -63,6 +64,10 @@ type Options struct {
 	// snapshotNoIndex takes snapshots without the index (engine Backup):
 	// the benchmarks' peer of the indexed ones.
 	snapshotNoIndex bool
+	// lagged (tests) makes a partition's fetch round find nothing while
+	// it returns true (it blocks as long as a fetch would): a consumer
+	// on a replica that lags the stream's leader.
+	lagged func(ctx context.Context, p int) bool
 }
 
 // EnsureDefaults fills the unset fields with their defaults.

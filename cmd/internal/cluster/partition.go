@@ -22,14 +22,22 @@ import (
 // Message kinds, in the kindHeader of each stream message. Never change
 // them: the stream holds them.
 const (
-	kindHeader = "Lazymem-Kind"
-	kindRecord = "record" // body: the record in the log's codec
-	kindForget = "forget" // body: forgetBody
+	kindHeader   = "Lazymem-Kind"
+	kindRecord   = "record"   // body: the record in the log's codec
+	kindForget   = "forget"   // body: forgetBody
+	kindFeedback = "feedback" // body: feedbackBody
 )
 
 // forgetBody is a forget message: the public ids to forget.
 type forgetBody struct {
 	IDs []uint64 `json:"ids"`
+}
+
+// feedbackBody is a feedback message: a judgement (+1 useful, -1 not) on
+// records by public id, checked by the owner that published it.
+type feedbackBody struct {
+	IDs    []uint64 `json:"ids"`
+	Signal int      `json:"signal"`
 }
 
 // Files of a partition store beside the engine's own.
@@ -65,13 +73,9 @@ type partition struct {
 	// applied is the last sequence applied; advanced signals waiters.
 	applied  uint64
 	advanced chan struct{}
-	// caughtUp: the last fetch found nothing pending.
+	// caughtUp: the last fetch found nothing pending (as the consumer's
+	// server saw it: Status only, never a read's wait).
 	caughtUp bool
-	// started counts the fetch rounds begun; caughtRound is the number
-	// of the last round that ended with nothing pending. A round begun
-	// after a read arrived that ends caught up has applied every message
-	// acknowledged before the read (wait).
-	started, caughtRound uint64
 	// resumed is applied when the partition was opened; restored the
 	// sequence of the snapshot it was restored from (0: none); replayed
 	// counts the messages applied since.
@@ -96,8 +100,17 @@ type partition struct {
 	// stop waiting on a partition this node gives up, and look again.
 	closing   chan struct{}
 	closeOnce sync.Once
-	cancel    context.CancelFunc
-	done      chan struct{}
+	// holds counts the Locals handed out and not released (hold); once
+	// shut is set (close began) no more are handed out, and close waits
+	// for holds to drop to zero before it closes the store: a request
+	// never has the store closed (or nil) under it.
+	holdMu  sync.Mutex
+	holdsCV *sync.Cond
+	holds   int
+	shut    bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // openPartition starts partition p's loop: it opens the store, then
@@ -105,6 +118,7 @@ type partition struct {
 func (n *Node) openPartition(p int) *partition {
 	pt := &partition{n: n, p: p, dir: filepath.Join(n.opts.Dir, fmt.Sprintf("p%d", p)),
 		advanced: make(chan struct{}), ready: make(chan struct{}), closing: make(chan struct{}), done: make(chan struct{})}
+	pt.holdsCV = sync.NewCond(&pt.holdMu)
 	ctx, cancel := context.WithCancel(context.Background())
 	pt.cancel = cancel
 	go pt.run(ctx)
@@ -346,10 +360,17 @@ func (pt *partition) follow(ctx context.Context) error {
 	}()
 	var delivered uint64 // the consumer's delivery sequence
 	for ctx.Err() == nil {
-		pt.mu.Lock()
-		pt.started++
-		round := pt.started
-		pt.mu.Unlock()
+		if lag := pt.n.opts.lagged; lag != nil && lag(ctx, pt.p) {
+			// A test's consumer on a lagging replica: the round finds
+			// nothing, though the stream's leader acknowledged more.
+			pt.applyMu.Lock()
+			err := pt.apply(ctx, nil)
+			pt.applyMu.Unlock()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		batch, err := cons.Fetch(pt.n.opts.FetchBatch, jetstream.FetchMaxWait(250*time.Millisecond))
 		if err != nil {
 			return err
@@ -373,7 +394,7 @@ func (pt *partition) follow(ctx context.Context) error {
 			return err
 		}
 		pt.applyMu.Lock()
-		err = pt.apply(ctx, msgs, round)
+		err = pt.apply(ctx, msgs)
 		pt.applyMu.Unlock()
 		if err != nil {
 			return err
@@ -386,7 +407,7 @@ func (pt *partition) follow(ctx context.Context) error {
 // apply applies msgs in order: runs of records as one engine batch, a
 // forget after the records before it. A message at or below the applied
 // sequence is skipped (a replay after a restart).
-func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint64) error {
+func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 	var recs []engine.Record
 	var pubs []uint64
 	var last uint64
@@ -456,6 +477,15 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 			pt.mu.Lock()
 			pt.forgetSeq, pt.forgotSinceSnap = seq, true
 			pt.mu.Unlock()
+		case kindFeedback:
+			if err := flush(); err != nil {
+				return err
+			}
+			var fb feedbackBody
+			if err := json.Unmarshal(m.Data(), &fb); err != nil {
+				return fmt.Errorf("lazymem: cluster: partition %d: seq %d: feedback: %w", pt.p, seq, err)
+			}
+			pt.feedbackLocal(ctx, seq, fb)
 		default:
 			// Not ours (a message published by another tool): skipped, as
 			// it carries nothing a node could apply.
@@ -465,8 +495,24 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg, round uint
 	if err := flush(); err != nil {
 		return err
 	}
-	pt.advance(last, len(msgs) == 0 || !pending, round)
+	pt.advance(last, len(msgs) == 0 || !pending)
 	return nil
+}
+
+// feedbackLocal counts a feedback message on the records of its public
+// ids this store holds. The owner checked them before publishing; a
+// record forgotten since (or left out as expired) is skipped, one at a
+// time: a judgement never stops the apply loop.
+func (pt *partition) feedbackLocal(ctx context.Context, seq uint64, fb feedbackBody) {
+	for _, id := range fb.IDs {
+		loc, ok := pt.ids.local(id)
+		if !ok {
+			continue
+		}
+		if err := pt.db.Feedback(ctx, 0, []uint64{loc}, fb.Signal); err != nil && !errors.Is(err, engine.ErrUnknown) {
+			pt.n.opts.Logger.Warn("cluster: feedback not counted", "partition", pt.p, "seq", seq, "id", id, "err", err)
+		}
+	}
 }
 
 // forgetLocal forgets the records of the public ids this store holds.
@@ -492,15 +538,12 @@ func (pt *partition) appliedSeq() uint64 {
 	return pt.applied
 }
 
-// advance records seq as applied (0: nothing new) at the end of fetch
-// round round and wakes the waiters.
-func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
+// advance records seq as applied (0: nothing new) at the end of a fetch
+// round and wakes the waiters.
+func (pt *partition) advance(seq uint64, caughtUp bool) {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	pt.caughtUp = caughtUp
-	if caughtUp {
-		pt.caughtRound = round
-	}
 	if seq > pt.applied {
 		pt.applied = seq
 		var b [8]byte
@@ -515,20 +558,32 @@ func (pt *partition) advance(seq uint64, caughtUp bool, round uint64) {
 	pt.advanced = make(chan struct{})
 }
 
-// wait blocks until the partition is applied through seq, or has
-// applied every message the stream held when wait was called (seq may be
+// wait blocks until the partition is applied through seq (seq may be
 // another partition's, or math.MaxUint64 for "everything"), or ctx is
 // done (ErrNotCaughtUp), or the partition is closing (errMoved: nothing
 // would advance it any more).
+//
+// When the partition has not applied seq yet, the stream's leader is
+// asked for the partition's last sequence (lastSeq): the wait is for
+// min(seq, that), every message of the partition acknowledged before
+// the read. (It used to end at a fetch round begun after the read that
+// found nothing pending; but the consumer is an R1 one on any replica,
+// which can lag the leader while a NATS server fails: a read missed an
+// acknowledged record.)
 func (pt *partition) wait(ctx context.Context, seq uint64) error {
-	pt.mu.Lock()
-	r0 := pt.started
-	pt.mu.Unlock()
+	if pt.appliedSeq() >= seq {
+		return nil
+	}
+	last, err := pt.n.lastSeq(ctx, pt.p)
+	if err != nil {
+		return fmt.Errorf("%w: partition %d: %w", ErrNotCaughtUp, pt.p, err)
+	}
+	seq = min(seq, last)
 	for {
 		pt.mu.Lock()
-		applied, ch, caught := pt.applied, pt.advanced, pt.caughtRound > r0
+		applied, ch := pt.applied, pt.advanced
 		pt.mu.Unlock()
-		if applied >= seq || caught {
+		if applied >= seq {
 			return nil
 		}
 		select {
@@ -541,16 +596,56 @@ func (pt *partition) wait(ctx context.Context, seq uint64) error {
 	}
 }
 
-// close stops applying and snapshotting and closes the store.
-func (pt *partition) close() error {
+// stop hands out no more Locals, stops applying and snapshotting, and
+// reports whether Locals still hold the store.
+func (pt *partition) stop() (held bool) {
+	pt.holdMu.Lock()
+	pt.shut = true
+	pt.holdMu.Unlock()
 	pt.closeOnce.Do(func() { close(pt.closing) })
 	pt.cancel()
 	<-pt.done
 	pt.snapWG.Wait()
+	pt.holdMu.Lock()
+	defer pt.holdMu.Unlock()
+	return pt.holds > 0
+}
+
+// close stops the partition (stop), waits until every Local handed out
+// is released, and closes the store.
+func (pt *partition) close() error {
+	pt.stop()
+	pt.holdMu.Lock()
+	for pt.holds > 0 {
+		pt.holdsCV.Wait()
+	}
+	pt.holdMu.Unlock()
 	if !pt.isReady() {
 		return nil // the loop closed what it had opened
 	}
 	return pt.closeStore()
+}
+
+// hold counts one more user of the open store, unless close began
+// (false): the store stays open until the matching unhold.
+func (pt *partition) hold() bool {
+	pt.holdMu.Lock()
+	defer pt.holdMu.Unlock()
+	if pt.shut {
+		return false
+	}
+	pt.holds++
+	return true
+}
+
+// unhold ends a hold; the last one lets a waiting close go on.
+func (pt *partition) unhold() {
+	pt.holdMu.Lock()
+	pt.holds--
+	if pt.holds == 0 {
+		pt.holdsCV.Broadcast()
+	}
+	pt.holdMu.Unlock()
 }
 
 // fromCodec is the engine record of a record message, carrying its

@@ -154,7 +154,36 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 			return ack.Sequence, fmt.Errorf("lazymem: cluster: erase seq %d from the stream: %w", seq, err)
 		}
 	}
-	if _, err := n.Local(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
+	if err := n.Wait(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
+		return ack.Sequence, err
+	}
+	return ack.Sequence, nil
+}
+
+// Feedback publishes a judgement (signal +1 useful, -1 not) on records
+// of partition p by public id, which the caller (the partition's owner)
+// checked: every node applying the partition counts it in its store, so
+// a copy and a rebuild from the stream agree. It waits until this node
+// has applied it when it owns p, and returns the message's sequence.
+func (n *Node) Feedback(ctx context.Context, p int, ids []uint64, signal int) (uint64, error) {
+	if err := n.check(); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if _, ip := SplitID(id); ip != p {
+			return 0, fmt.Errorf("%w: id %d is of partition %d, not %d", ErrBadID, id, ip, p)
+		}
+	}
+	body, err := json.Marshal(feedbackBody{IDs: ids, Signal: signal})
+	if err != nil {
+		return 0, err
+	}
+	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: n.subject(p), Data: body, Header: nats.Header{kindHeader: []string{kindFeedback}}})
+	if err != nil {
+		return 0, fmt.Errorf("lazymem: cluster: publish feedback: %w", err)
+	}
+	n.publish(p, ack.Sequence)
+	if err := n.Wait(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
 		return ack.Sequence, err
 	}
 	return ack.Sequence, nil
@@ -197,4 +226,29 @@ func toCodec(r *engine.Record) codec.Record {
 		c.Meta = append(c.Meta, codec.Field{Key: k, Values: r.Meta[k]})
 	}
 	return c
+}
+
+// lastSeq is the sequence of partition p's last message in the stream
+// (0: none), as the stream's leader has it: a message get that is not
+// direct is answered by the leader, which holds every message
+// acknowledged (a direct get may be answered by a lagging replica).
+// Failures (a leader election while a NATS server is down) are retried
+// until ctx is done.
+func (n *Node) lastSeq(ctx context.Context, p int) (uint64, error) {
+	backoff := 20 * time.Millisecond
+	for {
+		m, err := n.stream.GetLastMsgForSubject(ctx, n.subject(p))
+		switch {
+		case err == nil:
+			return m.Sequence, nil
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return 0, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("the stream's last sequence of the partition: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
 }

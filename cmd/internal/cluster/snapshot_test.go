@@ -121,13 +121,16 @@ func TestSnapshotRebuild(t *testing.T) {
 	want := map[string]uint64{}
 	last := appendN(t, a, "ag", "note", 110, want)
 	p := a.Partition("ag")
-	if _, err := a.Local(context.Background(), p, last); err != nil {
+	if err := a.Wait(context.Background(), p, last); err != nil {
 		t.Fatal(err)
 	}
-	newest := waitSnapshot(t, a, p, 100)
+	// Snapshots are taken SnapshotEvery messages after the last one's
+	// copy (later when one is still uploading, as under load): the last
+	// one is within 20 of the end.
+	newest := waitSnapshot(t, a, p, last-19)
 	// A tail shorter than SnapshotEvery: no snapshot covers it.
 	last = appendN(t, a, "ag", "tail", 7, want)
-	if _, err := a.Local(context.Background(), p, last); err != nil {
+	if err := a.Wait(context.Background(), p, last); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitSnapshot(t, a, p, 0); got != newest {
@@ -165,6 +168,7 @@ func TestSnapshotRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer l.Release()
 	if m := l.DB().Metrics().Index; m.Rebuilt != 0 || m.Docs != uint64(len(want)) {
 		t.Fatalf("the restored store re-indexed %d records and holds %d; want 0 and %d", m.Rebuilt, m.Docs, len(want))
 	}
@@ -182,7 +186,7 @@ func TestSnapshotStaleCopy(t *testing.T) {
 	want := map[string]uint64{}
 	last := appendN(t, a, "ag", "early", 30, want)
 	p := a.Partition("ag")
-	if _, err := a.Local(context.Background(), p, last); err != nil {
+	if err := a.Wait(context.Background(), p, last); err != nil {
 		t.Fatal(err)
 	}
 	stale := last
@@ -193,7 +197,7 @@ func TestSnapshotStaleCopy(t *testing.T) {
 	waitOwned(t, b)
 	for range 2 { // two snapshots past the stale copy: the oldest kept is too
 		last = appendN(t, b, "ag", fmt.Sprint("late ", last), 20, want)
-		if _, err := b.Local(context.Background(), p, last); err != nil {
+		if err := b.Wait(context.Background(), p, last); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := part(t, b, p).snapshot(context.Background()); err != nil {
@@ -249,7 +253,7 @@ func TestSnapshotForget(t *testing.T) {
 		}
 	}
 	p := a.Partition("ag")
-	if _, err := a.Local(ctx, p, last); err != nil {
+	if err := a.Wait(ctx, p, last); err != nil {
 		t.Fatal(err)
 	}
 	s1, err := part(t, a, p).snapshot(ctx)
@@ -317,7 +321,7 @@ func TestForgetReplacesSnapshot(t *testing.T) {
 	}
 	last := appendN(t, a, "ag", "filler", 12, map[string]uint64{})
 	p := a.Partition("ag")
-	if _, err := a.Local(ctx, p, last); err != nil {
+	if err := a.Wait(ctx, p, last); err != nil {
 		t.Fatal(err)
 	}
 	waitSnapshot(t, a, p, 10)
@@ -376,7 +380,7 @@ func TestRetentionThroughStream(t *testing.T) {
 	put(a, "fifty minutes old, after the snapshot", 50*time.Minute)
 	new2 := put(a, "new, after the snapshot", 0)
 	last, _ = SplitID(new2)
-	if _, err := a.Local(ctx, p, last); err != nil {
+	if err := a.Wait(ctx, p, last); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
@@ -411,7 +415,7 @@ func TestSnapshotDamaged(t *testing.T) {
 	var last uint64
 	for i := range 2 {
 		last = appendN(t, a, "ag", fmt.Sprint("round ", i), 10, want)
-		if _, err := a.Local(ctx, p, last); err != nil {
+		if err := a.Wait(ctx, p, last); err != nil {
 			t.Fatal(err)
 		}
 		s, err := part(t, a, p).snapshot(ctx)
@@ -421,7 +425,7 @@ func TestSnapshotDamaged(t *testing.T) {
 		snaps = append(snaps, s)
 	}
 	last = appendN(t, a, "ag", "tail", 3, want)
-	if _, err := a.Local(ctx, p, last); err != nil {
+	if err := a.Wait(ctx, p, last); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
