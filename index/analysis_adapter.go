@@ -32,6 +32,18 @@ func (p *projectAnalyzer) Terms(dst []string, text string) []string {
 	return p.A.AppendTerms(dst, text)
 }
 
+// TermsHashed implements hashedAnalyzer.
+func (p *projectAnalyzer) TermsHashed(dst []string, hashes []uint64, text string) ([]string, []uint64) {
+	return p.A.AppendTermsHashed(dst, hashes, text)
+}
+
+// hashedAnalyzer is an Analyzer that also returns each term's termHash:
+// the project analyzer's cache keeps it beside the term (profile: a token
+// was hashed twice, by the analyzer's cache and by the chunk's table).
+type hashedAnalyzer interface {
+	TermsHashed(dst []string, hashes []uint64, text string) ([]string, []uint64)
+}
+
 var defaultProject = sync.OnceValue(func() Analyzer {
 	a, err := newProjectAnalyzer(analysis.Options{})
 	if err != nil {

@@ -55,6 +55,7 @@ type batchTerms struct {
 	entSlot []int32 // the slot of each entry of terms, filled by insert
 	// reused by analyze
 	scratch []string
+	hscr    []uint64         // the hashes of scratch's terms
 	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
 	slow    bool             // made by withContextSlow (remembered already)
 	// view is what later chunks' workers read of this one once its own
@@ -130,12 +131,21 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 	ids := &out.ids
 	cw := x.contextWeights()
 	w := cw.own
+	ha, _ := x.opts.Analyzer.(hashedAnalyzer)
+	hs := out.hscr[:0]
 	for i, d := range docs {
-		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
+		if ha != nil {
+			scratch, hs = ha.TermsHashed(scratch[:0], hs[:0], d.Text)
+		} else {
+			scratch, hs = x.opts.Analyzer.Terms(scratch[:0], d.Text), hs[:0]
+			for _, t := range scratch {
+				hs = append(hs, termHash(t))
+			}
+		}
 		mark := int32(i + 1)
 		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: noPred}
-		for _, t := range scratch {
-			h := termHash(t)
+		for k, t := range scratch {
+			h := hs[k]
 			id, added := ids.findOrAdd(t, h, out.uterms, out.uhash)
 			if added {
 				out.uterms = append(out.uterms, t)
@@ -188,7 +198,7 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 		out.docs = append(out.docs, a)
 	}
 	clear(scratch) // do not pin document text
-	out.scratch = scratch[:0]
+	out.scratch, out.hscr = scratch[:0], hs[:0]
 }
 
 // inheritEarlier gives each document of chunk c that has no predecessor

@@ -1,8 +1,9 @@
 package index
 
 import (
-	"hash/maphash"
 	"unsafe"
+
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // termTable is the mutable segment's term dictionary: term -> slot of its
@@ -37,10 +38,10 @@ type termEnt struct {
 	pre  [8]byte
 }
 
-// termSeed hashes the terms of mutable segments (never persisted).
-var termSeed = maphash.MakeSeed()
-
-func termHash(t string) uint64 { return maphash.String(termSeed, t) }
+// termHash hashes the terms of mutable segments (never persisted). It is
+// the analyzer's TermHash, which the project analyzer hands out with each
+// term (hashedAnalyzer), so that analysis hashes a token once.
+func termHash(t string) uint64 { return analysis.TermHash(t) }
 
 func entTag(h uint64, n int) uint32 { return uint32(h>>32)&^0xff | uint32(min(n, 0xff)) }
 

@@ -107,6 +107,15 @@ func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 	return e.terms
 }
 
+// AppendTermsHashed is AppendTerms that also appends each term's TermHash
+// to hashes (the cache keeps it beside the term, so a caller that keys
+// tables by term need not hash each token again).
+func (a *Analyzer) AppendTermsHashed(dst []string, hashes []uint64, text string) ([]string, []uint64) {
+	e := emitter{terms: dst, hashes: hashes, termsOnly: true, withHash: true}
+	a.run(&e, text)
+	return e.terms, e.hashes
+}
+
 func (a *Analyzer) run(e *emitter, text string) {
 	if len(text) > maxText {
 		text = text[:maxText]
@@ -235,7 +244,9 @@ type emitter struct {
 	st        *scratch
 	dst       []Token
 	terms     []string
+	hashes    []uint64 // with withHash: TermHash of each of terms
 	termsOnly bool
+	withHash  bool
 	pos       int32
 	max       int
 }
@@ -455,9 +466,12 @@ func (e *emitter) emit(b []byte, pos int32) {
 	if len(b) == 0 || len(b) > e.max {
 		return
 	}
-	if t, ok := e.a.term(b); ok {
+	if t, th, ok := e.a.term(b); ok {
 		if e.termsOnly {
 			e.terms = append(e.terms, t)
+			if e.withHash {
+				e.hashes = append(e.hashes, th)
+			}
 		} else {
 			e.dst = append(e.dst, Token{Term: t, Pos: pos})
 		}
