@@ -45,6 +45,7 @@ type batchTerms struct {
 	ids    chunkTable
 	uterms []string // id -> term
 	uhash  []uint64 // id -> termHash(term), for insert's lookup
+	upre   []uint64 // id -> termPre(term), read here on the worker
 	xhash  []uint64 // termHash of the terms withContext added
 	// stamp: id -> 1 + the last document (in the chunk) holding it, at:
 	// the term's entry in that document; once the chunk is analysed,
@@ -74,6 +75,7 @@ type ownView struct {
 	otfs   []uint32
 	tid    []int32
 	uhash  []uint64
+	upre   []uint64
 	docs   []analyzed
 	lastOf map[ctxKey]int32
 }
@@ -85,7 +87,7 @@ const (
 
 func (bt *batchTerms) reset() {
 	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
-	bt.uterms, bt.uhash, bt.xhash = bt.uterms[:0], bt.uhash[:0], bt.xhash[:0]
+	bt.uterms, bt.uhash, bt.upre, bt.xhash = bt.uterms[:0], bt.uhash[:0], bt.upre[:0], bt.xhash[:0]
 	bt.ids.reset()
 	bt.slow = false
 }
@@ -106,7 +108,7 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms, a *Analyzed, c int) {
 	out.crossFrom = c
 	if x.opts.SessionContext {
 		out.viewDocs = append(out.viewDocs[:0], out.docs...)
-		out.view = ownView{terms: out.terms, otfs: out.otfs, tid: out.tid, uhash: out.uhash, docs: out.viewDocs, lastOf: out.lastOf}
+		out.view = ownView{terms: out.terms, otfs: out.otfs, tid: out.tid, uhash: out.uhash, upre: out.upre, docs: out.viewDocs, lastOf: out.lastOf}
 	}
 	if a.own != nil {
 		close(a.own[c])
@@ -150,6 +152,7 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, h)
+				out.upre = append(out.upre, termPre(t))
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}
@@ -253,6 +256,7 @@ func (x *Index) inheritEarlier(docs []*Doc, out *batchTerms, a *Analyzed, c int)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, th)
+				out.upre = append(out.upre, pv.upre[pv.tid[e]])
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}
