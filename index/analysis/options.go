@@ -9,7 +9,7 @@ const (
 	DefaultMaxTokenLen = 64
 	// DefaultCacheSize is the default Options.CacheSize, in entries.
 	DefaultCacheSize = 1 << 16
-	// maxCacheSize bounds Options.CacheSize (the largest table takes 128
+	// maxCacheSize bounds Options.CacheSize (the largest table takes 96
 	// bytes per entry once the cache has grown to it).
 	maxCacheSize = 1 << 24
 	// maxMaxTokenLen bounds Options.MaxTokenLen so that scratch buffers stay
@@ -47,10 +47,10 @@ type Options struct {
 	// whole is too long). Default DefaultMaxTokenLen (64); at most 1024.
 	MaxTokenLen int
 	// CacheSize sizes the term cache (surface form -> term): its largest
-	// table has 2*CacheSize slots of 64 bytes and is replaced once three
+	// table has 2*CacheSize slots of 48 bytes and is replaced once three
 	// quarters are filled. The cache makes steady-state analysis
 	// allocation-free for repeated words and hides the stemmer's cost. Its
-	// table starts small and doubles as it fills, up to the largest (8 MiB
+	// table starts small and doubles as it fills, up to the largest (6 MiB
 	// by default; while it is replaced, the previous table is kept too),
 	// plus each cached term. Default
 	// DefaultCacheSize (65536); at most 1<<24; a negative value disables the

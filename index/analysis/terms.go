@@ -90,8 +90,8 @@ func (a *Analyzer) term(surface []byte) (string, uint64, bool) {
 		return t, TermHash(t), true
 	}
 	h := hashSurface(a, surface)
-	if s := a.cache.get(h, surface); s != nil {
-		return s.term, s.th, s.term != ""
+	if t, th, ok := a.cache.get(h, surface); ok {
+		return t, th, t != ""
 	}
 	t := a.computeTerm(surface)
 	var th uint64
@@ -120,14 +120,15 @@ func TermHash(t string) uint64 { return maphash.String(hashSeed, t) }
 // the caller allocates nothing, and hides the stemmer (which allocates
 // several times per word).
 //
-// It is a lock-free, insert-only open-addressing table of 64-byte slots,
-// each holding its surface inline, its term's string header and the
-// term's hash: a lookup reads one cache line. A writer claims an empty
-// slot with a CAS to slotBusy, fills it, and publishes it by storing the
-// surface's hash; readers load the hash first, so what they read after it
-// was written before it. When the table is three quarters full it is
-// replaced by an empty one, twice its size until the largest (readers
-// holding the old table finish on it),
+// It is a lock-free, insert-only open-addressing table of 32-byte slots,
+// each holding its surface inline and its term's hash, with the terms'
+// strings in a parallel array (terms[i] is slot i's): the slots hold no
+// pointer, so the collector does not scan them, and the terms are dense. A
+// writer claims an empty slot with a CAS to slotBusy, fills it and its
+// term, and publishes both by storing the surface's hash; readers load the
+// hash first, so what they read after it was written before it. When the
+// table is three quarters full it is replaced by an empty one, twice its
+// size until the largest (readers holding the old table finish on it),
 // which keeps the one it replaced as its predecessor: a word missing from
 // the table but in its predecessor is copied over (no allocation), so the
 // words in use survive a reset without being analysed again, and what
@@ -137,18 +138,23 @@ func TermHash(t string) uint64 { return maphash.String(hashSeed, t) }
 // terms: a long tail of rare words and CJK bigrams): with a plain reset the
 // cache missed 385k times, re-stemming the frequent words after each of
 // its resets; keeping the predecessor, 155k (dropping it once the new
-// table is half full: 251k). With a slot of pointers to 64-byte entries,
-// a lookup was two cache misses (the slot, then the entry: find was 16% of
-// an ingest profile, its two loads half each); a slot that holds the
-// entry is one, and its term's hash spares the index a second hash of
-// every token. Surfaces longer than slotKey bytes are not cached (rare:
-// identifiers, digests). The cost is the tables' memory: 64 bytes a slot,
-// up to twice CacheSize slots (8 MiB at the default size, against 5 MiB
-// for the slots and entries before), at most two tables, per analyzer;
-// the three quarters it fills before a reset (the pointer slots filled
-// half) hold more words, which mattered as much as the layout:
-// BenchmarkAnalyzeZipf, 200k records, allocations 453k (pointer slots)
-// -> 298k (these slots, filled half) -> 214k (three quarters).
+// table is half full: 251k). With a slot of pointers to 64-byte entries
+// (surface and term inline), a lookup was two cache misses on scattered
+// lines (the slot, then the entry: find was 16% of an ingest profile, its
+// two loads half each); here the slots and the terms are two dense arrays,
+// and the term's hash spares the index a second hash of every token. A
+// 64-byte slot holding the term's string (one line a lookup) made the
+// collector walk every line of the table at each cycle (cachegrind, 50k
+// records: the marker's simulated misses +250k, the cache's -310k).
+// Surfaces longer than slotKey bytes are not cached (rare: identifiers,
+// digests; not the chat's words nor CJK bigrams). The cost is the tables'
+// memory: 48 bytes a slot, up to twice CacheSize slots (6 MiB at the
+// default size, against 5 MiB for the slots and entries before), at most
+// two tables, per analyzer; the three quarters it fills before a reset
+// (the pointer slots filled half) hold more words, which mattered as much
+// as the layout: BenchmarkAnalyzeZipf, 200k records, allocations 453k
+// (pointer slots) -> 298k (one-line slots, filled half) -> 214k (three
+// quarters).
 type termCache struct {
 	seed  maphash.Seed
 	slots int // the largest table's slots: a power of two
@@ -160,25 +166,24 @@ type cacheTable struct {
 	limit int64 // reset when used reaches limit
 	used  atomic.Int64
 	slots []cacheSlot
+	terms []string // terms[i]: the term of slots[i] ("" for a stopword)
 	// prev is the table this one replaced, until this one is replaced in
 	// turn (then nil: a table keeps at most one generation alive).
 	prev atomic.Pointer[cacheTable]
 }
 
-// cacheSlot is one surface -> term mapping, 64 bytes: one cache line (a
-// large slice is page aligned).
+// cacheSlot is one cached surface, 32 bytes (two a cache line).
 type cacheSlot struct {
 	// state is 0 for an empty slot, slotBusy while a writer fills it,
 	// then the surface's hash (odd: the cache sets its low bit).
 	state atomic.Uint64
-	term  string // "" for a stopword
-	th    uint64 // TermHash(term)
+	th    uint64 // TermHash of the slot's term
 	n     uint8  // len(surface)
 	key   [slotKey]byte
 }
 
 // slotKey is the longest surface a slot holds.
-const slotKey = 64 - 8 - 16 - 8 - 1
+const slotKey = 32 - 8 - 8 - 1
 
 // slotBusy marks a slot being written: even, so never a published hash.
 const slotBusy = 2
@@ -187,10 +192,10 @@ const slotBusy = 2
 // dropped: correct, only slower next time.
 const maxProbe = 16
 
-// firstSlots is the size of a cache's first table (1 MiB, what the slots
-// of pointers took up front before): the tables double up to the
-// configured size as they fill, so an analyzer that sees few words
-// (queries, a small store) does not hold 8 MiB of empty slots.
+// firstSlots is the size of a cache's first table (768 KiB): the tables
+// double up to the configured size as they fill, so an analyzer that sees
+// few words (queries, a small store) does not hold megabytes of empty
+// slots.
 const firstSlots = 1 << 14
 
 func newTermCache(size int) *termCache {
@@ -204,38 +209,41 @@ func newTermCache(size int) *termCache {
 }
 
 func newCacheTable(slots int) *cacheTable {
-	return &cacheTable{mask: uint64(slots - 1), limit: int64(slots / 4 * 3), slots: make([]cacheSlot, slots)}
+	return &cacheTable{mask: uint64(slots - 1), limit: int64(slots / 4 * 3),
+		slots: make([]cacheSlot, slots), terms: make([]string, slots)}
 }
 
-// get returns the slot of key, whose hash is h (odd), or nil. A slot
-// found only in the predecessor table is copied into the current one.
-func (c *termCache) get(h uint64, key []byte) *cacheSlot {
+// get returns the term of key, whose hash is h (odd), and its TermHash;
+// ok is false when the cache does not hold key. A term found only in the
+// predecessor table is copied into the current one.
+func (c *termCache) get(h uint64, key []byte) (term string, th uint64, ok bool) {
 	t := c.table.Load()
-	if s := t.find(h, key); s != nil {
-		return s
+	if i := t.find(h, key); i >= 0 {
+		return t.terms[i], t.slots[i].th, true
 	}
 	if p := t.prev.Load(); p != nil {
-		if s := p.find(h, key); s != nil {
-			c.put(h, key, s.term, s.th)
-			return s
+		if i := p.find(h, key); i >= 0 {
+			term, th = p.terms[i], p.slots[i].th
+			c.put(h, key, term, th)
+			return term, th, true
 		}
 	}
-	return nil
+	return "", 0, false
 }
 
-// find returns the published slot of key, whose hash is h, or nil.
-func (t *cacheTable) find(h uint64, key []byte) *cacheSlot {
+// find returns the index of key's published slot, whose hash is h, or -1.
+func (t *cacheTable) find(h uint64, key []byte) int {
 	for i, p := h&t.mask, 0; p < maxProbe; i, p = (i+1)&t.mask, p+1 {
 		s := &t.slots[i]
 		st := s.state.Load()
 		if st == 0 {
-			return nil
+			return -1
 		}
 		if st == h && int(s.n) == len(key) && string(s.key[:len(key)]) == string(key) {
-			return s
+			return int(i)
 		}
 	}
-	return nil
+	return -1
 }
 
 // put caches key (at most slotKey bytes, hash h) -> term, whose
@@ -254,8 +262,9 @@ func (c *termCache) put(h uint64, key []byte, term string, th uint64) {
 		s := &t.slots[i]
 		st := s.state.Load()
 		if st == 0 && s.state.CompareAndSwap(0, slotBusy) {
-			s.term, s.th, s.n = term, th, uint8(len(key))
+			s.th, s.n = th, uint8(len(key))
 			copy(s.key[:], key)
+			t.terms[i] = term
 			s.state.Store(h)
 			t.used.Add(1)
 			return

@@ -7,13 +7,13 @@ import (
 	"unsafe"
 )
 
-// TestCacheSlot: a slot is one 64-byte line; the cache maps a surface to
+// TestCacheSlot: a slot is 32 bytes; the cache maps a surface to
 // its term and TermHash whether the term is the surface, a stem or a
 // stopword, through the predecessor table after a reset, and not at all
 // (but still correctly) for surfaces longer than a slot holds.
 func TestCacheSlot(t *testing.T) {
-	if n := unsafe.Sizeof(cacheSlot{}); n != 64 {
-		t.Fatalf("cacheSlot is %d bytes, want 64", n)
+	if n := unsafe.Sizeof(cacheSlot{}); n != 32 {
+		t.Fatalf("cacheSlot is %d bytes, want 32", n)
 	}
 	long := strings.Repeat("x", slotKey+5)
 	edge := strings.Repeat("y", slotKey)
@@ -36,10 +36,10 @@ func TestCacheSlot(t *testing.T) {
 			}
 		}
 	}
-	if s := a.cache.get(maphashOf(a, edge), []byte(edge)); s == nil {
+	if _, _, ok := a.cache.get(maphashOf(a, edge), []byte(edge)); !ok {
 		t.Errorf("a %d-byte surface is not cached", slotKey)
 	}
-	if s := a.cache.get(maphashOf(a, long), []byte(long)); s != nil {
+	if _, _, ok := a.cache.get(maphashOf(a, long), []byte(long)); ok {
 		t.Errorf("a %d-byte surface is cached", len(long))
 	}
 	for range 2 {
@@ -67,13 +67,13 @@ func TestCachePredecessor(t *testing.T) {
 	}
 	cur := a.cache.table.Load()
 	h := hashSurface(a, []byte("running"))
-	if cur.find(h, []byte("running")) != nil {
+	if cur.find(h, []byte("running")) >= 0 {
 		t.Fatal("the new table already holds the word")
 	}
 	if got, th, ok := a.term([]byte("running")); !ok || got != "run" || th != TermHash("run") {
 		t.Fatalf("running -> %q %v", got, ok)
 	}
-	if s := cur.find(h, []byte("running")); s == nil || s.term != "run" {
+	if i := cur.find(h, []byte("running")); i < 0 || cur.terms[i] != "run" || cur.slots[i].th != TermHash("run") {
 		t.Fatal("the word was not copied from the predecessor")
 	}
 }
