@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 type analyzed struct {
@@ -56,9 +58,9 @@ type batchTerms struct {
 	entSlot []int32 // the slot of each entry of terms, filled by insert
 	// reused by analyze
 	scratch []string
-	hscr    []uint64         // the hashes of scratch's terms
-	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
-	slow    bool             // made by withContextSlow (remembered already)
+	kscr    []analysis.TermKey // the keys of scratch's terms
+	lastOf  map[ctxKey]int32   // key -> latest doc of the chunk
+	slow    bool               // made by withContextSlow (remembered already)
 	// view is what later chunks' workers read of this one once its own
 	// terms are analysed (Analyzed.own): slices no one writes afterwards.
 	view     ownView
@@ -133,26 +135,26 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 	ids := &out.ids
 	cw := x.contextWeights()
 	w := cw.own
-	ha, _ := x.opts.Analyzer.(hashedAnalyzer)
-	hs := out.hscr[:0]
+	ka, _ := x.opts.Analyzer.(keyedAnalyzer)
+	ks := out.kscr[:0]
 	for i, d := range docs {
-		if ha != nil {
-			scratch, hs = ha.TermsHashed(scratch[:0], hs[:0], d.Text)
+		if ka != nil {
+			scratch, ks = ka.TermsKeyed(scratch[:0], ks[:0], d.Text)
 		} else {
-			scratch, hs = x.opts.Analyzer.Terms(scratch[:0], d.Text), hs[:0]
+			scratch, ks = x.opts.Analyzer.Terms(scratch[:0], d.Text), ks[:0]
 			for _, t := range scratch {
-				hs = append(hs, termHash(t))
+				ks = append(ks, analysis.TermKey{Hash: termHash(t), Prefix: termPre(t)})
 			}
 		}
 		mark := int32(i + 1)
 		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: noPred}
 		for k, t := range scratch {
-			h := hs[k]
+			h := ks[k].Hash
 			id, added := ids.findOrAdd(t, h, out.uterms, out.uhash)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, h)
-				out.upre = append(out.upre, termPre(t))
+				out.upre = append(out.upre, ks[k].Prefix)
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}
@@ -201,7 +203,7 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 		out.docs = append(out.docs, a)
 	}
 	clear(scratch) // do not pin document text
-	out.scratch, out.hscr = scratch[:0], hs[:0]
+	out.scratch, out.kscr = scratch[:0], ks[:0]
 }
 
 // inheritEarlier gives each document of chunk c that has no predecessor

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/lazymem/lazymem/index/analysis"
@@ -40,21 +39,16 @@ type termEnt struct {
 	pre  uint64
 }
 
-// termPre is the first 8 bytes of t, little endian, zero padded. The
-// analysis computes it for each distinct term of a chunk (batchTerms.upre),
-// so that insert matches a term of at most 8 bytes without reading its
-// bytes. Profile lesson (Zipf corpus, session context): once the
-// analyzer's cache kept terms apart from its slots, the prefix's compare in
-// the serial insert was a cold miss on every distinct term of a chunk
-// (memeqbody 0.19 s of termTable.findOrAdd's 0.49 s).
-func termPre(t string) uint64 {
-	if len(t) >= 8 {
-		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(t), 8))
-	}
-	var b [8]byte
-	copy(b[:], t)
-	return binary.LittleEndian.Uint64(b[:])
-}
+// termPre is the first 8 bytes of t, little endian, zero padded
+// (analysis.TermPrefix). The analysis hands it out with each term, read
+// from the surface it scanned, and keeps it for each distinct term of a
+// chunk (batchTerms.upre), so that insert matches a term of at most 8
+// bytes without reading its bytes. Profile lesson (Zipf corpus, session
+// context): once the analyzer's cache kept terms apart from its slots, the
+// prefix's compare in the serial insert was a cold miss on every distinct
+// term of a chunk (memeqbody 0.19 s of termTable.findOrAdd's 0.49 s); read
+// from the term on the analysis worker, the same miss (memmove 0.30 s).
+func termPre(t string) uint64 { return analysis.TermPrefix(t) }
 
 // termHash hashes the terms of mutable segments (never persisted). It is
 // the analyzer's TermHash, which the project analyzer hands out with each

@@ -107,13 +107,15 @@ func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 	return e.terms
 }
 
-// AppendTermsHashed is AppendTerms that also appends each term's TermHash
-// to hashes (the cache keeps it beside the term, so a caller that keys
-// tables by term need not hash each token again).
-func (a *Analyzer) AppendTermsHashed(dst []string, hashes []uint64, text string) ([]string, []uint64) {
-	e := emitter{terms: dst, hashes: hashes, termsOnly: true, withHash: true}
+// AppendTermsKeyed is AppendTerms that also appends each term's TermKey
+// to keys (the cache keeps the hash beside the term, and the prefix comes
+// from the surface just scanned when the term is a prefix of it, so a
+// caller that keys tables by term need not hash each token again nor read
+// the term's bytes).
+func (a *Analyzer) AppendTermsKeyed(dst []string, keys []TermKey, text string) ([]string, []TermKey) {
+	e := emitter{terms: dst, keys: keys, termsOnly: true, withKey: true}
 	a.run(&e, text)
-	return e.terms, e.hashes
+	return e.terms, e.keys
 }
 
 func (a *Analyzer) run(e *emitter, text string) {
@@ -244,9 +246,9 @@ type emitter struct {
 	st        *scratch
 	dst       []Token
 	terms     []string
-	hashes    []uint64 // with withHash: TermHash of each of terms
+	keys      []TermKey // with withKey: the key of each of terms
 	termsOnly bool
-	withHash  bool
+	withKey   bool
 	pos       int32
 	max       int
 }
@@ -466,11 +468,11 @@ func (e *emitter) emit(b []byte, pos int32) {
 	if len(b) == 0 || len(b) > e.max {
 		return
 	}
-	if t, th, ok := e.a.term(b); ok {
+	if t, th, tl, ok := e.a.term(b); ok {
 		if e.termsOnly {
 			e.terms = append(e.terms, t)
-			if e.withHash {
-				e.hashes = append(e.hashes, th)
+			if e.withKey {
+				e.keys = append(e.keys, TermKey{th, termKeyPrefix(t, b, tl)})
 			}
 		} else {
 			e.dst = append(e.dst, Token{Term: t, Pos: pos})

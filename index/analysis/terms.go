@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -79,27 +81,71 @@ func (a *Analyzer) computeTerm(surface []byte) string {
 	return w
 }
 
-// term returns the term for a folded surface form and its TermHash, and
-// false when the surface is a stopword.
-func (a *Analyzer) term(surface []byte) (string, uint64, bool) {
+// term returns the term for a folded surface form, its TermHash and its
+// length when it is a prefix of the surface (else notPrefix: see
+// termKeyPrefix), and false when the surface is a stopword.
+func (a *Analyzer) term(surface []byte) (string, uint64, uint8, bool) {
 	if a.cache == nil || len(surface) > slotKey {
 		t := a.computeTerm(surface)
 		if t == "" {
-			return "", 0, false
+			return "", 0, notPrefix, false
 		}
-		return t, TermHash(t), true
+		return t, TermHash(t), notPrefix, true
 	}
 	h := hashSurface(a, surface)
-	if t, th, ok := a.cache.get(h, surface); ok {
-		return t, th, t != ""
+	if t, th, tl, ok := a.cache.get(h, surface); ok {
+		return t, th, tl, t != ""
 	}
 	t := a.computeTerm(surface)
 	var th uint64
+	tl := uint8(notPrefix)
 	if t != "" {
 		th = TermHash(t)
+		if len(t) <= len(surface) && string(surface[:len(t)]) == t { // len(t) <= slotKey: fits nt
+			tl = uint8(len(t))
+		}
 	}
-	a.cache.put(h, surface, t, th)
-	return t, th, t != ""
+	a.cache.put(h, surface, t, th, tl)
+	return t, th, tl, t != ""
+}
+
+// termKeyPrefix is TermPrefix(t), read from surface when the cache
+// recorded that t is its first tl bytes (most words: the term is the
+// surface, or a stem the surface starts with), so that a hit does not read
+// the term's bytes, which live apart from the slot.
+func termKeyPrefix(t string, surface []byte, tl uint8) uint64 {
+	if tl == notPrefix {
+		return TermPrefix(t)
+	}
+	return bytesPrefix(surface[:tl])
+}
+
+// TermKey is what analysis hands out beside a term (AppendTermsKeyed):
+// its TermHash and its TermPrefix.
+type TermKey struct {
+	Hash   uint64
+	Prefix uint64
+}
+
+// TermPrefix is the first 8 bytes of t, little endian, zero padded: with
+// the term's length it tells apart the terms of at most 8 bytes without
+// reading them again.
+func TermPrefix(t string) uint64 {
+	if len(t) >= 8 {
+		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(t), 8))
+	}
+	return bytesPrefix([]byte(t)) // does not escape: no allocation
+}
+
+func bytesPrefix(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b)
+	}
+	var v uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
 }
 
 // hashSurface is the cache's hash of a surface: odd, so never 0 (empty)
@@ -142,10 +188,13 @@ func TermHash(t string) uint64 { return maphash.String(hashSeed, t) }
 // (surface and term inline), a lookup was two cache misses on scattered
 // lines (the slot, then the entry: find was 16% of an ingest profile, its
 // two loads half each); here the slots and the terms are two dense arrays,
-// and the term's hash spares the index a second hash of every token. A
+// the term's hash spares the index a second hash of every token, and the
+// term's prefix comes from the surface (nt), not from the term's bytes
+// (profile: the index reading them for its prefix was 0.30 s of 4.8 s). A
 // 64-byte slot holding the term's string (one line a lookup) made the
-// collector walk every line of the table at each cycle (cachegrind, 50k
-// records: the marker's simulated misses +250k, the cache's -310k).
+// collector walk every line of the table at each cycle (cachegrind of a
+// 50k-record ingest, simulated 8 MiB last level: the marker's misses
+// 1.47M -> 1.72M; 1.50M with these slots).
 // Surfaces longer than slotKey bytes are not cached (rare: identifiers,
 // digests; not the chat's words nor CJK bigrams). The cost is the tables'
 // memory: 48 bytes a slot, up to twice CacheSize slots (6 MiB at the
@@ -178,12 +227,19 @@ type cacheSlot struct {
 	// then the surface's hash (odd: the cache sets its low bit).
 	state atomic.Uint64
 	th    uint64 // TermHash of the slot's term
-	n     uint8  // len(surface)
-	key   [slotKey]byte
+	// nt is len(surface) in the low 4 bits and, in the high 4, the term's
+	// length when the term is a prefix of the surface (its TermPrefix is
+	// then the surface's), or notPrefix.
+	nt  uint8
+	key [slotKey]byte
 }
 
-// slotKey is the longest surface a slot holds.
+// slotKey is the longest surface a slot holds (at most 15: nt's 4 bits).
 const slotKey = 32 - 8 - 8 - 1
+
+// notPrefix is a term length (nt's high half) for a term that is not a
+// prefix of its surface, or a stopword.
+const notPrefix = 0
 
 // slotBusy marks a slot being written: even, so never a published hash.
 const slotBusy = 2
@@ -213,22 +269,22 @@ func newCacheTable(slots int) *cacheTable {
 		slots: make([]cacheSlot, slots), terms: make([]string, slots)}
 }
 
-// get returns the term of key, whose hash is h (odd), and its TermHash;
-// ok is false when the cache does not hold key. A term found only in the
-// predecessor table is copied into the current one.
-func (c *termCache) get(h uint64, key []byte) (term string, th uint64, ok bool) {
+// get returns the term of key, whose hash is h (odd), its TermHash and
+// its length when it is a prefix of key (else notPrefix); ok is false when the cache does not hold key. A term
+// found only in the predecessor table is copied into the current one.
+func (c *termCache) get(h uint64, key []byte) (term string, th uint64, tl uint8, ok bool) {
 	t := c.table.Load()
 	if i := t.find(h, key); i >= 0 {
-		return t.terms[i], t.slots[i].th, true
+		return t.terms[i], t.slots[i].th, t.slots[i].nt >> 4, true
 	}
 	if p := t.prev.Load(); p != nil {
 		if i := p.find(h, key); i >= 0 {
-			term, th = p.terms[i], p.slots[i].th
-			c.put(h, key, term, th)
-			return term, th, true
+			term, th, tl = p.terms[i], p.slots[i].th, p.slots[i].nt>>4
+			c.put(h, key, term, th, tl)
+			return term, th, tl, true
 		}
 	}
-	return "", 0, false
+	return "", 0, 0, false
 }
 
 // find returns the index of key's published slot, whose hash is h, or -1.
@@ -239,7 +295,7 @@ func (t *cacheTable) find(h uint64, key []byte) int {
 		if st == 0 {
 			return -1
 		}
-		if st == h && int(s.n) == len(key) && string(s.key[:len(key)]) == string(key) {
+		if st == h && int(s.nt&0xf) == len(key) && string(s.key[:len(key)]) == string(key) {
 			return int(i)
 		}
 	}
@@ -247,8 +303,9 @@ func (t *cacheTable) find(h uint64, key []byte) int {
 }
 
 // put caches key (at most slotKey bytes, hash h) -> term, whose
-// TermHash is th.
-func (c *termCache) put(h uint64, key []byte, term string, th uint64) {
+// TermHash is th and whose length is tl if term is a prefix of key (else
+// notPrefix).
+func (c *termCache) put(h uint64, key []byte, term string, th uint64, tl uint8) {
 	t := c.table.Load()
 	if t.used.Load() >= t.limit {
 		nt := newCacheTable(min(2*len(t.slots), c.slots))
@@ -262,14 +319,14 @@ func (c *termCache) put(h uint64, key []byte, term string, th uint64) {
 		s := &t.slots[i]
 		st := s.state.Load()
 		if st == 0 && s.state.CompareAndSwap(0, slotBusy) {
-			s.th, s.n = th, uint8(len(key))
+			s.th, s.nt = th, uint8(len(key))|tl<<4
 			copy(s.key[:], key)
 			t.terms[i] = term
 			s.state.Store(h)
 			t.used.Add(1)
 			return
 		}
-		if st == h && int(s.n) == len(key) && string(s.key[:len(key)]) == string(key) {
+		if st == h && int(s.nt&0xf) == len(key) && string(s.key[:len(key)]) == string(key) {
 			return // another goroutine cached it
 		}
 	}

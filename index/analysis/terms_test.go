@@ -8,7 +8,8 @@ import (
 )
 
 // TestCacheSlot: a slot is 32 bytes; the cache maps a surface to
-// its term and TermHash whether the term is the surface, a stem or a
+// its term and TermKey (the prefix read from the surface or from the
+// term) whether the term is the surface, a stem or a
 // stopword, through the predecessor table after a reset, and not at all
 // (but still correctly) for surfaces longer than a slot holds.
 func TestCacheSlot(t *testing.T) {
@@ -16,7 +17,7 @@ func TestCacheSlot(t *testing.T) {
 		t.Fatalf("cacheSlot is %d bytes, want 32", n)
 	}
 	long := strings.Repeat("x", slotKey+5)
-	edge := strings.Repeat("y", slotKey)
+	edge := strings.Repeat("7", slotKey)
 	a, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -24,22 +25,25 @@ func TestCacheSlot(t *testing.T) {
 	for round := range 2 {
 		for _, c := range []struct{ surface, term string }{
 			{"pool", "pool"},
-			{"connections", "connect"},
-			{"happy", "happi"},
+			{"connections", "connect"}, // a prefix of the surface
+			{"happy", "happi"},         // not a prefix
+			{"generalizations", "general"},
+			{"数据", "数据"},
 			{"the", ""},
 			{edge, edge},
 			{long, long},
 		} {
-			got, th, ok := a.term([]byte(c.surface))
-			if got != c.term || ok != (c.term != "") || (ok && th != TermHash(c.term)) {
-				t.Errorf("round %d: %q -> %q %v %x", round, c.surface, got, ok, th)
+			got, th, tl, ok := a.term([]byte(c.surface))
+			k := TermKey{th, termKeyPrefix(got, []byte(c.surface), tl)}
+			if got != c.term || ok != (c.term != "") || (ok && k != (TermKey{TermHash(c.term), TermPrefix(c.term)})) {
+				t.Errorf("round %d: %q -> %q %v %x", round, c.surface, got, ok, k)
 			}
 		}
 	}
-	if _, _, ok := a.cache.get(maphashOf(a, edge), []byte(edge)); !ok {
+	if _, _, _, ok := a.cache.get(maphashOf(a, edge), []byte(edge)); !ok {
 		t.Errorf("a %d-byte surface is not cached", slotKey)
 	}
-	if _, _, ok := a.cache.get(maphashOf(a, long), []byte(long)); ok {
+	if _, _, _, ok := a.cache.get(maphashOf(a, long), []byte(long)); ok {
 		t.Errorf("a %d-byte surface is cached", len(long))
 	}
 	for range 2 {
@@ -70,7 +74,7 @@ func TestCachePredecessor(t *testing.T) {
 	if cur.find(h, []byte("running")) >= 0 {
 		t.Fatal("the new table already holds the word")
 	}
-	if got, th, ok := a.term([]byte("running")); !ok || got != "run" || th != TermHash("run") {
+	if got, th, tl, ok := a.term([]byte("running")); !ok || got != "run" || th != TermHash("run") || tl != 3 {
 		t.Fatalf("running -> %q %v", got, ok)
 	}
 	if i := cur.find(h, []byte("running")); i < 0 || cur.terms[i] != "run" || cur.slots[i].th != TermHash("run") {
@@ -92,14 +96,14 @@ func TestCacheConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for r := range 20 {
 				s := texts[(g*7+r)%len(texts)]
-				got, hs := a.AppendTermsHashed(nil, nil, s)
+				got, hs := a.AppendTermsKeyed(nil, nil, s)
 				want := plain.Terms(s)
 				if strings.Join(got, " ") != strings.Join(want, " ") || len(hs) != len(got) {
 					t.Errorf("goroutine %d: cached and uncached terms differ", g)
 					return
 				}
 				for k := range got {
-					if hs[k] != TermHash(got[k]) {
+					if hs[k] != (TermKey{TermHash(got[k]), TermPrefix(got[k])}) {
 						t.Errorf("hash of %q", got[k])
 						return
 					}
