@@ -190,7 +190,7 @@ const parallelInsertMin = 1024
 func (m *memSeg) resolveSlots(bt *batchTerms) {
 	slotOf := slices.Grow(bt.slotOf[:0], len(bt.uterms))[:len(bt.uterms)]
 	for c, t := range bt.uterms {
-		slotOf[c] = m.slot(t, bt.uhash[c])
+		slotOf[c] = m.slot(t, bt.uhash[c], bt.upre[c])
 	}
 	bt.slotOf = slotOf
 	ent := slices.Grow(bt.entSlot[:0], len(bt.terms))[:len(bt.terms)]
@@ -200,14 +200,15 @@ func (m *memSeg) resolveSlots(bt *batchTerms) {
 			if c := bt.tid[j]; c >= 0 {
 				ent[j] = slotOf[c]
 			} else {
-				ent[j] = m.slot(bt.terms[j], termHash(bt.terms[j]))
+				t := bt.terms[j]
+				ent[j] = m.slot(t, termHash(t), termPre(t))
 			}
 		}
 		for j := range a.xn {
 			if e := a.xoff + j; bt.tid[e] >= 0 { // inheritEarlier's
 				ent[e] = slotOf[bt.tid[e]]
 			} else {
-				ent[e] = m.slot(bt.terms[e], bt.xhash[a.xh+j])
+				ent[e] = m.slot(bt.terms[e], bt.xhash[a.xh+j], termPre(bt.terms[e]))
 			}
 		}
 	}
@@ -278,10 +279,10 @@ func (x *Index) insertDocs(docs []*Doc, bt *batchTerms) {
 	}
 }
 
-// slot returns the slab index of term t, whose hash is h, adding the term
-// when the segment does not hold it.
-func (m *memSeg) slot(t string, h uint64) int32 {
-	k, added := m.terms.findOrAdd(t, h, m.slab.n)
+// slot returns the slab index of term t, whose hash is h and prefix pre,
+// adding the term when the segment does not hold it.
+func (m *memSeg) slot(t string, h, pre uint64) int32 {
+	k, added := m.terms.findOrAdd(t, h, pre, m.slab.n)
 	if added {
 		m.slab.alloc()
 	}

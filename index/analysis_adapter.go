@@ -32,6 +32,20 @@ func (p *projectAnalyzer) Terms(dst []string, text string) []string {
 	return p.A.AppendTerms(dst, text)
 }
 
+// TermsKeyed implements keyedAnalyzer.
+func (p *projectAnalyzer) TermsKeyed(dst []string, keys []analysis.TermKey, text string) ([]string, []analysis.TermKey) {
+	return p.A.AppendTermsKeyed(dst, keys, text)
+}
+
+// keyedAnalyzer is an Analyzer that also returns each term's termHash and
+// termPre: the project analyzer's cache keeps the hash beside the term
+// (profile: a token was hashed twice, by the analyzer's cache and by the
+// chunk's table), and reads the prefix from the surface it scanned (the
+// term's bytes, elsewhere, were a cold miss per distinct chunk term).
+type keyedAnalyzer interface {
+	TermsKeyed(dst []string, keys []analysis.TermKey, text string) ([]string, []analysis.TermKey)
+}
+
 var defaultProject = sync.OnceValue(func() Analyzer {
 	a, err := newProjectAnalyzer(analysis.Options{})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 type analyzed struct {
@@ -45,6 +47,7 @@ type batchTerms struct {
 	ids    chunkTable
 	uterms []string // id -> term
 	uhash  []uint64 // id -> termHash(term), for insert's lookup
+	upre   []uint64 // id -> termPre(term), read here on the worker
 	xhash  []uint64 // termHash of the terms withContext added
 	// stamp: id -> 1 + the last document (in the chunk) holding it, at:
 	// the term's entry in that document; once the chunk is analysed,
@@ -55,8 +58,9 @@ type batchTerms struct {
 	entSlot []int32 // the slot of each entry of terms, filled by insert
 	// reused by analyze
 	scratch []string
-	lastOf  map[ctxKey]int32 // key -> latest doc of the chunk
-	slow    bool             // made by withContextSlow (remembered already)
+	kscr    []analysis.TermKey // the keys of scratch's terms
+	lastOf  map[ctxKey]int32   // key -> latest doc of the chunk
+	slow    bool               // made by withContextSlow (remembered already)
 	// view is what later chunks' workers read of this one once its own
 	// terms are analysed (Analyzed.own): slices no one writes afterwards.
 	view     ownView
@@ -73,6 +77,7 @@ type ownView struct {
 	otfs   []uint32
 	tid    []int32
 	uhash  []uint64
+	upre   []uint64
 	docs   []analyzed
 	lastOf map[ctxKey]int32
 }
@@ -84,7 +89,7 @@ const (
 
 func (bt *batchTerms) reset() {
 	bt.terms, bt.tfs, bt.otfs, bt.tid, bt.docs = bt.terms[:0], bt.tfs[:0], bt.otfs[:0], bt.tid[:0], bt.docs[:0]
-	bt.uterms, bt.uhash, bt.xhash = bt.uterms[:0], bt.uhash[:0], bt.xhash[:0]
+	bt.uterms, bt.uhash, bt.upre, bt.xhash = bt.uterms[:0], bt.uhash[:0], bt.upre[:0], bt.xhash[:0]
 	bt.ids.reset()
 	bt.slow = false
 }
@@ -105,7 +110,7 @@ func (x *Index) analyze(docs []*Doc, out *batchTerms, a *Analyzed, c int) {
 	out.crossFrom = c
 	if x.opts.SessionContext {
 		out.viewDocs = append(out.viewDocs[:0], out.docs...)
-		out.view = ownView{terms: out.terms, otfs: out.otfs, tid: out.tid, uhash: out.uhash, docs: out.viewDocs, lastOf: out.lastOf}
+		out.view = ownView{terms: out.terms, otfs: out.otfs, tid: out.tid, uhash: out.uhash, upre: out.upre, docs: out.viewDocs, lastOf: out.lastOf}
 	}
 	if a.own != nil {
 		close(a.own[c])
@@ -130,16 +135,26 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 	ids := &out.ids
 	cw := x.contextWeights()
 	w := cw.own
+	ka, _ := x.opts.Analyzer.(keyedAnalyzer)
+	ks := out.kscr[:0]
 	for i, d := range docs {
-		scratch = x.opts.Analyzer.Terms(scratch[:0], d.Text)
+		if ka != nil {
+			scratch, ks = ka.TermsKeyed(scratch[:0], ks[:0], d.Text)
+		} else {
+			scratch, ks = x.opts.Analyzer.Terms(scratch[:0], d.Text), ks[:0]
+			for _, t := range scratch {
+				ks = append(ks, analysis.TermKey{Hash: termHash(t), Prefix: termPre(t)})
+			}
+		}
 		mark := int32(i + 1)
 		a := analyzed{off: len(out.terms), dl: w * uint32(len(scratch)), ownDL: uint32(len(scratch)), pred: noPred}
-		for _, t := range scratch {
-			h := termHash(t)
+		for k, t := range scratch {
+			h := ks[k].Hash
 			id, added := ids.findOrAdd(t, h, out.uterms, out.uhash)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, h)
+				out.upre = append(out.upre, ks[k].Prefix)
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}
@@ -188,7 +203,7 @@ func (x *Index) analyzeOwn(docs []*Doc, out *batchTerms) {
 		out.docs = append(out.docs, a)
 	}
 	clear(scratch) // do not pin document text
-	out.scratch = scratch[:0]
+	out.scratch, out.kscr = scratch[:0], ks[:0]
 }
 
 // inheritEarlier gives each document of chunk c that has no predecessor
@@ -243,6 +258,7 @@ func (x *Index) inheritEarlier(docs []*Doc, out *batchTerms, a *Analyzed, c int)
 			if added {
 				out.uterms = append(out.uterms, t)
 				out.uhash = append(out.uhash, th)
+				out.upre = append(out.upre, pv.upre[pv.tid[e]])
 				out.stamp = append(out.stamp[:id], 0)
 				out.at = append(out.at[:id], 0)
 			}

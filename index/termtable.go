@@ -1,8 +1,9 @@
 package index
 
 import (
-	"hash/maphash"
 	"unsafe"
+
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // termTable is the mutable segment's term dictionary: term -> slot of its
@@ -30,17 +31,29 @@ type termTable struct {
 
 // termEnt is one term of a termTable: tag is the hash's upper 24 bits and
 // the term's length (255 for 255 and more) in the low 8; slot is the slab
-// index + 1, 0 for an empty entry; pre the term's first bytes, zero padded.
+// index + 1, 0 for an empty entry; pre the term's first bytes, zero padded
+// (termPre).
 type termEnt struct {
 	tag  uint32
 	slot uint32
-	pre  [8]byte
+	pre  uint64
 }
 
-// termSeed hashes the terms of mutable segments (never persisted).
-var termSeed = maphash.MakeSeed()
+// termPre is the first 8 bytes of t, little endian, zero padded
+// (analysis.TermPrefix). The analysis hands it out with each term, read
+// from the surface it scanned, and keeps it for each distinct term of a
+// chunk (batchTerms.upre), so that insert matches a term of at most 8
+// bytes without reading its bytes. Profile lesson (Zipf corpus, session
+// context): once the analyzer's cache kept terms apart from its slots, the
+// prefix's compare in the serial insert was a cold miss on every distinct
+// term of a chunk (memeqbody 0.19 s of termTable.findOrAdd's 0.49 s); read
+// from the term on the analysis worker, the same miss (memmove 0.30 s).
+func termPre(t string) uint64 { return analysis.TermPrefix(t) }
 
-func termHash(t string) uint64 { return maphash.String(termSeed, t) }
+// termHash hashes the terms of mutable segments (never persisted). It is
+// the analyzer's TermHash, which the project analyzer hands out with each
+// term (hashedAnalyzer), so that analysis hashes a token once.
+func termHash(t string) uint64 { return analysis.TermHash(t) }
 
 func entTag(h uint64, n int) uint32 { return uint32(h>>32)&^0xff | uint32(min(n, 0xff)) }
 
@@ -66,41 +79,40 @@ func (tt *termTable) key(k int) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// match reports whether e holds t, whose tag is tag.
-func (tt *termTable) match(e *termEnt, tag uint32, t string) bool {
-	if e.tag != tag {
+// match reports whether e holds t, whose tag is tag and prefix pre: a
+// term of at most 8 bytes is told by them alone (the tag holds its
+// length), without reading its bytes.
+func (tt *termTable) match(e *termEnt, tag uint32, pre uint64, t string) bool {
+	if e.tag != tag || e.pre != pre {
 		return false
 	}
-	p := min(len(t), len(e.pre))
-	if string(e.pre[:p]) != t[:p] {
-		return false
-	}
-	if p == len(t) {
+	if len(t) <= 8 {
 		return true
 	}
 	k := e.slot - 1
-	return string(tt.bytes[tt.off[k]:tt.off[k+1]]) == t
+	return string(tt.bytes[tt.off[k]+8:tt.off[k+1]]) == t[8:]
 }
 
 // find returns the slot of t, whose hash is h (termHash), and false when
 // the table does not hold it.
 func (tt *termTable) find(t string, h uint64) (int32, bool) {
-	tag := entTag(h, len(t))
+	tag, pre := entTag(h, len(t)), termPre(t)
 	for i := h & tt.mask; ; i = (i + 1) & tt.mask {
 		e := &tt.ents[i]
 		if e.slot == 0 {
 			return 0, false
 		}
-		if tt.match(e, tag, t) {
+		if tt.match(e, tag, pre, t) {
 			return int32(e.slot - 1), true
 		}
 	}
 }
 
-// findOrAdd returns the slot of t, whose hash is h; a term the table does
-// not hold is added with slot next (which must be tt.len(): the slab's
-// next index), and added reports it. t is copied.
-func (tt *termTable) findOrAdd(t string, h uint64, next int32) (slot int32, added bool) {
+// findOrAdd returns the slot of t, whose hash is h and prefix pre
+// (termPre); a term the table does not hold is added with slot next
+// (which must be tt.len(): the slab's next index), and added reports it.
+// t is copied.
+func (tt *termTable) findOrAdd(t string, h, pre uint64, next int32) (slot int32, added bool) {
 	tag := entTag(h, len(t))
 	i := h & tt.mask
 	for ; ; i = (i + 1) & tt.mask {
@@ -108,7 +120,7 @@ func (tt *termTable) findOrAdd(t string, h uint64, next int32) (slot int32, adde
 		if e.slot == 0 {
 			break
 		}
-		if tt.match(e, tag, t) {
+		if tt.match(e, tag, pre, t) {
 			return int32(e.slot - 1), false
 		}
 	}
@@ -118,8 +130,7 @@ func (tt *termTable) findOrAdd(t string, h uint64, next int32) (slot int32, adde
 		}
 	}
 	e := &tt.ents[i]
-	e.tag, e.slot = tag, uint32(next)+1
-	copy(e.pre[:], t)
+	e.tag, e.slot, e.pre = tag, uint32(next)+1, pre
 	tt.bytes = append(tt.bytes, t...)
 	tt.off = append(tt.off, uint32(len(tt.bytes)))
 	return next, true

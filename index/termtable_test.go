@@ -9,7 +9,8 @@ import (
 
 // TestTermTable checks the mutable segment's term table against a map:
 // slots in insertion order, short and long terms (past the inline prefix),
-// terms sharing a prefix, the empty term, growth from the smallest size,
+// terms sharing a prefix, terms told from a shorter one only by the
+// length (trailing zero bytes), the empty term, growth from the smallest size,
 // and forced hash collisions (every term given one of four hashes).
 func TestTermTable(t *testing.T) {
 	for _, hash := range []struct {
@@ -27,7 +28,7 @@ func TestTermTable(t *testing.T) {
 			var terms []string
 			for i := range 3000 {
 				var s string
-				switch i % 5 {
+				switch i % 6 {
 				case 0:
 					s = fmt.Sprintf("w%d", i)
 				case 1:
@@ -36,6 +37,8 @@ func TestTermTable(t *testing.T) {
 					s = strings.Repeat("prefix", 4) + fmt.Sprint(i%7) // long, shared prefix, repeats
 				case 3:
 					s = fmt.Sprint(i % 11) // repeats
+				case 4:
+					s = fmt.Sprintf("w%d\x00", i%20) // the zero padding of a shorter term's prefix
 				default:
 					s = ""
 				}
@@ -43,7 +46,7 @@ func TestTermTable(t *testing.T) {
 			}
 			for _, s := range terms {
 				buf := []byte(s) // the table must copy the caller's term
-				k, added := tt.findOrAdd(string(buf), hash.fn(s), int32(tt.len()))
+				k, added := tt.findOrAdd(string(buf), hash.fn(s), termPre(s), int32(tt.len()))
 				clear(buf)
 				w, ok := want[s]
 				if ok == added || (ok && k != w) {

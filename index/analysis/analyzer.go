@@ -107,6 +107,17 @@ func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 	return e.terms
 }
 
+// AppendTermsKeyed is AppendTerms that also appends each term's TermKey
+// to keys (the cache keeps the hash beside the term, and the prefix comes
+// from the surface just scanned when the term is a prefix of it, so a
+// caller that keys tables by term need not hash each token again nor read
+// the term's bytes).
+func (a *Analyzer) AppendTermsKeyed(dst []string, keys []TermKey, text string) ([]string, []TermKey) {
+	e := emitter{terms: dst, keys: keys, termsOnly: true, withKey: true}
+	a.run(&e, text)
+	return e.terms, e.keys
+}
+
 func (a *Analyzer) run(e *emitter, text string) {
 	if len(text) > maxText {
 		text = text[:maxText]
@@ -235,7 +246,9 @@ type emitter struct {
 	st        *scratch
 	dst       []Token
 	terms     []string
+	keys      []TermKey // with withKey: the key of each of terms
 	termsOnly bool
+	withKey   bool
 	pos       int32
 	max       int
 }
@@ -455,9 +468,12 @@ func (e *emitter) emit(b []byte, pos int32) {
 	if len(b) == 0 || len(b) > e.max {
 		return
 	}
-	if t, ok := e.a.term(b); ok {
+	if t, th, tl, ok := e.a.term(b); ok {
 		if e.termsOnly {
 			e.terms = append(e.terms, t)
+			if e.withKey {
+				e.keys = append(e.keys, TermKey{th, termKeyPrefix(t, b, tl)})
+			}
 		} else {
 			e.dst = append(e.dst, Token{Term: t, Pos: pos})
 		}

@@ -9,8 +9,8 @@ const (
 	DefaultMaxTokenLen = 64
 	// DefaultCacheSize is the default Options.CacheSize, in entries.
 	DefaultCacheSize = 1 << 16
-	// maxCacheSize bounds Options.CacheSize (the table takes 16 bytes per
-	// entry before any is filled).
+	// maxCacheSize bounds Options.CacheSize (the largest table takes 96
+	// bytes per entry once the cache has grown to it).
 	maxCacheSize = 1 << 24
 	// maxMaxTokenLen bounds Options.MaxTokenLen so that scratch buffers stay
 	// small and a term always fits comfortably in an index key.
@@ -46,10 +46,13 @@ type Options struct {
 	// terms are dropped (an identifier's parts are still emitted when the
 	// whole is too long). Default DefaultMaxTokenLen (64); at most 1024.
 	MaxTokenLen int
-	// CacheSize bounds the term cache (surface form -> term), in entries.
-	// The cache makes steady-state analysis allocation-free for repeated
-	// words and hides the stemmer's cost. The table takes 16 bytes per entry
-	// up front (1 MiB by default) plus each cached term. Default
+	// CacheSize sizes the term cache (surface form -> term): its largest
+	// table has 2*CacheSize slots of 48 bytes and is replaced once three
+	// quarters are filled. The cache makes steady-state analysis
+	// allocation-free for repeated words and hides the stemmer's cost. Its
+	// table starts small and doubles as it fills, up to the largest (6 MiB
+	// by default; while it is replaced, the previous table is kept too),
+	// plus each cached term. Default
 	// DefaultCacheSize (65536); at most 1<<24; a negative value disables the
 	// cache.
 	CacheSize int
