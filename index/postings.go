@@ -513,18 +513,26 @@ func (p *postingsIter) Seek(d uint32) bool {
 			return false
 		}
 	}
-	// binary search inside the block (the block's last doc is >= d)
-	lo, hi := p.i, len(p.docs)-1
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.docs[m] < d {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	// Binary search inside the block (its last doc is >= d), branch-free
+	// (the halving step compiles to a conditional move): the probes of a
+	// filter-driven or non-essential seek land anywhere in the block, so
+	// a branch per step mispredicts half the time. Profile lesson (agent
+	// filter, mid and common terms, 200k records): Seek was 56% of
+	// filterDriven.
+	docs := p.docs
+	b, n := p.i, len(docs)-p.i
+	for n > 1 {
+		half := n >> 1
+		// -1 when docs[b+half] < d, else 0 (ids fit in 32 bits)
+		lt := int((int64(docs[b+half]) - int64(d)) >> 63)
+		b += half & lt
+		n -= half
 	}
-	p.i = lo
-	p.cur = p.docs[lo]
+	if docs[b] < d {
+		b++
+	}
+	p.i = b
+	p.cur = docs[b]
 	return true
 }
 
