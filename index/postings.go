@@ -41,13 +41,13 @@ const blockMetaSize = 16
 type corners struct{ a, b tfdl }
 
 // bound is the block's BM25 upper bound for a term of weight w.
-func (c *corners) bound(sc *scorer, w float64) float64 {
+func (c corners) bound(sc *scorer, w float64) float64 {
 	return max(sc.score(w, c.a.tf, c.a.dl), sc.score(w, c.b.tf, c.b.dl))
 }
 
 // boundTF bounds the score of a posting of the block whose tf is known
 // (its length is not): a posting with tf above b.tf lies under a.
-func (c *corners) boundTF(sc *scorer, w float64, tf uint32) float64 {
+func (c corners) boundTF(sc *scorer, w float64, tf uint32) float64 {
 	if tf > c.b.tf {
 		return sc.score(w, tf, c.a.dl)
 	}

@@ -80,12 +80,10 @@ type searcher struct {
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
 	// per iterator: the block whose bound is cached, the bound, its last doc
-	cBlk  []int
-	cUB   []float64
-	cLast []uint32
-	// cCorners is the cached block's corners: a candidate's tf tightens
-	// its bound before its length is read.
-	cCorners []corners
+	cBlk     []int
+	cUB      []float64
+	cLast    []uint32
+	cCorners []corners // the cached block's corners (a candidate's bound by its tf)
 }
 
 // blockBound returns iterator i's block-max bound around doc and the last
@@ -159,8 +157,7 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 
 func (s *searcher) resetBounds(m int) {
 	if cap(s.cBlk) < m {
-		s.cBlk, s.cUB, s.cLast = make([]int, m), make([]float64, m), make([]uint32, m)
-		s.cCorners = make([]corners, m)
+		s.cBlk, s.cUB, s.cLast, s.cCorners = make([]int, m), make([]float64, m), make([]uint32, m), make([]corners, m)
 	}
 	s.cBlk, s.cUB, s.cLast, s.cCorners = s.cBlk[:m], s.cUB[:m], s.cLast[:m], s.cCorners[:m]
 	for i := range s.cBlk {
@@ -298,8 +295,7 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 			var ub float64
 			if ti.df <= blockSize {
 				// One block: its corners are the term's frontier.
-				c := ti.corners0()
-				ub = c.bound(&sc, s.terms[q].w)
+				ub = ti.corners0().bound(&sc, s.terms[q].w)
 			} else {
 				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
 					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
@@ -448,10 +444,8 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 			for i := 0; i < fe; i++ {
 				neBlock += rub[i]
 			}
-			// An essential term's part is bounded with its real tf (the
-			// block's corners give the least length a posting of that tf
-			// can have): a tf below the block's max lowers it. The tfs are
-			// decoded once per block; a scored candidate reads them anyway.
+			// An essential term's part is bounded by its real tf (the corners
+			// give the least length a posting of that tf can have).
 			cb := neBlock
 			for i := fe; i < m; i++ {
 				if it := &s.iters[i]; it.At() == doc {
