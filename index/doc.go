@@ -47,7 +47,7 @@
 // Segment file NNNNNN.lzi (read whole and used in place):
 //
 //	+--------------------------------------------------------------------+
-//	| header 32B: "LZMIDX01" | ver u32=1 | flags u32 | lo | hi | nDocs | 0 |
+//	| header 32B: "LZMIDX01" | ver u32=2 | flags u32 | lo | hi | nDocs | 0 |
 //	| present   : roaring bitmap of the segment's ids                    |
 //	| lens      : (hi-lo+1) x u32 doc length (0 = absent)                |
 //	| times     : (hi-lo+1) x i64 unix nanos                             |
@@ -56,13 +56,16 @@
 //	| term table: nTerms x 28B {strOff, strLen, df, maxTF, minDL u32;    |
 //	|             postOff u64}                                           |
 //	| postings  : per term: ceil(df/128) x 16B block metas               |
-//	|             {last doc, data off, maxTF, minDL u32}, then per block |
+//	|             {last doc, data off u32; corners aTF, aDL, bTF, minDL  |
+//	|             u16}, then per block                                   |
 //	|             uvarint doc deltas x n, uvarint tfs x n                |
 //	| footer 72B: 7 section offsets u64 | sumLen u64 | crc32c | magic    |
 //	+--------------------------------------------------------------------+
 //
-// Wire constants (never change) are marked in segment.go, postings.go and
-// manifest.go; docs/format/index.md has the full drawing and the rules.
+// Version 1 files (block metas {last, off, maxTF u32, minDL u32}) are still
+// read; flushes and merges write version 2. Wire constants (never change)
+// are marked in segment.go, postings.go and manifest.go;
+// docs/format/index.md has the full drawing and the rules.
 //
 // # Files
 //

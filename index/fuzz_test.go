@@ -31,6 +31,7 @@ func FuzzOpenSegment(f *testing.F) {
 	img := sampleSegment(f)
 	f.Add(img)
 	f.Add(img[:len(img)/2])
+	f.Add(toV1(f, img)) // version 1 files are still read
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Fix the checksum up so the fuzzer reaches the structural checks
 		// (a random mutation would almost always stop at the CRC).
@@ -46,6 +47,8 @@ func FuzzOpenSegment(f *testing.F) {
 		var p postingsIter
 		for i := 0; i < s.nTerms; i++ {
 			s.entry(i, &ti)
+			_ = ti.corners0()
+			_ = s.frontier(string(s.termAt(i)), &ti, &p)
 			p.reset(&ti)
 			for p.Next() {
 				_ = p.TF()

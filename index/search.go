@@ -80,9 +80,10 @@ type searcher struct {
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
 	// per iterator: the block whose bound is cached, the bound, its last doc
-	cBlk  []int
-	cUB   []float64
-	cLast []uint32
+	cBlk     []int
+	cUB      []float64
+	cLast    []uint32
+	cCorners []corners // the cached block's corners (a candidate's bound by its tf)
 }
 
 // blockBound returns iterator i's block-max bound around doc and the last
@@ -95,10 +96,11 @@ func (s *searcher) blockBound(sc *scorer, i int, doc uint32) (float64, uint32, b
 		return 0, 0, false
 	}
 	if bi != s.cBlk[i] {
-		md := it.meta(bi)
+		c, last := it.corners(bi)
 		s.cBlk[i] = bi
-		s.cUB[i] = sc.score(s.segT[i].w, md.maxTF, md.minDL) * ubSlack
-		s.cLast[i] = md.last
+		s.cUB[i] = c.bound(sc, s.segT[i].w) * ubSlack
+		s.cLast[i] = last
+		s.cCorners[i] = c
 	}
 	return s.cUB[i], s.cLast[i], true
 }
@@ -155,9 +157,9 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 
 func (s *searcher) resetBounds(m int) {
 	if cap(s.cBlk) < m {
-		s.cBlk, s.cUB, s.cLast = make([]int, m), make([]float64, m), make([]uint32, m)
+		s.cBlk, s.cUB, s.cLast, s.cCorners = make([]int, m), make([]float64, m), make([]uint32, m), make([]corners, m)
 	}
-	s.cBlk, s.cUB, s.cLast = s.cBlk[:m], s.cUB[:m], s.cLast[:m]
+	s.cBlk, s.cUB, s.cLast, s.cCorners = s.cBlk[:m], s.cUB[:m], s.cLast[:m], s.cCorners[:m]
 	for i := range s.cBlk {
 		s.cBlk[i] = -1
 	}
@@ -292,8 +294,8 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 			}
 			var ub float64
 			if ti.df <= blockSize {
-				// One block: the term's (maxTF, minDL) is its frontier.
-				ub = sc.score(s.terms[q].w, ti.maxTF, ti.minDL)
+				// One block: its corners are the term's frontier.
+				ub = ti.corners0().bound(&sc, s.terms[q].w)
 			} else {
 				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
 					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
@@ -442,10 +444,12 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 			for i := 0; i < fe; i++ {
 				neBlock += rub[i]
 			}
+			// An essential term's part is bounded by its real tf (the corners
+			// give the least length a posting of that tf can have).
 			cb := neBlock
 			for i := fe; i < m; i++ {
-				if s.iters[i].At() == doc {
-					cb += rub[i]
+				if it := &s.iters[i]; it.At() == doc {
+					cb += s.cCorners[i].boundTF(sc, order[i].w, it.TF()) * ubSlack
 				}
 			}
 			if cb <= theta {

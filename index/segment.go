@@ -18,7 +18,8 @@ import (
 // drawn in doc.go and docs/format/index.md.
 const (
 	segMagic       = "LZMIDX01" // first 8 bytes of a segment file
-	segVersion     = 1
+	segVersion     = 2          // written; version 1 (block metas without corners) is still read
+	segVersion1    = 1
 	segHeaderSize  = 32
 	segFooterSize  = 8*8 + 8
 	segFooterMagic = 0x4c5a4d46 // "LZMF"
@@ -59,6 +60,7 @@ type segment struct {
 	mut *memSeg
 
 	buf  []byte
+	v1   bool   // a version 1 file: block metas without corners
 	lens []byte // (hi-lo+1) x u32
 	// lens8 is the length column in one byte a document, built at open
 	// (not stored): a length of lens8Escape or more reads lens instead.
@@ -82,17 +84,17 @@ type segment struct {
 	delDF    map[string]uint32 // per term: postings of deleted docs (lazy)
 
 	boundMu sync.Mutex
-	bounds  map[string][]tfdl // sealed: per term, Pareto frontier of block (maxTF, minDL)
+	bounds  map[string][]tfdl // sealed: per term, Pareto frontier of the blocks' corners
 	scratch []tfdl
 }
 
 type tfdl struct{ tf, dl uint32 }
 
-// frontier returns the blocks' (maxTF, minDL) pairs that no other block
-// dominates (higher or equal tf with lower or equal length). The term's
-// upper bound is the best BM25 score over them: as tight as the max of the
-// block bounds, at the cost of a handful of evaluations. Cached per term
-// for sealed segments; computed afresh for the mutable one. p is scratch.
+// frontier returns the blocks' corners that no other corner dominates
+// (higher or equal tf with lower or equal length). The term's upper bound
+// is the best BM25 score over them: as tight as the max of the block
+// bounds, at the cost of a handful of evaluations. Cached per term for
+// sealed segments; computed afresh for the mutable one. p is scratch.
 func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
 	if s.mut == nil {
 		s.boundMu.Lock()
@@ -107,8 +109,11 @@ func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
 		pairs = s.scratch[:0] // guarded by boundMu
 	}
 	for bi := 0; bi < p.nBlocks; bi++ {
-		m := p.meta(bi)
-		pairs = append(pairs, tfdl{m.maxTF, m.minDL})
+		c, _ := p.corners(bi)
+		pairs = append(pairs, c.a)
+		if c.b != c.a {
+			pairs = append(pairs, c.b)
+		}
 	}
 	slices.SortFunc(pairs, func(a, b tfdl) int {
 		if a.tf != b.tf {
@@ -253,7 +258,7 @@ func (s *segment) entry(i int, ti *termInfo) {
 	}
 	off := binary.LittleEndian.Uint64(e[20:])
 	ti.data = s.posts[off:]
-	ti.lo, ti.hi = s.lo, s.hi
+	ti.lo, ti.hi, ti.v1 = s.lo, s.hi, s.v1
 }
 
 // deletedDF returns how many postings of term t in s belong to deleted
@@ -291,7 +296,8 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if len(buf) < segHeaderSize+segFooterSize || string(buf[:8]) != segMagic {
 		return bad(0, fmt.Errorf("bad magic or size (%d bytes, %q)", len(buf), buf[:min(8, len(buf))]))
 	}
-	if v := binary.LittleEndian.Uint32(buf[8:]); v != segVersion {
+	v := binary.LittleEndian.Uint32(buf[8:])
+	if v != segVersion && v != segVersion1 {
 		return bad(8, fmt.Errorf("unknown version %d", v))
 	}
 	ft := len(buf) - segFooterSize
@@ -301,7 +307,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if _, _, err := codec.DecodeChecksummed(buf, len(buf)-8); err != nil {
 		return bad(len(buf)-8, err)
 	}
-	s := &segment{num: num, buf: buf}
+	s := &segment{num: num, buf: buf, v1: v == segVersion1}
 	s.lo = binary.LittleEndian.Uint32(buf[16:])
 	s.hi = binary.LittleEndian.Uint32(buf[20:])
 	s.nDocs = binary.LittleEndian.Uint32(buf[24:])

@@ -42,24 +42,23 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 	for bi := 0; bi < nb; bi++ {
 		lo := bi * blockSize
 		hi := min(lo+blockSize, len(docs))
-		m := blockMeta{off: uint32(len(b.posts) - dataStart), minDL: ^uint32(0)}
+		off := uint32(len(b.posts) - dataStart)
 		for j := lo; j < hi; j++ {
 			b.posts = binary.AppendUvarint(b.posts, uint64(docs[j]-prev))
 			prev = docs[j]
-			dl := b.lens[docs[j]-b.lo]
-			m.minDL = min(m.minDL, dl)
-			m.maxTF = max(m.maxTF, tfs[j])
 		}
 		for j := lo; j < hi; j++ {
 			b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
 		}
-		m.last = docs[hi-1]
+		c := blockCorners(tfs[lo:hi], func(j int) uint32 { return b.lens[docs[lo+j]-b.lo] })
 		mb := b.posts[metaStart+bi*blockMetaSize:]
-		binary.LittleEndian.PutUint32(mb, m.last)
-		binary.LittleEndian.PutUint32(mb[4:], m.off)
-		binary.LittleEndian.PutUint32(mb[8:], m.maxTF)
-		binary.LittleEndian.PutUint32(mb[12:], m.minDL)
-		maxTF, minDL = max(maxTF, m.maxTF), min(minDL, m.minDL)
+		binary.LittleEndian.PutUint32(mb, docs[hi-1])
+		binary.LittleEndian.PutUint32(mb[4:], off)
+		putCorner16(mb[8:], c.a.tf)
+		putCorner16(mb[10:], c.a.dl)
+		putCorner16(mb[12:], c.b.tf)
+		putCorner16(mb[14:], c.b.dl)
+		maxTF, minDL = max(maxTF, c.a.tf), min(minDL, c.b.dl)
 	}
 	var e [termEntrySize]byte
 	binary.LittleEndian.PutUint32(e[0:], uint32(len(b.strs)))
