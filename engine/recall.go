@@ -159,6 +159,7 @@ type cand struct {
 	dated      bool    // its time is in the window of a date the query names
 	neighbours bool    // its score took a share of its session neighbours'
 	timed      bool    // a when question, and its text states a time
+	narrated   bool    // an experience question, and its text narrates one
 	coverage   float32 // mention questions: the factor of its own words (0: not applied)
 	dense      float32
 	// fact is what fusion reads of the record (facts.go): set by the
