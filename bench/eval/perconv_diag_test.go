@@ -120,8 +120,12 @@ func TestDiagPerConversation(t *testing.T) {
 			nall++
 			ncat[qa.Category]++
 			fmt.Fprintf(out, "== %s cat%d ranks=%v/%d ranks50=%v Q: %s\n   A: %s\n   text: %s\n", c.ID, qa.Category, ranks, len(ev), ranks50, qa.Question, qa.Answer, res.Stats.Text)
+			at := map[string]int{}
+			for i, m := range deep.Memories {
+				at[m.Meta["dia_id"][0]] = i + 1
+			}
 			for _, e := range qa.Evidence {
-				fmt.Fprintf(out, "   EV %s %s\n", e, texts[e])
+				fmt.Fprintf(out, "   EV %s r=%d %s\n", e, at[e], texts[e])
 			}
 			for i, m := range res.Memories[:min(3, len(res.Memories))] {
 				fmt.Fprintf(out, "   #%d %s %s: %s\n", i+1, m.Meta["dia_id"][0], m.Role, strings.ReplaceAll(m.Text, "\n", " "))
