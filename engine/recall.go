@@ -73,6 +73,9 @@ type RecallStats struct {
 	// window and of the current session, at most Query.FallbackScan, so
 	// that records passing the filters always give an answer.
 	Fallback int
+	// Neighbours is the number of candidates added as session neighbours
+	// of the top BM25 hits (see neighbourSource).
+	Neighbours int
 	// SpeakerRecords is the number of candidates the speaker source added
 	// (a speaker question, or a named speaker with few BM25 hits).
 	SpeakerRecords int
