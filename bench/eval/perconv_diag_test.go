@@ -52,6 +52,7 @@ func TestDiagPerConversation(t *testing.T) {
 	const depth = 50
 	all := make([]float64, len(ks))
 	nall := 0
+	var neighbours, candidates int
 	cat := map[int][]float64{}
 	ncat := map[int]int{}
 	for _, c := range convs {
@@ -101,6 +102,8 @@ func TestDiagPerConversation(t *testing.T) {
 				return ranks
 			}
 			ranks, ranks50 := rankOf(res.Memories), rankOf(deep.Memories)
+			neighbours += res.Stats.Neighbours
+			candidates += res.Stats.Candidates
 			if cat[qa.Category] == nil {
 				cat[qa.Category] = make([]float64, len(ks))
 			}
@@ -155,4 +158,5 @@ func TestDiagPerConversation(t *testing.T) {
 	}
 	t.Log(line)
 	fmt.Fprintln(out, line)
+	t.Logf("per recall (K 25): %.1f candidates, %.1f of them session neighbours", float64(candidates)/float64(nall), float64(neighbours)/float64(nall))
 }
