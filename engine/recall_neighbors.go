@@ -219,9 +219,17 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 		}
 		windows = append(windows, w)
 	}
+	// Windows of nearby hits overlap: each turn once (fetch reads its
+	// runs concurrently, one writer per candidate).
 	var all []int
+	seen := map[int]bool{}
 	for _, w := range windows {
-		all = append(all, w.read...)
+		for _, j := range w.read {
+			if !seen[j] {
+				seen[j] = true
+				all = append(all, j)
+			}
+		}
 	}
 	if err := p.read(all); err != nil {
 		return err
