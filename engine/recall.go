@@ -73,6 +73,9 @@ type RecallStats struct {
 	// window and of the current session, at most Query.FallbackScan, so
 	// that records passing the filters always give an answer.
 	Fallback int
+	// Neighbours is the number of candidates added as session neighbours
+	// of the top BM25 hits (see neighbourSource).
+	Neighbours int
 	// SpeakerRecords is the number of candidates the speaker source added
 	// (a speaker question, or a named speaker with few BM25 hits).
 	SpeakerRecords int
@@ -159,6 +162,7 @@ type cand struct {
 	dated      bool    // its time is in the window of a date the query names
 	neighbours bool    // its score took a share of its session neighbours'
 	timed      bool    // a when question, and its text states a time
+	narrated   bool    // an experience question, and its text narrates one
 	coverage   float32 // mention questions: the factor of its own words (0: not applied)
 	dense      float32
 	// fact is what fusion reads of the record (facts.go): set by the

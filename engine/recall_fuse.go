@@ -49,6 +49,9 @@ func (p *plan) fuse() error {
 	if err := p.when(); err != nil {
 		return err
 	}
+	if err := p.experience(); err != nil {
+		return err
+	}
 	if err := p.supersede(); err != nil {
 		return err
 	}
@@ -441,6 +444,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.timed {
 		rs = append(rs, fmt.Sprintf("states a time x%g", whenBoost))
+	}
+	if c.narrated {
+		rs = append(rs, fmt.Sprintf("narrates an experience x%g", experienceBoost))
 	}
 	if c.coverage > 0 && c.coverage < 1 {
 		rs = append(rs, fmt.Sprintf("own words x%.2f", c.coverage))

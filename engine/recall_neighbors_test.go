@@ -103,3 +103,54 @@ func TestNamedDatePrior(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbourSource: the answer two turns after the hit shares no word
+// with the question, so BM25 does not find it; the neighbour source
+// proposes it in a dialogue (and the neighbour rule lifts it into the top
+// 3), not in a meeting of three speakers; its candidates stay within
+// Query.Candidates.
+func TestNeighbourSource(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return now.Add(time.Duration(m-60) * time.Minute) }
+	for _, c := range []struct {
+		name    string
+		between string // the speaker of the turn between the hit and the answer
+		want    bool
+	}{
+		{"dialogue", "Caro", true},
+		{"meeting", "Jon", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			recs := []engine.Record{
+				{Time: at(0), Agent: "a", Session: "s1", Role: "Caro", Text: "How was your weekend away?"},
+				{Time: at(1), Agent: "a", Session: "s1", Role: "Mel", Text: "We watched the meteor shower from the campsite, the meteor shower was amazing."},
+				{Time: at(2), Agent: "a", Session: "s1", Role: c.between, Text: "Wow, must have been breathtaking!"},
+				{Time: at(3), Agent: "a", Session: "s1", Role: "Mel", Text: "I felt tiny, in awe of the universe."},
+				{Time: at(4), Agent: "a", Session: "s1", Role: "Caro", Text: "Nature puts things in perspective."},
+				{Time: at(30), Agent: "a", Session: "s2", Role: "Caro", Text: "My cousin wants to see a meteor shower some day."},
+				{Time: at(31), Agent: "a", Session: "s2", Role: "Mel", Text: "Tell her to go somewhere dark."},
+			}
+			if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []engine.Mode{engine.ModeSparse, engine.ModeLazy} {
+				res, err := db.Recall(context.Background(), engine.Query{Agent: "a", Text: "How did Mel feel while watching the meteor shower?", K: 3, Candidates: 5, Explain: true, Mode: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := slices.ContainsFunc(res.Memories, func(m engine.Memory) bool { return strings.HasPrefix(m.Text, "I felt tiny") })
+				if found != c.want || (res.Stats.Neighbours > 0) != c.want {
+					t.Errorf("%s: answer in the top 3 %v, %d neighbours proposed; want %v", mode, found, res.Stats.Neighbours, c.want)
+				}
+				if res.Stats.Candidates > 5 {
+					t.Errorf("%s: %d candidates, want at most Candidates (5)", mode, res.Stats.Candidates)
+				}
+			}
+		})
+	}
+}

@@ -238,16 +238,16 @@ func (p *plan) transcript() string {
 	if p.q.Mode == ModeDense {
 		fmt.Fprintf(&b, "dense: scored %d\n", st.Candidates)
 	} else {
-		var n [5]int
+		var n [6]int
 		for _, c := range p.cands {
-			for i, s := range []sourceSet{fromBM25, fromSpeaker, fromFallback, fromSession, fromCore} {
+			for i, s := range []sourceSet{fromBM25, fromSpeaker, fromFallback, fromSession, fromCore, fromNeighbour} {
 				if c.from&s != 0 {
 					n[i]++
 				}
 			}
 		}
-		fmt.Fprintf(&b, "sources: bm25 %d, speaker %d, fallback %d, session %d (%d new), core %d; %d candidates\n",
-			n[0], n[1], n[2], n[3], st.SessionTurns, n[4], st.Candidates)
+		fmt.Fprintf(&b, "sources: bm25 %d, neighbours %d, speaker %d, fallback %d, session %d (%d new), core %d; %d candidates\n",
+			n[0], n[5], n[1], n[2], n[3], st.SessionTurns, n[4], st.Candidates)
 	}
 	if p.q.Mode != ModeSparse {
 		fmt.Fprintf(&b, "selective: embedded %d, cache hits %d (disk %d)\n", st.Embedded, st.CacheHits, st.DiskHits)
@@ -315,7 +315,7 @@ func planFmtTime(t time.Time) string {
 // String names the sources of a set: "bm25+session".
 func (s sourceSet) String() string {
 	var names []string
-	for i, n := range []string{"bm25", "fallback", "session", "speaker"} {
+	for i, n := range []string{"bm25", "fallback", "session", "speaker", "neighbour"} {
 		if s&(1<<i) != 0 {
 			names = append(names, n)
 		}

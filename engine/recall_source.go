@@ -24,7 +24,7 @@ type source interface {
 }
 
 // broadSources are the candidate sources of ModeLazy and ModeSparse.
-var broadSources = []source{bm25Source{}, speakerSource{}, fallbackSource{}, sessionSource{}}
+var broadSources = []source{bm25Source{}, neighbourSource{}, speakerSource{}, fallbackSource{}, sessionSource{}}
 
 // sourceSet is the set of sources that proposed a candidate.
 type sourceSet uint8
@@ -34,6 +34,7 @@ const (
 	fromFallback
 	fromSession
 	fromSpeaker
+	fromNeighbour
 )
 
 // propose adds id to the candidates, or marks it as also proposed by from

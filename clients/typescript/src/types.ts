@@ -218,6 +218,7 @@ export interface RecallStats {
   session_turns: number;
   fallback: number;
   speaker_records: number;
+  neighbours: number;
   candidates: number;
   embedded: number;
   cache_hits: number;

@@ -43,6 +43,7 @@ type Stats struct {
 	SessionTurns   int              `json:"session_turns"`
 	Fallback       int              `json:"fallback"`
 	SpeakerRecords int              `json:"speaker_records"`
+	Neighbours     int              `json:"neighbours"`
 	Candidates     int              `json:"candidates"`
 	Embedded       int              `json:"embedded"`
 	CacheHits      int              `json:"cache_hits"`
@@ -77,7 +78,7 @@ func FromResult(res *engine.Result) Result {
 		Mode: string(st.Mode), Text: st.Text, DenseText: st.DenseText, TimeExpr: st.TimeExpr,
 		Speakers: nonNil(st.Speakers), Expansion: st.Expansion, Notes: nonNil(st.Notes),
 		Filtered: st.Filtered, Hits: st.Hits, SessionTurns: st.SessionTurns, Fallback: st.Fallback,
-		SpeakerRecords: st.SpeakerRecords, Candidates: st.Candidates,
+		SpeakerRecords: st.SpeakerRecords, Neighbours: st.Neighbours, Candidates: st.Candidates,
 		Embedded: st.Embedded, CacheHits: st.CacheHits, DiskHits: st.DiskHits, Shared: st.Shared,
 		Micros: map[string]int64{
 			"filter": d.Filter.Microseconds(), "broad": d.Broad.Microseconds(), "fetch": d.Fetch.Microseconds(),
