@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/lazymem/lazymem/vecmath"
 )
 
 // Experience questions ask for what someone has done, several things
@@ -73,21 +71,9 @@ func (p *plan) experience() error {
 	if len(p.cands) < 2 || !experienceQuestion(p.q.Text) {
 		return nil
 	}
-	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
-	// The rule reads texts: read those the selective stage did not.
-	if err := p.read(order); err != nil {
-		return err
-	}
-	n := 0
-	for _, i := range order {
-		if c := &p.cands[i]; c.fetched && narration.MatchString(c.rec.Text) {
-			p.fused[i] *= experienceBoost
-			c.narrated = true
-			n++
-		}
-	}
+	n, top, err := p.boostTexts(narration, experienceBoost, func(c *cand) { c.narrated = true })
 	if n > 0 {
-		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("an experience question: %d of the top %d candidates narrate one, boosted x%g", n, len(order), experienceBoost))
+		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("an experience question: %d of the top %d candidates narrate one, boosted x%g", n, top, experienceBoost))
 	}
-	return nil
+	return err
 }

@@ -46,21 +46,29 @@ func (p *plan) when() error {
 	if len(p.cands) < 2 || !whenQuestion.MatchString(p.q.Text) {
 		return nil
 	}
-	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
-	// The rule reads texts: read those the selective stage did not.
-	if err := p.read(order); err != nil {
-		return err
+	n, top, err := p.boostTexts(timeStatement, whenBoost, func(c *cand) { c.timed = true })
+	if n > 0 {
+		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("a when question: %d of the top %d candidates state a time, boosted x%g", n, top, whenBoost))
 	}
-	n := 0
+	return err
+}
+
+// boostTexts multiplies by factor the fused score of each of the top 3K
+// candidates whose text matches re, marks it, and returns how many
+// matched of how many were read. The question-class rules (when,
+// experience) share it; the texts the selective stage did not read are
+// read here.
+func (p *plan) boostTexts(re *regexp.Regexp, factor float32, mark func(*cand)) (n, top int, err error) {
+	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
+	if err := p.read(order); err != nil {
+		return 0, len(order), err
+	}
 	for _, i := range order {
-		if c := &p.cands[i]; c.fetched && timeStatement.MatchString(c.rec.Text) {
-			p.fused[i] *= whenBoost
-			c.timed = true
+		if c := &p.cands[i]; c.fetched && re.MatchString(c.rec.Text) {
+			p.fused[i] *= factor
+			mark(c)
 			n++
 		}
 	}
-	if n > 0 {
-		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("a when question: %d of the top %d candidates state a time, boosted x%g", n, len(order), whenBoost))
-	}
-	return nil
+	return n, len(order), nil
 }
