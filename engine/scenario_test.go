@@ -249,31 +249,45 @@ func (s scenarioTally) rates() (float64, float64) {
 // floor2 rounds down to two decimals, the precision of the floors.
 func floor2(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
 
-func TestScenarios(t *testing.T) {
+// scenarioStore opens a store on opts at scenarioNow holding the
+// scenario's records, and returns it with the questions.
+func scenarioStore(t *testing.T, opts engine.Options) (*engine.DB, []scenarioQuestion) {
+	t.Helper()
 	recs, qs := loadScenario(t)
-	ctx := context.Background()
-	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return scenarioNow }})
+	opts.Clock = func() time.Time { return scenarioNow }
+	db, err := engine.Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	batch := make([]engine.Record, len(recs))
 	for i, r := range recs {
 		batch[i] = engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
 	}
-	if _, err := db.AppendBatch(ctx, batch); err != nil {
+	if _, err := db.AppendBatch(context.Background(), batch); err != nil {
 		t.Fatal(err)
 	}
+	return db, qs
+}
 
-	all := map[string]*scenarioTally{}
-	core := map[string]*scenarioTally{} // without the questions marked "needs"
+// scenarioRun is the tallies of one pass over the questions: per class,
+// per class without the questions marked "needs" (core), per language,
+// and the examples' outcomes.
+type scenarioRun struct {
+	all, core, byLang map[string]*scenarioTally
+	examples          []scenarioOutcome
+}
+
+// askScenarios asks every question of qs in lazy mode, grades it, tallies
+// it and hands it to each (which may be nil).
+func askScenarios(t *testing.T, db *engine.DB, qs []scenarioQuestion, each func(scenarioQuestion, scenarioOutcome, *engine.Result)) scenarioRun {
+	t.Helper()
+	run := scenarioRun{all: map[string]*scenarioTally{}, core: map[string]*scenarioTally{}, byLang: map[string]*scenarioTally{}}
 	for _, c := range scenarioClasses {
-		all[c], core[c] = &scenarioTally{}, &scenarioTally{}
+		run.all[c], run.core[c] = &scenarioTally{}, &scenarioTally{}
 	}
-	byLang := map[string]*scenarioTally{}
-	var examples, leaks []scenarioOutcome
 	for _, q := range qs {
-		res, err := db.Recall(ctx, engine.Query{
+		res, err := db.Recall(context.Background(), engine.Query{
 			Agent: q.Agent, Text: q.Text, CurrentSession: q.Session, K: q.K,
 			Now: scenarioNow, ParseTime: true,
 		})
@@ -281,17 +295,28 @@ func TestScenarios(t *testing.T) {
 			t.Fatalf("%s %q: %v", q.ID, q.Text, err)
 		}
 		o := gradeScenario(q, res)
-		all[q.Class].add(o)
+		run.all[q.Class].add(o)
 		if q.Needs == "" {
-			core[q.Class].add(o)
+			run.core[q.Class].add(o)
 		}
-		if byLang[q.Lang] == nil {
-			byLang[q.Lang] = &scenarioTally{}
+		if run.byLang[q.Lang] == nil {
+			run.byLang[q.Lang] = &scenarioTally{}
 		}
-		byLang[q.Lang].add(o)
+		run.byLang[q.Lang].add(o)
 		if q.Example {
-			examples = append(examples, o)
+			run.examples = append(run.examples, o)
 		}
+		if each != nil {
+			each(q, o, res)
+		}
+	}
+	return run
+}
+
+func TestScenarios(t *testing.T) {
+	db, qs := scenarioStore(t, engine.Options{})
+	var leaks []scenarioOutcome
+	run := askScenarios(t, db, qs, func(q scenarioQuestion, o scenarioOutcome, res *engine.Result) {
 		if len(o.foreign) > 0 {
 			leaks = append(leaks, o)
 		}
@@ -300,9 +325,9 @@ func TestScenarios(t *testing.T) {
 		} else if !o.hit1 {
 			t.Logf("rank %d %s [%s] %q (expect %v): got %v", o.rank, q.ID, q.Class, q.Text, q.Expect, o.top)
 		}
-	}
+	})
 
-	table := scenarioTable(all, core, byLang, examples)
+	table := scenarioTable(run)
 	t.Log("\n" + table)
 	if *scenarioSummary != "" {
 		if err := os.WriteFile(*scenarioSummary, []byte(table), 0o644); err != nil {
@@ -315,14 +340,14 @@ func TestScenarios(t *testing.T) {
 	}
 	if *scenarioStrict {
 		for _, c := range scenarioClasses {
-			if core[c].n == 0 {
+			if run.core[c].n == 0 {
 				continue
 			}
-			if _, h5 := core[c].rates(); h5 < scenarioTargetHit5 {
+			if _, h5 := run.core[c].rates(); h5 < scenarioTargetHit5 {
 				t.Errorf("strict: class %s hit@5 %.2f, target %.2f", c, h5, scenarioTargetHit5)
 			}
 		}
-		for _, o := range examples {
+		for _, o := range run.examples {
 			if o.q.Needs == "" && !o.hit1 {
 				t.Errorf("strict: example %s %q not answered at rank 1 (rank %d, got %v)", o.q.ID, o.q.Text, o.rank, o.top)
 			}
@@ -330,7 +355,7 @@ func TestScenarios(t *testing.T) {
 		return
 	}
 	for _, c := range scenarioClasses {
-		h1, h5 := all[c].rates()
+		h1, h5 := run.all[c].rates()
 		f, ok := scenarioFloors[c]
 		if !ok {
 			t.Errorf("class %s has no floor", c)
@@ -346,7 +371,8 @@ func TestScenarios(t *testing.T) {
 }
 
 // scenarioTable renders the per-class figures as a markdown table.
-func scenarioTable(all, core, byLang map[string]*scenarioTally, examples []scenarioOutcome) string {
+func scenarioTable(run scenarioRun) string {
+	all, core, byLang, examples := run.all, run.core, run.byLang, run.examples
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenarios: lazy, hash embedder, default options, ParseTime, now %s\n\n", scenarioNow.Format(time.RFC3339))
 	b.WriteString("| class | n | hit@1 | hit@5 | without \"needs\": n | hit@1 | hit@5 |\n")
