@@ -359,6 +359,11 @@ func (pt *partition) follow(ctx context.Context) error {
 		cancel()
 	}()
 	var delivered uint64 // the consumer's delivery sequence
+	// An R1 consumer whose NATS server died answers every round with
+	// nothing, and no error: after stallCheck of empty rounds the stream's
+	// leader is asked for the partition's last sequence, and a consumer
+	// behind it ends (run starts another on a live server).
+	progress := time.Now()
 	for ctx.Err() == nil {
 		if lag := pt.n.opts.lagged; lag != nil && lag(ctx, pt.p) {
 			// A test's consumer on a lagging replica: the round finds
@@ -400,9 +405,24 @@ func (pt *partition) follow(ctx context.Context) error {
 			return err
 		}
 		pt.startSnapshot(ctx)
+		if len(msgs) > 0 {
+			progress = time.Now()
+		} else if time.Since(progress) > stallCheck {
+			progress = time.Now()
+			lctx, cancel := context.WithTimeout(ctx, time.Second)
+			last, err := pt.n.lastSeq(lctx, pt.p)
+			cancel()
+			if applied := pt.appliedSeq(); err == nil && last > applied {
+				return fmt.Errorf("consumer stalled: the stream holds the partition through %d, applied %d", last, applied)
+			}
+		}
 	}
 	return ctx.Err()
 }
+
+// stallCheck is how long a consumer may deliver nothing before follow
+// checks it against the stream's leader.
+const stallCheck = 2 * time.Second
 
 // apply applies msgs in order: runs of records as one engine batch, a
 // forget after the records before it. A message at or below the applied
