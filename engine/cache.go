@@ -219,11 +219,14 @@ func (c *vecCache) close() error {
 		}
 		// Close waits for the flushes and compactions running: one may be
 		// parked meanwhile (segment.ParkGuard).
+		// The store is read before the call: once the call returns the
+		// parked report, close clears c.disk while the call runs on.
+		disk := c.disk
 		err := c.park.Call(func() error {
 			if c.beforeClose != nil {
 				c.beforeClose()
 			}
-			return c.disk.Close()
+			return disk.Close()
 		})
 		if segment.Parked(err) {
 			c.disk = nil // never closes: no reads of it
