@@ -3,6 +3,7 @@ package zhmem_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -158,27 +159,54 @@ func TestGlossGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	for _, senses := range []int{1, 2, 3} {
 		g, err := gloss.New(d, u, gloss.Options{Senses: senses})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &memo{Embedder: g, m: map[string][]float32{}}
-		dense, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeDense, Embedder: e})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("senses %d: dense R@1 %.3f R@5 %.3f R@10 %.3f", senses, dense.Recall[1], dense.Recall[5], dense.Recall[10])
-		for _, c := range []int{50, 200} {
-			for _, w := range []float64{0.2, 0.35, 0.5, 0.65, 0.8} {
-				rep, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeLazy, Embedder: e, DenseWeight: w, Candidates: c})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("  lazy, candidates %d, dense weight %.2f: R@1 %.3f R@5 %.3f R@10 %.3f", c, w, rep.Recall[1], rep.Recall[5], rep.Recall[10])
+		logDense(t, s, fmt.Sprintf("senses %d", senses), &memo{Embedder: g, m: map[string][]float32{}}, 50, 200)
+	}
+}
+
+// logDense logs the set's dense ranking with e, then the lazy one at each
+// candidate count and dense weight (0.2 to 0.8 for several counts, to 0.5
+// for one).
+func logDense(t *testing.T, s *zhmem.Set, name string, e embed.Embedder, candidates ...int) {
+	t.Helper()
+	ctx := context.Background()
+	dense, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeDense, Embedder: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: dense R@1 %.3f R@5 %.3f R@10 %.3f", name, dense.Recall[1], dense.Recall[5], dense.Recall[10])
+	weights := []float64{0.2, 0.35, 0.5}
+	if len(candidates) > 1 {
+		weights = append(weights, 0.65, 0.8)
+	}
+	for _, c := range candidates {
+		for _, w := range weights {
+			rep, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeLazy, Embedder: e, DenseWeight: w, Candidates: c})
+			if err != nil {
+				t.Fatal(err)
 			}
+			t.Logf("  lazy, candidates %d, dense weight %.2f: R@1 %.3f R@5 %.3f R@10 %.3f", c, w, rep.Recall[1], rep.Recall[5], rep.Recall[10])
 		}
+	}
+}
+
+// view is a dense view made of embedders' vectors concatenated, each
+// weighted.
+type view struct {
+	name  string
+	parts []embed.Embedder
+	w     []float64
+}
+
+// logViews logs logDense of each view at 50 candidates.
+func logViews(t *testing.T, s *zhmem.Set, views []view) {
+	t.Helper()
+	for _, v := range views {
+		logDense(t, s, v.name, &concat{parts: v.parts, w: v.w}, 50)
 	}
 }
 
@@ -234,7 +262,6 @@ func TestGlossConcat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	hash, err := embed.NewHash(embed.HashOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -250,31 +277,13 @@ func TestGlossConcat(t *testing.T) {
 	H := &memo{Embedder: hash, m: map[string][]float32{}}
 	UG := &memo{Embedder: ug, m: map[string][]float32{}}
 	HG := &memo{Embedder: hg, m: map[string][]float32{}}
-	for _, c := range []struct {
-		name  string
-		parts []embed.Embedder
-		w     []float64
-	}{
+	logViews(t, s, []view{
 		{"HG", []embed.Embedder{HG}, []float64{1}},
 		{"H .5 + UG .5", []embed.Embedder{H, UG}, []float64{0.5, 0.5}},
 		{"HG .5 + UG .5", []embed.Embedder{HG, UG}, []float64{0.5, 0.5}},
 		{"H .3 + HG .3 + UG .4", []embed.Embedder{H, HG, UG}, []float64{0.3, 0.3, 0.4}},
 		{"H .5 + HG .5", []embed.Embedder{H, HG}, []float64{0.5, 0.5}},
-	} {
-		e := &concat{parts: c.parts, w: c.w}
-		dense, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeDense, Embedder: e})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: dense R@1 %.3f R@5 %.3f R@10 %.3f", c.name, dense.Recall[1], dense.Recall[5], dense.Recall[10])
-		for _, w := range []float64{0.2, 0.35, 0.5} {
-			rep, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeLazy, Embedder: e, DenseWeight: w, Candidates: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("  lazy, dense weight %.2f: R@1 %.3f R@5 %.3f R@10 %.3f", w, rep.Recall[1], rep.Recall[5], rep.Recall[10])
-		}
-	}
+	})
 }
 
 // words is an experiment: a text's vector is the mean of its words'
@@ -340,35 +349,16 @@ func TestGlossWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	ug, err := gloss.New(d, u, gloss.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	W := &words{d: d, u: &memo{Embedder: u, m: map[string][]float32{}}}
 	UG := &memo{Embedder: ug, m: map[string][]float32{}}
-	for _, c := range []struct {
-		name  string
-		parts []embed.Embedder
-		w     []float64
-	}{
+	logViews(t, s, []view{
 		{"W", []embed.Embedder{W}, []float64{1}},
 		{"W .5 + UG .5", []embed.Embedder{W, UG}, []float64{0.5, 0.5}},
-	} {
-		e := &concat{parts: c.parts, w: c.w}
-		dense, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeDense, Embedder: e})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: dense R@1 %.3f R@5 %.3f R@10 %.3f", c.name, dense.Recall[1], dense.Recall[5], dense.Recall[10])
-		for _, w := range []float64{0.2, 0.35, 0.5} {
-			rep, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeLazy, Embedder: e, DenseWeight: w, Candidates: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("  lazy, dense weight %.2f: R@1 %.3f R@5 %.3f R@10 %.3f", w, rep.Recall[1], rep.Recall[5], rep.Recall[10])
-		}
-	}
+	})
 }
 
 // byShare logs each report's first-evidence rank by what a question
