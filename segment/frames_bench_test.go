@@ -121,7 +121,7 @@ func BenchmarkSealBody(b *testing.B) {
 				if layout == "columns" {
 					dst, err = c.appendSegment(dst[:0], segmentVersionColumns, 100, segs[k])
 				} else {
-					dst, err = c.appendFramed(dst[:0], 100, segs[k], texts[k])
+					dst, err = c.appendFramed(dst[:0], segmentVersionFrames, 100, segs[k], texts[k])
 				}
 				if err != nil {
 					b.Fatal(err)
