@@ -375,10 +375,10 @@ func parseColumns(first uint64, count int, body []byte, names *nameTable) (*deco
 type colCursor struct {
 	cols  [nCols]colReader
 	names *nameTable // a version-4 head's: agents, sessions and roles are name ids
-	del  []byte
-	sc   *colScratch
-	t    int64  // the previous live record's time
-	text uint64 // where the next live record's text starts in the texts
+	del   []byte
+	sc    *colScratch
+	t     int64  // the previous live record's time
+	text  uint64 // where the next live record's text starts in the texts
 }
 
 // colRecord is one record's fields as next decoded them; the metadata
