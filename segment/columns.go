@@ -90,6 +90,7 @@ type colEncoder struct {
 	names      *nameTable
 	pending    []pendingName
 	pendingIDs map[string]uint64
+	lastSess   []uint64 // per agent (its index in tables[0]): 1 + its last session's index in tables[1], 0 none
 }
 
 // encode appends the columnar body of payloads (nil = deleted) to dst;
@@ -110,6 +111,7 @@ func (e *colEncoder) encode(dst []byte, payloads [][]byte) ([]byte, bool) {
 		e.pendingIDs = map[string]uint64{}
 	}
 	clear(e.pendingIDs)
+	e.lastSess = e.lastSess[:0]
 	del := e.cols[colDeleted]
 	for range (len(payloads) + 7) / 8 {
 		del = append(del, 0)
@@ -153,9 +155,7 @@ func (e *colEncoder) record(p []byte, prev int64) (t int64, ok bool) {
 	t = int64(binary.LittleEndian.Uint64(tb))
 	e.cols[colTimes] = binary.AppendVarint(e.cols[colTimes], t-prev)
 	if e.names != nil {
-		e.nameRef(colAgents, 0, r.str())
-		e.nameRef(colSessions, 1, r.str())
-		e.nameRef(colRoles, 2, r.str())
+		e.namesOf(r.str(), r.str(), r.str())
 	} else {
 		e.ref(colAgents, 0, r.str())
 		e.ref(colSessions, 1, r.str())
@@ -438,9 +438,7 @@ func (c *colCursor) next(r *colRecord) error {
 	c.t += cols[colTimes].varint("time")
 	r.t = c.t
 	if c.names != nil {
-		r.agent = cols[colAgents].nameRef(c.names, &sc.nAgents, "agent")
-		r.session = cols[colSessions].nameRef(c.names, &sc.nSessions, "session")
-		r.role = cols[colRoles].nameRef(c.names, &sc.nRoles, "role")
+		c.namesOf(r)
 	} else {
 		r.agent = cols[colAgents].at(cols[colAgents].ref(&sc.agents, "agent"))
 		r.session = cols[colSessions].at(cols[colSessions].ref(&sc.sessions, "session"))
@@ -524,6 +522,7 @@ type colScratch struct {
 	agents, sessions, roles, meta, keys, vals []span
 	nvs                                       []uint64
 	nAgents, nSessions, nRoles                [][]byte // a version-4 head's names
+	lastSess                                  []int    // per agent (its index in nAgents): its last session's index in nSessions, -1 none
 }
 
 func (s *colScratch) reset() {
@@ -533,6 +532,7 @@ func (s *colScratch) reset() {
 	clear(s.nSessions[:cap(s.nSessions)])
 	clear(s.nRoles[:cap(s.nRoles)])
 	s.nAgents, s.nSessions, s.nRoles = s.nAgents[:0], s.nSessions[:0], s.nRoles[:0]
+	s.lastSess = s.lastSess[:0]
 }
 
 // cursorPool holds cursors with their scratch: a cold read opens one per

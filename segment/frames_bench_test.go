@@ -13,22 +13,26 @@ import (
 // through GetMany with a log cache too small to keep anything (1 byte):
 // every read is a cold candidate's (the OS page cache and Pebble's block
 // cache are warm). layout=columns is segment version 2 (the whole
-// segment decompressed and rebuilt), framed version 3 (its head and the
-// text frame holding the record), framed-nodict without the log's
-// dictionary.
+// segment decompressed and rebuilt), framed version 4 (its head, whose
+// names are ids in the log's table, and the text frame holding the
+// record), framed-v3 version 3 (names in the head), framed-nodict
+// version 4 without the log's dictionary.
 //
 //	go test ./segment -run XXX -bench ColdRead
 func BenchmarkColdRead(b *testing.B) {
 	payloads := workloadPayloads(20000)
-	for _, layout := range []string{"columns", "framed", "framed-nodict"} {
+	for _, layout := range []string{"columns", "framed", "framed-v3", "framed-nodict"} {
 		b.Run("layout="+layout, func(b *testing.B) {
 			l, err := Open(b.TempDir(), Options{CacheBytes: 1, DisableBackgroundSeal: true, DisableDictionary: layout == "framed-nodict"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
-			if layout == "columns" {
+			switch layout {
+			case "columns":
 				l.columnsVersion = segmentVersionColumns
+			case "framed-v3":
+				l.columnsVersion = segmentVersionFrames
 			}
 			for lo := 0; lo < len(payloads); lo += 1000 {
 				if _, err := l.AppendBatch(ctx, payloads[lo:lo+1000]); err != nil {

@@ -210,9 +210,13 @@ func (c *compressor) namesUsed(first uint64, v []byte, used map[uint64]bool) err
 	}
 	defer cur.release()
 	for _, col := range []int{colAgents, colSessions, colRoles} {
+		base := uint64(0)
+		if col == colSessions {
+			base = 1 // 0: the agent's previous session
+		}
 		cr := &cur.cols[col]
 		for cr.off < len(cr.b) && cr.err == nil {
-			if cr.uvarint("name reference") == 0 {
+			if cr.uvarint("name reference") == base {
 				used[cr.uvarint("name id")] = true
 			}
 		}
@@ -223,17 +227,20 @@ func (c *compressor) namesUsed(first uint64, v []byte, used map[uint64]bool) err
 	return nil
 }
 
-// nameRef appends to column c a reference to name s (version 4): the
-// segment's own table of name ids, as ref's of strings, with a new
-// entry written as 0 and the name's id in the log's table. Names the log
-// does not have yet are pending until the seal commits.
-func (e *colEncoder) nameRef(c, k int, s []byte) {
+// nameRef appends to column c a reference to name s (version 4) and
+// returns its index in the segment's table k of names: codes below base
+// are the column's own (the sessions column's 0: the session of the
+// agent's previous record), base is a new entry (followed by the name's
+// id in the log's table), base+1+i is entry i. Names the log does not
+// have yet are pending until the seal commits.
+func (e *colEncoder) nameRef(c, k int, s []byte, base uint64) uint64 {
 	col := e.cols[c]
 	if i, ok := e.tables[k][string(s)]; ok {
-		e.cols[c] = binary.AppendUvarint(col, i+1)
-		return
+		e.cols[c] = binary.AppendUvarint(col, base+1+i)
+		return i
 	}
-	e.tables[k][string(s)] = uint64(len(e.tables[k]))
+	i := uint64(len(e.tables[k]))
+	e.tables[k][string(s)] = i
 	id, ok := e.names.ids[string(s)]
 	if !ok {
 		if id, ok = e.pendingIDs[string(s)]; !ok {
@@ -242,33 +249,78 @@ func (e *colEncoder) nameRef(c, k int, s []byte) {
 			e.pendingIDs[string(s)] = id
 		}
 	}
-	col = binary.AppendUvarint(col, 0)
+	col = binary.AppendUvarint(col, base)
 	e.cols[c] = binary.AppendUvarint(col, id)
+	return i
 }
 
-// nameRef reads a reference of a version-4 head's column into table (the
-// segment's names so far) and returns the name.
-func (c *colReader) nameRef(names *nameTable, table *[][]byte, what string) []byte {
+// names appends the agent, session and role of a record to a version-4
+// head's columns. A session that is the one of the agent's previous
+// record in the segment is the code 0 (agents keep a session for many
+// records while others interleave: on the Zipf corpus most records).
+func (e *colEncoder) namesOf(agent, session, role []byte) {
+	a := e.nameRef(colAgents, 0, agent, 0)
+	for uint64(len(e.lastSess)) <= a {
+		e.lastSess = append(e.lastSess, 0)
+	}
+	if si, ok := e.tables[1][string(session)]; ok && e.lastSess[a] == si+1 {
+		e.cols[colSessions] = binary.AppendUvarint(e.cols[colSessions], 0)
+	} else {
+		e.lastSess[a] = e.nameRef(colSessions, 1, session, 1) + 1
+	}
+	e.nameRef(colRoles, 2, role, 0)
+}
+
+// nameRef reads a reference of a version-4 head's column (codes as the
+// encoder's nameRef writes them; codes below base are the caller's) into
+// table, the segment's names so far, and returns the name and its index
+// in table.
+func (c *colReader) nameRef(names *nameTable, table *[][]byte, what string, base uint64) ([]byte, int) {
 	k := c.uvarint(what)
 	if c.err != nil {
-		return nil
+		return nil, 0
 	}
-	if k == 0 {
+	if k == base {
 		id := c.uvarint(what)
 		if c.err != nil {
-			return nil
+			return nil, 0
 		}
 		s, ok := names.get(id)
 		if !ok {
 			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
-			return nil
+			return nil, 0
 		}
 		*table = append(*table, s)
-		return s
+		return s, len(*table) - 1
 	}
-	if k > uint64(len(*table)) {
+	if k < base || k-base > uint64(len(*table)) {
 		c.fail(what)
-		return nil
+		return nil, 0
 	}
-	return (*table)[k-1]
+	return (*table)[k-base-1], int(k - base - 1)
+}
+
+// namesOf reads a record's agent, session and role from a version-4
+// head.
+func (c *colCursor) namesOf(r *colRecord) {
+	cols, sc := &c.cols, c.sc
+	var a int
+	r.agent, a = cols[colAgents].nameRef(c.names, &sc.nAgents, "agent", 0)
+	for len(sc.lastSess) <= a {
+		sc.lastSess = append(sc.lastSess, -1)
+	}
+	sess := &cols[colSessions]
+	if sess.err == nil && sess.off < len(sess.b) && sess.b[sess.off] == 0 {
+		sess.off++
+		if sc.lastSess[a] < 0 {
+			sess.fail("session: the agent has no previous session")
+		} else {
+			r.session = sc.nSessions[sc.lastSess[a]]
+		}
+	} else {
+		var si int
+		r.session, si = sess.nameRef(c.names, &sc.nSessions, "session", 1)
+		sc.lastSess[a] = si
+	}
+	r.role, _ = cols[colRoles].nameRef(c.names, &sc.nRoles, "role", 0)
 }
