@@ -28,6 +28,9 @@ func TestColumnBytesDiag(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	if err := l.Seal(); err != nil { // what a load left in the tail
+		t.Fatal(err)
+	}
 	enc3, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	enc1, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	names := []string{"deleted", "times", "agents", "sessions", "roles", "meta", "text_lens"}
