@@ -49,6 +49,15 @@ const (
 	segmentVersionColumns = 2 // columns (above)
 )
 
+// segmentVersionNames is the first byte of a framed segment value (as
+// version 3, frames.go) whose head refers to agents, sessions and roles
+// by their id in the log's name table (names.go). Stored on disk: never
+// change.
+const segmentVersionNames = 4
+
+// isFramed reports whether a value of version v is framed (frames.go).
+func isFramed(v byte) bool { return v == segmentVersionFrames || v == segmentVersionNames }
+
 const (
 	colDeleted = iota
 	colTimes
@@ -75,6 +84,13 @@ const recordVersion = 1
 type colEncoder struct {
 	cols   [nCols][]byte
 	tables [4]map[string]uint64 // agents, sessions, roles, meta
+	// names, when set, is the log's name table: agents, sessions and
+	// roles are then references into it (version 4); pending are the
+	// names the body uses that the table does not hold yet.
+	names      *nameTable
+	pending    []pendingName
+	pendingIDs map[string]uint64
+	lastSess   []uint64 // per agent (its index in tables[0]): 1 + its last session's index in tables[1], 0 none
 }
 
 // encode appends the columnar body of payloads (nil = deleted) to dst;
@@ -90,6 +106,12 @@ func (e *colEncoder) encode(dst []byte, payloads [][]byte) ([]byte, bool) {
 		}
 		clear(e.tables[i])
 	}
+	e.pending = e.pending[:0]
+	if e.pendingIDs == nil {
+		e.pendingIDs = map[string]uint64{}
+	}
+	clear(e.pendingIDs)
+	e.lastSess = e.lastSess[:0]
 	del := e.cols[colDeleted]
 	for range (len(payloads) + 7) / 8 {
 		del = append(del, 0)
@@ -132,9 +154,13 @@ func (e *colEncoder) record(p []byte, prev int64) (t int64, ok bool) {
 	}
 	t = int64(binary.LittleEndian.Uint64(tb))
 	e.cols[colTimes] = binary.AppendVarint(e.cols[colTimes], t-prev)
-	e.ref(colAgents, 0, r.str())
-	e.ref(colSessions, 1, r.str())
-	e.ref(colRoles, 2, r.str())
+	if e.names != nil {
+		e.namesOf(r.str(), r.str(), r.str())
+	} else {
+		e.ref(colAgents, 0, r.str())
+		e.ref(colSessions, 1, r.str())
+		e.ref(colRoles, 2, r.str())
+	}
 	nm := r.uvarint()
 	e.cols[colMeta] = binary.AppendUvarint(e.cols[colMeta], nm)
 	for i := uint64(0); i < nm && r.ok; i++ {
@@ -302,13 +328,16 @@ func (c *colReader) ref(table *[]span, what string) span {
 
 func (c *colReader) at(s span) []byte { return c.b[s.off:s.end] }
 
-// parseColumns rebuilds the records of a columnar body (version 2). The
-// result owns a new buffer: body is not referenced.
-func parseColumns(first uint64, count int, body []byte) (*decoded, error) {
+// parseColumns rebuilds the records of a columnar body (version 2, or a
+// framed value's head and texts; names is the log's name table for a
+// version-4 head, else nil). The result owns a new buffer: body is not
+// referenced.
+func parseColumns(first uint64, count int, body []byte, names *nameTable) (*decoded, error) {
 	cur, err := openCursor(body, count)
 	if err != nil {
 		return nil, err
 	}
+	cur.names = names
 	defer cur.release()
 	texts := cur.cols[colTexts].b
 	d := &decoded{first: first, offs: make([]uint32, count+1), dead: make([]bool, count)}
@@ -344,11 +373,12 @@ func parseColumns(first uint64, count int, body []byte) (*decoded, error) {
 // decodes a live record's fields, appendRecord rebuilds it around its
 // text, which the caller finds (in the body, or in a text frame).
 type colCursor struct {
-	cols [nCols]colReader
-	del  []byte
-	sc   *colScratch
-	t    int64  // the previous live record's time
-	text uint64 // where the next live record's text starts in the texts
+	cols  [nCols]colReader
+	names *nameTable // a version-4 head's: agents, sessions and roles are name ids
+	del   []byte
+	sc    *colScratch
+	t     int64  // the previous live record's time
+	text  uint64 // where the next live record's text starts in the texts
 }
 
 // colRecord is one record's fields as next decoded them; the metadata
@@ -407,9 +437,13 @@ func (c *colCursor) next(r *colRecord) error {
 	cols, sc := &c.cols, c.sc
 	c.t += cols[colTimes].varint("time")
 	r.t = c.t
-	r.agent = cols[colAgents].at(cols[colAgents].ref(&sc.agents, "agent"))
-	r.session = cols[colSessions].at(cols[colSessions].ref(&sc.sessions, "session"))
-	r.role = cols[colRoles].at(cols[colRoles].ref(&sc.roles, "role"))
+	if c.names != nil {
+		c.namesOf(r)
+	} else {
+		r.agent = cols[colAgents].at(cols[colAgents].ref(&sc.agents, "agent"))
+		r.session = cols[colSessions].at(cols[colSessions].ref(&sc.sessions, "session"))
+		r.role = cols[colRoles].at(cols[colRoles].ref(&sc.roles, "role"))
+	}
 	mc := &cols[colMeta]
 	nm := mc.uvarint("meta count")
 	// The record's metadata: keys[f] has nvs[f] values, vals flat.
@@ -487,11 +521,18 @@ func (c *colCursor) finish(textsLen uint64) error {
 type colScratch struct {
 	agents, sessions, roles, meta, keys, vals []span
 	nvs                                       []uint64
+	nAgents, nSessions, nRoles                [][]byte // a version-4 head's names
+	lastSess                                  []int    // per agent (its index in nAgents): its last session's index in nSessions, -1 none
 }
 
 func (s *colScratch) reset() {
 	s.agents, s.sessions, s.roles, s.meta = s.agents[:0], s.sessions[:0], s.roles[:0], s.meta[:0]
 	s.keys, s.vals, s.nvs = s.keys[:0], s.vals[:0], s.nvs[:0]
+	clear(s.nAgents[:cap(s.nAgents)])
+	clear(s.nSessions[:cap(s.nSessions)])
+	clear(s.nRoles[:cap(s.nRoles)])
+	s.nAgents, s.nSessions, s.nRoles = s.nAgents[:0], s.nSessions[:0], s.nRoles[:0]
+	s.lastSess = s.lastSess[:0]
 }
 
 // cursorPool holds cursors with their scratch: a cold read opens one per

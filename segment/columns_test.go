@@ -51,7 +51,7 @@ func decodeColumns(t testing.TB, payloads [][]byte) *decoded {
 	if !ok {
 		t.Fatal("encode refused engine records")
 	}
-	d, err := parseColumns(100, len(payloads), body)
+	d, err := parseColumns(100, len(payloads), body, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestColumnsBytes(t *testing.T) {
 // reopen; a segment with one payload that is not a record is stored as
 // rows, and a log opened with DisableColumns stores rows only.
 func TestLogColumns(t *testing.T) {
-	for _, version := range []byte{segmentVersionFrames, segmentVersionColumns, segmentVersionRows} {
+	for _, version := range []byte{segmentVersionNames, segmentVersionFrames, segmentVersionColumns, segmentVersionRows} {
 		disable := version == segmentVersionRows
 		fs := vfs.NewMem()
 		opts := Options{SegmentRecords: 64, DisableBackgroundSeal: true, DisableColumns: disable}
@@ -244,7 +244,7 @@ func FuzzParseColumns(f *testing.F) {
 		if count == 0 {
 			return
 		}
-		d, err := parseColumns(1, int(count), body)
+		d, err := parseColumns(1, int(count), body, nil)
 		if err != nil {
 			return
 		}
@@ -259,7 +259,7 @@ func FuzzParseColumns(f *testing.F) {
 		if !ok {
 			return // e.g. a rebuilt length that is not a record's
 		}
-		d2, err := parseColumns(1, int(count), again)
+		d2, err := parseColumns(1, int(count), again, nil)
 		if err != nil {
 			t.Fatalf("re-encoded body fails: %v", err)
 		}
@@ -294,7 +294,7 @@ func BenchmarkParseBody(b *testing.B) {
 				if layout == "rows" {
 					_, err = parseBody(1, len(payloads), body)
 				} else {
-					_, err = parseColumns(1, len(payloads), body)
+					_, err = parseColumns(1, len(payloads), body, nil)
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -26,6 +26,7 @@ type compressor struct {
 	dicts   atomic.Pointer[dictSet] // the log's dictionaries (dict.go); nil: none
 	dictMu  sync.Mutex              // serialises addDict
 	oldDecs []*zstd.Decoder         // decoders of earlier dictSets, closed with c
+	names   *nameTable              // the log's names (names.go); version-4 heads refer to them
 }
 
 func newCompressor(algo Compression, level int) (*compressor, error) {
@@ -143,7 +144,7 @@ func (c *compressor) openSegment(first uint64, v []byte, alias bool) (*decoded, 
 	if len(v) < 2+2+4 {
 		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes is shorter than its header", ErrFormat, len(v)))
 	}
-	if v[0] == segmentVersionFrames {
+	if isFramed(v[0]) {
 		return c.openFramed(first, v)
 	}
 	end := len(v) - 4
@@ -210,7 +211,7 @@ func (c *compressor) openSegment(first uint64, v []byte, alias bool) (*decoded, 
 	}
 	var d *decoded
 	if columns {
-		d, err = parseColumns(first, int(count), body)
+		d, err = parseColumns(first, int(count), body, nil)
 	} else {
 		d, err = parseBody(first, int(count), body)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/lazymem/lazymem/codec"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ func crashRound(t *testing.T, seed uint64) {
 	fs := vfs.NewCrashableMem()
 	opts := Options{SegmentRecords: 16 + rng.IntN(48), SegmentBytes: 4 << 10}
 	l := openMem(t, fs, opts)
+	records := seed/2%2 == 1 // payloads are engine records (framed segments with names), or raw bytes (rows)
 
 	var (
 		mu        sync.Mutex
@@ -56,6 +58,13 @@ func crashRound(t *testing.T, seed uint64) {
 				for j := range batch {
 					p := fmt.Appendf(nil, "w%d-%d-%d:", w, i, j)
 					p = append(p, bytes.Repeat([]byte{byte('a' + r.IntN(26))}, r.IntN(300))...)
+					if records {
+						// An engine record: framed segments whose new
+						// agents and sessions enter the name table in
+						// the seal's batch.
+						p = codec.AppendRecord(nil, &codec.Record{Time: int64(i), Agent: fmt.Sprintf("agent-%d", w),
+							Session: fmt.Sprintf("session-%d-%d", w, i/8), Role: "user", Text: string(p)})
+					}
 					attempted.Store(string(p), true)
 					batch[j] = p
 				}

@@ -118,6 +118,15 @@ func (l *Log) Compact(ctx context.Context) error {
 			return err
 		}
 	}
+	if len(todo) > 0 || l.namesStale {
+		// The rewritten (or dropped) segments may have held the last
+		// references to names: those leave the table now, before the
+		// flush and compaction below rewrite the files.
+		if err := l.gcNames(); err != nil {
+			l.sealMu.Unlock()
+			return err
+		}
+	}
 	l.sealMu.Unlock()
 	db, err := l.rdb()
 	if err != nil {
@@ -198,6 +207,7 @@ func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
 	}
 	l.deleted.RemoveRange(0, end)
 	l.segMu.Unlock()
+	l.namesStale = true // the next Compact drops the names only they used
 	l.droppedRecords.Add(uint64(records))
 	return records, nil
 }
@@ -335,6 +345,7 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 		}
 		payloads[k] = p
 	}
+	l.namesStale = true // the repaired segment's lost records may have held the last use of a name
 	if _, err := l.writeSegment(m.first, payloads, clear); err != nil {
 		return 0, err
 	}

@@ -30,6 +30,7 @@
 //	'x' first:8             count | raw | stored | dead   (uvarints)     segment summary
 //	'd' id:8                (empty)                                      tombstone of a sealed record
 //	'y' id:8                zstd dictionary | crc32c                     the log's dictionary (dict.go)
+//	'n' id:8                name | crc32c                                agent, session or role (names.go)
 //	"mnext"                 next id:8 BE                                 written with every append group
 //	"msealed"               sealed boundary:8 BE                         written with every seal
 //
@@ -59,8 +60,11 @@
 // head (every column but the texts) and its texts in 4 KiB frames, each
 // compressed and checksummed on its own, with the log's zstd dictionary
 // (frames.go, dict.go); GetMany decompresses only the head and the frames
-// its records lie in, and a damaged frame loses only its records. Readers
-// take all three versions.
+// its records lie in, and a damaged frame loses only its records. Version
+// 4 (what the sealer writes now): version 3 whose head refers to agents,
+// sessions and roles by their id in the log's name table, each name
+// stored once in the log (names.go); Compact deletes the names no segment
+// uses any more. Readers take all four versions.
 //
 // # Deletion and retention
 //

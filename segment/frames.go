@@ -62,6 +62,7 @@ type frameSpan struct {
 type framedValue struct {
 	first  uint64
 	v      []byte
+	names  bool // version 4: the head's names are ids in the log's table
 	algo   Compression
 	count  int
 	dict   uint32
@@ -74,9 +75,10 @@ func frameCRC(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// appendFramed appends the version-3 value of a columnar body (body, whose
-// last textsLen bytes are its texts column) holding count records.
-func (c *compressor) appendFramed(dst []byte, count int, body []byte, textsLen int) ([]byte, error) {
+// appendFramed appends the framed value (version 3, or 4 for a head
+// whose names are ids in the log's table) of a columnar body (body,
+// whose last textsLen bytes are its texts column) holding count records.
+func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int) ([]byte, error) {
 	head, texts := body[:len(body)-textsLen], body[len(body)-textsLen:]
 	n := (len(texts) + frameBytes - 1) / frameBytes
 	dict := c.encDict()
@@ -101,7 +103,7 @@ func (c *compressor) appendFramed(dst []byte, count int, body []byte, textsLen i
 	}
 	headZ := slices.Clone(scratch[hs:])
 	dst = scratch[:start]
-	dst = append(dst, segmentVersionFrames, byte(c.algo))
+	dst = append(dst, version, byte(c.algo))
 	dst = binary.AppendUvarint(dst, uint64(count))
 	dst = binary.AppendUvarint(dst, uint64(dict.id()))
 	dst = binary.AppendUvarint(dst, uint64(n))
@@ -134,6 +136,7 @@ func parseFramed(first uint64, v []byte) (*framedValue, error) {
 		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes", ErrFormat, len(v)))
 	}
 	f.algo = Compression(v[1])
+	f.names = v[0] == segmentVersionNames
 	off := 2
 	uv := func(what string, max uint64) (int, error) {
 		x, n := binary.Uvarint(v[off:])
@@ -197,6 +200,18 @@ func parseFramed(first uint64, v []byte) (*framedValue, error) {
 	return f, nil
 }
 
+// headNames returns the name table f's head refers to: nil for a
+// version-3 value, the log's for version 4.
+func (c *compressor) headNames(f *framedValue) (*nameTable, error) {
+	if !f.names {
+		return nil, nil
+	}
+	if c.names == nil {
+		return nil, &CorruptionError{Segment: f.first, Err: fmt.Errorf("%w: framed segment refers to a name table, none is open", ErrFormat)}
+	}
+	return c.names, nil
+}
+
 // frame checks and decompresses text frame k, appending it to dst.
 func (c *compressor) frame(f *framedValue, k int, dst []byte) ([]byte, error) {
 	s := f.frames[k]
@@ -253,7 +268,11 @@ func (c *compressor) openFramed(first uint64, v []byte) (*decoded, error) {
 			return nil, err
 		}
 	}
-	d, err := parseColumns(first, f.count, body)
+	names, err := c.headNames(f)
+	if err != nil {
+		return nil, err
+	}
+	d, err := parseColumns(first, f.count, body, names)
 	if err != nil {
 		return nil, &CorruptionError{Segment: first, Offset: int64(f.head.off), Err: err}
 	}
@@ -285,11 +304,16 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 	bad := func(err error) error {
 		return &CorruptionError{Segment: first, Offset: int64(f.head.off), Err: err}
 	}
+	names, err := c.headNames(f)
+	if err != nil {
+		return err
+	}
 	cur, err := openCursor(head, f.count)
 	if err != nil {
 		return bad(err)
 	}
 	defer cur.release()
+	cur.names = names
 	if len(cur.cols[colTexts].b) != 0 {
 		return bad(fmt.Errorf("%w: framed segment: head holds %d bytes of texts", ErrFormat, len(cur.cols[colTexts].b)))
 	}

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -13,22 +14,26 @@ import (
 // through GetMany with a log cache too small to keep anything (1 byte):
 // every read is a cold candidate's (the OS page cache and Pebble's block
 // cache are warm). layout=columns is segment version 2 (the whole
-// segment decompressed and rebuilt), framed version 3 (its head and the
-// text frame holding the record), framed-nodict without the log's
-// dictionary.
+// segment decompressed and rebuilt), framed version 4 (its head, whose
+// names are ids in the log's table, and the text frame holding the
+// record), framed-v3 version 3 (names in the head), framed-nodict
+// version 4 without the log's dictionary.
 //
 //	go test ./segment -run XXX -bench ColdRead
 func BenchmarkColdRead(b *testing.B) {
 	payloads := workloadPayloads(20000)
-	for _, layout := range []string{"columns", "framed", "framed-nodict"} {
+	for _, layout := range []string{"columns", "framed", "framed-v3", "framed-nodict"} {
 		b.Run("layout="+layout, func(b *testing.B) {
 			l, err := Open(b.TempDir(), Options{CacheBytes: 1, DisableBackgroundSeal: true, DisableDictionary: layout == "framed-nodict"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
-			if layout == "columns" {
+			switch layout {
+			case "columns":
 				l.columnsVersion = segmentVersionColumns
+			case "framed-v3":
+				l.columnsVersion = segmentVersionFrames
 			}
 			for lo := 0; lo < len(payloads); lo += 1000 {
 				if _, err := l.AppendBatch(ctx, payloads[lo:lo+1000]); err != nil {
@@ -121,7 +126,7 @@ func BenchmarkSealBody(b *testing.B) {
 				if layout == "columns" {
 					dst, err = c.appendSegment(dst[:0], segmentVersionColumns, 100, segs[k])
 				} else {
-					dst, err = c.appendFramed(dst[:0], 100, segs[k], texts[k])
+					dst, err = c.appendFramed(dst[:0], segmentVersionFrames, 100, segs[k], texts[k])
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -155,4 +160,51 @@ func workloadPayloads(n int) [][]byte {
 		payloads = append(payloads, codec.AppendRecord(nil, &cr))
 	}
 	return payloads
+}
+
+// BenchmarkReadFramed reads one record (the last of its segment: the
+// whole head walked) of a 32 KiB segment of workload records from its
+// stored value, no Pebble, no cache: version 3 (names in the head) and
+// version 4 (names as ids in the log's table), side by side.
+//
+//	go test ./segment -run XXX -bench ReadFramed
+func BenchmarkReadFramed(b *testing.B) {
+	payloads := workloadPayloads(2000)
+	n, size := 0, 0
+	for n < len(payloads) && size < 32<<10 {
+		size += len(payloads[n])
+		n++
+	}
+	for _, version := range []byte{segmentVersionFrames, segmentVersionNames} {
+		b.Run(fmt.Sprintf("version=%d", version), func(b *testing.B) {
+			c, err := newCompressor(CompressionZstd, 3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.close()
+			c.names = newNameTable()
+			e := colEncoder{}
+			if version == segmentVersionNames {
+				e.names = c.names
+			}
+			body, ok := e.encode(nil, payloads[:n])
+			if !ok {
+				b.Fatal("not records")
+			}
+			c.names.add(e.pending)
+			v, err := c.appendFramed(nil, version, n, body, len(e.cols[colTexts]))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids := []uint64{uint64(n)}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := c.readFramed(1, v, uint32(n), ids, func(uint64, []byte, bool, error) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(v)), "stored-B")
+		})
+	}
 }

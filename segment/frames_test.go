@@ -87,7 +87,7 @@ func TestFramedReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v[0] != segmentVersionFrames {
+		if v[0] != segmentVersionNames {
 			t.Fatalf("segment %d: version %d", m.first, v[0])
 		}
 		f, err := parseFramed(m.first, v)
@@ -356,7 +356,7 @@ func FuzzFramed(f *testing.F) {
 		var e colEncoder
 		body, _ := e.encode(nil, payloads)
 		texts := e.cols[colTexts]
-		v, err := c.appendFramed(nil, n, body, len(texts))
+		v, err := c.appendFramed(nil, segmentVersionFrames, n, body, len(texts))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -385,7 +385,7 @@ func FuzzFramed(f *testing.F) {
 		}
 		if count > 0 {
 			body := append(bytes.Clone(head), texts...)
-			if v, err := c.appendFramed(nil, int(count), body, len(texts)); err == nil {
+			if v, err := c.appendFramed(nil, segmentVersionFrames, int(count), body, len(texts)); err == nil {
 				readAll(v, int(count))
 			}
 		}

@@ -37,6 +37,8 @@ type Log struct {
 	opts Options
 	db   *pebble.DB
 	comp *compressor
+	// names is the log's name table (names.go), shared with comp.
+	names *nameTable
 	// cache holds decompressed segments and records GetMany read.
 	cache *segCache
 
@@ -69,11 +71,12 @@ type Log struct {
 	sealVal      []byte
 	sealCols     colEncoder
 	// columnsVersion is the version a columnar segment is written as:
-	// segmentVersionFrames; tests set segmentVersionColumns to write the
-	// earlier layout. The dictionary's sample and state (dict.go), under
+	// segmentVersionNames; tests set segmentVersionColumns or
+	// segmentVersionFrames to write an earlier layout. The dictionary's sample and state (dict.go), under
 	// sealMu: dictDone once built (or found at Open, or failed), dictStored
 	// once a commit holding it succeeded (or it was found at Open).
 	columnsVersion       byte
+	namesStale           bool // segments were dropped or repaired since the last gcNames (under sealMu)
 	dictSample           []byte
 	dictDone, dictStored bool
 	// tail mirrors the newest tail records in memory for sealing (guarded
@@ -141,13 +144,15 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	comp.names = newNameTable()
 	l := &Log{
 		dir:   dir,
 		opts:  opts,
 		comp:  comp,
+		names: comp.names,
 		cache: newSegCache(opts.CacheBytes),
 
-		columnsVersion: segmentVersionFrames,
+		columnsVersion: segmentVersionNames,
 		deleted:        roaring64.New(),
 		sealCh:         make(chan struct{}, 1),
 		stopCh:         make(chan struct{}),
@@ -378,6 +383,9 @@ func (l *Log) recover() error {
 			continue
 		}
 		l.dictDone, l.dictStored = true, true
+	}
+	if err := l.loadNames(it); err != nil {
+		return err
 	}
 	// Tombstones of sealed records awaiting compaction.
 	for ok := it.SeekGE([]byte{prefixDeleted}); ok && it.Key()[0] == prefixDeleted; ok = it.Next() {

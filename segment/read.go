@@ -169,6 +169,10 @@ func value(db *pebble.DB, m segMeta) ([]byte, io.Closer, error) {
 }
 
 func (l *Log) readLocked(db *pebble.DB, m segMeta, alias bool) (*decoded, io.Closer, error) {
+	// The value and its decoding under one hold of the names' readers
+	// lock: a compaction's gcNames does not remove a name meanwhile.
+	l.names.readers.RLock()
+	defer l.names.readers.RUnlock()
 	v, closer, err := value(db, m)
 	if err != nil {
 		return nil, nil, err
@@ -390,6 +394,8 @@ func (l *Log) readPart(m segMeta, run []uint64, dead []bool, epoch uint64, fn fu
 		return err
 	}
 	defer l.dbMu.RUnlock()
+	l.names.readers.RLock() // see readLocked
+	defer l.names.readers.RUnlock()
 	v, closer, err := value(db, m)
 	if errors.Is(err, errSegmentGone) {
 		return nil // dropped meanwhile: its records are gone
@@ -398,7 +404,7 @@ func (l *Log) readPart(m segMeta, run []uint64, dead []bool, epoch uint64, fn fu
 		return l.counted(err)
 	}
 	defer closer.Close()
-	if len(v) > 0 && v[0] == segmentVersionFrames {
+	if len(v) > 0 && isFramed(v[0]) {
 		ids := make([]uint64, 0, len(run))
 		for k, id := range run {
 			if !dead[k] && (len(ids) == 0 || ids[len(ids)-1] != id) && id >= m.first && id < m.end() {

@@ -226,6 +226,10 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	var body []byte
 	ok := false
 	if !l.opts.DisableColumns {
+		l.sealCols.names = nil
+		if l.columnsVersion == segmentVersionNames {
+			l.sealCols.names = l.names
+		}
 		body, ok = l.sealCols.encode(l.sealBody[:0], payloads)
 	}
 	var val []byte
@@ -239,7 +243,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	default:
 		texts := l.sealCols.cols[colTexts]
 		l.sampleDict(texts)
-		val, err = l.comp.appendFramed(l.sealVal[:0], n, body, len(texts))
+		val, err = l.comp.appendFramed(l.sealVal[:0], l.columnsVersion, n, body, len(texts))
 	}
 	l.sealBody = body
 	if err != nil {
@@ -273,6 +277,16 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	for _, id := range clearTombstones {
 		if err := b.Delete(makeKey(prefixDeleted, id), nil); err != nil {
 			return m, err
+		}
+	}
+	var names []pendingName
+	if ok && l.sealCols.names != nil {
+		// The names the segment is the first to use, in its batch.
+		names = l.sealCols.pending
+		for _, nm := range names {
+			if err := b.Set(makeKey(prefixName, nm.id), nameValue(nm.s), nil); err != nil {
+				return m, err
+			}
 		}
 	}
 	dict := l.comp.encDict()
@@ -309,6 +323,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	if dict != nil {
 		l.dictStored = true
 	}
+	l.names.add(names)
 	l.cache.invalidate(first)
 	i := searchSegs(l.segs, first)
 	if i < len(l.segs) && l.segs[i].first == first {

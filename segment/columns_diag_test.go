@@ -1,0 +1,167 @@
+//go:build diag
+
+// Where a log's bytes go, column by column:
+//
+//	LAZYMEM_LOG_DIR=/path/to/store/log go test -tags diag ./segment -run TestColumnBytesDiag -v
+
+package segment
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// TestColumnBytesDiag opens the log in LAZYMEM_LOG_DIR and, over its
+// framed segments, sums each head column's raw bytes and its bytes
+// compressed alone (zstd level 3 and fastest, no dictionary), the stored
+// heads and the stored text frames, and prints them over the texts' bytes.
+func TestColumnBytesDiag(t *testing.T) {
+	dir := os.Getenv("LAZYMEM_LOG_DIR")
+	if dir == "" {
+		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
+	}
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Seal(); err != nil { // what a load left in the tail
+		t.Fatal(err)
+	}
+	enc3, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	enc1, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	names := []string{"deleted", "times", "agents", "sessions", "roles", "meta", "text_lens"}
+	var raw, z3, z1 [nCols - 1]int64
+	var headRaw, headStored, frames, texts, values, segs, recs int64
+	l.segMu.RLock()
+	segsCopy := append([]segMeta(nil), l.segs...)
+	l.segMu.RUnlock()
+	for _, m := range segsCopy {
+		v, closer, err := value(l.db, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values += int64(len(v))
+		if !isFramed(v[0]) {
+			closer.Close()
+			continue
+		}
+		f, err := parseFramed(m.first, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, err := l.comp.expand(f, f.head, nil, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs++
+		recs += int64(f.count)
+		headRaw += int64(f.head.raw)
+		headStored += int64(f.head.stored)
+		for _, fr := range f.frames {
+			frames += int64(fr.stored + 4)
+			texts += int64(fr.raw)
+		}
+		cur, err := openCursor(head, f.count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range nCols - 1 {
+			b := cur.cols[i].b
+			raw[i] += int64(len(b))
+			z3[i] += int64(len(enc3.EncodeAll(b, nil)))
+			z1[i] += int64(len(enc1.EncodeAll(b, nil)))
+		}
+		cur.release()
+		closer.Close()
+	}
+	r := func(b int64) float64 { return float64(b) / float64(texts) }
+	fmt.Printf("%d framed segments, %d records, texts %d bytes; values %d (%.3fx)\n", segs, recs, texts, values, r(values))
+	fmt.Printf("heads raw %d (%.3fx), stored %d (%.3fx); text frames stored %d (%.3fx); headers etc %d (%.3fx)\n",
+		headRaw, r(headRaw), headStored, r(headStored), frames, r(frames), values-headStored-frames, r(values-headStored-frames))
+	for i, n := range names {
+		fmt.Printf("  %-9s raw %9d (%.3fx, %5.1f B/rec)  alone zstd-3 %8d (%.3fx)  zstd-1 %8d (%.3fx)\n", n, raw[i], r(raw[i]),
+			float64(raw[i])/float64(recs), z3[i], r(z3[i]), z1[i], r(z1[i]))
+	}
+}
+
+// TestTextFramesVariantsDiag re-compresses the texts of the framed
+// segments of the log in LAZYMEM_LOG_DIR in frames of 4 and 8 KiB, with
+// dictionaries built as the log builds its own (from the first 512 KiB of
+// texts) with 64 and 128 KiB of history, at the fastest and the default
+// level, and prints the stored bytes over the texts'.
+func TestTextFramesVariantsDiag(t *testing.T) {
+	dir := os.Getenv("LAZYMEM_LOG_DIR")
+	if dir == "" {
+		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
+	}
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.segMu.RLock()
+	segsCopy := append([]segMeta(nil), l.segs...)
+	l.segMu.RUnlock()
+	var all [][]byte
+	var total int64
+	for _, m := range segsCopy {
+		v, closer, err := value(l.db, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isFramed(v[0]) {
+			f, err := parseFramed(m.first, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []byte
+			for k := range f.frames {
+				if texts, err = l.comp.frame(f, k, texts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all = append(all, texts)
+			total += int64(len(texts))
+		}
+		closer.Close()
+	}
+	var sample []byte
+	for _, x := range all {
+		if len(sample) >= dictSample {
+			break
+		}
+		sample = append(sample, x...)
+	}
+	for _, hist := range []int{64 << 10, 128 << 10} {
+		contents := [][]byte{}
+		for o := 0; o < len(sample); o += frameBytes {
+			contents = append(contents, sample[o:min(len(sample), o+frameBytes)])
+		}
+		const piece = 1 << 10
+		step := max(piece, len(sample)/(hist/piece))
+		var h []byte
+		for o := 0; o+piece <= len(sample) && len(h) < hist; o += step {
+			h = append(h, sample[o:o+piece]...)
+		}
+		for _, lvl := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression} {
+			d, err := zstd.BuildDict(zstd.BuildDictOptions{ID: 1, Contents: contents, History: h, Offsets: [3]int{1, 4, 8}, Level: lvl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false), zstd.WithEncoderDict(d))
+			for _, fb := range []int{4 << 10, 8 << 10} {
+				var stored int64
+				for _, x := range all {
+					for o := 0; o < len(x); o += fb {
+						stored += int64(len(enc.EncodeAll(x[o:min(len(x), o+fb)], nil))) + 4
+					}
+				}
+				fmt.Printf("history %3d KiB, level %-8v, frames %d KiB: %.3fx\n", hist>>10, lvl, fb>>10, float64(stored)/float64(total))
+			}
+		}
+	}
+}

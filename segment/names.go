@@ -1,0 +1,326 @@
+package segment
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/lazymem/lazymem/codec"
+)
+
+// The log's name table (segment version 4). Agent, session and role
+// strings repeat record after record and segment after segment: a version-3
+// head restated every name in each segment it appeared in (on the Zipf
+// corpus the agents and sessions columns were a third of the heads' stored
+// bytes). A version-4 head refers to them by id instead: each distinct
+// string is stored once in the log, under 'n' id (the string and a
+// crc32c), written in the same batch as the first segment that uses it.
+// Ids start at 1 and are never reused: a reference read from an older
+// value cannot name a different string.
+//
+// Forgetting: Compact, once it has rewritten the segments holding deleted
+// records, walks every version-4 head and deletes the names no segment
+// refers to (gcNames), before Pebble's flush and compaction rewrite the
+// files; the bytes of a forgotten agent's or session's name then leave the
+// store with its records.
+
+// nameTable is the log's names in memory. ids and next are touched only
+// under Log.sealMu (seals and compactions); byID is read by decoders under
+// mu. readers is held shared by every read that decodes a segment value
+// fetched from Pebble, so that gcNames, which takes it exclusively,
+// never removes a name a read in flight may still resolve (the read may
+// hold a value from before the compaction rewrote it).
+type nameTable struct {
+	mu      sync.RWMutex
+	byID    map[uint64][]byte
+	ids     map[string]uint64
+	next    uint64 // the next id to assign (ids are never reused)
+	readers sync.RWMutex
+}
+
+// gcWait bounds how long gcNames waits for the reads in flight.
+const gcWait = 10 * time.Second
+
+func newNameTable() *nameTable {
+	return &nameTable{byID: map[uint64][]byte{}, ids: map[string]uint64{}, next: 1}
+}
+
+// get returns the name with id, and false when the table has none.
+func (t *nameTable) get(id uint64) ([]byte, bool) {
+	t.mu.RLock()
+	s, ok := t.byID[id]
+	t.mu.RUnlock()
+	return s, ok
+}
+
+// pendingName is a name a segment being sealed uses for the first time:
+// stored with the segment, added to the table once its batch commits.
+type pendingName struct {
+	id uint64
+	s  string
+}
+
+// add makes the names of a committed seal known. Callers hold sealMu.
+func (t *nameTable) add(names []pendingName) {
+	if len(names) == 0 {
+		return
+	}
+	t.mu.Lock()
+	for _, n := range names {
+		b := []byte(n.s)
+		t.byID[n.id] = b
+		t.ids[n.s] = n.id
+		t.next = max(t.next, n.id+1)
+	}
+	t.mu.Unlock()
+}
+
+// loadName adds the stored name under key k (value v) at Open.
+func (t *nameTable) loadName(k, v []byte) error {
+	id, ok := keyID(k)
+	if !ok || id == 0 {
+		return &CorruptionError{Err: fmt.Errorf("%w: name key %x", ErrFormat, k)}
+	}
+	s, err := codec.VerifyChecksum(v)
+	if err != nil {
+		return &CorruptionError{Err: fmt.Errorf("%w: name %d: %w", ErrChecksum, id, err)}
+	}
+	t.add([]pendingName{{id: id, s: string(s)}})
+	return nil
+}
+
+// nameValue is the stored value of a name: its bytes and a crc32c.
+func nameValue(s string) []byte {
+	return codec.AppendChecksum([]byte(s), []byte(s))
+}
+
+// loadNames reads the log's names at Open.
+func (l *Log) loadNames(it *pebble.Iterator) error {
+	for ok := it.SeekGE([]byte{prefixName}); ok && it.Key()[0] == prefixName; ok = it.Next() {
+		if err := l.names.loadName(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gcNames deletes every name no version-4 segment refers to, on disk and
+// in memory, and clears namesStale. Callers hold sealMu (no seal adds a
+// reference meanwhile).
+func (l *Log) gcNames() error {
+	l.namesStale = false
+	l.names.mu.RLock()
+	n := len(l.names.byID)
+	l.names.mu.RUnlock()
+	if n == 0 {
+		return nil
+	}
+	used := map[uint64]bool{}
+	l.segMu.RLock()
+	segs := append([]segMeta(nil), l.segs...)
+	l.segMu.RUnlock()
+	db, err := l.rdb()
+	if err != nil {
+		return err
+	}
+	defer l.dbMu.RUnlock()
+	for _, m := range segs {
+		v, closer, err := value(db, m)
+		if errors.Is(err, errSegmentGone) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if len(v) > 0 && v[0] == segmentVersionNames {
+			err = l.comp.namesUsed(m.first, v, used)
+		}
+		closer.Close()
+		if err != nil {
+			// A damaged head: which names it uses is unknown, so every
+			// name is kept until a compaction after its repair.
+			l.logf("lazymem: segment: compact: names kept: segment %d: %v", m.first, err)
+			l.namesStale = true
+			return nil
+		}
+	}
+	var drop []uint64
+	l.names.mu.RLock()
+	for id := range l.names.byID {
+		if !used[id] {
+			drop = append(drop, id)
+		}
+	}
+	l.names.mu.RUnlock()
+	if len(drop) == 0 {
+		return nil
+	}
+	b := db.NewBatch()
+	defer l.closeBatch(b)
+	for _, id := range drop {
+		if err := b.Delete(makeKey(prefixName, id), nil); err != nil {
+			return err
+		}
+	}
+	l.commitMu.Lock()
+	err = l.commitLocked(b, pebble.NoSync)
+	l.commitMu.Unlock()
+	if err != nil {
+		return wrapWrite("compact names", err)
+	}
+	// Wait for the reads in flight (TryLock: a read may read again from
+	// its callback, which a waiting Lock would block). A read that holds
+	// on past gcWait (its callback waits for something this compaction
+	// holds) leaves the names in memory until the next compaction; they
+	// are gone from the store already.
+	deadline := time.Now().Add(gcWait)
+	for !l.names.readers.TryLock() {
+		if time.Now().After(deadline) {
+			l.logf("lazymem: segment: compact: %d names kept in memory: a read held on for %v", len(drop), gcWait)
+			return nil
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	l.names.mu.Lock()
+	for _, id := range drop {
+		delete(l.names.ids, string(l.names.byID[id]))
+		delete(l.names.byID, id)
+	}
+	l.names.mu.Unlock()
+	l.names.readers.Unlock()
+	return nil
+}
+
+// namesUsed adds the name ids the head of version-4 value v refers to.
+func (c *compressor) namesUsed(first uint64, v []byte, used map[uint64]bool) error {
+	f, err := parseFramed(first, v)
+	if err != nil {
+		return err
+	}
+	head, err := c.expand(f, f.head, nil, -1)
+	if err != nil {
+		return err
+	}
+	cur, err := openCursor(head, f.count)
+	if err != nil {
+		return &CorruptionError{Segment: first, Err: err}
+	}
+	defer cur.release()
+	for _, col := range []int{colAgents, colSessions, colRoles} {
+		base := uint64(0)
+		if col == colSessions {
+			base = 1 // 0: the agent's previous session
+		}
+		cr := &cur.cols[col]
+		for cr.off < len(cr.b) && cr.err == nil {
+			if cr.uvarint("name reference") == base {
+				used[cr.uvarint("name id")] = true
+			}
+		}
+		if cr.err != nil {
+			return &CorruptionError{Segment: first, Err: cr.err}
+		}
+	}
+	return nil
+}
+
+// nameRef appends to column c a reference to name s (version 4) and
+// returns its index in the segment's table k of names: codes below base
+// are the column's own (the sessions column's 0: the session of the
+// agent's previous record), base is a new entry (followed by the name's
+// id in the log's table), base+1+i is entry i. Names the log does not
+// have yet are pending until the seal commits.
+func (e *colEncoder) nameRef(c, k int, s []byte, base uint64) uint64 {
+	col := e.cols[c]
+	if i, ok := e.tables[k][string(s)]; ok {
+		e.cols[c] = binary.AppendUvarint(col, base+1+i)
+		return i
+	}
+	i := uint64(len(e.tables[k]))
+	e.tables[k][string(s)] = i
+	id, ok := e.names.ids[string(s)]
+	if !ok {
+		if id, ok = e.pendingIDs[string(s)]; !ok {
+			id = e.names.next + uint64(len(e.pending))
+			e.pending = append(e.pending, pendingName{id: id, s: string(s)})
+			e.pendingIDs[string(s)] = id
+		}
+	}
+	col = binary.AppendUvarint(col, base)
+	e.cols[c] = binary.AppendUvarint(col, id)
+	return i
+}
+
+// names appends the agent, session and role of a record to a version-4
+// head's columns. A session that is the one of the agent's previous
+// record in the segment is the code 0 (agents keep a session for many
+// records while others interleave: on the Zipf corpus most records).
+func (e *colEncoder) namesOf(agent, session, role []byte) {
+	a := e.nameRef(colAgents, 0, agent, 0)
+	for uint64(len(e.lastSess)) <= a {
+		e.lastSess = append(e.lastSess, 0)
+	}
+	if si, ok := e.tables[1][string(session)]; ok && e.lastSess[a] == si+1 {
+		e.cols[colSessions] = binary.AppendUvarint(e.cols[colSessions], 0)
+	} else {
+		e.lastSess[a] = e.nameRef(colSessions, 1, session, 1) + 1
+	}
+	e.nameRef(colRoles, 2, role, 0)
+}
+
+// nameRef reads a reference of a version-4 head's column (codes as the
+// encoder's nameRef writes them; codes below base are the caller's) into
+// table, the segment's names so far, and returns the name and its index
+// in table.
+func (c *colReader) nameRef(names *nameTable, table *[][]byte, what string, base uint64) ([]byte, int) {
+	k := c.uvarint(what)
+	if c.err != nil {
+		return nil, 0
+	}
+	if k == base {
+		id := c.uvarint(what)
+		if c.err != nil {
+			return nil, 0
+		}
+		s, ok := names.get(id)
+		if !ok {
+			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
+			return nil, 0
+		}
+		*table = append(*table, s)
+		return s, len(*table) - 1
+	}
+	if k < base || k-base > uint64(len(*table)) {
+		c.fail(what)
+		return nil, 0
+	}
+	return (*table)[k-base-1], int(k - base - 1)
+}
+
+// namesOf reads a record's agent, session and role from a version-4
+// head.
+func (c *colCursor) namesOf(r *colRecord) {
+	cols, sc := &c.cols, c.sc
+	var a int
+	r.agent, a = cols[colAgents].nameRef(c.names, &sc.nAgents, "agent", 0)
+	for len(sc.lastSess) <= a {
+		sc.lastSess = append(sc.lastSess, -1)
+	}
+	sess := &cols[colSessions]
+	if sess.err == nil && sess.off < len(sess.b) && sess.b[sess.off] == 0 {
+		sess.off++
+		if sc.lastSess[a] < 0 {
+			sess.fail("session: the agent has no previous session")
+		} else {
+			r.session = sc.nSessions[sc.lastSess[a]]
+		}
+	} else {
+		var si int
+		r.session, si = sess.nameRef(c.names, &sc.nSessions, "session", 1)
+		sc.lastSess[a] = si
+	}
+	r.role, _ = cols[colRoles].nameRef(c.names, &sc.nRoles, "role", 0)
+}

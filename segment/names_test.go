@@ -1,0 +1,347 @@
+package segment
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/codec"
+)
+
+func nameRecord(agent, session, text string) []byte {
+	return codec.AppendRecord(nil, &codec.Record{Time: 1e18, Agent: agent, Session: session, Role: "user", Text: text})
+}
+
+// storeHolds reports, for each of needles, whether some file of the store
+// in fs holds it, and fails if no file could be read.
+func storeHolds(t *testing.T, fs vfs.FS, needles ...string) map[string]bool {
+	t.Helper()
+	files, err := fs.List("db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	total := 0
+	for _, name := range files {
+		f, err := fs.Open(fs.PathJoin("db", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_, err = buf.ReadFrom(f)
+		f.Close()
+		if err != nil {
+			continue // a directory
+		}
+		total += buf.Len()
+		for _, n := range needles {
+			if bytes.Contains(buf.Bytes(), []byte(n)) {
+				found[n] = true
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("read no store files")
+	}
+	return found
+}
+
+// TestNamesForgotten: an agent and a session whose every record is
+// deleted leave the log's name table at Compact, in memory and in every
+// file of the store; a name a live record still uses (one session shared
+// by a deleted record and a kept one, in another segment) stays, and the
+// kept records read back after a reopen.
+func TestNamesForgotten(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	opts := Options{SegmentRecords: 8, NoCompression: true, DisableBackgroundSeal: true}
+	l := openMem(t, fs, opts)
+	const (
+		goneAgent   = "AGENT-FORGOTTEN-7781"
+		goneSession = "SESSION-FORGOTTEN-5531"
+		shared      = "SESSION-SHARED-4242"
+		keptAgent   = "AGENT-KEPT-1234"
+	)
+	var recs [][]byte
+	for i := range 24 {
+		switch {
+		case i >= 8 && i < 16: // the second segment, all forgotten
+			recs = append(recs, nameRecord(goneAgent, goneSession, fmt.Sprintf("gone %d", i)))
+		case i == 3 || i == 20: // the shared session, in two segments
+			recs = append(recs, nameRecord(keptAgent, shared, fmt.Sprintf("shared %d", i)))
+		default:
+			recs = append(recs, nameRecord(keptAgent, fmt.Sprintf("session-%d", i%2), fmt.Sprintf("kept %d", i)))
+		}
+	}
+	if _, err := l.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.segs) != 3 {
+		t.Fatalf("%d segments, want 3", len(l.segs))
+	}
+	for _, m := range l.segs {
+		v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v[0] != segmentVersionNames || bytes.Contains(v, []byte(keptAgent)) {
+			t.Fatalf("segment %d: version %d, holds the agent's name: %v", m.first, v[0], bytes.Contains(v, []byte(keptAgent)))
+		}
+		closer.Close()
+	}
+	if got := storeHolds(t, fs, goneAgent, goneSession); !got[goneAgent] || !got[goneSession] {
+		t.Fatalf("before the delete the store holds %v: the scan cannot see names", got)
+	}
+	del := []uint64{4} // the shared session's first record
+	for id := uint64(9); id <= 16; id++ {
+		del = append(del, id)
+	}
+	if err := l.Delete(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{goneAgent, goneSession} {
+		if _, ok := l.names.ids[n]; ok {
+			t.Errorf("%s still in the name table in memory", n)
+		}
+	}
+	for _, n := range []string{keptAgent, shared, "user"} {
+		if _, ok := l.names.ids[n]; !ok {
+			t.Errorf("%s left the name table: a live record uses it", n)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := storeHolds(t, fs, goneAgent, goneSession, keptAgent, shared)
+	if got[goneAgent] || got[goneSession] {
+		t.Errorf("after Compact the store still holds a forgotten name: %v", got)
+	}
+	if !got[keptAgent] || !got[shared] {
+		t.Errorf("a live name is gone from the store: %v", got)
+	}
+	l = openMem(t, fs, opts)
+	defer l.Close()
+	for i, p := range recs {
+		id := uint64(i + 1)
+		q, err := l.Get(id, nil)
+		gone := id == 4 || (id >= 9 && id <= 16)
+		if gone != (err != nil) || !gone && !bytes.Equal(p, q) {
+			t.Fatalf("id %d after reopen: %v", id, err)
+		}
+	}
+	if _, ok := l.names.ids[goneAgent]; ok {
+		t.Error("the forgotten agent is back after a reopen")
+	}
+}
+
+// TestNamesOldSegments: a log written as version 3 (names in each head)
+// reads on in a process that writes version 4; Compact rewrites the old
+// segments holding deletions as version 4 and keeps the others; every
+// record reads back, before and after a reopen.
+func TestNamesOldSegments(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	opts := Options{SegmentRecords: 32, DisableBackgroundSeal: true}
+	l := openMem(t, fs, opts)
+	l.columnsVersion = segmentVersionFrames // written as before the name table
+	r := rand.New(rand.NewPCG(5, 6))
+	var recs [][]byte
+	for range 96 {
+		recs = append(recs, chatRecord(r, 5+r.IntN(40)))
+	}
+	if _, err := l.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openMem(t, fs, opts)
+	more := make([][]byte, 64)
+	for i := range more {
+		more[i] = chatRecord(r, 5+r.IntN(40))
+	}
+	if _, err := l.AppendBatch(ctx, more); err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, more...)
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Delete(ctx, []uint64{40}); err != nil { // in the second old segment
+		t.Fatal(err)
+	}
+	if err := l.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	versions := func() []byte {
+		var vs []byte
+		for _, m := range l.segs {
+			v, closer, err := l.db.Get(makeKey(prefixSegment, m.first))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v[0])
+			closer.Close()
+		}
+		return vs
+	}
+	want := []byte{3, 4, 3, 4, 4}
+	check := func(stage string) {
+		t.Helper()
+		if got := versions(); !bytes.Equal(got, want) {
+			t.Fatalf("%s: segment versions %v, want %v", stage, got, want)
+		}
+		for i, p := range recs {
+			id := uint64(i + 1)
+			q, err := l.Get(id, nil)
+			if id == 40 {
+				if err == nil {
+					t.Fatalf("%s: deleted id 40 reads", stage)
+				}
+				continue
+			}
+			if err != nil || !bytes.Equal(p, q) {
+				t.Fatalf("%s: id %d: %v", stage, id, err)
+			}
+		}
+		ids := make([]uint64, len(recs))
+		for i := range ids {
+			ids[i] = uint64(i + 1)
+		}
+		l.cache = newSegCache(1) // GetMany reads the frames
+		n := 0
+		if err := l.GetMany(ids, func(id uint64, p []byte) error {
+			n++
+			if !bytes.Equal(p, recs[id-1]) {
+				return fmt.Errorf("id %d differs", id)
+			}
+			return nil
+		}); err != nil || n != len(recs)-1 {
+			t.Fatalf("%s: GetMany: %d records, %v", stage, n, err)
+		}
+	}
+	check("after compact")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openMem(t, fs, opts)
+	defer l.Close()
+	check("after reopen")
+}
+
+// TestNamesMissing: a version-4 head that refers to a name the log does
+// not have fails its segment's reads with a *CorruptionError.
+func TestNamesMissing(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewMem()
+	l := openMem(t, fs, Options{SegmentRecords: 8, DisableBackgroundSeal: true})
+	defer l.Close()
+	var recs [][]byte
+	for i := range 8 {
+		recs = append(recs, nameRecord("agent", fmt.Sprintf("s%d", i), "text"))
+	}
+	if _, err := l.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	id := l.names.ids["s3"]
+	l.names.mu.Lock()
+	delete(l.names.byID, id)
+	l.names.mu.Unlock()
+	l.cache = newSegCache(1)
+	if _, err := l.Get(4, nil); !IsCorruption(err) {
+		t.Fatalf("read with a name missing: %v, want a corruption error", err)
+	}
+	if err := l.GetMany([]uint64{5}, func(uint64, []byte) error { return nil }); !IsCorruption(err) {
+		t.Fatalf("GetMany with a name missing: %v, want a corruption error", err)
+	}
+}
+
+// FuzzNames fuzzes the version-4 reader: a value whose head refers to
+// names by id, built from fuzzed columns or fuzzed whole, reads each
+// record alone as the whole-segment decoder rebuilds it, or fails both
+// ways, and never panics.
+func FuzzNames(f *testing.F) {
+	r := rand.New(rand.NewPCG(43, 44))
+	c, err := newCompressor(CompressionNone, 3)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.close()
+	c.names = newNameTable()
+	for _, n := range []int{1, 3, 20} {
+		payloads := make([][]byte, n)
+		for i := range payloads {
+			if i != 1 {
+				payloads[i] = chatRecord(r, r.IntN(900))
+			}
+		}
+		e := colEncoder{names: c.names}
+		body, _ := e.encode(nil, payloads)
+		c.names.add(e.pending)
+		texts := e.cols[colTexts]
+		v, err := c.appendFramed(nil, segmentVersionNames, n, body, len(texts))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint16(n), body[:len(body)-len(texts)], texts, v)
+	}
+	f.Fuzz(func(t *testing.T, count uint16, head, texts, raw []byte) {
+		readAll := func(v []byte, n int) {
+			d, err := c.openFramed(1, v)
+			ids := make([]uint64, n)
+			for i := range ids {
+				ids[i] = 1 + uint64(i)
+			}
+			rerr := c.readFramed(1, v, uint32(n), ids, func(id uint64, p []byte, dead bool, ferr error) error {
+				if err != nil {
+					return nil
+				}
+				q, ok := d.get(id)
+				if ferr != nil || ok == dead || !bytes.Equal(p, q) {
+					t.Fatalf("record %d alone: %x (deleted %v, %v); whole: %x", id, p, dead, ferr, q)
+				}
+				return nil
+			})
+			if err == nil && rerr != nil {
+				t.Fatalf("the whole segment opens, its records alone fail: %v", rerr)
+			}
+			used := map[uint64]bool{}
+			if c.namesUsed(1, v, used) == nil && err == nil {
+				for id := range used {
+					if _, ok := c.names.get(id); !ok {
+						t.Fatalf("the segment opens, its name %d is not in the table", id)
+					}
+				}
+			}
+		}
+		if count > 0 {
+			body := append(bytes.Clone(head), texts...)
+			if v, err := c.appendFramed(nil, segmentVersionNames, int(count), body, len(texts)); err == nil {
+				readAll(v, int(count))
+			}
+		}
+		if len(raw) > 0 {
+			raw[0] = segmentVersionNames
+			if fv, err := parseFramed(1, raw); err == nil {
+				readAll(raw, fv.count)
+			} else if _, err := c.openFramed(1, raw); err == nil {
+				t.Fatal("a value whose header fails opens")
+			}
+		}
+	})
+}
