@@ -88,16 +88,31 @@ func (n *Node) leaseRound() {
 			_ = n.leases.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
 			holder = ""
 		case holder == me:
-			if _, err := n.leases.Update(ctx, leaseKey(p), []byte(me), rev); err != nil {
+			sent := time.Now()
+			err := n.refresh(ctx, p, rev)
+			switch {
+			case err == nil:
+				n.refreshed[p] = sent
+				if err := n.acquire(p); err != nil {
+					log.Error("cluster: open partition", "partition", p, "err", err)
+				}
+			case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || time.Since(n.refreshed[p]) >= n.opts.LeaseTTL:
 				log.Warn("cluster: lease lost", "partition", p, "err", err)
 				n.release(p)
 				holder = ""
-			} else if err := n.acquire(p); err != nil {
-				log.Error("cluster: open partition", "partition", p, "err", err)
+			default:
+				// The refresh failed without an answer (a timeout on a
+				// loaded machine, a leader election): the lease, refreshed
+				// less than a TTL ago, is still this node's. Releasing here
+				// reopened partitions of a lone node under load and
+				// answered its reads "not owned here" meanwhile.
+				log.Warn("cluster: lease refresh failed; kept while it lasts", "partition", p, "err", err)
 			}
 		case holder == "" && want == me:
+			sent := time.Now()
 			if _, err := n.leases.Create(ctx, leaseKey(p), []byte(me)); err == nil {
 				holder = me
+				n.refreshed[p] = sent
 				if err := n.acquire(p); err != nil {
 					log.Error("cluster: open partition", "partition", p, "err", err)
 					_ = n.leases.Delete(ctx, leaseKey(p))
@@ -146,6 +161,17 @@ func (n *Node) sweep(owners, wants []string) {
 			}
 		}
 	}
+}
+
+// refresh renews this node's lease on partition p, held at revision rev.
+func (n *Node) refresh(ctx context.Context, p int, rev uint64) error {
+	if f := n.opts.refreshFails; f != nil {
+		if err := f(p); err != nil {
+			return err
+		}
+	}
+	_, err := n.leases.Update(ctx, leaseKey(p), []byte(n.opts.NodeID), rev)
+	return err
 }
 
 func (n *Node) ownerOf(p int) string {

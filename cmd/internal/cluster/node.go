@@ -46,6 +46,10 @@ type Node struct {
 	// hold; closers closes them when the requests end.
 	lingering map[int]*partition
 	closers   sync.WaitGroup
+	// refreshed is, for each partition this node holds the lease of,
+	// when its last successful refresh (or creation) was sent: the lease
+	// lasts at least LeaseTTL from then (the lease loop's alone).
+	refreshed []time.Time
 	owners    []string          // node id holding each partition's lease, "" none
 	urls      map[string]string // node id -> URL of the live nodes
 	closed    bool
@@ -80,7 +84,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
 	}
 	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{}, lingering: map[int]*partition{},
-		owners: make([]string, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
+		owners: make([]string, opts.Partitions), refreshed: make([]time.Time, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if err := n.setup(); err != nil {
 		nc.Close()

@@ -689,3 +689,73 @@ func TestFeedbackThroughStream(t *testing.T) {
 	waitOwned(t, n)
 	check(n, "rebuilt")
 }
+
+// TestLeaseRefreshTimesOut: a lease refresh that fails without an answer
+// (a timeout on a loaded machine) keeps the partition while the lease,
+// refreshed less than a TTL ago, still lasts; one that keeps failing for
+// a TTL gives it up. (A lone node under load used to release a
+// partition at the first refresh that timed out and answered its reads
+// "not owned here" until it reopened it: TestNodeAppendApplyRestart
+// failed so under -race at load 19.)
+func TestLeaseRefreshTimesOut(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	var fail atomic.Int64 // refreshes of partition 0 left to fail; -1: all
+	var calls atomic.Int64
+	n, err := Open(Options{NATS: nc.URLs(), NodeID: "a", URL: "http://a", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 1, LeaseTTL: 2 * time.Second, OpenDB: openDB,
+		refreshFails: func(p int) error {
+			if p != 0 {
+				return nil
+			}
+			calls.Add(1)
+			if f := fail.Load(); f < 0 || f > 0 && fail.CompareAndSwap(f, f-1) {
+				return context.DeadlineExceeded
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	waitOwned(t, n)
+	part := func() *partition {
+		n.mu.RLock()
+		defer n.mu.RUnlock()
+		return n.parts[0]
+	}
+	pt := part()
+	if pt == nil {
+		t.Fatal("partition 0 not open")
+	}
+	// Two refreshes fail, then one succeeds: the partition never moved.
+	waitCalls := func(k int64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for c := calls.Load() + k; calls.Load() < c; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the lease round did not refresh partition 0 %d times in 30s", k)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	fail.Store(2)
+	waitCalls(3)
+	if got := part(); got != pt {
+		t.Fatal("partition 0 was given up after a refresh that timed out while its lease lasted")
+	}
+	if err := n.Wait(context.Background(), 0, 0); err != nil {
+		t.Fatalf("partition 0 after two refreshes timed out: %v", err)
+	}
+	// Every refresh fails: the lease lapses and the partition is given
+	// up (the lease round takes it again once the lease expired).
+	fail.Store(-1)
+	deadline := time.Now().Add(30 * time.Second)
+	for part() == pt {
+		if time.Now().After(deadline) {
+			t.Fatal("partition 0 kept 30s after its refreshes began to fail (lease TTL 2s)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fail.Store(0)
+	waitOwned(t, n)
+}

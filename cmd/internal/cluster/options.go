@@ -68,6 +68,10 @@ type Options struct {
 	// it returns true (it blocks as long as a fetch would): a consumer
 	// on a replica that lags the stream's leader.
 	lagged func(ctx context.Context, p int) bool
+	// refreshFails (tests) makes the lease round's refresh of partition
+	// p fail with the error it returns before it reaches NATS (nil: the
+	// refresh is sent): a refresh that timed out on a loaded machine.
+	refreshFails func(p int) error
 }
 
 // EnsureDefaults fills the unset fields with their defaults.
