@@ -50,16 +50,36 @@ func waitOwned(t *testing.T, nodes ...*Node) {
 	t.Fatalf("partitions not all owned after 20s: %+v", nodes[0].Status())
 }
 
-// recallAll returns the public ids of agent's records that the owner
+// localOf is partition p's store on n once n owns it and has applied
+// minSeq, waiting up to 20s: a lease round may give the partition up
+// and take it back meanwhile (a lease that lapsed on a loaded machine),
+// as the daemon routes a request again when Local answers ErrNotOwner.
+func localOf(t *testing.T, n *Node, p int, minSeq uint64) *Local {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		l, err := n.Local(ctx, p, minSeq)
+		if err == nil {
+			return l
+		}
+		if !errors.Is(err, ErrNotOwner) || ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// recordsOf returns the public ids of agent's records that the owner
 // node holds, by text.
 func recordsOf(t *testing.T, n *Node, agent string, minSeq uint64) map[string]uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := n.Local(ctx, n.Partition(agent), minSeq)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := localOf(t, n, n.Partition(agent), minSeq)
 	defer l.Release()
 	locs, err := l.DB().Select(ctx, engine.Selector{Agent: agent})
 	if err != nil {
@@ -132,7 +152,7 @@ func TestNodeAppendApplyRestart(t *testing.T) {
 	}
 	check(n, "first run")
 	p := n.Partition("ag")
-	l, _ := n.Local(ctx, p, 0)
+	l := localOf(t, n, p, 0)
 	logNext := l.DB().Metrics().Log.Next
 	l.Release()
 	if err := n.Close(); err != nil {
@@ -143,7 +163,7 @@ func TestNodeAppendApplyRestart(t *testing.T) {
 	n = testNode(t, nc, "a", dir, 3)
 	waitOwned(t, n)
 	check(n, "restart")
-	l, _ = n.Local(ctx, p, 0)
+	l = localOf(t, n, p, 0)
 	got := l.DB().Metrics().Log.Next
 	l.Release()
 	if got != logNext {
