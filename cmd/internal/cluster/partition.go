@@ -160,6 +160,9 @@ func (pt *partition) open(ctx context.Context) error {
 		if err := pt.openStore(); err != nil {
 			return err
 		}
+		pt.n.mu.Lock()
+		pt.n.restores[pt.p] = restored
+		pt.n.mu.Unlock()
 		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
 			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond),
 			"reindexed", pt.db.Metrics().Index.Rebuilt)
