@@ -58,15 +58,29 @@ func (n *Node) leaseRound() {
 			continue
 		}
 		e, err := n.nodes.Get(ctx, k)
-		if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue // expired meanwhile
+		}
+		if err != nil {
+			// A partial list of the live nodes (the round's deadline
+			// passed) would move partitions, and sweep copies, by a
+			// wrong rendezvous: the round is tried again at the next tick.
+			log.Warn("cluster: read node", "node", id, "err", err)
+			return
 		}
 		urls[id] = string(e.Value())
 		live = append(live, id)
 	}
+	if _, ok := urls[n.opts.NodeID]; !ok {
+		// This node's heartbeat was just written: a list of keys read
+		// from a replica that lags it still has this node live.
+		urls[n.opts.NodeID] = n.opts.URL
+		live = append(live, n.opts.NodeID)
+	}
 	slices.Sort(live)
 	owners := make([]string, n.opts.Partitions)
 	wants := make([]string, n.opts.Partitions)
+	whole := true // every lease read in this round
 	for p := range owners {
 		want := rendezvous(p, live)
 		wants[p] = want
@@ -78,6 +92,7 @@ func (n *Node) leaseRound() {
 		case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
 			log.Warn("cluster: read lease", "partition", p, "err", err)
 			owners[p] = n.ownerOf(p)
+			whole = false
 			continue
 		}
 		me := n.opts.NodeID
@@ -131,11 +146,17 @@ func (n *Node) leaseRound() {
 	n.mu.Lock()
 	n.owners, n.urls = owners, urls
 	n.mu.Unlock()
-	n.sweep(owners, wants)
+	if whole {
+		n.sweep(owners, wants)
+	}
 }
 
 // sweep removes the copies of partitions another node owns and this
-// node will not get back (their rendezvous owner is another live node):
+// node will not get back (their holder is their rendezvous owner, another
+// live node), from a round that read every lease (a lease read from the
+// view of an earlier round, with a list of live nodes that lacked this
+// node, removed the copy of a partition it was about to take back: it
+// replayed the partition from 0 after a restart under load):
 // a copy this node no longer applies would keep records forgotten since
 // (a forget reaches a store only through its apply loop). The copies of
 // the partitions this node will take back are kept, so that a restart
@@ -148,7 +169,7 @@ func (n *Node) sweep(owners, wants []string) {
 	for _, e := range ents {
 		s, ok := strings.CutPrefix(e.Name(), "p")
 		p, err := strconv.Atoi(s)
-		if !ok || err != nil || !e.IsDir() || p < 0 || p >= len(owners) || owners[p] == "" || owners[p] == n.opts.NodeID || wants[p] == n.opts.NodeID {
+		if !ok || err != nil || !e.IsDir() || p < 0 || p >= len(owners) || owners[p] == "" || owners[p] == n.opts.NodeID || owners[p] != wants[p] {
 			continue
 		}
 		n.mu.RLock()

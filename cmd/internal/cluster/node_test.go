@@ -779,3 +779,34 @@ func TestLeaseRefreshTimesOut(t *testing.T) {
 	fail.Store(0)
 	waitOwned(t, n)
 }
+
+// TestSweepKeepsUnsettledCopies: a node removes its copy of a partition
+// only once the partition's holder is its rendezvous owner, another
+// node; a copy held meanwhile by a node that will hand it on stays (the
+// round that computed the rendezvous may have missed a live node: a
+// restart under load replayed a partition from 0 after its copy was
+// removed so).
+func TestSweepKeepsUnsettledCopies(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	dir := t.TempDir()
+	n := testNode(t, nc, "a", dir, 1)
+	defer n.Close()
+	waitOwned(t, n)
+	copyDir := filepath.Join(dir, "p9")
+	if err := os.MkdirAll(copyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	owners, wants := make([]string, 10), make([]string, 10)
+	owners[9], wants[9] = "b", "a" // b holds it, a will take it back
+	n.sweep(owners, wants)
+	owners[9], wants[9] = "b", "c" // b holds it until c takes it
+	n.sweep(owners, wants)
+	if _, err := os.Stat(copyDir); err != nil {
+		t.Fatalf("the copy of a partition not settled yet was removed: %v", err)
+	}
+	owners[9], wants[9] = "c", "c" // settled on another node
+	n.sweep(owners, wants)
+	if _, err := os.Stat(copyDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy of a partition settled on another node is still there: %v", err)
+	}
+}
