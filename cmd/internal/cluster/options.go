@@ -64,6 +64,9 @@ type Options struct {
 	// snapshotNoIndex takes snapshots without the index (engine Backup):
 	// the benchmarks' peer of the indexed ones.
 	snapshotNoIndex bool
+	// snapshotWhole uploads each snapshot whole, as a tar (the format
+	// before incremental snapshots): the benchmarks' peer.
+	snapshotWhole bool
 	// lagged (tests) makes a partition's fetch round find nothing while
 	// it returns true (it blocks as long as a fetch would): a consumer
 	// on a replica that lags the stream's leader.

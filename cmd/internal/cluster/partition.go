@@ -87,6 +87,9 @@ type partition struct {
 	sinceSnap uint64 // messages applied since the last snapshot's backup
 	snapshots uint64
 	snapping  bool
+	// lastUpload is what this node's last snapshot of the partition
+	// uploaded and referenced.
+	lastUpload uploadStats
 	// forgotSinceSnap: a forget was applied since the last snapshot
 	// began. forgetSeq is the last forget's sequence (at open, the
 	// applied sequence: forgets before it are unknown here);

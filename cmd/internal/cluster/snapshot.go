@@ -54,6 +54,7 @@ const (
 type snapshotInfo struct {
 	subject string
 	seq     uint64
+	files   bool // a manifest (snapfiles.go), not a tar
 }
 
 // snapStream is the snapshots stream's name.
@@ -79,6 +80,7 @@ func (n *Node) snapshots(ctx context.Context, p int) (complete []snapshotInfo, p
 		m, err := n.snaps.GetLastMsgForSubject(ctx, subj)
 		switch {
 		case err == nil && m.Header.Get(endHeader) != "":
+			s.files = m.Header.Get(formatHeader) == formatFiles
 			complete = append(complete, s)
 		case err == nil || errors.Is(err, jetstream.ErrMsgNotFound):
 			partial = append(partial, s)
@@ -92,9 +94,9 @@ func (n *Node) snapshots(ctx context.Context, p int) (complete []snapshotInfo, p
 	return complete, partial, nil
 }
 
-// upload publishes r as a snapshot on subject, one chunk a message, then
-// its end message.
-func (n *Node) upload(ctx context.Context, subject string, r io.Reader) error {
+// upload publishes r on subject, one chunk a message, then its end
+// message, which names the format ("": a tar; formatFiles: a manifest).
+func (n *Node) upload(ctx context.Context, subject string, r io.Reader, format string) error {
 	h := sha256.New()
 	buf := make([]byte, chunkSize)
 	var size, chunks uint64
@@ -116,7 +118,11 @@ func (n *Node) upload(ctx context.Context, subject string, r io.Reader) error {
 		}
 	}
 	end := fmt.Sprintf("%d %d %x", chunks, size, h.Sum(nil))
-	_, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Header: nats.Header{endHeader: []string{end}}})
+	hdr := nats.Header{endHeader: []string{end}}
+	if format != "" {
+		hdr.Set(formatHeader, format)
+	}
+	_, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Header: hdr})
 	return err
 }
 
@@ -248,11 +254,22 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("lazymem: cluster: snapshot partition %d: %w", pt.p, err)
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(dst, pw)) }()
 	subject := pt.n.snapPrefix(pt.p) + strconv.FormatUint(seq, 10)
-	err = pt.n.upload(ctx, subject, pr)
-	pr.CloseWithError(err) // ends the tar writer if the upload stopped early
+	t0 := time.Now()
+	var st uploadStats
+	if pt.n.opts.snapshotWhole {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(tarDir(dst, pw)) }()
+		cr := &countReader{r: pr}
+		err = pt.n.upload(ctx, subject, cr, "")
+		pr.CloseWithError(err) // ends the tar writer if the upload stopped early
+		st.Uploaded = cr.n
+	} else {
+		var kept []snapshotInfo
+		if kept, _, err = pt.n.snapshots(ctx, pt.p); err == nil {
+			st, err = pt.n.uploadFiles(ctx, pt.p, seq, subject, dst, pt.n.knownPieces(ctx, kept))
+		}
+	}
 	if err != nil {
 		// The partial upload goes now if it can (the partition may be
 		// closing: ctx is done); else the next prune erases it.
@@ -261,8 +278,11 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 		cancel()
 		return 0, fmt.Errorf("lazymem: cluster: upload snapshot of partition %d: %w", pt.p, err)
 	}
+	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
+		"reused", st.Reused, "manifest", st.Manifest, "took", time.Since(t0).Round(time.Millisecond))
 	pt.mu.Lock()
 	pt.snapSeq, pt.snapAt = seq, time.Now()
+	pt.lastUpload = st
 	pt.snapshots++
 	forgetSeq := pt.forgetSeq
 	pt.mu.Unlock()
@@ -322,15 +342,17 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 	}
 	kept := 0
 	floor := newest
-	var drop []snapshotInfo
+	var drop, keep []snapshotInfo
 	for i := len(snaps) - 1; i >= 0; i-- {
 		s := snaps[i]
 		switch {
 		case s.seq > newest:
-			// Another owner's, newer: left to it.
+			// Another owner's, newer: left to it (and its pieces).
+			keep = append(keep, s)
 		case s.seq == newest || kept < n.opts.SnapshotKeep && s.seq >= forgetSeq:
 			kept++
 			floor = min(floor, s.seq)
+			keep = append(keep, s)
 		default:
 			drop = append(drop, s)
 		}
@@ -344,6 +366,9 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 		if err := n.eraseSnapshot(ctx, s.subject); err != nil {
 			return err
 		}
+	}
+	if err := n.prunePieces(ctx, p, newest, keep); err != nil {
+		return err
 	}
 	// Only the lease holder purges: a node that lost the lease while
 	// paused could purge what the new owner has yet to apply.
@@ -359,8 +384,16 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 // eraseSnapshot removes the snapshot on subject: its end message first
 // (no restore starts from it), then each chunk with a secure delete, so
 // that the records it held leave the files of the snapshots stream as a
-// forget's message leaves the stream's.
+// forget's message leaves the stream's. (An incremental snapshot's
+// pieces on its data subject go at the prune after, unless a kept
+// snapshot references them.)
 func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
+	return n.erase(ctx, subject, func(uint64) bool { return false })
+}
+
+// erase securely deletes the messages on subject but those keep names,
+// the last one first.
+func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) bool) error {
 	cons, err := n.snaps.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: subject, HeadersOnly: true,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute})
 	if err != nil {
@@ -388,6 +421,9 @@ func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
 	}
 	slices.Reverse(seqs) // the end message first
 	for _, seq := range seqs {
+		if keep(seq) {
+			continue
+		}
 		if err := n.snaps.SecureDeleteMsg(ctx, seq); err != nil && !msgGone(err) {
 			return fmt.Errorf("lazymem: cluster: erase snapshot %s: %w", subject, err)
 		}
@@ -405,7 +441,12 @@ func (pt *partition) restore(ctx context.Context, snaps []snapshotInfo) (uint64,
 		if err := os.RemoveAll(tmp); err != nil {
 			return 0, err
 		}
-		err := pt.fetch(ctx, s.subject, tmp)
+		var err error
+		if s.files {
+			err = pt.n.restoreFiles(ctx, pt.p, s.subject, tmp)
+		} else {
+			err = pt.fetch(ctx, s.subject, tmp)
+		}
 		if err == nil {
 			if err = os.RemoveAll(pt.dir); err == nil {
 				err = os.Rename(tmp, pt.dir)
@@ -518,4 +559,16 @@ func untar(r io.Reader, dir string) error {
 			return fmt.Errorf("snapshot entry %q: unexpected type %c", h.Name, h.Typeflag)
 		}
 	}
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
 }
