@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -68,6 +69,9 @@ type pieceRef struct {
 	Seq  uint64 `json:"seq"`
 	Size int    `json:"size"`
 	SHA  string `json:"sha256"`
+	// Data is the sequence of the snapshot whose upload published the
+	// piece: it is on that snapshot's data subject.
+	Data uint64 `json:"data"`
 }
 
 // uploadStats is what an upload sent and what it referenced.
@@ -161,7 +165,7 @@ func (n *Node) uploadFiles(ctx context.Context, p int, seq uint64, subject, dir 
 					if err != nil {
 						return err
 					}
-					ref = pieceRef{Seq: ack.Sequence, Size: k, SHA: digest}
+					ref = pieceRef{Seq: ack.Sequence, Size: k, SHA: digest, Data: seq}
 					known[digest] = ref
 					st.Uploaded += int64(k)
 					st.Pieces++
@@ -216,7 +220,21 @@ func (n *Node) restoreFiles(ctx context.Context, p int, subject, dir string) err
 			return err
 		}
 	}
-	prefix := n.snapPrefix(p) + "d."
+	// Every piece is a message get: a few at once, each written at its
+	// offset.
+	type job struct {
+		f    *os.File
+		name string
+		off  int64
+		ref  pieceRef
+	}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	var jobs []job
 	for _, mf := range m.Files {
 		path, err := local(mf.Name)
 		if err != nil {
@@ -225,46 +243,62 @@ func (n *Node) restoreFiles(ctx context.Context, p int, subject, dir string) err
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := n.restoreFile(ctx, subject, prefix, path, mf); err != nil {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		var off int64
+		for _, r := range mf.Pieces {
+			jobs = append(jobs, job{f, mf.Name, off, r})
+			off += int64(r.Size)
+		}
+		if off != mf.Size {
+			return fmt.Errorf("snapshot %s: the pieces of %s make %d bytes, its manifest says %d", subject, mf.Name, off, mf.Size)
+		}
+	}
+	prefix := n.snapPrefix(p) + "d."
+	errs := make([]error, restoreGets)
+	var wg sync.WaitGroup
+	for w := range restoreGets {
+		wg.Go(func() {
+			for i := w; i < len(jobs) && errs[w] == nil; i += restoreGets {
+				j := jobs[i]
+				errs[w] = n.restorePiece(ctx, prefix, j.f, j.name, j.off, j.ref)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("snapshot %s: %w", subject, err)
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// restoreFile writes one file of a manifest to path.
-func (n *Node) restoreFile(ctx context.Context, subject, prefix, path string, mf manifestFile) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// restoreGets is how many pieces a restore gets at once.
+const restoreGets = 4
+
+// restorePiece gets one piece of file name and writes it at off in f,
+// after checking where it lies, its size and its digest.
+func (n *Node) restorePiece(ctx context.Context, prefix string, f *os.File, name string, off int64, r pieceRef) error {
+	msg, err := n.snaps.GetMsg(ctx, r.Seq)
 	if err != nil {
-		return err
+		return fmt.Errorf("piece %d of %s: %w", r.Seq, name, err)
 	}
-	var size int64
-	for _, r := range mf.Pieces {
-		msg, err := n.snaps.GetMsg(ctx, r.Seq)
-		if err == nil {
-			sum := sha256.Sum256(msg.Data)
-			switch {
-			case !strings.HasPrefix(msg.Subject, prefix):
-				err = fmt.Errorf("piece %d of %s is on %s", r.Seq, mf.Name, msg.Subject)
-			case len(msg.Data) != r.Size || hex.EncodeToString(sum[:]) != r.SHA:
-				err = fmt.Errorf("piece %d of %s does not match its digest", r.Seq, mf.Name)
-			default:
-				_, err = f.Write(msg.Data)
-				size += int64(len(msg.Data))
-			}
-		}
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("snapshot %s: %w", subject, err)
-		}
+	sum := sha256.Sum256(msg.Data)
+	switch {
+	case !strings.HasPrefix(msg.Subject, prefix):
+		return fmt.Errorf("piece %d of %s is on %s", r.Seq, name, msg.Subject)
+	case len(msg.Data) != r.Size || hex.EncodeToString(sum[:]) != r.SHA:
+		return fmt.Errorf("piece %d of %s does not match its digest", r.Seq, name)
 	}
-	if err == nil && size != mf.Size {
-		err = fmt.Errorf("snapshot %s: %s has %d bytes, its manifest says %d", subject, mf.Name, size, mf.Size)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
+	_, err = f.WriteAt(msg.Data, off)
+	return err
 }
 
 // prunePieces securely deletes the pieces of partition p's data
@@ -273,6 +307,7 @@ func (n *Node) restoreFile(ctx context.Context, subject, prefix, path string, mf
 // deleted): it is tried again at the next snapshot.
 func (n *Node) prunePieces(ctx context.Context, p int, newest uint64, kept []snapshotInfo) error {
 	referenced := map[uint64]bool{}
+	perData := map[uint64]uint64{} // referenced pieces by data subject
 	for _, s := range kept {
 		if !s.files {
 			continue
@@ -283,7 +318,10 @@ func (n *Node) prunePieces(ctx context.Context, p int, newest uint64, kept []sna
 		}
 		for _, f := range m.Files {
 			for _, r := range f.Pieces {
-				referenced[r.Seq] = true
+				if !referenced[r.Seq] {
+					referenced[r.Seq] = true
+					perData[r.Data]++
+				}
 			}
 		}
 	}
@@ -292,10 +330,13 @@ func (n *Node) prunePieces(ctx context.Context, p int, newest uint64, kept []sna
 	if err != nil {
 		return fmt.Errorf("lazymem: cluster: list snapshot pieces: %w", err)
 	}
-	for subj := range info.State.Subjects {
+	for subj, count := range info.State.Subjects {
 		seq, err := strconv.ParseUint(strings.TrimPrefix(subj, prefix), 10, 64)
 		if err != nil || seq > newest {
 			continue // an upload in progress (another owner's): left to it
+		}
+		if perData[seq] == count {
+			continue // every piece on it is referenced
 		}
 		if err := n.erase(ctx, subj, func(s uint64) bool { return referenced[s] }); err != nil {
 			return err

@@ -406,7 +406,7 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 		if err != nil {
 			return err
 		}
-		got := 0
+		got, pending := 0, uint64(1)
 		for m := range batch.Messages() {
 			md, err := m.Metadata()
 			if err != nil {
@@ -414,9 +414,10 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 			}
 			seqs = append(seqs, md.Sequence.Stream)
 			got++
+			pending = md.NumPending
 		}
-		if got == 0 {
-			break
+		if got == 0 || pending == 0 {
+			break // the last message seen: no empty fetch waited for
 		}
 	}
 	slices.Reverse(seqs) // the end message first
