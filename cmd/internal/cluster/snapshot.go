@@ -250,6 +250,7 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	}
 	defer os.RemoveAll(tmp)
 	dst := filepath.Join(tmp, "store")
+	tb := time.Now()
 	seq, err := pt.copyTo(ctx, dst, true)
 	if err != nil {
 		return 0, fmt.Errorf("lazymem: cluster: snapshot partition %d: %w", pt.p, err)
@@ -278,15 +279,19 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 		cancel()
 		return 0, fmt.Errorf("lazymem: cluster: upload snapshot of partition %d: %w", pt.p, err)
 	}
-	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
-		"reused", st.Reused, "manifest", st.Manifest, "took", time.Since(t0).Round(time.Millisecond))
+	took := time.Since(t0)
 	pt.mu.Lock()
 	pt.snapSeq, pt.snapAt = seq, time.Now()
 	pt.lastUpload = st
 	pt.snapshots++
 	forgetSeq := pt.forgetSeq
 	pt.mu.Unlock()
-	return seq, pt.n.prune(ctx, pt.p, seq, forgetSeq)
+	tp := time.Now()
+	err = pt.n.prune(ctx, pt.p, seq, forgetSeq)
+	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
+		"reused", st.Reused, "manifest", st.Manifest, "backup", t0.Sub(tb).Round(time.Millisecond),
+		"upload", took.Round(time.Millisecond), "prune", time.Since(tp).Round(time.Millisecond))
+	return seq, err
 }
 
 // copyTo writes a copy of the partition's store to dst (new or empty):
