@@ -22,9 +22,10 @@ import (
 
 // Snapshots bound a partition's replay (docs/CLUSTER.md, "Snapshots").
 // The owner of a partition uploads, every SnapshotEvery messages or
-// SnapshotInterval, a tar of its store (engine Backup, the id map and
-// the applied sequence) to the stream <Stream>-snapshots, on a subject
-// of its own; it keeps the newest SnapshotKeep and purges the
+// SnapshotInterval, a copy of its store (engine BackupIndexed, the id
+// map and the applied sequence) to the stream <Stream>-snapshots,
+// incrementally (snapfiles.go: the pieces of its files that the kept
+// snapshots lack, and a manifest on a subject of its own); it keeps the newest SnapshotKeep and purges the
 // stream of the partition's messages at and below the oldest one kept.
 // A node opening a partition whose copy is missing or older than the
 // oldest snapshot kept (the stream no longer holds what the copy lacks)
@@ -35,15 +36,17 @@ import (
 // every forget after the snapshot's sequence (the purge never passes
 // the oldest snapshot kept). Its bytes leave the snapshots too: a
 // forget applied makes a new snapshot due, taken after a Compact of the
-// store, and every older snapshot is then erased (its chunks securely
-// deleted from the snapshots stream). (JetStream's object store is not
+// store, and every older snapshot is then erased (its manifest and the
+// pieces no kept snapshot references securely deleted from the
+// snapshots stream). (JetStream's object store is not
 // used: each Put starts a goroutine that leaks when the Put's cleanup
 // wins a race with it, in nats.go v1.55.)
 
 // The snapshots stream holds each snapshot on its own subject,
-// <prefix>-snapshots.p<p>.<seq>: chunks of the tar, then an end message
-// (no body) whose endHeader gives the chunks' count, the size and the
-// SHA-256 of the whole. A subject without its end message is an upload
+// <prefix>-snapshots.p<p>.<seq>: chunks of its manifest (or, before
+// incremental snapshots, of a tar of the copy), then an end message (no
+// body) whose endHeader gives the chunks' count, the size and the
+// SHA-256 of the whole, and formatHeader the format. A subject without its end message is an upload
 // cut short: never restored, erased by the next prune.
 const (
 	endHeader = "Lazymem-Snapshot-End"
