@@ -611,3 +611,63 @@ func TestSnapshotIncremental(t *testing.T) {
 	waitOwned(t, c)
 	sameRecords(t, "restored from the snapshot after the forget", recordsOf(t, c, "ag", fseq), want)
 }
+
+// TestSnapshotTarRestores: a snapshot in the format before incremental
+// ones (the copy as one tar) still restores, and the restoring node's
+// next snapshot, incremental, replaces it.
+func TestSnapshotTarRestores(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	a, err := Open(Options{NATS: nc.URLs(), NodeID: "a", URL: "http://a", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 1, LeaseTTL: time.Second, OpenDB: openDB, SnapshotEvery: -1, SnapshotInterval: -1, snapshotWhole: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOwned(t, a)
+	ctx := context.Background()
+	want := map[string]uint64{}
+	last := appendN(t, a, "ag", "before the tar", 10, want)
+	p := a.Partition("ag")
+	if err := a.Wait(ctx, p, last); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := part(t, a, p).snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snaps, _, err := a.snapshots(ctx, p); err != nil || len(snaps) != 1 || snaps[0].files {
+		t.Fatalf("snapshots %+v (%v): want one tar", snaps, err)
+	}
+	last = appendN(t, a, "ag", "after the tar", 3, want)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := snapNode(t, nc, "b", t.TempDir(), -1, nil)
+	waitOwned(t, b)
+	sameRecords(t, "restored from a tar snapshot", recordsOf(t, b, "ag", last), want)
+	if st := b.Status(); st.Restored[strconv.Itoa(p)] != s1 {
+		t.Fatalf("restored from %d, want the tar at %d", st.Restored[strconv.Itoa(p)], s1)
+	}
+	var seqs []uint64
+	for i := range 2 {
+		last = appendN(t, b, "ag", fmt.Sprint("round ", i), 2, want)
+		if err := b.Wait(ctx, p, last); err != nil {
+			t.Fatal(err)
+		}
+		s, err := part(t, b, p).snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	snaps, _, err := b.snapshots(ctx, p)
+	if err != nil || len(snaps) != 2 || snaps[0].seq != seqs[0] || snaps[1].seq != seqs[1] || !snaps[0].files || !snaps[1].files {
+		t.Fatalf("snapshots %+v (%v): want the two incremental ones at %v, the tar erased", snaps, err, seqs)
+	}
+	c := snapNode(t, nc, "c", t.TempDir(), -1, nil)
+	defer c.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitOwned(t, c)
+	sameRecords(t, "restored from the incremental snapshot after the tar", recordsOf(t, c, "ag", last), want)
+}
