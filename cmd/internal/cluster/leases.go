@@ -52,6 +52,7 @@ func (n *Node) leaseRound() {
 	}
 	urls := map[string]string{}
 	var live []string
+	whole := true // every node and every lease read in this round
 	for _, k := range keys {
 		id, ok := strings.CutPrefix(k, "node.")
 		if !ok {
@@ -62,11 +63,23 @@ func (n *Node) leaseRound() {
 			continue // expired meanwhile
 		}
 		if err != nil {
-			// A partial list of the live nodes (the round's deadline
-			// passed) would move partitions, and sweep copies, by a
-			// wrong rendezvous: the round is tried again at the next tick.
+			// Not read (the round's deadline passed): a node live in the
+			// last round stays live, since a list without it would move
+			// partitions by a wrong rendezvous; the round goes on, so
+			// that the leases held are refreshed, but sweeps nothing.
+			// (Stopping the round here left leases unrefreshed at load
+			// 27: they lapsed.)
 			log.Warn("cluster: read node", "node", id, "err", err)
-			return
+			whole = false
+			n.mu.RLock()
+			u, was := n.urls[id]
+			n.mu.RUnlock()
+			if !was {
+				continue
+			}
+			urls[id] = u
+			live = append(live, id)
+			continue
 		}
 		urls[id] = string(e.Value())
 		live = append(live, id)
@@ -80,7 +93,6 @@ func (n *Node) leaseRound() {
 	slices.Sort(live)
 	owners := make([]string, n.opts.Partitions)
 	wants := make([]string, n.opts.Partitions)
-	whole := true // every lease read in this round
 	for p := range owners {
 		want := rendezvous(p, live)
 		wants[p] = want
@@ -153,7 +165,7 @@ func (n *Node) leaseRound() {
 
 // sweep removes the copies of partitions another node owns and this
 // node will not get back (their holder is their rendezvous owner, another
-// live node), from a round that read every lease (a lease read from the
+// live node), from a round that read every node and lease (a lease read from the
 // view of an earlier round, with a list of live nodes that lacked this
 // node, removed the copy of a partition it was about to take back: it
 // replayed the partition from 0 after a restart under load):
