@@ -179,9 +179,11 @@ func BenchmarkCluster(b *testing.B) {
 			})
 		})
 	}
-	b.Run("op=recall", func(b *testing.B) {
+	// recalls times one recall per mode and iteration: the standalone
+	// daemon, the owner of the agent's partition, the other node; each
+	// mode asks another query of the list at a time. ask sends it.
+	recalls := func(b *testing.B, ask func(b *testing.B, mode, url string, q []byte)) {
 		interleaved(b, []string{"single", "local", "forwarded"}, 1, func(mode string, i int) {
-			// Each mode asks another query of the list at a time.
 			url, q := single, queries[i%len(queries)]
 			switch mode {
 			case "local":
@@ -191,8 +193,11 @@ func BenchmarkCluster(b *testing.B) {
 				q = queries[(i+2*len(queries)/3)%len(queries)]
 				url = q.forwarder
 			}
-			post(b, url+"/v1/recall", q.body)
+			ask(b, mode, url, q.body)
 		})
+	}
+	b.Run("op=recall", func(b *testing.B) {
+		recalls(b, func(b *testing.B, _, url string, q []byte) { post(b, url+"/v1/recall", q) })
 	})
 	// The same recalls as MCP search calls (JSON-RPC over /mcp): a
 	// cluster node routes the whole request, and waits for the sequence
@@ -207,17 +212,8 @@ func BenchmarkCluster(b *testing.B) {
 		return body
 	}
 	b.Run("op=recall-mcp", func(b *testing.B) {
-		interleaved(b, []string{"single", "local", "forwarded"}, 1, func(mode string, i int) {
-			url, q := single, queries[i%len(queries)]
-			switch mode {
-			case "local":
-				q = queries[(i+len(queries)/3)%len(queries)]
-				url = q.owner
-			case "forwarded":
-				q = queries[(i+2*len(queries)/3)%len(queries)]
-				url = q.forwarder
-			}
-			if out := post(b, url+"/mcp", mcpBody(q.body)); bytes.Contains(out, []byte(`"isError":true`)) {
+		recalls(b, func(b *testing.B, mode, url string, q []byte) {
+			if out := post(b, url+"/mcp", mcpBody(q)); bytes.Contains(out, []byte(`"isError":true`)) {
 				b.Fatalf("%s: %s", mode, out)
 			}
 		})

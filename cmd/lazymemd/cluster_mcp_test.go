@@ -61,17 +61,6 @@ func mcpSession(t *testing.T, url, token string) *mcp.ClientSession {
 	return cs
 }
 
-// toolText is the text of a tool result.
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // exportOf is every record of agent, exported by root through url.
 func exportOf(t *testing.T, url, agent string) []map[string]any {
 	t.Helper()
@@ -118,7 +107,7 @@ func TestClusterMCP(t *testing.T) {
 		t.Fatalf("id %d: partition %d", added.ID, p)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "when does the ferry leave"}})
-	if err != nil || res.IsError || !strings.Contains(toolText(res), "pier nine") {
+	if err != nil || res.IsError || !strings.Contains(mcpText(res), "pier nine") {
 		t.Fatalf("forwarded search right after remember: %+v %v", res, err)
 	}
 	var found wire.Result
@@ -129,12 +118,12 @@ func TestClusterMCP(t *testing.T) {
 		t.Fatalf("search shows the reserved key: %+v", found.Memories[0])
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list", Arguments: map[string]any{}})
-	if err != nil || res.IsError || !strings.Contains(toolText(res), "pier nine") {
+	if err != nil || res.IsError || !strings.Contains(mcpText(res), "pier nine") {
 		t.Fatalf("forwarded list: %+v %v", res, err)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete", Arguments: map[string]any{"ids": []uint64{added.ID}}})
-	if err != nil || res.IsError || !strings.Contains(toolText(res), "Deleted 1 ") {
-		t.Fatalf("forwarded delete: %s %v (owner %s: %+v; other %s: %+v)", toolText(res), err, owner, clusterStatus(t, "tok-root", owner), other, clusterStatus(t, "tok-root", other))
+	if err != nil || res.IsError || !strings.Contains(mcpText(res), "Deleted 1 ") {
+		t.Fatalf("forwarded delete: %s %v (owner %s: %+v; other %s: %+v)", mcpText(res), err, owner, clusterStatus(t, "tok-root", owner), other, clusterStatus(t, "tok-root", other))
 	}
 	for _, u := range []string{owner, other} {
 		if st, b := authCall(t, "tok-root", "GET", fmt.Sprintf("%s/v1/records/%d", u, added.ID), ""); st != 404 {
@@ -172,7 +161,7 @@ func TestClusterMCP(t *testing.T) {
 	} {
 		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: call.name, Arguments: call.args})
 		if err != nil || res.IsError {
-			t.Fatalf("forwarded %s: %s %v", call.name, toolText(res), err)
+			t.Fatalf("forwarded %s: %s %v", call.name, mcpText(res), err)
 		}
 	}
 
@@ -190,7 +179,14 @@ func TestClusterMCP(t *testing.T) {
 	leaks := 0
 	for _, k := range testKeys {
 		for _, u := range urls {
-			leaks += clusterMCPTenancy(t, mcpSession(t, u, k.token), k, u, ids)
+			// The record, once its partition's owner applied it (root
+			// seeded it through the stream just before).
+			present := func(id uint64) bool {
+				seq, _ := cluster.SplitID(id)
+				st, _ := authCall(t, "tok-root", "GET", fmt.Sprintf("%s/v1/records/%d?min_seq=%d", u, id, seq), "")
+				return st != 404
+			}
+			leaks += mcpTenancyTable(t, mcpSession(t, u, k.token), k, k.name+"@"+u, ids, mcpObserver{present: present})
 		}
 	}
 	// Every memory a key added is its own agents': export each agent.
@@ -221,128 +217,6 @@ func TestClusterMCP(t *testing.T) {
 	if leaks != 0 {
 		t.Fatalf("%d cross-tenant reads or writes over MCP", leaks)
 	}
-}
-
-// clusterMCPTenancy drives the MCP tools as key k through the node at
-// url, with every agent named and none, and returns the leaks seen.
-func clusterMCPTenancy(t *testing.T, cs *mcp.ClientSession, k testKey, url string, ids map[string]uint64) int {
-	t.Helper()
-	ctx := t.Context()
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
-	if slices.Contains(names, "add") != k.has("write") || slices.Contains(names, "search") != k.has("read") || slices.Contains(names, "delete") != k.has("forget") {
-		t.Errorf("%s: tools %v for scopes %v", k.name, names, k.scopes)
-	}
-	leaks := 0
-	for _, agent := range append(slices.Clone(testAgents), "") {
-		name := k.name + "@" + url + "/mcp/" + agent
-		// A key of every agent naming none: the tools name the field.
-		own := agent == "" && len(k.agents) == 1 && k.agents[0] != "*" || agent != "" && k.allows(agent)
-		args := map[string]any{"text": "via mcp by " + k.name}
-		if agent != "" {
-			args["agent"] = agent
-		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: args})
-		switch {
-		case !k.has("write"):
-			if err == nil {
-				t.Errorf("%s: add without write: %+v", name, res)
-			}
-		case own && (err != nil || res.IsError):
-			t.Errorf("%s: own add: %+v %v", name, res, err)
-		case !own && (err != nil || !res.IsError):
-			t.Errorf("%s: add for another agent: %+v %v", name, res, err)
-		}
-		// Another agent's id, named or under the key's own agent:
-		// refused or nothing deleted (checked at the end), nothing
-		// judged.
-		for a, id := range ids {
-			if k.allows(a) {
-				continue
-			}
-			fargs := map[string]any{"ids": []uint64{id}, "useful": false}
-			if agent != "" {
-				fargs["agent"] = agent
-			}
-			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "feedback", Arguments: fargs}); err == nil && !res.IsError {
-				leaks++
-				t.Errorf("%s: feedback on %s's memory: %s", name, a, toolText(res))
-			}
-			args := map[string]any{"ids": []uint64{id}}
-			if agent != "" {
-				args["agent"] = agent
-			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete", Arguments: args})
-			switch {
-			case !k.has("forget"):
-				if err == nil {
-					t.Errorf("%s: delete without forget: %+v", name, res)
-				}
-			case err != nil:
-				t.Errorf("%s: delete: %v", name, err)
-			case !res.IsError && !strings.Contains(toolText(res), "Deleted 0 "):
-				leaks++
-				t.Errorf("%s: delete of %s's memory %d: %s", name, a, id, toolText(res))
-			}
-		}
-		for _, tool := range []string{"search", "list"} {
-			args := map[string]any{}
-			if tool == "search" {
-				args["query"] = "secret launch code"
-			}
-			if agent != "" {
-				args["agent"] = agent
-			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-			switch {
-			case !k.has("read"):
-				if err == nil {
-					t.Errorf("%s: %s without read: %+v", name, tool, res)
-				}
-				continue
-			case err != nil:
-				t.Errorf("%s: %s: %v", name, tool, err)
-				continue
-			case !own && !res.IsError:
-				t.Errorf("%s: %s for another agent answered %s", name, tool, toolText(res))
-			case own && res.IsError:
-				t.Errorf("%s: own %s: %s", name, tool, toolText(res))
-			case own && tool == "search" && !strings.Contains(toolText(res), "code of "+cmpOr(agent, k.agents[0])):
-				t.Errorf("%s: own search missed the seeded memory: %s", name, toolText(res))
-			}
-			var r wire.Result
-			if b, _ := json.Marshal(res.StructuredContent); res.StructuredContent != nil && json.Unmarshal(b, &r) != nil {
-				t.Errorf("%s: %s: structured content %s", name, tool, b)
-			}
-			for _, m := range r.Memories {
-				if !k.allows(m.Agent) {
-					leaks++
-					t.Errorf("%s: %s returned %s's memory %d", name, tool, m.Agent, m.ID)
-				}
-			}
-			for a := range ids {
-				if !k.allows(a) && strings.Contains(toolText(res), "code of "+a+" ") {
-					leaks++
-					t.Errorf("%s: %s showed %s's memory", name, tool, a)
-				}
-			}
-		}
-	}
-	return leaks
-}
-
-// cmpOr is a, or b when a is empty.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TestClusterExportBackup: in cluster mode an export is answered by the

@@ -47,6 +47,25 @@ func BenchmarkRebuild(b *testing.B) {
 	}
 }
 
+// caughtUp waits until n has opened and caught up every partition.
+func caughtUp(b *testing.B, n *Node) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for p := range n.Partitions() {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := n.Wait(ctx, p, math.MaxUint64)
+			cancel()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("partition %d not caught up: %v", p, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
 func benchRebuild(b *testing.B, total, every int) {
 	const parts = 4
 	recs, err := workload.Records(workload.Config{Seed: 7, Records: total})
@@ -63,24 +82,7 @@ func benchRebuild(b *testing.B, total, every int) {
 		}
 		return n
 	}
-	// caughtUp waits until n has opened and caught up every partition.
-	caughtUp := func(n *Node) {
-		deadline := time.Now().Add(5 * time.Minute)
-		for p := range parts {
-			for {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				err := n.Wait(ctx, p, math.MaxUint64)
-				cancel()
-				if err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					b.Fatalf("partition %d not caught up: %v", p, err)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		}
-	}
+	caughtUp := func(n *Node) { caughtUp(b, n) }
 	// load appends every record to stream and returns the messages the
 	// newest snapshots do not cover: what a restore replays.
 	load := func(stream string, every int) (tail uint64) {
@@ -159,4 +161,127 @@ func benchRebuild(b *testing.B, total, every int) {
 	b.ReportMetric(float64(sum[1])/float64(sum[0]), "snapshot/replay")
 	b.ReportMetric(float64(sum[1])/float64(sum[2]), "snapshot/noindex")
 	b.ReportMetric(float64(tail), "snapshot-tail-msgs")
+}
+
+// BenchmarkSnapshotGrowth measures a snapshot of a partition that grew
+// by 1% since the last one, side by side on one JetStream cluster (three
+// servers in this process, R3): mode=incremental (today's: the pieces
+// the kept snapshots hold are referenced) and mode=whole (the copy
+// uploaded whole as a tar, before), one partition of `records` workload
+// records each. Each iteration appends 1% to both, snapshots both in
+// rotating order, then rebuilds an empty node from each (restore, then
+// caught up). Reported per mode: KB uploaded and ms per snapshot, ms per
+// rebuild; and the ratios incremental/whole.
+//
+//	go test ./cmd/internal/cluster -run XXX -bench SnapshotGrowth -benchtime 3x
+func BenchmarkSnapshotGrowth(b *testing.B) {
+	for _, total := range []int{20000, 100000} {
+		b.Run(fmt.Sprintf("records=%d", total), func(b *testing.B) { benchSnapshotGrowth(b, total) })
+	}
+}
+
+func benchSnapshotGrowth(b *testing.B, total int) {
+	grow := total / 100
+	recs, err := workload.Records(workload.Config{Seed: 11, Records: total + (b.N+1)*grow})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc := clustertest.Start(b, 3)
+	open := func(stream, id, dir string) *Node {
+		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: dir, Partitions: 1,
+			Replicas: 3, LeaseTTL: 10 * time.Second, Stream: stream, OpenDB: openDB, SnapshotEvery: -1, SnapshotInterval: -1,
+			Logger: benchLogger, snapshotWhole: stream == "WHOLE"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	next := 0
+	add := func(nodes []*Node, count int) {
+		ctx := context.Background()
+		batch := make([]engine.Record, 0, 500)
+		for i := next; i < next+count; i++ {
+			r := &recs[i]
+			batch = append(batch, engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta})
+			if len(batch) == cap(batch) || i == next+count-1 {
+				for _, n := range nodes {
+					if _, _, err := n.Append(ctx, batch, false, ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+				batch = batch[:0]
+			}
+		}
+		next += count
+		for _, n := range nodes {
+			caughtUp(b, n)
+		}
+	}
+	modes := []string{"incremental", "whole"}
+	nodes := []*Node{open("INCR", "owner", b.TempDir()), open("WHOLE", "owner", b.TempDir())}
+	defer func() {
+		for _, n := range nodes {
+			if err := n.Close(); err != nil {
+				b.Error(err)
+			}
+		}
+	}()
+	caughtUp(b, nodes[0])
+	caughtUp(b, nodes[1])
+	add(nodes, total)
+	snap := func(n *Node) (uploadStats, time.Duration) {
+		n.mu.RLock()
+		pt := n.parts[0]
+		n.mu.RUnlock()
+		t0 := time.Now()
+		if _, err := pt.snapshot(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		return pt.lastUpload, time.Since(t0)
+	}
+	for _, n := range nodes {
+		snap(n) // the first snapshot: whole in both modes
+	}
+	rebuild := func(stream string) time.Duration {
+		dir := filepath.Join(b.TempDir(), "fresh")
+		t0 := time.Now()
+		n := open(stream, "fresh", dir)
+		caughtUp(b, n)
+		d := time.Since(t0)
+		if st := n.Status(); st.Restored["0"] == 0 {
+			b.Fatalf("%s: the fresh node restored nothing: %+v", stream, st)
+		}
+		if err := n.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	var bytes [2]int64
+	var took, rebuilt [2]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		add(nodes, grow)
+		for j := range nodes {
+			k := (i + j) % 2
+			st, d := snap(nodes[k])
+			bytes[k] += st.Uploaded + int64(st.Manifest)
+			took[k] += d
+		}
+		for j := range nodes {
+			k := (i + j) % 2
+			rebuilt[k] += rebuild([]string{"INCR", "WHOLE"}[k])
+		}
+	}
+	b.StopTimer()
+	for k, m := range modes {
+		b.ReportMetric(float64(bytes[k])/1024/float64(b.N), m+"-KB")
+		b.ReportMetric(float64(took[k].Milliseconds())/float64(b.N), m+"-ms")
+		b.ReportMetric(float64(rebuilt[k].Milliseconds())/float64(b.N), m+"-rebuild-ms")
+	}
+	b.ReportMetric(float64(bytes[0])/float64(bytes[1]), "KB-incr/whole")
+	b.ReportMetric(float64(took[0])/float64(took[1]), "ms-incr/whole")
+	b.ReportMetric(float64(rebuilt[0])/float64(rebuilt[1]), "rebuild-incr/whole")
 }

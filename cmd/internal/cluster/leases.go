@@ -52,17 +52,43 @@ func (n *Node) leaseRound() {
 	}
 	urls := map[string]string{}
 	var live []string
+	whole := true // every node and every lease read in this round
 	for _, k := range keys {
 		id, ok := strings.CutPrefix(k, "node.")
 		if !ok {
 			continue
 		}
 		e, err := n.nodes.Get(ctx, k)
-		if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue // expired meanwhile
+		}
+		if err != nil {
+			// Not read (the round's deadline passed): a node live in the
+			// last round stays live, since a list without it would move
+			// partitions by a wrong rendezvous; the round goes on, so
+			// that the leases held are refreshed, but sweeps nothing.
+			// (Stopping the round here left leases unrefreshed at load
+			// 27: they lapsed.)
+			log.Warn("cluster: read node", "node", id, "err", err)
+			whole = false
+			n.mu.RLock()
+			u, was := n.urls[id]
+			n.mu.RUnlock()
+			if !was {
+				continue
+			}
+			urls[id] = u
+			live = append(live, id)
+			continue
 		}
 		urls[id] = string(e.Value())
 		live = append(live, id)
+	}
+	if _, ok := urls[n.opts.NodeID]; !ok {
+		// This node's heartbeat was just written: a list of keys read
+		// from a replica that lags it still has this node live.
+		urls[n.opts.NodeID] = n.opts.URL
+		live = append(live, n.opts.NodeID)
 	}
 	slices.Sort(live)
 	owners := make([]string, n.opts.Partitions)
@@ -78,6 +104,7 @@ func (n *Node) leaseRound() {
 		case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
 			log.Warn("cluster: read lease", "partition", p, "err", err)
 			owners[p] = n.ownerOf(p)
+			whole = false
 			continue
 		}
 		me := n.opts.NodeID
@@ -88,16 +115,31 @@ func (n *Node) leaseRound() {
 			_ = n.leases.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
 			holder = ""
 		case holder == me:
-			if _, err := n.leases.Update(ctx, leaseKey(p), []byte(me), rev); err != nil {
+			sent := time.Now()
+			err := n.refresh(ctx, p, rev)
+			switch {
+			case err == nil:
+				n.refreshed[p] = sent
+				if err := n.acquire(p); err != nil {
+					log.Error("cluster: open partition", "partition", p, "err", err)
+				}
+			case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || time.Since(n.refreshed[p]) >= n.opts.LeaseTTL:
 				log.Warn("cluster: lease lost", "partition", p, "err", err)
 				n.release(p)
 				holder = ""
-			} else if err := n.acquire(p); err != nil {
-				log.Error("cluster: open partition", "partition", p, "err", err)
+			default:
+				// The refresh failed without an answer (a timeout on a
+				// loaded machine, a leader election): the lease, refreshed
+				// less than a TTL ago, is still this node's. Releasing here
+				// reopened partitions of a lone node under load and
+				// answered its reads "not owned here" meanwhile.
+				log.Warn("cluster: lease refresh failed; kept while it lasts", "partition", p, "err", err)
 			}
 		case holder == "" && want == me:
+			sent := time.Now()
 			if _, err := n.leases.Create(ctx, leaseKey(p), []byte(me)); err == nil {
 				holder = me
+				n.refreshed[p] = sent
 				if err := n.acquire(p); err != nil {
 					log.Error("cluster: open partition", "partition", p, "err", err)
 					_ = n.leases.Delete(ctx, leaseKey(p))
@@ -116,11 +158,17 @@ func (n *Node) leaseRound() {
 	n.mu.Lock()
 	n.owners, n.urls = owners, urls
 	n.mu.Unlock()
-	n.sweep(owners, wants)
+	if whole {
+		n.sweep(owners, wants)
+	}
 }
 
 // sweep removes the copies of partitions another node owns and this
-// node will not get back (their rendezvous owner is another live node):
+// node will not get back (their holder is their rendezvous owner, another
+// live node), from a round that read every node and lease (a lease read from the
+// view of an earlier round, with a list of live nodes that lacked this
+// node, removed the copy of a partition it was about to take back: it
+// replayed the partition from 0 after a restart under load):
 // a copy this node no longer applies would keep records forgotten since
 // (a forget reaches a store only through its apply loop). The copies of
 // the partitions this node will take back are kept, so that a restart
@@ -133,7 +181,7 @@ func (n *Node) sweep(owners, wants []string) {
 	for _, e := range ents {
 		s, ok := strings.CutPrefix(e.Name(), "p")
 		p, err := strconv.Atoi(s)
-		if !ok || err != nil || !e.IsDir() || p < 0 || p >= len(owners) || owners[p] == "" || owners[p] == n.opts.NodeID || wants[p] == n.opts.NodeID {
+		if !ok || err != nil || !e.IsDir() || p < 0 || p >= len(owners) || owners[p] == "" || owners[p] == n.opts.NodeID || owners[p] != wants[p] {
 			continue
 		}
 		n.mu.RLock()
@@ -146,6 +194,17 @@ func (n *Node) sweep(owners, wants []string) {
 			}
 		}
 	}
+}
+
+// refresh renews this node's lease on partition p, held at revision rev.
+func (n *Node) refresh(ctx context.Context, p int, rev uint64) error {
+	if f := n.opts.refreshFails; f != nil {
+		if err := f(p); err != nil {
+			return err
+		}
+	}
+	_, err := n.leases.Update(ctx, leaseKey(p), []byte(n.opts.NodeID), rev)
+	return err
 }
 
 func (n *Node) ownerOf(p int) string {

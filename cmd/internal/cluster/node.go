@@ -46,9 +46,16 @@ type Node struct {
 	// hold; closers closes them when the requests end.
 	lingering map[int]*partition
 	closers   sync.WaitGroup
-	owners    []string          // node id holding each partition's lease, "" none
-	urls      map[string]string // node id -> URL of the live nodes
-	closed    bool
+	// refreshed is, for each partition this node holds the lease of,
+	// when its last successful refresh (or creation) was sent: the lease
+	// lasts at least LeaseTTL from then (the lease loop's alone).
+	refreshed []time.Time
+	// restores is, for each partition this node restored from a
+	// snapshot since it started, the last snapshot's sequence (Status).
+	restores map[int]uint64
+	owners   []string          // node id holding each partition's lease, "" none
+	urls     map[string]string // node id -> URL of the live nodes
+	closed   bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -79,8 +86,8 @@ func Open(opts Options) (*Node, error) {
 		_ = validator.Close()
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
 	}
-	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{}, lingering: map[int]*partition{},
-		owners: make([]string, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
+	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{}, lingering: map[int]*partition{}, restores: map[int]uint64{},
+		owners: make([]string, opts.Partitions), refreshed: make([]time.Time, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if err := n.setup(); err != nil {
 		nc.Close()
@@ -316,6 +323,11 @@ type Status struct {
 	// since it opened the partition (records left out as expired
 	// included).
 	Replayed map[string]uint64 `json:"replayed"`
+	// Restores is, for each partition this node restored from a snapshot
+	// since it started (owned now or not), the last snapshot's sequence:
+	// a partition given up and reopened from the restored copy shows it
+	// here, and in Resumed, not in Restored.
+	Restores map[string]uint64 `json:"restores"`
 	// Snapshot is the sequence of the partition's newest snapshot known
 	// here, and Snapshots how many this node uploaded since it opened
 	// the partition.
@@ -332,7 +344,11 @@ func (n *Node) Status() Status {
 	defer n.mu.RUnlock()
 	st := Status{Node: n.opts.NodeID, Partitions: n.opts.Partitions, Owners: append([]string(nil), n.owners...),
 		Applied: map[string]uint64{}, CaughtUp: map[string]bool{}, Resumed: map[string]uint64{}, Records: map[string]uint64{},
-		Restored: map[string]uint64{}, Replayed: map[string]uint64{}, Snapshot: map[string]uint64{}, Snapshots: map[string]uint64{}}
+		Restored: map[string]uint64{}, Replayed: map[string]uint64{}, Snapshot: map[string]uint64{}, Snapshots: map[string]uint64{},
+		Restores: map[string]uint64{}}
+	for p, seq := range n.restores {
+		st.Restores[strconv.Itoa(p)] = seq
+	}
 	for p, pt := range n.parts {
 		if !pt.isReady() {
 			st.Opening = append(st.Opening, p)

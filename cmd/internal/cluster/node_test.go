@@ -50,16 +50,36 @@ func waitOwned(t *testing.T, nodes ...*Node) {
 	t.Fatalf("partitions not all owned after 20s: %+v", nodes[0].Status())
 }
 
-// recallAll returns the public ids of agent's records that the owner
+// localOf is partition p's store on n once n owns it and has applied
+// minSeq, waiting up to 20s: a lease round may give the partition up
+// and take it back meanwhile (a lease that lapsed on a loaded machine),
+// as the daemon routes a request again when Local answers ErrNotOwner.
+func localOf(t *testing.T, n *Node, p int, minSeq uint64) *Local {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		l, err := n.Local(ctx, p, minSeq)
+		if err == nil {
+			return l
+		}
+		if !errors.Is(err, ErrNotOwner) || ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// recordsOf returns the public ids of agent's records that the owner
 // node holds, by text.
 func recordsOf(t *testing.T, n *Node, agent string, minSeq uint64) map[string]uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := n.Local(ctx, n.Partition(agent), minSeq)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := localOf(t, n, n.Partition(agent), minSeq)
 	defer l.Release()
 	locs, err := l.DB().Select(ctx, engine.Selector{Agent: agent})
 	if err != nil {
@@ -132,7 +152,7 @@ func TestNodeAppendApplyRestart(t *testing.T) {
 	}
 	check(n, "first run")
 	p := n.Partition("ag")
-	l, _ := n.Local(ctx, p, 0)
+	l := localOf(t, n, p, 0)
 	logNext := l.DB().Metrics().Log.Next
 	l.Release()
 	if err := n.Close(); err != nil {
@@ -143,7 +163,7 @@ func TestNodeAppendApplyRestart(t *testing.T) {
 	n = testNode(t, nc, "a", dir, 3)
 	waitOwned(t, n)
 	check(n, "restart")
-	l, _ = n.Local(ctx, p, 0)
+	l = localOf(t, n, p, 0)
 	got := l.DB().Metrics().Log.Next
 	l.Release()
 	if got != logNext {
@@ -688,4 +708,105 @@ func TestFeedbackThroughStream(t *testing.T) {
 	defer n.Close()
 	waitOwned(t, n)
 	check(n, "rebuilt")
+}
+
+// TestLeaseRefreshTimesOut: a lease refresh that fails without an answer
+// (a timeout on a loaded machine) keeps the partition while the lease,
+// refreshed less than a TTL ago, still lasts; one that keeps failing for
+// a TTL gives it up. (A lone node under load used to release a
+// partition at the first refresh that timed out and answered its reads
+// "not owned here" until it reopened it: TestNodeAppendApplyRestart
+// failed so under -race at load 19.)
+func TestLeaseRefreshTimesOut(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	var fail atomic.Int64 // refreshes of partition 0 left to fail; -1: all
+	var calls atomic.Int64
+	n, err := Open(Options{NATS: nc.URLs(), NodeID: "a", URL: "http://a", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 1, LeaseTTL: 2 * time.Second, OpenDB: openDB,
+		refreshFails: func(p int) error {
+			if p != 0 {
+				return nil
+			}
+			calls.Add(1)
+			if f := fail.Load(); f < 0 || f > 0 && fail.CompareAndSwap(f, f-1) {
+				return context.DeadlineExceeded
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	waitOwned(t, n)
+	part := func() *partition {
+		n.mu.RLock()
+		defer n.mu.RUnlock()
+		return n.parts[0]
+	}
+	pt := part()
+	if pt == nil {
+		t.Fatal("partition 0 not open")
+	}
+	// Two refreshes fail, then one succeeds: the partition never moved.
+	waitCalls := func(k int64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for c := calls.Load() + k; calls.Load() < c; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the lease round did not refresh partition 0 %d times in 30s", k)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	fail.Store(2)
+	waitCalls(3)
+	if got := part(); got != pt {
+		t.Fatal("partition 0 was given up after a refresh that timed out while its lease lasted")
+	}
+	if err := n.Wait(context.Background(), 0, 0); err != nil {
+		t.Fatalf("partition 0 after two refreshes timed out: %v", err)
+	}
+	// Every refresh fails: the lease lapses and the partition is given
+	// up (the lease round takes it again once the lease expired).
+	fail.Store(-1)
+	deadline := time.Now().Add(30 * time.Second)
+	for part() == pt {
+		if time.Now().After(deadline) {
+			t.Fatal("partition 0 kept 30s after its refreshes began to fail (lease TTL 2s)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fail.Store(0)
+	waitOwned(t, n)
+}
+
+// TestSweepKeepsUnsettledCopies: a node removes its copy of a partition
+// only once the partition's holder is its rendezvous owner, another
+// node; a copy held meanwhile by a node that will hand it on stays (the
+// round that computed the rendezvous may have missed a live node: a
+// restart under load replayed a partition from 0 after its copy was
+// removed so).
+func TestSweepKeepsUnsettledCopies(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	dir := t.TempDir()
+	n := testNode(t, nc, "a", dir, 1)
+	defer n.Close()
+	waitOwned(t, n)
+	copyDir := filepath.Join(dir, "p9")
+	if err := os.MkdirAll(copyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	owners, wants := make([]string, 10), make([]string, 10)
+	owners[9], wants[9] = "b", "a" // b holds it, a will take it back
+	n.sweep(owners, wants)
+	owners[9], wants[9] = "b", "c" // b holds it until c takes it
+	n.sweep(owners, wants)
+	if _, err := os.Stat(copyDir); err != nil {
+		t.Fatalf("the copy of a partition not settled yet was removed: %v", err)
+	}
+	owners[9], wants[9] = "c", "c" // settled on another node
+	n.sweep(owners, wants)
+	if _, err := os.Stat(copyDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy of a partition settled on another node is still there: %v", err)
+	}
 }

@@ -64,10 +64,17 @@ type Options struct {
 	// snapshotNoIndex takes snapshots without the index (engine Backup):
 	// the benchmarks' peer of the indexed ones.
 	snapshotNoIndex bool
+	// snapshotWhole uploads each snapshot whole, as a tar (the format
+	// before incremental snapshots): the benchmarks' peer.
+	snapshotWhole bool
 	// lagged (tests) makes a partition's fetch round find nothing while
 	// it returns true (it blocks as long as a fetch would): a consumer
 	// on a replica that lags the stream's leader.
 	lagged func(ctx context.Context, p int) bool
+	// refreshFails (tests) makes the lease round's refresh of partition
+	// p fail with the error it returns before it reaches NATS (nil: the
+	// refresh is sent): a refresh that timed out on a loaded machine.
+	refreshFails func(p int) error
 }
 
 // EnsureDefaults fills the unset fields with their defaults.

@@ -87,6 +87,9 @@ type partition struct {
 	sinceSnap uint64 // messages applied since the last snapshot's backup
 	snapshots uint64
 	snapping  bool
+	// lastUpload is what this node's last snapshot of the partition
+	// uploaded and referenced.
+	lastUpload uploadStats
 	// forgotSinceSnap: a forget was applied since the last snapshot
 	// began. forgetSeq is the last forget's sequence (at open, the
 	// applied sequence: forgets before it are unknown here);
@@ -160,6 +163,9 @@ func (pt *partition) open(ctx context.Context) error {
 		if err := pt.openStore(); err != nil {
 			return err
 		}
+		pt.n.mu.Lock()
+		pt.n.restores[pt.p] = restored
+		pt.n.mu.Unlock()
 		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
 			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond),
 			"reindexed", pt.db.Metrics().Index.Rebuilt)

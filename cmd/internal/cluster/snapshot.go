@@ -22,9 +22,10 @@ import (
 
 // Snapshots bound a partition's replay (docs/CLUSTER.md, "Snapshots").
 // The owner of a partition uploads, every SnapshotEvery messages or
-// SnapshotInterval, a tar of its store (engine Backup, the id map and
-// the applied sequence) to the stream <Stream>-snapshots, on a subject
-// of its own; it keeps the newest SnapshotKeep and purges the
+// SnapshotInterval, a copy of its store (engine BackupIndexed, the id
+// map and the applied sequence) to the stream <Stream>-snapshots,
+// incrementally (snapfiles.go: the pieces of its files that the kept
+// snapshots lack, and a manifest on a subject of its own); it keeps the newest SnapshotKeep and purges the
 // stream of the partition's messages at and below the oldest one kept.
 // A node opening a partition whose copy is missing or older than the
 // oldest snapshot kept (the stream no longer holds what the copy lacks)
@@ -35,15 +36,17 @@ import (
 // every forget after the snapshot's sequence (the purge never passes
 // the oldest snapshot kept). Its bytes leave the snapshots too: a
 // forget applied makes a new snapshot due, taken after a Compact of the
-// store, and every older snapshot is then erased (its chunks securely
-// deleted from the snapshots stream). (JetStream's object store is not
+// store, and every older snapshot is then erased (its manifest and the
+// pieces no kept snapshot references securely deleted from the
+// snapshots stream). (JetStream's object store is not
 // used: each Put starts a goroutine that leaks when the Put's cleanup
 // wins a race with it, in nats.go v1.55.)
 
 // The snapshots stream holds each snapshot on its own subject,
-// <prefix>-snapshots.p<p>.<seq>: chunks of the tar, then an end message
-// (no body) whose endHeader gives the chunks' count, the size and the
-// SHA-256 of the whole. A subject without its end message is an upload
+// <prefix>-snapshots.p<p>.<seq>: chunks of its manifest (or, before
+// incremental snapshots, of a tar of the copy), then an end message (no
+// body) whose endHeader gives the chunks' count, the size and the
+// SHA-256 of the whole, and formatHeader the format. A subject without its end message is an upload
 // cut short: never restored, erased by the next prune.
 const (
 	endHeader = "Lazymem-Snapshot-End"
@@ -54,6 +57,7 @@ const (
 type snapshotInfo struct {
 	subject string
 	seq     uint64
+	files   bool // a manifest (snapfiles.go), not a tar
 }
 
 // snapStream is the snapshots stream's name.
@@ -79,6 +83,7 @@ func (n *Node) snapshots(ctx context.Context, p int) (complete []snapshotInfo, p
 		m, err := n.snaps.GetLastMsgForSubject(ctx, subj)
 		switch {
 		case err == nil && m.Header.Get(endHeader) != "":
+			s.files = m.Header.Get(formatHeader) == formatFiles
 			complete = append(complete, s)
 		case err == nil || errors.Is(err, jetstream.ErrMsgNotFound):
 			partial = append(partial, s)
@@ -92,9 +97,9 @@ func (n *Node) snapshots(ctx context.Context, p int) (complete []snapshotInfo, p
 	return complete, partial, nil
 }
 
-// upload publishes r as a snapshot on subject, one chunk a message, then
-// its end message.
-func (n *Node) upload(ctx context.Context, subject string, r io.Reader) error {
+// upload publishes r on subject, one chunk a message, then its end
+// message, which names the format ("": a tar; formatFiles: a manifest).
+func (n *Node) upload(ctx context.Context, subject string, r io.Reader, format string) error {
 	h := sha256.New()
 	buf := make([]byte, chunkSize)
 	var size, chunks uint64
@@ -116,7 +121,11 @@ func (n *Node) upload(ctx context.Context, subject string, r io.Reader) error {
 		}
 	}
 	end := fmt.Sprintf("%d %d %x", chunks, size, h.Sum(nil))
-	_, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Header: nats.Header{endHeader: []string{end}}})
+	hdr := nats.Header{endHeader: []string{end}}
+	if format != "" {
+		hdr.Set(formatHeader, format)
+	}
+	_, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Header: hdr})
 	return err
 }
 
@@ -244,15 +253,27 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	}
 	defer os.RemoveAll(tmp)
 	dst := filepath.Join(tmp, "store")
+	tb := time.Now()
 	seq, err := pt.copyTo(ctx, dst, true)
 	if err != nil {
 		return 0, fmt.Errorf("lazymem: cluster: snapshot partition %d: %w", pt.p, err)
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(dst, pw)) }()
 	subject := pt.n.snapPrefix(pt.p) + strconv.FormatUint(seq, 10)
-	err = pt.n.upload(ctx, subject, pr)
-	pr.CloseWithError(err) // ends the tar writer if the upload stopped early
+	t0 := time.Now()
+	var st uploadStats
+	if pt.n.opts.snapshotWhole {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(tarDir(dst, pw)) }()
+		cr := &countReader{r: pr}
+		err = pt.n.upload(ctx, subject, cr, "")
+		pr.CloseWithError(err) // ends the tar writer if the upload stopped early
+		st.Uploaded = cr.n
+	} else {
+		var kept []snapshotInfo
+		if kept, _, err = pt.n.snapshots(ctx, pt.p); err == nil {
+			st, err = pt.n.uploadFiles(ctx, pt.p, seq, subject, dst, pt.n.knownPieces(ctx, kept))
+		}
+	}
 	if err != nil {
 		// The partial upload goes now if it can (the partition may be
 		// closing: ctx is done); else the next prune erases it.
@@ -261,12 +282,19 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 		cancel()
 		return 0, fmt.Errorf("lazymem: cluster: upload snapshot of partition %d: %w", pt.p, err)
 	}
+	took := time.Since(t0)
 	pt.mu.Lock()
 	pt.snapSeq, pt.snapAt = seq, time.Now()
+	pt.lastUpload = st
 	pt.snapshots++
 	forgetSeq := pt.forgetSeq
 	pt.mu.Unlock()
-	return seq, pt.n.prune(ctx, pt.p, seq, forgetSeq)
+	tp := time.Now()
+	err = pt.n.prune(ctx, pt.p, seq, forgetSeq)
+	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
+		"reused", st.Reused, "manifest", st.Manifest, "backup", t0.Sub(tb).Round(time.Millisecond),
+		"upload", took.Round(time.Millisecond), "prune", time.Since(tp).Round(time.Millisecond))
+	return seq, err
 }
 
 // copyTo writes a copy of the partition's store to dst (new or empty):
@@ -322,15 +350,17 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 	}
 	kept := 0
 	floor := newest
-	var drop []snapshotInfo
+	var drop, keep []snapshotInfo
 	for i := len(snaps) - 1; i >= 0; i-- {
 		s := snaps[i]
 		switch {
 		case s.seq > newest:
-			// Another owner's, newer: left to it.
+			// Another owner's, newer: left to it (and its pieces).
+			keep = append(keep, s)
 		case s.seq == newest || kept < n.opts.SnapshotKeep && s.seq >= forgetSeq:
 			kept++
 			floor = min(floor, s.seq)
+			keep = append(keep, s)
 		default:
 			drop = append(drop, s)
 		}
@@ -344,6 +374,9 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 		if err := n.eraseSnapshot(ctx, s.subject); err != nil {
 			return err
 		}
+	}
+	if err := n.prunePieces(ctx, p, newest, keep); err != nil {
+		return err
 	}
 	// Only the lease holder purges: a node that lost the lease while
 	// paused could purge what the new owner has yet to apply.
@@ -359,8 +392,16 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 // eraseSnapshot removes the snapshot on subject: its end message first
 // (no restore starts from it), then each chunk with a secure delete, so
 // that the records it held leave the files of the snapshots stream as a
-// forget's message leaves the stream's.
+// forget's message leaves the stream's. (An incremental snapshot's
+// pieces on its data subject go at the prune after, unless a kept
+// snapshot references them.)
 func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
+	return n.erase(ctx, subject, func(uint64) bool { return false })
+}
+
+// erase securely deletes the messages on subject but those keep names,
+// the last one first.
+func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) bool) error {
 	cons, err := n.snaps.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: subject, HeadersOnly: true,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute})
 	if err != nil {
@@ -373,7 +414,7 @@ func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
 		if err != nil {
 			return err
 		}
-		got := 0
+		got, pending := 0, uint64(1)
 		for m := range batch.Messages() {
 			md, err := m.Metadata()
 			if err != nil {
@@ -381,13 +422,17 @@ func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
 			}
 			seqs = append(seqs, md.Sequence.Stream)
 			got++
+			pending = md.NumPending
 		}
-		if got == 0 {
-			break
+		if got == 0 || pending == 0 {
+			break // the last message seen: no empty fetch waited for
 		}
 	}
 	slices.Reverse(seqs) // the end message first
 	for _, seq := range seqs {
+		if keep(seq) {
+			continue
+		}
 		if err := n.snaps.SecureDeleteMsg(ctx, seq); err != nil && !msgGone(err) {
 			return fmt.Errorf("lazymem: cluster: erase snapshot %s: %w", subject, err)
 		}
@@ -405,7 +450,12 @@ func (pt *partition) restore(ctx context.Context, snaps []snapshotInfo) (uint64,
 		if err := os.RemoveAll(tmp); err != nil {
 			return 0, err
 		}
-		err := pt.fetch(ctx, s.subject, tmp)
+		var err error
+		if s.files {
+			err = pt.n.restoreFiles(ctx, pt.p, s.subject, tmp)
+		} else {
+			err = pt.fetch(ctx, s.subject, tmp)
+		}
 		if err == nil {
 			if err = os.RemoveAll(pt.dir); err == nil {
 				err = os.Rename(tmp, pt.dir)
@@ -518,4 +568,16 @@ func untar(r io.Reader, dir string) error {
 			return fmt.Errorf("snapshot entry %q: unexpected type %c", h.Name, h.Typeflag)
 		}
 	}
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
 }

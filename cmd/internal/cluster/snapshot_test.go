@@ -458,3 +458,216 @@ func TestSnapshotDamaged(t *testing.T) {
 		t.Fatalf("restored from %d, want the older snapshot %d", st.Restored[strconv.Itoa(p)], snaps[0])
 	}
 }
+
+// appendBatches appends count records of agent in batches of 500 and
+// returns the last sequence; texts are prefix and the record's number.
+func appendBatches(t testing.TB, n *Node, agent, prefix string, from, count int, ids map[string]uint64) uint64 {
+	t.Helper()
+	var last uint64
+	var batch []engine.Record
+	for i := from; i < from+count; i++ {
+		batch = append(batch, engine.Record{Agent: agent, Text: fmt.Sprintf("%s %d: the weather in city %d and the price of item %d", prefix, i, i%97, i*7%1013)})
+		if len(batch) == 500 || i == from+count-1 {
+			got, seq, err := n.Append(context.Background(), batch, false, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids != nil {
+				for j, r := range batch {
+					ids[r.Text] = got[j]
+				}
+			}
+			last, batch = seq, batch[:0]
+		}
+	}
+	return last
+}
+
+// pieceSeqs is every message sequence on partition p's data subjects.
+func pieceSeqs(t *testing.T, n *Node, p int) map[uint64]bool {
+	t.Helper()
+	ctx := context.Background()
+	prefix := n.snapPrefix(p) + "d."
+	info, err := n.snaps.Info(ctx, jetstream.WithSubjectFilter(prefix+"*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint64]bool{}
+	for subj := range info.State.Subjects {
+		seq := uint64(0)
+		for {
+			m, err := n.snaps.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subj))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[m.Sequence] = true
+			seq = m.Sequence
+		}
+	}
+	return out
+}
+
+// TestSnapshotIncremental: a snapshot uploads only the pieces of the
+// store's files that the snapshots kept lack (a partition grown by 1%
+// uploads a fraction of its files), a wiped node restores it from the
+// pieces of both uploads, and a forget's snapshot leaves no piece of the
+// older ones that it does not reference itself: no file of the NATS
+// server holds the forgotten text, though pieces are shared.
+func TestSnapshotIncremental(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	a := snapNode(t, nc, "a", t.TempDir(), -1, nil) // snapshots only when asked
+	waitOwned(t, a)
+	ctx := context.Background()
+	const secret = "zqxjvkwp"
+	want := map[string]uint64{}
+	ids, _, err := a.Append(ctx, []engine.Record{{Agent: "ag", Text: "the early secret is " + secret}}, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := appendBatches(t, a, "ag", "note", 0, 6000, want)
+	p := a.Partition("ag")
+	if err := a.Wait(ctx, p, last); err != nil {
+		t.Fatal(err)
+	}
+	pt := part(t, a, p)
+	if _, err := pt.snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := pt.lastUpload
+	last = appendBatches(t, a, "ag", "later", 6000, 60, want) // 1%
+	if err := a.Wait(ctx, p, last); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := pt.snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := pt.lastUpload
+	t.Logf("first snapshot uploaded %d bytes; after 1%% more records the second uploaded %d and referenced %d (manifest %d bytes)",
+		first.Uploaded, second.Uploaded, second.Reused, second.Manifest)
+	if second.Reused == 0 || second.Uploaded*4 > second.Uploaded+second.Reused {
+		t.Fatalf("the second snapshot uploaded %d bytes and referenced %d: want under a quarter uploaded", second.Uploaded, second.Reused)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A wiped node restores the second snapshot from both uploads' pieces.
+	want["the early secret is "+secret] = ids[0]
+	b := snapNode(t, nc, "b", t.TempDir(), -1, nil)
+	waitOwned(t, b)
+	sameRecords(t, "restored from an incremental snapshot", recordsOf(t, b, "ag", last), want)
+	if st := b.Status(); st.Restored[strconv.Itoa(p)] != s2 {
+		t.Fatalf("restored from %d, want %d", st.Restored[strconv.Itoa(p)], s2)
+	}
+
+	// A forget: its snapshot erases both older ones and every piece it
+	// does not reference itself.
+	delete(want, "the early secret is "+secret)
+	fseq, err := b.Forget(ctx, p, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(ctx, p, fseq); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := part(t, b, p).snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, _, err := b.snapshots(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 1 || snaps[0].seq != s3 {
+		t.Fatalf("snapshots %+v after the forget at %d; want only the new one", snaps, fseq)
+	}
+	m, err := b.readManifest(ctx, snaps[0].subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[uint64]bool{}
+	for _, f := range m.Files {
+		for _, r := range f.Pieces {
+			refs[r.Seq] = true
+		}
+	}
+	for seq := range pieceSeqs(t, b, p) {
+		if !refs[seq] {
+			t.Errorf("piece %d is in the snapshots stream, referenced by no snapshot kept", seq)
+		}
+	}
+	if where := storetest.Find(storetest.Images(t, nc.StoreDir(0)), []byte(secret)); len(where) > 0 {
+		t.Errorf("the NATS server's files hold the forgotten text: %v", where)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := snapNode(t, nc, "c", t.TempDir(), -1, nil)
+	defer c.Close()
+	waitOwned(t, c)
+	sameRecords(t, "restored from the snapshot after the forget", recordsOf(t, c, "ag", fseq), want)
+}
+
+// TestSnapshotTarRestores: a snapshot in the format before incremental
+// ones (the copy as one tar) still restores, and the restoring node's
+// next snapshot, incremental, replaces it.
+func TestSnapshotTarRestores(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	a, err := Open(Options{NATS: nc.URLs(), NodeID: "a", URL: "http://a", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 1, LeaseTTL: time.Second, OpenDB: openDB, SnapshotEvery: -1, SnapshotInterval: -1, snapshotWhole: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOwned(t, a)
+	ctx := context.Background()
+	want := map[string]uint64{}
+	last := appendN(t, a, "ag", "before the tar", 10, want)
+	p := a.Partition("ag")
+	if err := a.Wait(ctx, p, last); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := part(t, a, p).snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snaps, _, err := a.snapshots(ctx, p); err != nil || len(snaps) != 1 || snaps[0].files {
+		t.Fatalf("snapshots %+v (%v): want one tar", snaps, err)
+	}
+	last = appendN(t, a, "ag", "after the tar", 3, want)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := snapNode(t, nc, "b", t.TempDir(), -1, nil)
+	waitOwned(t, b)
+	sameRecords(t, "restored from a tar snapshot", recordsOf(t, b, "ag", last), want)
+	if st := b.Status(); st.Restored[strconv.Itoa(p)] != s1 {
+		t.Fatalf("restored from %d, want the tar at %d", st.Restored[strconv.Itoa(p)], s1)
+	}
+	var seqs []uint64
+	for i := range 2 {
+		last = appendN(t, b, "ag", fmt.Sprint("round ", i), 2, want)
+		if err := b.Wait(ctx, p, last); err != nil {
+			t.Fatal(err)
+		}
+		s, err := part(t, b, p).snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	snaps, _, err := b.snapshots(ctx, p)
+	if err != nil || len(snaps) != 2 || snaps[0].seq != seqs[0] || snaps[1].seq != seqs[1] || !snaps[0].files || !snaps[1].files {
+		t.Fatalf("snapshots %+v (%v): want the two incremental ones at %v, the tar erased", snaps, err, seqs)
+	}
+	c := snapNode(t, nc, "c", t.TempDir(), -1, nil)
+	defer c.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitOwned(t, c)
+	sameRecords(t, "restored from the incremental snapshot after the tar", recordsOf(t, c, "ag", last), want)
+}
