@@ -249,6 +249,21 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 			}
 		}
 	}
+	// With them, the hits the selective stage will read whatever the
+	// windows keep: those it reads for their facts, above the lowest hits
+	// the kept turns can displace. One read for both: a turn and the hits
+	// near it in time often lie in one log segment, which GetMany then
+	// decompresses once instead of once a round.
+	if p.q.Mode == ModeLazy || p.q.RecencyHalfLife > 0 {
+		// dropLowestHits removes the lowest hits, as many as the kept
+		// turns exceed the budget: at most all proposed turns.
+		sure := p.res.Stats.Hits - max(len(p.cands)-max(p.q.Candidates, hits), 0)
+		for i := range p.cands[:hits] {
+			if r := p.cands[i].sparseRank; r > n && r <= sure && !seen[i] {
+				all = append(all, i)
+			}
+		}
+	}
 	if err := p.learnFacts(all); err != nil {
 		return err
 	}
