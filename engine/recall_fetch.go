@@ -18,8 +18,9 @@ import (
 // older segments), and a cold recall's 50 candidates lie in about 30-50
 // segments: split over the cores, the reads take a fraction of the wall
 // time. Below this, starting goroutines costs more than it saves on
-// cached records.
-const fetchParallelMin = 16
+// cached records. 8 rather than 16: the neighbour source's first read is
+// the top 10 hits, which a cold recall read on one core.
+const fetchParallelMin = 8
 
 // fetch reads the records of cands (all, or those at the indices sel) from
 // the log: the ids in ascending order, split into contiguous runs read
