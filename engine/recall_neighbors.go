@@ -250,18 +250,19 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 		}
 	}
 	// With them, the hits the selective stage will read whatever the
-	// windows keep: those it reads for their facts, above the lowest hits
-	// the kept turns can displace. One read for both: a turn and the hits
-	// near it in time often lie in one log segment, which GetMany then
-	// decompresses once instead of once a round.
-	if p.q.Mode == ModeLazy || p.q.RecencyHalfLife > 0 {
-		// dropLowestHits removes the lowest hits, as many as the kept
-		// turns exceed the budget: at most all proposed turns.
-		sure := p.res.Stats.Hits - max(len(p.cands)-max(p.q.Candidates, hits), 0)
-		for i := range p.cands[:hits] {
-			if r := p.cands[i].sparseRank; r > n && r <= sure && !seen[i] {
-				all = append(all, i)
-			}
+	// windows keep, now that the turns they can keep are known. One read
+	// for both: a turn and the hits near it in time often lie in one log
+	// segment, which GetMany then decompresses once instead of once a
+	// round.
+	keepable := 0
+	for j := hits; j < len(p.cands); j++ {
+		if seen[j] && atKeptPlace(windows, j) {
+			keepable++
+		}
+	}
+	for _, i := range p.sureHits(hits, n, keepable) {
+		if !seen[i] {
+			all = append(all, i)
 		}
 	}
 	if err := p.learnFacts(all); err != nil {
@@ -296,6 +297,36 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 		p.dropLowestHits(over)
 	}
 	return nil
+}
+
+// atKeptPlace reports whether candidate j is at a place a window keeps.
+func atKeptPlace(windows []neighbourWindow, j int) bool {
+	for _, w := range windows {
+		if w.at[2+2] == j || w.at[-1+2] == j || w.at[-2+2] == j {
+			return true
+		}
+	}
+	return false
+}
+
+// sureHits returns the hits ranked below after that the selective stage
+// reads whatever the neighbour source keeps, when at most kept turns are
+// added: in ModeLazy or with a recency prior it reads every candidate
+// whose fact is unknown, and dropLowestHits removes only the lowest hits,
+// as many as the kept turns exceed the budget. hits is the number of
+// candidates before any turn was proposed.
+func (p *plan) sureHits(hits, after, kept int) []int {
+	if p.q.Mode != ModeLazy && p.q.RecencyHalfLife <= 0 {
+		return nil
+	}
+	sure := p.res.Stats.Hits - max(hits+kept-max(p.q.Candidates, hits), 0)
+	var out []int
+	for i := range p.cands[:hits] {
+		if r := p.cands[i].sparseRank; r > after && r <= sure {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // speakers counts the roles of window w's hit and of its turns whose
