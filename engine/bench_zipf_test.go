@@ -130,13 +130,16 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	}
 	lat := make([]time.Duration, 0, b.N)
 	var stages [5][]time.Duration
-	var cands, filtered int
+	var cands, filtered, neighbours int
+	var segReads uint64
+	lm0 := s.db.log.Metrics()
 	gp := newGCProbe()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if cache != "warm" {
 			b.StopTimer()
+			segReads += s.db.log.Metrics().CacheMisses - lm0.CacheMisses
 			if cache == "cold-open" {
 				s.reopen(b, benchOptions(0))
 			}
@@ -144,6 +147,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 				b.Fatal(err)
 			}
 			gp.settled()
+			lm0 = s.db.log.Metrics()
 			b.StartTimer()
 		}
 		gp.start()
@@ -156,12 +160,15 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		}
 		cands += res.Stats.Candidates
 		filtered += res.Stats.Filtered
+		neighbours += res.Stats.Neighbours
 		d := &res.Stats.Durations
 		for j, v := range []time.Duration{d.Filter, d.Broad, d.Fetch, d.Embed, d.Score} {
 			stages[j] = append(stages[j], v)
 		}
 	}
 	b.StopTimer()
+	// Segments read from Pebble (log segment cache misses).
+	segReads += s.db.log.Metrics().CacheMisses - lm0.CacheMisses
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
@@ -172,4 +179,6 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	}
 	b.ReportMetric(float64(cands)/float64(b.N), "candidates/op")
 	b.ReportMetric(float64(filtered)/float64(b.N), "filtered/op")
+	b.ReportMetric(float64(neighbours)/float64(b.N), "neighbours/op")
+	b.ReportMetric(float64(segReads)/float64(b.N), "segreads/op")
 }

@@ -137,15 +137,31 @@ func (t *factTable) lookup(cands []cand) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for i := range cands {
-		c := &cands[i]
-		p, j := t.at(c.id)
-		if p == nil || p.flags[j]&factKnown == 0 {
-			continue
-		}
-		ns := p.names[j]
-		c.setFact(fact{time: p.time[j], flags: p.flags[j], key: p.key[j], agent: ns[0], session: ns[1], role: ns[2]},
-			t.name(ns[0]), t.name(ns[1]), t.name(ns[2]))
+		t.lookupOne(&cands[i])
 	}
+}
+
+// lookupAt sets the fact of the candidates at sel that the table knows.
+func (t *factTable) lookupAt(cands []cand, sel []int) {
+	if len(sel) == 0 {
+		return
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, i := range sel {
+		t.lookupOne(&cands[i])
+	}
+}
+
+// lookupOne sets c's fact if the table knows it; under t.mu held.
+func (t *factTable) lookupOne(c *cand) {
+	p, j := t.at(c.id)
+	if p == nil || p.flags[j]&factKnown == 0 {
+		return
+	}
+	ns := p.names[j]
+	c.setFact(fact{time: p.time[j], flags: p.flags[j], key: p.key[j], agent: ns[0], session: ns[1], role: ns[2]},
+		t.name(ns[0]), t.name(ns[1]), t.name(ns[2]))
 }
 
 // learn derives and keeps the facts of the candidates at sel that were

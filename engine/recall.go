@@ -137,6 +137,9 @@ type plan struct {
 	// sources
 	cands []cand
 	pos   map[uint64]int // candidate id -> index in cands
+	// sessions: the session bitmaps the neighbour source and rule asked
+	// for (see plan.session).
+	sessions map[sessionKey]*roaring.Bitmap
 	// selective
 	qvec []float32   // the query's unit vector (lazy and dense)
 	vecs [][]float32 // per candidate (lazy)

@@ -18,8 +18,9 @@ import (
 // older segments), and a cold recall's 50 candidates lie in about 30-50
 // segments: split over the cores, the reads take a fraction of the wall
 // time. Below this, starting goroutines costs more than it saves on
-// cached records.
-const fetchParallelMin = 16
+// cached records. 8 rather than 16: the neighbour source's first read is
+// the top 10 hits, which a cold recall read on one core.
+const fetchParallelMin = 8
 
 // fetch reads the records of cands (all, or those at the indices sel) from
 // the log: the ids in ascending order, split into contiguous runs read
@@ -62,8 +63,9 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 	if w := min(runtime.GOMAXPROCS(0), 4, len(ids)/(fetchParallelMin/2)); w > 1 && len(ids) >= fetchParallelMin {
 		errs := make([]error, w)
 		var wg sync.WaitGroup
+		cuts := splitRuns(ids, w)
 		for j := range w {
-			run := ids[j*len(ids)/w : (j+1)*len(ids)/w]
+			run := ids[cuts[j]:cuts[j+1]]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -116,4 +118,26 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 		return fmt.Errorf("lazymem: engine: fetch: %w", err)
 	}
 	return nil
+}
+
+// splitRuns cuts the ascending ids into w runs of about equal length,
+// each cut moved to the widest gap between ids within a quarter of a
+// run's length of it: a log segment holds a range of consecutive ids, and
+// one split between two runs is read (its head and frames decompressed)
+// by both. It returns the w+1 bounds.
+func splitRuns(ids []uint64, w int) []int {
+	cuts := make([]int, w+1)
+	cuts[w] = len(ids)
+	slack := len(ids) / (4 * w)
+	for j := 1; j < w; j++ {
+		k := j * len(ids) / w
+		best := k
+		for b := max(k-slack, cuts[j-1]+1); b <= k+slack && b < len(ids); b++ {
+			if ids[b]-ids[b-1] > ids[best]-ids[best-1] {
+				best = b
+			}
+		}
+		cuts[j] = best
+	}
+	return cuts
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/lazymem/lazymem/index"
@@ -57,23 +58,25 @@ func (p *plan) neighbours() error {
 	if len(p.cands) < 2 {
 		return nil
 	}
-	type key struct{ agent, session string }
-	groups := map[key][]int{}
+	groups := map[sessionKey][]int{}
 	for i := range p.cands {
 		c := &p.cands[i]
 		if (c.fetched || c.fact.known()) && !c.lowInfo && c.rec.Session != "" && p.fused[i] > 0 {
-			k := key{c.rec.Agent, c.rec.Session}
+			k := sessionKey{c.rec.Agent, c.rec.Session}
 			groups[k] = append(groups[k], i)
 		}
 	}
-	base := append([]float32(nil), p.fused...)
+	var base []float32
 	for k, members := range groups {
 		if len(members) < 2 {
 			continue
 		}
-		sb, err := p.db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}})
+		if base == nil {
+			base = append([]float32(nil), p.fused...)
+		}
+		sb, err := p.session(k)
 		if err != nil {
-			return fmt.Errorf("lazymem: engine: session filter: %w", err)
+			return err
 		}
 		at := make(map[uint64]int, len(members)) // position in the session -> candidate
 		pos := make([]uint64, len(members))
@@ -82,7 +85,7 @@ func (p *plan) neighbours() error {
 			at[pos[j]] = i
 		}
 		for j, i := range members {
-			for _, nb := range []struct {
+			for _, nb := range [...]struct {
 				d int64
 				w float64
 			}{{-2, neighbourBefore2}, {1, neighbourAfter1}, {2, neighbourAfter2}} {
@@ -105,6 +108,25 @@ func (p *plan) neighbours() error {
 		}
 	}
 	return nil
+}
+
+// session returns the live records of session k (all of them, not only
+// those passing the filters: positions are counted in the whole session),
+// from the recall's own copy once asked: the neighbour source and the
+// neighbours rule ask for the same sessions.
+func (p *plan) session(k sessionKey) (*roaring.Bitmap, error) {
+	if sb, ok := p.sessions[k]; ok {
+		return sb, nil
+	}
+	sb, err := p.db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}})
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: session filter: %w", err)
+	}
+	if p.sessions == nil {
+		p.sessions = map[sessionKey]*roaring.Bitmap{}
+	}
+	p.sessions[k] = sb
+	return sb, nil
 }
 
 // neighbourSource: the session neighbours of the top BM25 hits (at most
@@ -155,6 +177,14 @@ const (
 
 type neighbourSource struct{}
 
+// neighbourWindow is a hit's window: the turns up to two before and after
+// it that pass the filters (at[d+2] is the candidate at offset d; -1: no
+// such turn).
+type neighbourWindow struct {
+	hit int
+	at  [5]int
+}
+
 func (neighbourSource) candidates(_ context.Context, p *plan) error {
 	if p.res.Stats.Hits == 0 || p.bm == nil {
 		return nil
@@ -169,104 +199,168 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 			top = append(top, i)
 		}
 	}
-	// The hits' sessions: read the hits (the best of them are returned,
-	// and read, anyway).
-	if err := p.read(top); err != nil {
+	// The hits' sessions: from the fact table, else read (the best of the
+	// hits are returned, and read, anyway).
+	if err := p.learnFacts(top); err != nil {
 		return err
 	}
 	hits := len(p.cands)
-	type key struct{ agent, session string }
-	sessions := map[key]*roaring.Bitmap{}
 	// Each hit's window: the turns up to two before and after it that pass
-	// the filters, proposed to be read (reading them now costs nothing:
-	// the selective stage would read them).
-	type window struct {
-		hit  int
-		at   map[int64]uint64 // offset -> id
-		read []int
-	}
-	var windows []window
+	// the filters, proposed.
+	windows := make([]neighbourWindow, 0, len(top))
 	for _, i := range top {
 		c := &p.cands[i]
-		if !c.fetched || c.rec.Session == "" {
+		if !(c.fetched || c.fact.known()) || c.rec.Session == "" {
 			continue
 		}
-		k := key{c.rec.Agent, c.rec.Session}
-		sb, ok := sessions[k]
-		if !ok {
-			var err error
-			if sb, err = p.db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}}); err != nil {
-				return fmt.Errorf("lazymem: engine: session filter: %w", err)
-			}
-			sessions[k] = sb
+		sb, err := p.session(sessionKey{c.rec.Agent, c.rec.Session})
+		if err != nil {
+			return err
 		}
-		w := window{hit: i, at: map[int64]uint64{}}
-		pos := int64(sb.Rank(uint32(c.id))) // 1-based
+		w := neighbourWindow{hit: i, at: [5]int{-1, -1, -1, -1, -1}}
+		pos, card := int64(sb.Rank(uint32(c.id))), int64(sb.GetCardinality()) // pos is 1-based
 		for d := int64(-2); d <= 2; d++ {
 			r := pos + d
-			if d == 0 || r < 1 || r > int64(sb.GetCardinality()) {
+			if d == 0 || r < 1 || r > card {
 				continue
 			}
 			if id, err := sb.Select(uint32(r - 1)); err == nil && p.bm.Contains(id) {
-				w.at[d] = uint64(id)
 				j, ok := p.pos[uint64(id)]
 				if !ok { // a candidate already keeps its sources
 					p.propose(uint64(id), fromNeighbour)
 					j = p.pos[uint64(id)]
 				}
-				w.read = append(w.read, j)
+				w.at[d+2] = j
 			}
 		}
 		windows = append(windows, w)
 	}
-	// Windows of nearby hits overlap: each turn once (fetch reads its
-	// runs concurrently, one writer per candidate).
+	// The windows' turns, each once (windows of nearby hits overlap, and
+	// fetch reads its runs concurrently, one writer per candidate): their
+	// sessions and roles from the fact table, else read (reading them now
+	// costs nothing: the selective stage would read them).
+	seen := make([]bool, len(p.cands))
 	var all []int
-	seen := map[int]bool{}
 	for _, w := range windows {
-		for _, j := range w.read {
-			if !seen[j] {
+		for _, j := range w.at {
+			if j >= 0 && !seen[j] {
 				seen[j] = true
 				all = append(all, j)
 			}
 		}
 	}
-	if err := p.read(all); err != nil {
+	// With them, the hits the selective stage will read whatever the
+	// windows keep, now that the turns they can keep are known. One read
+	// for both: a turn and the hits near it in time often lie in one log
+	// segment, which GetMany then decompresses once instead of once a
+	// round.
+	keepable := 0
+	for j := hits; j < len(p.cands); j++ {
+		if seen[j] && atKeptPlace(windows, j) {
+			keepable++
+		}
+	}
+	for _, i := range p.sureHits(hits, n, keepable) {
+		if !seen[i] {
+			all = append(all, i)
+		}
+	}
+	if err := p.learnFacts(all); err != nil {
 		return err
 	}
 	// Keep, of the turns added, those at the rule's places in a dialogue:
 	// in a window of three speakers or more (a meeting) the turn two away
 	// is rarely an answer to the hit's speaker.
-	keep := map[uint64]bool{}
+	keep := make([]bool, len(p.cands))
 	for _, w := range windows {
-		roles := map[string]bool{p.cands[w.hit].rec.Role: true}
-		for _, id := range w.at {
-			if c := &p.cands[p.pos[id]]; c.fetched {
-				roles[c.rec.Role] = true
-			}
-		}
-		if len(roles) > 2 {
+		if speakers(p.cands, w) > 2 {
 			continue
 		}
-		for _, d := range []int64{2, -1, -2} {
-			if id, ok := w.at[d]; ok {
-				keep[id] = true
+		for _, d := range [...]int{2, -1, -2} {
+			if j := w.at[d+2]; j >= hits {
+				keep[j] = true
 			}
 		}
 	}
-	kept := p.cands[:0]
-	for i, c := range p.cands {
-		if i < hits || keep[c.id] {
-			kept = append(kept, c)
+	kept := p.cands[:hits]
+	for j := hits; j < len(p.cands); j++ {
+		if keep[j] {
+			kept = append(kept, p.cands[j])
 		}
 	}
 	p.cands = kept
 	p.res.Stats.Neighbours = len(p.cands) - hits
-	p.reindex()
+	if p.res.Stats.Neighbours > 0 || len(p.pos) > len(p.cands) {
+		p.reindex()
+	}
 	if over := len(p.cands) - max(p.q.Candidates, hits); over > 0 {
 		p.dropLowestHits(over)
 	}
 	return nil
+}
+
+// atKeptPlace reports whether candidate j is at a place a window keeps.
+func atKeptPlace(windows []neighbourWindow, j int) bool {
+	for _, w := range windows {
+		if w.at[2+2] == j || w.at[-1+2] == j || w.at[-2+2] == j {
+			return true
+		}
+	}
+	return false
+}
+
+// sureHits returns the hits ranked below after that the selective stage
+// reads whatever the neighbour source keeps, when at most kept turns are
+// added: in ModeLazy or with a recency prior it reads every candidate
+// whose fact is unknown, and dropLowestHits removes only the lowest hits,
+// as many as the kept turns exceed the budget. hits is the number of
+// candidates before any turn was proposed.
+func (p *plan) sureHits(hits, after, kept int) []int {
+	if p.q.Mode != ModeLazy && p.q.RecencyHalfLife <= 0 {
+		return nil
+	}
+	sure := p.res.Stats.Hits - max(hits+kept-max(p.q.Candidates, hits), 0)
+	var out []int
+	for i := range p.cands[:hits] {
+		if r := p.cands[i].sparseRank; r > after && r <= sure {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// speakers counts the roles of window w's hit and of its turns whose
+// record or fact is known.
+func speakers(cands []cand, w neighbourWindow) int {
+	var roles [6]string
+	roles[0] = cands[w.hit].rec.Role
+	n := 1
+	for _, j := range w.at {
+		if j < 0 {
+			continue
+		}
+		c := &cands[j]
+		if !(c.fetched || c.fact.known()) || slices.Contains(roles[:n], c.rec.Role) {
+			continue
+		}
+		roles[n] = c.rec.Role
+		n++
+	}
+	return n
+}
+
+// learnFacts gives the candidates at sel their facts: from the fact table,
+// else read from the log (the time, agent, session and role are what the
+// neighbour source needs; reading costs a cold candidate a segment read).
+func (p *plan) learnFacts(sel []int) error {
+	p.db.facts.lookupAt(p.cands, sel)
+	var unknown []int
+	for _, i := range sel {
+		if c := &p.cands[i]; !c.fetched && !c.fact.known() {
+			unknown = append(unknown, i)
+		}
+	}
+	return p.read(unknown)
 }
 
 // dropLowestHits removes the n BM25 hits of the lowest rank that no other
