@@ -101,7 +101,7 @@ func categoryInstances(cs []category, text string) []string {
 	for _, c := range cs {
 		named := false
 		for _, t := range c.triggers {
-			if containsWord(lower, t) {
+			if i := indexWord(lower, t); i >= 0 && (!categoryAsked || asksFor(lower, i, i+len(t))) {
 				named = true
 				break
 			}
@@ -121,4 +121,65 @@ func categoryInstances(cs []category, text string) []string {
 		}
 	}
 	return out
+}
+
+// categoryAsked restricts the expansion to questions that ask for a
+// category's members (asksFor): "What pets does she have?", not "How did
+// the pets react?". A variable only so that a diagnostic build can
+// compare the two.
+var categoryAsked = true
+
+// asksFor reports whether the category word at lower[i:j] is what the
+// question asks for: in English "what" or "which" (or "how many") at most
+// six words before it in its clause, or "kind/type/sort of" or
+// "favorite" right before it; in Chinese 什么, 哪, 啥 or 几 at most six
+// characters before it or four after it ("你有什么爱好", "爱好是什么").
+func asksFor(lower string, i, j int) bool {
+	if r, _ := utf8.DecodeRuneInString(lower[i:]); analysis.IsCJK(r) {
+		before := []rune(lower[:i])
+		before = before[max(0, len(before)-6):]
+		after := []rune(lower[j:])
+		after = after[:min(len(after), 4)]
+		has := func(rs []rune) bool {
+			s := string(rs)
+			for _, w := range []string{"什么", "哪", "啥", "几种", "几样", "几个", "几只"} {
+				if strings.Contains(s, w) {
+					return true
+				}
+			}
+			return false
+		}
+		return has(before) || has(after)
+	}
+	start := i
+	for k := i - 1; k >= 0; k-- {
+		if clauseEnd(rune(lower[k])) {
+			break
+		}
+		start = k
+	}
+	words := strings.FieldsFunc(lower[start:i], func(r rune) bool { return !analysis.IsWordRune(r) })
+	n := len(words)
+	for k := max(0, n-6); k < n; k++ {
+		switch words[k] {
+		case "what", "which":
+			return true
+		case "many":
+			if k > 0 && words[k-1] == "how" {
+				return true
+			}
+		}
+	}
+	if n >= 1 && (words[n-1] == "favorite" || words[n-1] == "favourite") {
+		return true
+	}
+	for k := max(0, n-3); k+1 < n; k++ {
+		switch words[k] {
+		case "kind", "kinds", "type", "types", "sort", "sorts":
+			if words[k+1] == "of" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -32,7 +32,11 @@ func TestCategoryInstances(t *testing.T) {
 		{"你养了什么宠物？", []string{"狗", "猫"}, []string{"dog"}},
 		{"她有什么爱好", []string{"钓鱼", "画画"}, []string{"fishing"}},
 		// An instance the question holds is not added again.
-		{"Does her dog count among her pets?", []string{"cat"}, []string{"dog"}},
+		{"Besides her dog, what pets does she have?", []string{"cat"}, []string{"dog"}},
+		// A category named but not asked for.
+		{"How did the pets react to the fireworks?", nil, []string{"dog"}},
+		{"医生除了建议运动还给了什么治疗？", nil, []string{"跑步"}},
+		{"最喜欢的运动是什么？", []string{"跑步"}, nil},
 		// No category named: nothing.
 		{"When did Caroline go to the LGBTQ support group?", nil, []string{"dog", "painting"}},
 		// A word that only contains a category word does not name it.

@@ -140,8 +140,8 @@ const (
 // weighs categoryReps/(categoryScale*expandOwn) of one of the query's own
 // words. Variables only so that a diagnostic build can sweep them.
 var (
-	categoryScale = 2
-	categoryReps  = 0 // off until measured
+	categoryScale = 1
+	categoryReps  = 1
 )
 
 // maxSpeakerWords bounds the query words checked against the role postings.
