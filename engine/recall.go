@@ -166,6 +166,8 @@ type cand struct {
 	neighbours bool    // its score took a share of its session neighbours'
 	timed      bool    // a when question, and its text states a time
 	narrated   bool    // an experience question, and its text narrates one
+	echoed     bool    // moved above the reply that echoes its words (recall_echo.go)
+	answered   bool    // moved above the question in the history it answers (recall_echo.go)
 	coverage   float32 // mention questions: the factor of its own words (0: not applied)
 	dense      float32
 	// fact is what fusion reads of the record (facts.go): set by the

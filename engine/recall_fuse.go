@@ -55,6 +55,9 @@ func (p *plan) fuse() error {
 	if err := p.supersede(); err != nil {
 		return err
 	}
+	if err := p.echoes(); err != nil { // after supersede: a reply is no newer answer
+		return err
+	}
 	p.top = vecmath.TopK(p.fused, p.q.K)
 	return nil
 }
@@ -447,6 +450,12 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.narrated {
 		rs = append(rs, fmt.Sprintf("narrates an experience x%g", experienceBoost))
+	}
+	if c.echoed {
+		rs = append(rs, "echoed by the next turn")
+	}
+	if c.answered {
+		rs = append(rs, "answers the turn before")
 	}
 	if c.coverage > 0 && c.coverage < 1 {
 		rs = append(rs, fmt.Sprintf("own words x%.2f", c.coverage))

@@ -87,6 +87,11 @@ func (p *plan) setText() error {
 				}
 			}
 		}
+		insts := categoryInstances(theCategories(), text)
+		scale := 1
+		if len(insts) > 0 {
+			scale = categoryScale
+		}
 		for _, e := range theLexicon().expand(text) {
 			w := 1
 			if p.bm != nil && !p.bm.IsEmpty() {
@@ -105,12 +110,13 @@ func (p *plan) setText() error {
 					w = 2
 				}
 			}
-			add(e.add, expandSame*w)
-			add(e.other, expandOther*w)
+			add(e.add, expandSame*w*scale)
+			add(e.other, expandOther*w*scale)
 		}
+		add(insts, categoryReps)
 		if b.Len() > 0 {
 			st.Expansion = b.String()
-			text = strings.Repeat(text+" ", expandOwn) + st.Expansion
+			text = strings.Repeat(text+" ", expandOwn*scale) + st.Expansion
 		}
 	}
 	p.text = expandSynonyms(text, q.Synonyms)
@@ -126,6 +132,16 @@ const (
 	expandOwn   = 4
 	expandSame  = 2
 	expandOther = 1
+)
+
+// The weight of a category's instances (categories.go): when the query
+// names a category, every repetition above is multiplied by categoryScale
+// and each instance is given categoryReps times, so that an instance
+// weighs categoryReps/(categoryScale*expandOwn) of one of the query's own
+// words. Variables only so that a diagnostic build can sweep them.
+var (
+	categoryScale = 1
+	categoryReps  = 1
 )
 
 // maxSpeakerWords bounds the query words checked against the role postings.
