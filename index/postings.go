@@ -316,9 +316,8 @@ type postingsIter struct {
 	// holds its values once TF has asked for one (tfDone). A probe that
 	// misses, or a block skipped after its docs were read, never decodes
 	// its tfs: half of a block's varints.
-	tfData  []byte
-	tfDone  bool
-	touched int // block whose lengths maxScore has read ahead, -1 none
+	tfData []byte
+	tfDone bool
 
 	docBuf [blockSize]uint32
 	tfBuf  [blockSize]uint32
@@ -328,7 +327,7 @@ func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi, p.v1 = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi, ti.v1
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
-	p.tfData, p.tfDone, p.touched = nil, false, -1
+	p.tfData, p.tfDone = nil, false
 	if p.df == 0 {
 		p.cur = endDoc
 		p.bi = p.nBlocks
