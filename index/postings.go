@@ -400,33 +400,10 @@ func (p *postingsIter) load(bi int) {
 	}
 	buf := p.data[off:]
 	docs, tfs := p.docBuf[:n], p.tfBuf[:n]
-	pos := 0
-	for j := range docs {
-		// One-byte varints (gaps below 128: every dense term) skip the
-		// general decoder.
-		var v uint32
-		if pos < len(buf) && buf[pos] < 0x80 {
-			v = uint32(buf[pos])
-			pos++
-		} else {
-			var k int
-			v, k = uvarint32(buf[pos:])
-			if k <= 0 {
-				p.fail()
-				return
-			}
-			pos += k
-		}
-		if (j > 0 || bi > 0) && v == 0 {
-			p.fail() // ids must increase
-			return
-		}
-		prev += v
-		if prev < p.lo || prev > p.hi {
-			p.fail()
-			return
-		}
-		docs[j] = prev
+	pos := decodeDocs(buf, docs, prev, bi == 0, p.lo, p.hi)
+	if pos < 0 {
+		p.fail()
+		return
 	}
 	if docs[n-1] != p.blockLast(bi) {
 		p.fail()
@@ -442,22 +419,9 @@ func (p *postingsIter) load(bi int) {
 // zeros, which score nothing; the search reports the error.
 func (p *postingsIter) decodeTFs() {
 	p.tfDone = true
-	buf, pos := p.tfData, 0
-	tfs := p.tfs
-	for j := range tfs {
-		if pos < len(buf) && buf[pos] < 0x80 {
-			tfs[j] = uint32(buf[pos])
-			pos++
-			continue
-		}
-		v, k := uvarint32(buf[pos:])
-		if k <= 0 {
-			clear(tfs)
-			p.err = ErrCorrupt
-			return
-		}
-		pos += k
-		tfs[j] = v
+	if decodeUvarints(p.tfData, p.tfs) < 0 {
+		clear(p.tfs)
+		p.err = ErrCorrupt
 	}
 }
 
