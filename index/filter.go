@@ -138,3 +138,29 @@ func (d *denseFilter) contains(id uint32) bool {
 	o := id - d.lo
 	return d.words[o/64]&(1<<(o%64)) != 0
 }
+
+// filterCursor tells whether ids, asked in ascending order, are in a
+// filter bitmap: a forward-only iterator whose step gallops inside a
+// container, instead of roaring's Contains, which searches the container
+// keys and then the container from its start for every id. MaxScore's
+// candidates come in ascending order, so each check resumes where the
+// last one stopped. Profile lesson (Zipf 200k, rare terms, agent filter
+// of ~1,000 ids a segment): Contains per candidate was a quarter of the
+// search (binary searches, each step a mispredicted branch). The iterator
+// is a value the searcher reuses, so a query allocates none.
+type filterCursor struct {
+	it roaring.IntIterator
+}
+
+// reset points the cursor at bm's first id >= from.
+func (c *filterCursor) reset(bm *roaring.Bitmap, from uint32) {
+	c.it.Initialize(bm)
+	c.it.AdvanceIfNeeded(from)
+}
+
+// contains reports whether id is in the bitmap; id must be at least the
+// previous call's.
+func (c *filterCursor) contains(id uint32) bool {
+	c.it.AdvanceIfNeeded(id)
+	return c.it.HasNext() && c.it.PeekNext() == id
+}

@@ -316,9 +316,8 @@ type postingsIter struct {
 	// holds its values once TF has asked for one (tfDone). A probe that
 	// misses, or a block skipped after its docs were read, never decodes
 	// its tfs: half of a block's varints.
-	tfData  []byte
-	tfDone  bool
-	touched int // block whose lengths maxScore has read ahead, -1 none
+	tfData []byte
+	tfDone bool
 
 	docBuf [blockSize]uint32
 	tfBuf  [blockSize]uint32
@@ -328,7 +327,7 @@ func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi, p.v1 = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi, ti.v1
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
-	p.tfData, p.tfDone, p.touched = nil, false, -1
+	p.tfData, p.tfDone = nil, false
 	if p.df == 0 {
 		p.cur = endDoc
 		p.bi = p.nBlocks
@@ -401,33 +400,10 @@ func (p *postingsIter) load(bi int) {
 	}
 	buf := p.data[off:]
 	docs, tfs := p.docBuf[:n], p.tfBuf[:n]
-	pos := 0
-	for j := range docs {
-		// One-byte varints (gaps below 128: every dense term) skip the
-		// general decoder.
-		var v uint32
-		if pos < len(buf) && buf[pos] < 0x80 {
-			v = uint32(buf[pos])
-			pos++
-		} else {
-			var k int
-			v, k = uvarint32(buf[pos:])
-			if k <= 0 {
-				p.fail()
-				return
-			}
-			pos += k
-		}
-		if (j > 0 || bi > 0) && v == 0 {
-			p.fail() // ids must increase
-			return
-		}
-		prev += v
-		if prev < p.lo || prev > p.hi {
-			p.fail()
-			return
-		}
-		docs[j] = prev
+	pos := decodeDocs(buf, docs, prev, bi == 0, p.lo, p.hi)
+	if pos < 0 {
+		p.fail()
+		return
 	}
 	if docs[n-1] != p.blockLast(bi) {
 		p.fail()
@@ -443,22 +419,9 @@ func (p *postingsIter) load(bi int) {
 // zeros, which score nothing; the search reports the error.
 func (p *postingsIter) decodeTFs() {
 	p.tfDone = true
-	buf, pos := p.tfData, 0
-	tfs := p.tfs
-	for j := range tfs {
-		if pos < len(buf) && buf[pos] < 0x80 {
-			tfs[j] = uint32(buf[pos])
-			pos++
-			continue
-		}
-		v, k := uvarint32(buf[pos:])
-		if k <= 0 {
-			clear(tfs)
-			p.err = ErrCorrupt
-			return
-		}
-		pos += k
-		tfs[j] = v
+	if decodeUvarints(p.tfData, p.tfs) < 0 {
+		clear(p.tfs)
+		p.err = ErrCorrupt
 	}
 }
 

@@ -69,9 +69,11 @@ type searcher struct {
 	segT    []segTerm
 	prefix  []float64
 	rub     []float64
+	rubPre  []float64
 	tmp     []float64
 	dense   denseFilter
-	sink    uint32 // keeps touchLens's reads
+	fcur    filterCursor // the filter of a MaxScore traversal
+	fit     filterCursor // the filter-driven loop's iterator
 	heap    hitHeap
 	ti      termInfo
 	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
@@ -84,6 +86,12 @@ type searcher struct {
 	cUB      []float64
 	cLast    []uint32
 	cCorners []corners // the cached block's corners (a candidate's bound by its tf)
+
+	// per iterator, unfiltered MaxScore: the exact scores of the postings
+	// of its loaded block from position bsFrom on (blockScores)
+	bScore [][blockSize]float64
+	bsBlk  []int
+	bsFrom []int
 }
 
 // blockBound returns iterator i's block-max bound around doc and the last
@@ -129,7 +137,8 @@ func (s *searcher) boundsPruned(sc *scorer, fe int, doc uint32, sum, theta float
 // it, so they score and prune alike.
 //
 // neBlock, when not negative, is the sum of the non-essential terms' block
-// bounds at doc, which maxScore already holds; otherwise they are looked up.
+// bounds at doc, which maxScore already holds (and s.rubPre their running
+// sums); otherwise they are looked up.
 func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta float64, full bool, neBlock float64) (float64, bool) {
 	if fe > 0 && full {
 		if neBlock >= 0 {
@@ -142,6 +151,13 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 	}
 	for i := fe - 1; i >= 0; i-- {
 		if full && sum+s.prefix[i] <= theta {
+			return sum, true
+		}
+		// The block bounds of the terms not yet sought, tighter than
+		// their max scores. Profile lesson (Zipf 200k, mid/none): the
+		// seeks here were 29% of MaxScore, most for candidates these
+		// bounds prune.
+		if full && neBlock >= 0 && sum+s.rubPre[i] <= theta {
 			return sum, true
 		}
 		it := &s.iters[i]
@@ -162,6 +178,47 @@ func (s *searcher) resetBounds(m int) {
 	s.cBlk, s.cUB, s.cLast, s.cCorners = s.cBlk[:m], s.cUB[:m], s.cLast[:m], s.cCorners[:m]
 	for i := range s.cBlk {
 		s.cBlk[i] = -1
+	}
+	if cap(s.bsBlk) < m {
+		s.bScore, s.bsBlk, s.bsFrom = make([][blockSize]float64, m), make([]int, m), make([]int, m)
+	}
+	s.bScore, s.bsBlk, s.bsFrom = s.bScore[:m], s.bsBlk[:m], s.bsFrom[:m]
+	for i := range s.bsBlk {
+		s.bsBlk[i] = -1
+	}
+}
+
+// exact returns the score of essential iterator i's current posting,
+// from the scores of its block's postings computed in one pass
+// (blockScores): bit-identical to scoreNorm of its tf and the document's
+// norm, as the per-candidate path computes it.
+func (s *searcher) exact(sc *scorer, seg *segment, i int, w float64) float64 {
+	it := &s.iters[i]
+	if s.bsBlk[i] != it.decoded || it.i < s.bsFrom[i] {
+		s.blockScores(sc, seg, i, w)
+	}
+	return s.bScore[i][it.i]
+}
+
+// blockScores scores the postings of iterator i's loaded block from its
+// position on. The lengths' loads do not depend on each other, so their
+// cache misses overlap (what a pass reading a sparse block's lengths
+// ahead did before: 1M records, mid/none 0.70-0.81 -> 0.35-0.41 ms), and
+// the divisions pipeline. Profile lesson (Zipf 200k, no filter): a
+// candidate's bound from its tf and the block's corners (two divisions)
+// let most candidates through to the length read, norm and score (1,054
+// of the 1,254 postings a mid/none query met); bounded by its exact
+// score, 659 are scored (rare/none 121 -> 51), at the cost of the bound.
+func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
+	it := &s.iters[i]
+	if !it.tfDone {
+		it.decodeTFs()
+	}
+	s.bsBlk[i], s.bsFrom[i] = it.decoded, it.i
+	out := &s.bScore[i]
+	tfs := it.tfs
+	for j := it.i; j < len(it.docs); j++ {
+		out[j] = scoreNorm(w, tfs[j], sc.norm(seg.docLen(it.docs[j])))
 	}
 }
 
@@ -384,6 +441,12 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	for i := fe; i < m; i++ {
 		s.iters[i].Next()
 	}
+	if filter != nil {
+		s.fcur.reset(filter, seg.lo)
+	}
+	// Unfiltered, every posting of an essential block is a candidate:
+	// score the block's postings in one pass (blockScores).
+	batch := filter == nil && dense == nil
 	tmp := s.tmp
 	// The last block-max sum and the range it holds for: every document in
 	// [bubFrom, bubUpto] sees the same block of every term (the first block
@@ -396,6 +459,10 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 		s.rub = make([]float64, m)
 	}
 	rub := s.rub[:m] // per term: its block bound over [bubFrom, bubUpto], 0 if none
+	if cap(s.rubPre) < m {
+		s.rubPre = make([]float64, m)
+	}
+	s.rubPre = s.rubPre[:m] // running sums of rub
 	for fe < m {
 		doc := uint32(endDoc)
 		for i := fe; i < m; i++ {
@@ -443,13 +510,18 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 			neBlock = 0
 			for i := 0; i < fe; i++ {
 				neBlock += rub[i]
+				s.rubPre[i] = neBlock
 			}
 			// An essential term's part is bounded by its real tf (the corners
 			// give the least length a posting of that tf can have).
 			cb := neBlock
 			for i := fe; i < m; i++ {
 				if it := &s.iters[i]; it.At() == doc {
-					cb += s.cCorners[i].boundTF(sc, order[i].w, it.TF()) * ubSlack
+					if batch {
+						cb += s.exact(sc, seg, i, order[i].w) * ubSlack
+					} else {
+						cb += s.cCorners[i].boundTF(sc, order[i].w, it.TF()) * ubSlack
+					}
 				}
 			}
 			if cb <= theta {
@@ -461,26 +533,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				continue
 			}
 		}
-		if filter == nil && dense == nil {
-			// Unfiltered, every posting of an essential block is a
-			// candidate: read the block's lengths in one pass of
-			// independent loads so their cache misses overlap, instead of
-			// one dependent miss per candidate. Only for sparse blocks
-			// (gaps of 16 ids or more: a cache line of lengths each); a
-			// dense block's lengths are read in order anyway. Profile
-			// lesson (1M records, 8 segments): these misses were most of a
-			// mid- or rare-term query; mid/none 0.70-0.81 -> 0.35-0.41 ms,
-			// rare/none 99-109 -> 69-74 us p50.
-			for i := fe; i < m; i++ {
-				if it := &s.iters[i]; it.decoded != it.touched && it.decoded == it.bi && it.i >= 0 {
-					it.touched = it.decoded
-					if rest := it.docs[it.i:]; rest[len(rest)-1]-rest[0] >= 16*uint32(len(rest)-1) {
-						s.sink += seg.touchLens(rest)
-					}
-				}
-			}
-		}
-		if (dense != nil && !dense.contains(doc)) || (filter != nil && !filter.Contains(doc)) {
+		if (dense != nil && !dense.contains(doc)) || (filter != nil && !s.fcur.contains(doc)) {
 			for i := fe; i < m; i++ {
 				if s.iters[i].At() == doc {
 					s.iters[i].Next()
@@ -488,12 +541,20 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 			}
 			continue
 		}
-		norm := sc.norm(seg.docLen(doc))
+		norm := 0.0 // for the non-essential terms
+		if !batch || fe > 0 {
+			norm = sc.norm(seg.docLen(doc))
+		}
 		sum := 0.0
 		for i := fe; i < m; i++ {
 			it := &s.iters[i]
 			if it.At() == doc {
-				v := scoreNorm(order[i].w, it.TF(), norm)
+				var v float64
+				if batch {
+					v = s.exact(sc, seg, i, order[i].w)
+				} else {
+					v = scoreNorm(order[i].w, it.TF(), norm)
+				}
 				tmp[order[i].q] = v
 				sum += v
 				it.Next()
@@ -502,92 +563,6 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, h.full(), neBlock)
 		score := canonical(tmp)
 		if pruned || (tomb != nil && tomb.Contains(doc)) {
-			continue
-		}
-		if h.push(uint64(doc), score) {
-			theta = h.threshold()
-			for fe < m && prefix[fe] <= theta {
-				fe++
-			}
-		}
-	}
-}
-
-// filterDriven scores the filter's documents in the segment directly,
-// with MaxScore's partition of the terms: once the lowest-bound terms
-// ("non-essential") cannot lift a document over the threshold by
-// themselves, a filter document is first probed in the essential terms
-// only, and the non-essential ones (typically the frequent, low-idf terms,
-// whose postings span the most blocks) are sought only for a document
-// that matched an essential term and whose bound still beats the
-// threshold; a filter document that matched no essential term sends the
-// filter iterator straight to the next essential posting. Profile lesson
-// (agent-only recall at 1M records, 10k filter documents): seeking every
-// term for every filter document decoded a posting block per document for
-// the frequent terms, 80% of the search.
-func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
-	m := len(s.segT)
-	order := s.segT
-	s.sortTerms()
-	s.resetBounds(m)
-	if cap(s.prefix) < m {
-		s.prefix = make([]float64, m)
-	}
-	prefix := s.prefix[:m]
-	acc := 0.0
-	for i := range order {
-		acc += order[i].ub
-		prefix[i] = acc
-	}
-	h := &s.heap
-	tmp := s.tmp
-	theta := h.threshold()
-	fe := 0 // terms [0, fe) are non-essential
-	for fe < m && prefix[fe] <= theta {
-		fe++
-	}
-	it := filter.Iterator()
-	it.AdvanceIfNeeded(seg.lo)
-	for fe < m && it.HasNext() {
-		doc := it.Next()
-		if doc > seg.hi {
-			break
-		}
-		if tomb != nil && tomb.Contains(doc) {
-			continue
-		}
-		// Essential terms.
-		matched := false
-		var norm float64
-		sum := 0.0
-		next := uint32(endDoc) // the first essential posting >= doc
-		for i := fe; i < m; i++ {
-			p := &s.iters[i]
-			if p.Seek(doc) && p.At() == doc {
-				if !matched {
-					norm = sc.norm(seg.docLen(doc))
-					matched = true
-				}
-				v := scoreNorm(order[i].w, p.TF(), norm)
-				tmp[order[i].q] = v
-				sum += v
-			}
-			next = min(next, p.At())
-		}
-		if !matched {
-			// At most prefix[fe-1] <= theta from the other terms. No filter
-			// document before the next essential posting can do better:
-			// leap to it (rare essential terms skip most of the filter).
-			if next == endDoc || next > seg.hi {
-				break
-			}
-			it.AdvanceIfNeeded(next)
-			continue
-		}
-		// Non-essential terms, unless their bounds cannot lift the sum.
-		_, pruned := s.nonEssential(sc, fe, doc, norm, sum, theta, true, -1)
-		score := canonical(tmp)
-		if pruned {
 			continue
 		}
 		if h.push(uint64(doc), score) {

@@ -194,23 +194,6 @@ func (s *segment) docLen(id uint32) uint32 {
 // lens8Escape marks a length lens8 does not hold.
 const lens8Escape = 0xff
 
-// touchLens reads the lengths of docs, all in the segment, and returns
-// their sum. The reads do not depend on each other, so the CPU overlaps
-// their cache misses.
-func (s *segment) touchLens(docs []uint32) uint32 {
-	var sum uint32
-	if s.mut != nil {
-		for _, d := range docs {
-			sum += s.mut.lens[d-s.lo]
-		}
-		return sum
-	}
-	for _, d := range docs {
-		sum += uint32(s.lens8[d-s.lo])
-	}
-	return sum
-}
-
 func (s *segment) docTime(id uint32) int64 {
 	if s.mut != nil {
 		return s.mut.times[id-s.lo]
