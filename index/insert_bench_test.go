@@ -11,8 +11,9 @@ import (
 // BenchmarkInsertZipf times the serial part of indexing alone: AddAnalyzed
 // (session context, the insert into the mutable segment) of issue 16's
 // Zipf corpus in batches of 1000, each batch analysed before the timer
-// starts, into one mutable segment (no flush). cpu-us/record is the
-// process CPU over the inserts (both insert goroutines).
+// starts, into one mutable segment, then its seal (Flush, in memory).
+// cpu-us/record is the process CPU over the inserts (both insert
+// goroutines), seal-cpu-us/record over the seal.
 //
 //	go test ./index -run '^$' -bench InsertZipf -benchtime 2x
 func BenchmarkInsertZipf(b *testing.B) {
@@ -28,7 +29,7 @@ func BenchmarkInsertZipf(b *testing.B) {
 	p := ptrs(docs)
 	b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) {
 		b.ReportAllocs()
-		var ins, cpu time.Duration
+		var ins, cpu, seal time.Duration
 		for b.Loop() {
 			b.StopTimer()
 			x, err := Open("", Options{SessionContext: true, FlushDocs: 1 << 30, DisableBackgroundMerge: true}, nil)
@@ -51,6 +52,11 @@ func BenchmarkInsertZipf(b *testing.B) {
 			}
 			ins += time.Since(t0)
 			cpu += processCPU() - c0
+			c0 = processCPU()
+			if err := x.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			seal += processCPU() - c0
 			b.StopTimer()
 			if err := x.Close(); err != nil {
 				b.Fatal(err)
@@ -59,5 +65,6 @@ func BenchmarkInsertZipf(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(records*b.N), "cpu-us/record")
 		b.ReportMetric(float64(ins.Nanoseconds())/1e3/float64(records*b.N), "wall-us/record")
+		b.ReportMetric(float64(seal.Nanoseconds())/1e3/float64(records*b.N), "seal-cpu-us/record")
 	})
 }
