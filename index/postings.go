@@ -54,19 +54,23 @@ func (c corners) boundTF(sc *scorer, w float64, tf uint32) float64 {
 	return sc.score(w, tf, c.b.dl)
 }
 
-// blockCorners computes the corners of one block's postings (tfs[j], dls[j]).
-func blockCorners(tfs []uint32, dl func(j int) uint32) corners {
+// blockCorners computes the corners of one block's postings (tfs[j],
+// dls[j]). The lengths come as a slice, read once by the caller: profile
+// lesson (Zipf ingest), a closure reading them was called twice a posting
+// while sealing.
+func blockCorners(tfs, dls []uint32) corners {
 	var c corners
 	c.a.dl, c.b.dl = ^uint32(0), ^uint32(0)
+	dls = dls[:len(tfs)]
 	for j, tf := range tfs {
-		d := dl(j)
+		d := dls[j]
 		c.b.dl = min(c.b.dl, d)
 		if tf > c.a.tf || (tf == c.a.tf && d < c.a.dl) {
 			c.a = tfdl{tf, d}
 		}
 	}
 	for j, tf := range tfs {
-		if d := dl(j); d < c.a.dl {
+		if dls[j] < c.a.dl {
 			c.b.tf = max(c.b.tf, tf)
 		}
 	}
