@@ -52,9 +52,12 @@ type batchTerms struct {
 	// stamp: id -> 1 + the last document (in the chunk) holding it, at:
 	// the term's entry in that document; once the chunk is analysed,
 	// addPrevChunk reuses both with negative marks.
-	stamp   []int32
-	at      []int32
-	slotOf  []int32 // id -> slot in the mutable segment, filled by insert
+	stamp  []int32
+	at     []int32
+	slotOf []int32 // id -> slot in the mutable segment, filled by insert
+	// sink keeps what insert's warming passes read (memSeg.warm, by half;
+	// termTable.warm).
+	sink    [3]uint32
 	entSlot []int32 // the slot of each entry of terms, filled by insert
 	// reused by analyze
 	scratch []string

@@ -27,7 +27,7 @@ func TestBlockCorners(t *testing.T) {
 			tfs[j] = 1 + uint32(rng.IntN(1+rng.IntN(6)))
 			dls[j] = 1 + uint32(rng.IntN(1+rng.IntN(200)))
 		}
-		c := blockCorners(tfs, func(j int) uint32 { return dls[j] })
+		c := blockCorners(tfs, dls)
 		sc := scorer{k1: 0.5 + 2*rng.Float64(), b: rng.Float64(), avgdl: 1 + 100*rng.Float64()}
 		w := 0.1 + 5*rng.Float64()
 		exact := 0.0

@@ -50,7 +50,7 @@ func TestMemTermArena(t *testing.T) {
 		}
 		for bi := range mt.nBlocks() {
 			blk := want[i][bi*blockSize : min((bi+1)*blockSize, dfs[i])]
-			m := mt.block(bi)
+			m := mt.block(&a, bi)
 			wm := blockMeta{last: blk[len(blk)-1].doc, minDL: ^uint32(0)}
 			for _, p := range blk {
 				wm.maxTF, wm.minDL = max(wm.maxTF, p.tf), min(wm.minDL, p.dl)

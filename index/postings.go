@@ -54,19 +54,23 @@ func (c corners) boundTF(sc *scorer, w float64, tf uint32) float64 {
 	return sc.score(w, tf, c.b.dl)
 }
 
-// blockCorners computes the corners of one block's postings (tfs[j], dls[j]).
-func blockCorners(tfs []uint32, dl func(j int) uint32) corners {
+// blockCorners computes the corners of one block's postings (tfs[j],
+// dls[j]). The lengths come as a slice, read once by the caller: profile
+// lesson (Zipf ingest), a closure reading them was called twice a posting
+// while sealing.
+func blockCorners(tfs, dls []uint32) corners {
 	var c corners
 	c.a.dl, c.b.dl = ^uint32(0), ^uint32(0)
+	dls = dls[:len(tfs)]
 	for j, tf := range tfs {
-		d := dl(j)
+		d := dls[j]
 		c.b.dl = min(c.b.dl, d)
 		if tf > c.a.tf || (tf == c.a.tf && d < c.a.dl) {
 			c.a = tfdl{tf, d}
 		}
 	}
 	for j, tf := range tfs {
-		if d := dl(j); d < c.a.dl {
+		if dls[j] < c.a.dl {
 			c.b.tf = max(c.b.tf, tf)
 		}
 	}
@@ -112,13 +116,22 @@ func cornerTF16(b []byte) uint32 {
 // a new chunk); most terms of a segment have one or two postings (a rare
 // word and the context its successor inherits), which the inline pairs
 // hold without touching the arena.
+//
+// A memTerm holds no pointer, so the slab's chunks are not scanned by the
+// collector: the metadata of blocks 1.. (off = the block's chunk address)
+// lives in the arena's directories (arenaHalf.dirs), named by dir. Lesson
+// (docs/benchmarks/ingest-context.md, sixth pass): with a slice header in
+// each memTerm the collector scanned the whole slab, 7 MB a mutable
+// segment of the Zipf corpus, at every cycle.
 type memTerm struct {
 	tail  uint32    // arena address of the current chunk
 	n     uint32    // postings (df)
 	first blockMeta // block 0
 	inl   [2][2]uint32
-	// blocks 1..; off = the block's chunk address
-	blocks []blockMeta
+	// dir is 0 while the term has one block, else 1 + the index of its
+	// directory in its half's dirs << 1 | the half.
+	dir uint32
+	_   [20]byte // to the line's end
 }
 
 // memInline is the number of postings a memTerm holds itself.
@@ -126,12 +139,27 @@ const memInline = 2
 
 func (t *memTerm) df() int { return int(t.n) }
 
-// block returns the metadata of block bi.
-func (t *memTerm) block(bi int) *blockMeta {
+// block returns the metadata of block bi; the term's blocks after the
+// first are in a's directories.
+func (t *memTerm) block(a *postArena, bi int) *blockMeta {
 	if bi == 0 {
 		return &t.first
 	}
-	return &t.blocks[bi-1]
+	d := t.dir - 1
+	return &a.half[d&1].dirs[d>>1][bi-1]
+}
+
+// addBlock appends the metadata of a new block after the first, in half h
+// of a.
+func (t *memTerm) addBlock(a *postArena, h int, m blockMeta) {
+	if t.dir == 0 {
+		p := &a.half[h]
+		p.dirs = append(p.dirs, nil)
+		t.dir = uint32(len(p.dirs)-1)<<1 | uint32(h) + 1
+	}
+	d := t.dir - 1
+	dir := &a.half[d&1].dirs[d>>1]
+	*dir = append(*dir, m)
 }
 
 func (t *memTerm) nBlocks() int {
@@ -173,9 +201,9 @@ func (t *memTerm) add(a *postArena, h int, doc, tf, dl uint32) {
 	case n == 0:
 		t.first = blockMeta{last: doc, maxTF: tf, minDL: dl}
 	case n%blockSize == 0:
-		t.blocks = append(t.blocks, blockMeta{last: doc, off: t.tail, maxTF: tf, minDL: dl})
+		t.addBlock(a, h, blockMeta{last: doc, off: t.tail, maxTF: tf, minDL: dl})
 	default:
-		b := t.block(int(n / blockSize))
+		b := t.block(a, int(n/blockSize))
 		b.last = doc
 		b.maxTF = max(b.maxTF, tf)
 		b.minDL = min(b.minDL, dl)
@@ -186,7 +214,7 @@ func (t *memTerm) add(a *postArena, h int, doc, tf, dl uint32) {
 // loadBlock copies block bi (n postings) into docs and tfs.
 func (t *memTerm) loadBlock(a *postArena, bi, n int, docs, tfs []uint32) {
 	if bi > 0 {
-		c := a.word(t.blocks[bi-1].off)[:2*n]
+		c := a.word(t.block(a, bi).off)[:2*n]
 		for j := range n {
 			docs[j], tfs[j] = c[2*j], c[2*j+1]
 		}
@@ -233,6 +261,9 @@ type postArena struct {
 type arenaHalf struct {
 	pages [][]uint32
 	used  uint32 // words used in the last page
+	// dirs holds the metadata of the blocks after the first of the terms
+	// of this half that have more than one (memTerm.dir).
+	dirs [][]blockMeta
 }
 
 const (
@@ -337,7 +368,7 @@ func (p *postingsIter) reset(ti *termInfo) {
 // meta returns the metadata of block bi.
 func (p *postingsIter) meta(bi int) blockMeta {
 	if p.mem != nil {
-		return *p.mem.block(bi)
+		return *p.mem.block(p.arena, bi)
 	}
 	b := p.data[bi*blockMetaSize:]
 	m := blockMeta{
@@ -365,7 +396,7 @@ func (p *postingsIter) corners(bi int) (corners, uint32) {
 
 func (p *postingsIter) blockLast(bi int) uint32 {
 	if p.mem != nil {
-		return p.mem.block(bi).last
+		return p.mem.block(p.arena, bi).last
 	}
 	return binary.LittleEndian.Uint32(p.data[bi*blockMetaSize:])
 }

@@ -211,7 +211,7 @@ func (s *segment) term(t string, ti *termInfo) bool {
 		mt := s.mut.slab.at(j)
 		*ti = termInfo{df: uint32(mt.df()), mem: mt, arena: &s.mut.arena, maxTF: 0, minDL: ^uint32(0)}
 		for bi := range mt.nBlocks() {
-			b := mt.block(bi)
+			b := mt.block(&s.mut.arena, bi)
 			ti.maxTF = max(ti.maxTF, b.maxTF)
 			ti.minDL = min(ti.minDL, b.minDL)
 		}

@@ -22,6 +22,7 @@ type segBuilder struct {
 	table []byte
 	posts []byte
 	nTerm int
+	dls   [blockSize]uint32 // addTerm's scratch: a block's lengths
 }
 
 // addTerm appends one term's postings (terms must come in sorted order).
@@ -50,7 +51,11 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 		for j := lo; j < hi; j++ {
 			b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
 		}
-		c := blockCorners(tfs[lo:hi], func(j int) uint32 { return b.lens[docs[lo+j]-b.lo] })
+		dls := b.dls[:hi-lo]
+		for j, d := range docs[lo:hi] {
+			dls[j] = b.lens[d-b.lo]
+		}
+		c := blockCorners(tfs[lo:hi], dls)
 		mb := b.posts[metaStart+bi*blockMetaSize:]
 		binary.LittleEndian.PutUint32(mb, docs[hi-1])
 		binary.LittleEndian.PutUint32(mb[4:], off)

@@ -108,6 +108,18 @@ func (tt *termTable) find(t string, h uint64) (int32, bool) {
 	}
 }
 
+// warm reads the home entry of each hash of hs and returns a sum of what
+// it read (the caller keeps it, so the loads stay): the loads do not
+// depend on each other, so the CPU overlaps their cache misses, and the
+// lookups that follow find the entries in the cache.
+func (tt *termTable) warm(hs []uint64) uint32 {
+	var s uint32
+	for _, h := range hs {
+		s += tt.ents[h&tt.mask].slot
+	}
+	return s
+}
+
 // findOrAdd returns the slot of t, whose hash is h and prefix pre
 // (termPre); a term the table does not hold is added with slot next
 // (which must be tt.len(): the slab's next index), and added reports it.

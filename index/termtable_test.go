@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
@@ -131,6 +132,14 @@ func TestMemTermLine(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(memTerm{}); n != 64 {
 		t.Fatalf("memTerm is %d bytes, want 64", n)
+	}
+	// No pointer: the collector does not scan the slab.
+	rt := reflect.TypeFor[memTerm]()
+	for i := range rt.NumField() {
+		switch k := rt.Field(i).Type.Kind(); k {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.String, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+			t.Fatalf("memTerm.%s is a %v: the slab would be scanned", rt.Field(i).Name, k)
+		}
 	}
 	var s memSlab
 	s.alloc()

@@ -92,7 +92,12 @@ func (a *Analyzer) term(surface []byte) (string, uint64, uint8, bool) {
 		}
 		return t, TermHash(t), notPrefix, true
 	}
-	h := hashSurface(a, surface)
+	return a.termHashed(surface, hashSurface(a, surface))
+}
+
+// termHashed is term for a surface of at most slotKey bytes, with a
+// cache, whose hashSurface is h.
+func (a *Analyzer) termHashed(surface []byte, h uint64) (string, uint64, uint8, bool) {
 	if t, th, tl, ok := a.cache.get(h, surface); ok {
 		return t, th, tl, t != ""
 	}
