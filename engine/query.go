@@ -128,7 +128,11 @@ type Query struct {
 	// also "经费", "资金"). Expansion terms in the query's own script weigh
 	// half as much as the query's own words, those in the other script (a
 	// Chinese record for an English query) a quarter; twice that when the
-	// query's own word of that concept matches no record. Default false.
+	// query's own word of that concept matches no record. It also turns
+	// off the category lexicon (engine/categories.txt): a question that
+	// asks for a category's members ("what pets", "什么爱好") searches its
+	// instances ("dog", "钓鱼") at a quarter of its own words' weight.
+	// Default false.
 	NoExpansion bool
 	// FeedbackDocs turns on pseudo-relevance feedback (RM3-style with
 	// rarity): the terms of the top FeedbackDocs BM25 hits (at most

@@ -10,9 +10,10 @@ import (
 )
 
 // TestAssistantEchoes: in a chat with an assistant, the user's statement
-// passes the assistant's shorter echo of it, and the assistant's answer
-// passes the user's question it answers; between two people (the same
-// texts, other roles) neither rule applies.
+// passes the assistant's shorter echo of it, the assistant's answer passes
+// the user's question it answers, and the details the user gives when the
+// assistant asks pass the opening; between two people (the same texts,
+// other roles) no rule applies.
 func TestAssistantEchoes(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	ctx := context.Background()
@@ -25,6 +26,10 @@ func TestAssistantEchoes(t *testing.T) {
 		{"a", "Glad to hear the breakfast was good."},
 		{"u", "My knee hurt after the long walk on the beach."},
 		{"a", "Rest it for a day and keep the walks short."},
+		{"u", "Our holiday plans changed."},
+		{"a", "What happened?"},
+		{"u", "We will drive to my mother's instead of taking the train, so the cat can come along."},
+		{"a", "Driving with the cat sounds like a good idea."},
 	}
 	open := func(user, assistant string) *engine.DB {
 		t.Helper()
@@ -64,6 +69,9 @@ func TestAssistantEchoes(t *testing.T) {
 	if got, why := first(chat, "Do the ferry tickets need booking ahead?"); !strings.HasPrefix(got, "Yes, book them") {
 		t.Errorf("answer: first memory %q (%q), want the assistant's answer", got, why)
 	}
+	if got, why := first(chat, "How did our holiday plans change?"); !strings.HasPrefix(got, "We will drive") {
+		t.Errorf("opening: first memory %q (%q), want the details after the assistant's question", got, why)
+	}
 	// A question to the assistant asks for its own words: no echo rule.
 	if got, why := first(chat, "What did you note about Lily's piano lessons?"); !strings.HasPrefix(got, "Noted:") {
 		t.Errorf("question to the assistant: first memory %q (%q), want the assistant's note", got, why)
@@ -74,5 +82,8 @@ func TestAssistantEchoes(t *testing.T) {
 	}
 	if got, why := first(people, "Do the ferry tickets need booking ahead?"); !strings.HasPrefix(got, "Do the ferry") {
 		t.Errorf("between people: first memory %q (%q), want the question (no answer rule)", got, why)
+	}
+	if got, why := first(people, "How did our holiday plans change?"); !strings.HasPrefix(got, "Our holiday plans") {
+		t.Errorf("between people: first memory %q (%q), want the opening (no rule)", got, why)
 	}
 }
