@@ -94,13 +94,20 @@ func (p *plan) echoes() error {
 	type key struct{ agent, session string }
 	groups := map[key][]int{}
 	hasTop := map[key]bool{}
+	assistant := false
 	for i := range p.cands {
 		c := &p.cands[i]
 		if (c.fetched || c.fact.known()) && !c.lowInfo && c.rec.Session != "" {
 			k := key{c.rec.Agent, c.rec.Session}
 			groups[k] = append(groups[k], i)
 			hasTop[k] = hasTop[k] || inTop[i]
+			assistant = assistant || strings.EqualFold(c.rec.Role, assistantRole)
 		}
+	}
+	if !assistant {
+		// Every move needs an assistant's turn among the grouped
+		// candidates: without one, no session bitmap is worth building.
+		return nil
 	}
 	// up is moved just above over: an echo's statement above the echo, an
 	// answer above its question.
