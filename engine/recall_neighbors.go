@@ -200,8 +200,10 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 		}
 	}
 	// The hits' sessions: from the fact table, else read (the best of the
-	// hits are returned, and read, anyway).
-	if err := p.learnFacts(top); err != nil {
+	// hits are returned, and read, anyway), with the turns their windows
+	// likely hold.
+	guessed, err := p.readTop(top)
+	if err != nil {
 		return err
 	}
 	hits := len(p.cands)
@@ -227,7 +229,10 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 			if id, err := sb.Select(uint32(r - 1)); err == nil && p.bm.Contains(id) {
 				j, ok := p.pos[uint64(id)]
 				if !ok { // a candidate already keeps its sources
-					p.propose(uint64(id), fromNeighbour)
+					c, _ := p.propose(uint64(id), fromNeighbour)
+					if g, ok := guessed[uint64(id)]; ok {
+						c.rec, c.fact, c.fetched, c.damaged = g.rec, g.fact, g.fetched, g.damaged
+					}
 					j = p.pos[uint64(id)]
 				}
 				w.at[d+2] = j
@@ -347,6 +352,76 @@ func speakers(cands []cand, w neighbourWindow) int {
 		n++
 	}
 	return n
+}
+
+// readTop gives the top hits at top their facts: from the fact table,
+// else read from the log together with the records next to each among
+// those passing the filters (two before and two after), which are its
+// window's turns when its session's turns are consecutive among the
+// filtered records (one session of an agent at a time, or a session
+// filter): a hit and its turns then take one read instead of two, and a
+// segment holding both is decompressed once. It returns those records,
+// read, by id; the window's turns are looked up there before the log.
+func (p *plan) readTop(top []int) (map[uint64]*cand, error) {
+	p.db.facts.lookupAt(p.cands, top)
+	var unknown []int
+	for _, i := range top {
+		if c := &p.cands[i]; !c.fetched && !c.fact.known() && !c.damaged {
+			unknown = append(unknown, i)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil, nil
+	}
+	// The records around the unknown hits that are not candidates.
+	rs := make([]cand, len(unknown), len(unknown)*5)
+	for k, i := range unknown {
+		rs[k] = p.cands[i]
+	}
+	card := int64(p.bm.GetCardinality())
+	at := map[uint64]int{}
+	for _, i := range unknown {
+		r := int64(p.bm.Rank(uint32(p.cands[i].id))) // 1-based
+		for d := int64(-2); d <= 2; d++ {
+			if d == 0 || r+d < 1 || r+d > card {
+				continue
+			}
+			id, err := p.bm.Select(uint32(r + d - 1))
+			if err != nil {
+				continue
+			}
+			if _, ok := p.pos[uint64(id)]; ok {
+				continue
+			}
+			if _, ok := at[uint64(id)]; !ok {
+				at[uint64(id)] = len(rs)
+				rs = append(rs, cand{id: uint64(id)})
+			}
+		}
+	}
+	// Those whose facts are known need no read.
+	guess := rs[len(unknown):]
+	p.db.facts.lookup(guess)
+	read := make([]int, 0, len(rs))
+	for k := range rs {
+		if k < len(unknown) || !rs[k].fact.known() {
+			read = append(read, k)
+		}
+	}
+	if err := p.db.fetch(rs, read); err != nil {
+		return nil, err
+	}
+	p.db.facts.learn(rs, read)
+	for k, i := range unknown {
+		p.cands[i] = rs[k]
+	}
+	out := make(map[uint64]*cand, len(guess))
+	for k := range guess {
+		if c := &guess[k]; c.fetched || c.damaged {
+			out[c.id] = c
+		}
+	}
+	return out, nil
 }
 
 // learnFacts gives the candidates at sel their facts: from the fact table,
