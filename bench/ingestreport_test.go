@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -22,7 +23,10 @@ import (
 // and prints docs/benchmarks/ingest-context.md's tables: records/s, the
 // stores' allocated blocks during the load, after Close and after a
 // reopen, and their heap. LAZYMEM_BENCH_CACHE is the scratch directory
-// (removed at the end unless LAZYMEM_BENCH_KEEP is set).
+// (removed at the end unless LAZYMEM_BENCH_KEEP is set). With
+// LAZYMEM_BENCH_LAZYMEM_ONLY set it loads lazymem alone and prints its
+// rate and heap (the store open and loaded, per million records), and
+// with LAZYMEM_BENCH_HEAPPROFILE=file writes that heap's profile.
 //
 //	LAZYMEM_BENCH_REPORT=1 LAZYMEM_BENCH_N=200000 LAZYMEM_BENCH_CACHE=/tmp/ingest-200k \
 //	    go test -tags report ./bench -run TestIngestReport -v -timeout 2h
@@ -61,6 +65,43 @@ func TestIngestReport(t *testing.T) {
 	}
 	before := load()
 	start := time.Now().UTC()
+	if os.Getenv("LAZYMEM_BENCH_LAZYMEM_ONLY") != "" {
+		// The lazymem rows alone (a 1M-record heap without Bleve's hour).
+		recs := EngineRecords(c.Docs)
+		ldir := filepath.Join(dir, "lazymem")
+		_ = os.RemoveAll(ldir)
+		base := liveHeap()
+		db, st, err := LoadEngine(ldir, recs, 1000, engine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		heap := liveHeap() - base
+		if f := os.Getenv("LAZYMEM_BENCH_HEAPPROFILE"); f != "" { // the loaded store's heap
+			w, err := os.Create(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pprof.WriteHeapProfile(w); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st.Durable += time.Since(t1)
+		fmt.Printf("Run %s on %s/%s, %d CPUs, %s: %d %s records, lazymem only.\n\nLoad average before: %safter: %s\n"+
+			"| ingest | records | applied | durable | records/s (durable) | heap MB per 1M records |\n|---|---:|---:|---:|---:|---:|\n"+
+			"| lazymem | %d | %v | %v | %.0f | %.0f |\n",
+			start.Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), n, corpus,
+			before, load(), st.Records, st.Apply.Round(time.Millisecond), st.Durable.Round(time.Millisecond),
+			st.RecordsPerSec(), float64(heap)/float64(n))
+		runtime.KeepAlive(recs)
+		return
+	}
 	r, err := RunIngest(dir, c.Docs, 1000, engine.Options{}, BleveOptions{})
 	if err != nil {
 		t.Fatal(err)
