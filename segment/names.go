@@ -11,11 +11,12 @@ import (
 	"github.com/lazymem/lazymem/codec"
 )
 
-// The log's name table (segment version 4). Agent, session and role
-// strings repeat record after record and segment after segment: a version-3
-// head restated every name in each segment it appeared in (on the Zipf
-// corpus the agents and sessions columns were a third of the heads' stored
-// bytes). A version-4 head refers to them by id instead: each distinct
+// The log's name table (segment version 4). Agent, session, role and
+// metadata strings repeat record after record and segment after segment:
+// a version-3 head restated every one in each segment it appeared in (on
+// the Zipf corpus the agents and sessions columns were a third of the
+// heads' stored bytes; on the workload's, metadata strings were its
+// largest column). A version-4 head refers to them by id instead: each distinct
 // string is stored once in the log, under 'n' id (the string and a
 // crc32c), written in the same batch as the first segment that uses it.
 // Ids start at 1 and are never reused: a reference read from an older
