@@ -19,8 +19,10 @@ import (
 // largest column). A version-4 head refers to them by id instead: each distinct
 // string is stored once in the log, under 'n' id (the string and a
 // crc32c), written in the same batch as the first segment that uses it.
-// Ids start at 1 and are never reused: a reference read from an older
-// value cannot name a different string.
+// Ids start at 1 and grow while the log is open; an id Compact deleted
+// is not handed out again before a restart (a read in flight may hold a
+// value from before the compaction), and after one only if it was the
+// highest (no stored value refers to it any more).
 //
 // Forgetting: Compact, once it has rewritten the segments holding deleted
 // records, walks every version-4 head and deletes the names no segment
@@ -38,7 +40,7 @@ type nameTable struct {
 	mu       sync.RWMutex
 	byID     map[uint64][]byte
 	ids      map[string]uint64
-	next     uint64 // the next id to assign (ids are never reused)
+	next     uint64 // the next id to assign (above every id the table held since Open)
 	bytes    int    // the names' bytes
 	maxBytes int    // metadata strings past it stay in the heads (maxNameBytes; tests lower it)
 	readers  sync.RWMutex
