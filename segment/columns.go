@@ -87,10 +87,11 @@ type colEncoder struct {
 	// names, when set, is the log's name table: agents, sessions and
 	// roles are then references into it (version 4); pending are the
 	// names the body uses that the table does not hold yet.
-	names      *nameTable
-	pending    []pendingName
-	pendingIDs map[string]uint64
-	lastSess   []uint64 // per agent (its index in tables[0]): 1 + its last session's index in tables[1], 0 none
+	names        *nameTable
+	pending      []pendingName
+	pendingIDs   map[string]uint64
+	pendingBytes int
+	lastSess     []uint64 // per agent (its index in tables[0]): 1 + its last session's index in tables[1], 0 none
 }
 
 // encode appends the columnar body of payloads (nil = deleted) to dst;
@@ -111,6 +112,7 @@ func (e *colEncoder) encode(dst []byte, payloads [][]byte) ([]byte, bool) {
 		e.pendingIDs = map[string]uint64{}
 	}
 	clear(e.pendingIDs)
+	e.pendingBytes = 0
 	e.lastSess = e.lastSess[:0]
 	del := e.cols[colDeleted]
 	for range (len(payloads) + 7) / 8 {
@@ -163,12 +165,16 @@ func (e *colEncoder) record(p []byte, prev int64) (t int64, ok bool) {
 	}
 	nm := r.uvarint()
 	e.cols[colMeta] = binary.AppendUvarint(e.cols[colMeta], nm)
+	ref := e.ref
+	if e.names != nil {
+		ref = e.metaRef
+	}
 	for i := uint64(0); i < nm && r.ok; i++ {
-		e.ref(colMeta, 3, r.str())
+		ref(colMeta, 3, r.str())
 		nv := r.uvarint()
 		e.cols[colMeta] = binary.AppendUvarint(e.cols[colMeta], nv)
 		for j := uint64(0); j < nv && r.ok; j++ {
-			e.ref(colMeta, 3, r.str())
+			ref(colMeta, 3, r.str())
 		}
 	}
 	text := r.str()
@@ -444,7 +450,29 @@ func (c *colCursor) next(r *colRecord) error {
 		r.session = cols[colSessions].at(cols[colSessions].ref(&sc.sessions, "session"))
 		r.role = cols[colRoles].at(cols[colRoles].ref(&sc.roles, "role"))
 	}
-	mc := &cols[colMeta]
+	if c.names != nil {
+		c.metaOf(r)
+	} else {
+		c.metaSpans(r)
+	}
+	n := cols[colTextLens].uvarint("text length")
+	for i := range cols {
+		if cols[i].err != nil {
+			return cols[i].err
+		}
+	}
+	if n > maxRebuilt {
+		return fmt.Errorf("%w: columnar body: text of %d bytes", ErrFormat, n)
+	}
+	r.textOff, r.textEnd = c.text, c.text+n
+	c.text = r.textEnd
+	return nil
+}
+
+// metaSpans reads a record's metadata from a head whose strings are in
+// its meta column (versions 2 and 3).
+func (c *colCursor) metaSpans(r *colRecord) {
+	mc, sc := &c.cols[colMeta], c.sc
 	nm := mc.uvarint("meta count")
 	// The record's metadata: keys[f] has nvs[f] values, vals flat.
 	keys, vals, nvs := sc.keys[:0], sc.vals[:0], sc.nvs[:0]
@@ -462,18 +490,6 @@ func (c *colCursor) next(r *colRecord) error {
 	}
 	sc.keys, sc.vals, sc.nvs = keys, vals, nvs
 	r.nm, r.metaSize = nm, metaSize
-	n := cols[colTextLens].uvarint("text length")
-	for i := range cols {
-		if cols[i].err != nil {
-			return cols[i].err
-		}
-	}
-	if n > maxRebuilt {
-		return fmt.Errorf("%w: columnar body: text of %d bytes", ErrFormat, n)
-	}
-	r.textOff, r.textEnd = c.text, c.text+n
-	c.text = r.textEnd
-	return nil
 }
 
 // appendRecord appends the record r, whose text is text, as
@@ -492,6 +508,17 @@ func (c *colCursor) appendRecord(out []byte, r *colRecord, text []byte) ([]byte,
 	out = binary.AppendUvarint(out, r.nm)
 	mc, sc := &c.cols[colMeta], c.sc
 	v := 0
+	if c.names != nil {
+		for f, k := range sc.mKeys {
+			out = appendStr(out, k)
+			out = binary.AppendUvarint(out, sc.nvs[f])
+			for _, s := range sc.mVals[v : v+int(sc.nvs[f])] {
+				out = appendStr(out, s)
+			}
+			v += int(sc.nvs[f])
+		}
+		return appendStr(out, text), nil
+	}
 	for f, k := range sc.keys {
 		out = appendStr(out, mc.at(k))
 		out = binary.AppendUvarint(out, sc.nvs[f])
@@ -521,7 +548,8 @@ func (c *colCursor) finish(textsLen uint64) error {
 type colScratch struct {
 	agents, sessions, roles, meta, keys, vals []span
 	nvs                                       []uint64
-	nAgents, nSessions, nRoles                [][]byte // a version-4 head's names
+	nAgents, nSessions, nRoles, nMeta         [][]byte // a version-4 head's names
+	mKeys, mVals                              [][]byte // a version-4 record's metadata (keys, nvs and flat values)
 	lastSess                                  []int    // per agent (its index in nAgents): its last session's index in nSessions, -1 none
 }
 
@@ -531,7 +559,11 @@ func (s *colScratch) reset() {
 	clear(s.nAgents[:cap(s.nAgents)])
 	clear(s.nSessions[:cap(s.nSessions)])
 	clear(s.nRoles[:cap(s.nRoles)])
-	s.nAgents, s.nSessions, s.nRoles = s.nAgents[:0], s.nSessions[:0], s.nRoles[:0]
+	clear(s.nMeta[:cap(s.nMeta)])
+	clear(s.mKeys[:cap(s.mKeys)])
+	clear(s.mVals[:cap(s.mVals)])
+	s.nAgents, s.nSessions, s.nRoles, s.nMeta = s.nAgents[:0], s.nSessions[:0], s.nRoles[:0], s.nMeta[:0]
+	s.mKeys, s.mVals = s.mKeys[:0], s.mVals[:0]
 	s.lastSess = s.lastSess[:0]
 }
 

@@ -30,7 +30,7 @@
 //	'x' first:8             count | raw | stored | dead   (uvarints)     segment summary
 //	'd' id:8                (empty)                                      tombstone of a sealed record
 //	'y' id:8                zstd dictionary | crc32c                     the log's dictionary (dict.go)
-//	'n' id:8                name | crc32c                                agent, session or role (names.go)
+//	'n' id:8                name | crc32c                                agent, session, role or metadata string (names.go)
 //	"mnext"                 next id:8 BE                                 written with every append group
 //	"msealed"               sealed boundary:8 BE                         written with every seal
 //
@@ -62,7 +62,7 @@
 // (frames.go, dict.go); GetMany decompresses only the head and the frames
 // its records lie in, and a damaged frame loses only its records. Version
 // 4 (what the sealer writes now): version 3 whose head refers to agents,
-// sessions and roles by their id in the log's name table, each name
+// sessions, roles and metadata strings by their id in the log's name table, each name
 // stored once in the log (names.go); Compact deletes the names no segment
 // uses any more. Readers take all four versions.
 //

@@ -11,15 +11,18 @@ import (
 	"github.com/lazymem/lazymem/codec"
 )
 
-// The log's name table (segment version 4). Agent, session and role
-// strings repeat record after record and segment after segment: a version-3
-// head restated every name in each segment it appeared in (on the Zipf
-// corpus the agents and sessions columns were a third of the heads' stored
-// bytes). A version-4 head refers to them by id instead: each distinct
+// The log's name table (segment version 4). Agent, session, role and
+// metadata strings repeat record after record and segment after segment:
+// a version-3 head restated every one in each segment it appeared in (on
+// the Zipf corpus the agents and sessions columns were a third of the
+// heads' stored bytes; on the workload's, metadata strings were its
+// largest column). A version-4 head refers to them by id instead: each distinct
 // string is stored once in the log, under 'n' id (the string and a
 // crc32c), written in the same batch as the first segment that uses it.
-// Ids start at 1 and are never reused: a reference read from an older
-// value cannot name a different string.
+// Ids start at 1 and grow while the log is open; an id Compact deleted
+// is not handed out again before a restart (a read in flight may hold a
+// value from before the compaction), and after one only if it was the
+// highest (no stored value refers to it any more).
 //
 // Forgetting: Compact, once it has rewritten the segments holding deleted
 // records, walks every version-4 head and deletes the names no segment
@@ -34,18 +37,20 @@ import (
 // never removes a name a read in flight may still resolve (the read may
 // hold a value from before the compaction rewrote it).
 type nameTable struct {
-	mu      sync.RWMutex
-	byID    map[uint64][]byte
-	ids     map[string]uint64
-	next    uint64 // the next id to assign (ids are never reused)
-	readers sync.RWMutex
+	mu       sync.RWMutex
+	byID     map[uint64][]byte
+	ids      map[string]uint64
+	next     uint64 // the next id to assign (above every id the table held since Open)
+	bytes    int    // the names' bytes
+	maxBytes int    // metadata strings past it stay in the heads (maxNameBytes; tests lower it)
+	readers  sync.RWMutex
 }
 
 // gcWait bounds how long gcNames waits for the reads in flight.
 const gcWait = 10 * time.Second
 
 func newNameTable() *nameTable {
-	return &nameTable{byID: map[uint64][]byte{}, ids: map[string]uint64{}, next: 1}
+	return &nameTable{byID: map[uint64][]byte{}, ids: map[string]uint64{}, next: 1, maxBytes: maxNameBytes}
 }
 
 // get returns the name with id, and false when the table has none.
@@ -71,6 +76,9 @@ func (t *nameTable) add(names []pendingName) {
 	t.mu.Lock()
 	for _, n := range names {
 		b := []byte(n.s)
+		if _, ok := t.byID[n.id]; !ok {
+			t.bytes += len(b)
+		}
 		t.byID[n.id] = b
 		t.ids[n.s] = n.id
 		t.next = max(t.next, n.id+1)
@@ -186,6 +194,7 @@ func (l *Log) gcNames() error {
 	}
 	l.names.mu.Lock()
 	for _, id := range drop {
+		l.names.bytes -= len(l.names.byID[id])
 		delete(l.names.ids, string(l.names.byID[id]))
 		delete(l.names.byID, id)
 	}
@@ -223,6 +232,10 @@ func (c *compressor) namesUsed(first uint64, v []byte, used map[uint64]bool) err
 		if cr.err != nil {
 			return &CorruptionError{Segment: first, Err: cr.err}
 		}
+	}
+	cr := &cur.cols[colMeta]
+	if metaUsed(cr, used); cr.err != nil {
+		return &CorruptionError{Segment: first, Err: cr.err}
 	}
 	return nil
 }
@@ -323,4 +336,118 @@ func (c *colCursor) namesOf(r *colRecord) {
 		sc.lastSess[a] = si
 	}
 	r.role, _ = cols[colRoles].nameRef(c.names, &sc.nRoles, "role", 0)
+}
+
+// maxNameBytes bounds the bytes of the metadata strings the name table
+// takes: past it, a metadata key or value the table does not hold is
+// written in the head (code 1) as before the table. Agents, sessions
+// and roles always go to the table.
+const maxNameBytes = 16 << 20
+
+// metaRef appends to the meta column a reference to metadata string s
+// (version 4): the segment's table of strings (tables[3]) with a new
+// entry written as 0 and the string's id in the log's table, or as 1,
+// its length and its bytes when the table is full; 2+i is entry i.
+func (e *colEncoder) metaRef(c, k int, s []byte) {
+	col := e.cols[c]
+	if i, ok := e.tables[k][string(s)]; ok {
+		e.cols[c] = binary.AppendUvarint(col, 2+i)
+		return
+	}
+	e.tables[k][string(s)] = uint64(len(e.tables[k]))
+	id, ok := e.names.ids[string(s)]
+	if !ok {
+		id, ok = e.pendingIDs[string(s)]
+	}
+	if !ok && e.names.bytes+e.pendingBytes+len(s) <= e.names.maxBytes {
+		id, ok = e.names.next+uint64(len(e.pending)), true
+		e.pending = append(e.pending, pendingName{id: id, s: string(s)})
+		e.pendingIDs[string(s)] = id
+		e.pendingBytes += len(s)
+	}
+	if !ok {
+		col = binary.AppendUvarint(col, 1)
+		col = binary.AppendUvarint(col, uint64(len(s)))
+		e.cols[c] = append(col, s...)
+		return
+	}
+	col = binary.AppendUvarint(col, 0)
+	e.cols[c] = binary.AppendUvarint(col, id)
+}
+
+// metaRef reads a reference of a version-4 meta column (codes as the
+// encoder's metaRef writes them) into table and returns the string.
+func (c *colReader) metaRef(names *nameTable, table *[][]byte, what string) []byte {
+	k := c.uvarint(what)
+	if c.err != nil {
+		return nil
+	}
+	switch {
+	case k == 0:
+		id := c.uvarint(what)
+		if c.err != nil {
+			return nil
+		}
+		s, ok := names.get(id)
+		if !ok {
+			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
+			return nil
+		}
+		*table = append(*table, s)
+		return s
+	case k == 1:
+		s := c.bytes(c.uvarint(what), what)
+		if c.err != nil {
+			return nil
+		}
+		*table = append(*table, s)
+		return s
+	case k-2 >= uint64(len(*table)):
+		c.fail(what)
+		return nil
+	}
+	return (*table)[k-2]
+}
+
+// metaOf reads a record's metadata from a version-4 head.
+func (c *colCursor) metaOf(r *colRecord) {
+	mc, sc := &c.cols[colMeta], c.sc
+	nm := mc.uvarint("meta count")
+	keys, vals, nvs := sc.mKeys[:0], sc.mVals[:0], sc.nvs[:0]
+	metaSize := uvarintLen(nm)
+	for f := uint64(0); f < nm && mc.err == nil; f++ {
+		k := mc.metaRef(c.names, &sc.nMeta, "meta key")
+		nv := mc.uvarint("meta value count")
+		keys, nvs = append(keys, k), append(nvs, nv)
+		metaSize += strLen(k) + uvarintLen(nv)
+		for v := uint64(0); v < nv && mc.err == nil; v++ {
+			s := mc.metaRef(c.names, &sc.nMeta, "meta value")
+			vals = append(vals, s)
+			metaSize += strLen(s)
+		}
+	}
+	sc.mKeys, sc.mVals, sc.nvs = keys, vals, nvs
+	r.nm, r.metaSize = nm, metaSize
+}
+
+// metaUsed adds the name ids a version-4 meta column refers to.
+func metaUsed(cr *colReader, used map[uint64]bool) {
+	ref := func() {
+		switch cr.uvarint("meta reference") {
+		case 0:
+			used[cr.uvarint("meta name id")] = true
+		case 1:
+			cr.bytes(cr.uvarint("meta string length"), "meta string")
+		}
+	}
+	for cr.off < len(cr.b) && cr.err == nil {
+		nm := cr.uvarint("meta count")
+		for f := uint64(0); f < nm && cr.err == nil; f++ {
+			ref()
+			nv := cr.uvarint("meta value count")
+			for v := uint64(0); v < nv && cr.err == nil; v++ {
+				ref()
+			}
+		}
+	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/lazymem/lazymem/codec"
 )
 
-func nameRecord(agent, session, text string) []byte {
-	return codec.AppendRecord(nil, &codec.Record{Time: 1e18, Agent: agent, Session: session, Role: "user", Text: text})
+func nameRecord(agent, session, text string, meta ...codec.Field) []byte {
+	return codec.AppendRecord(nil, &codec.Record{Time: 1e18, Agent: agent, Session: session, Role: "user", Text: text, Meta: meta})
 }
 
 // storeHolds reports, for each of needles, whether some file of the store
@@ -49,8 +49,8 @@ func storeHolds(t *testing.T, fs vfs.FS, needles ...string) map[string]bool {
 	return found
 }
 
-// TestNamesForgotten: an agent and a session whose every record is
-// deleted leave the log's name table at Compact, in memory and in every
+// TestNamesForgotten: an agent, a session and a metadata value whose
+// every record is deleted leave the log's name table at Compact, in memory and in every
 // file of the store; a name a live record still uses (one session shared
 // by a deleted record and a kept one, in another segment) stays, and the
 // kept records read back after a reopen.
@@ -62,6 +62,8 @@ func TestNamesForgotten(t *testing.T) {
 	const (
 		goneAgent   = "AGENT-FORGOTTEN-7781"
 		goneSession = "SESSION-FORGOTTEN-5531"
+		goneTag     = "TAG-FORGOTTEN-9917"
+		keptTag     = "TAG-KEPT-3030"
 		shared      = "SESSION-SHARED-4242"
 		keptAgent   = "AGENT-KEPT-1234"
 	)
@@ -69,11 +71,13 @@ func TestNamesForgotten(t *testing.T) {
 	for i := range 24 {
 		switch {
 		case i >= 8 && i < 16: // the second segment, all forgotten
-			recs = append(recs, nameRecord(goneAgent, goneSession, fmt.Sprintf("gone %d", i)))
+			recs = append(recs, nameRecord(goneAgent, goneSession, fmt.Sprintf("gone %d", i),
+				codec.Field{Key: "tags", Values: []string{goneTag, keptTag}}))
 		case i == 3 || i == 20: // the shared session, in two segments
 			recs = append(recs, nameRecord(keptAgent, shared, fmt.Sprintf("shared %d", i)))
 		default:
-			recs = append(recs, nameRecord(keptAgent, fmt.Sprintf("session-%d", i%2), fmt.Sprintf("kept %d", i)))
+			recs = append(recs, nameRecord(keptAgent, fmt.Sprintf("session-%d", i%2), fmt.Sprintf("kept %d", i),
+				codec.Field{Key: "tags", Values: []string{keptTag}}))
 		}
 	}
 	if _, err := l.AppendBatch(ctx, recs); err != nil {
@@ -95,7 +99,7 @@ func TestNamesForgotten(t *testing.T) {
 		}
 		closer.Close()
 	}
-	if got := storeHolds(t, fs, goneAgent, goneSession); !got[goneAgent] || !got[goneSession] {
+	if got := storeHolds(t, fs, goneAgent, goneSession, goneTag); !got[goneAgent] || !got[goneSession] || !got[goneTag] {
 		t.Fatalf("before the delete the store holds %v: the scan cannot see names", got)
 	}
 	del := []uint64{4} // the shared session's first record
@@ -108,12 +112,12 @@ func TestNamesForgotten(t *testing.T) {
 	if err := l.Compact(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{goneAgent, goneSession} {
+	for _, n := range []string{goneAgent, goneSession, goneTag} {
 		if _, ok := l.names.ids[n]; ok {
 			t.Errorf("%s still in the name table in memory", n)
 		}
 	}
-	for _, n := range []string{keptAgent, shared, "user"} {
+	for _, n := range []string{keptAgent, shared, "user", "tags", keptTag} {
 		if _, ok := l.names.ids[n]; !ok {
 			t.Errorf("%s left the name table: a live record uses it", n)
 		}
@@ -121,11 +125,11 @@ func TestNamesForgotten(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got := storeHolds(t, fs, goneAgent, goneSession, keptAgent, shared)
-	if got[goneAgent] || got[goneSession] {
+	got := storeHolds(t, fs, goneAgent, goneSession, goneTag, keptAgent, shared, keptTag)
+	if got[goneAgent] || got[goneSession] || got[goneTag] {
 		t.Errorf("after Compact the store still holds a forgotten name: %v", got)
 	}
-	if !got[keptAgent] || !got[shared] {
+	if !got[keptAgent] || !got[shared] || !got[keptTag] {
 		t.Errorf("a live name is gone from the store: %v", got)
 	}
 	l = openMem(t, fs, opts)
@@ -283,6 +287,7 @@ func FuzzNames(f *testing.F) {
 	}
 	defer c.close()
 	c.names = newNameTable()
+	c.names.maxBytes = 40 // some metadata strings stay in the heads (code 1)
 	for _, n := range []int{1, 3, 20} {
 		payloads := make([][]byte, n)
 		for i := range payloads {
