@@ -10,7 +10,7 @@
 //
 // # Store layout
 //
-//	dir/FORMAT  the store format version (see storeformat.go; absent: format 1)
+//	dir/FORMAT  the store format version (see storeformat.go; absent: format 1; Open writes 2)
 //	dir/log     segment.Log: the records (codec encoding), durable, the source of truth
 //	dir/index   index.Index: postings and BM25, derived, rebuilt from the log's tail on Open
 //	dir/cache   Pebble: embedding cache, derived, keyed by SHA-256/128 of the tenant + text, then embedder name

@@ -26,15 +26,18 @@ import (
 //	crc32c (Castagnoli) covers the 12 bytes before it.
 //
 // A store without the file was written before the marker existed: it is
-// format 1, and Open writes the marker. A store of a newer format than
-// this engine knows is refused (ErrFormat) before anything is opened.
-// Wire constants: never change.
+// format 1. Format 2 adds the log's name table (its 'n' keys, read by
+// segment version 4), which a format-1 engine would take for damage.
+// Open marks a store of an older format with this engine's before the
+// log opens, since the log may write version-4 segments from then on;
+// a store of a newer format than this engine knows is refused
+// (ErrFormat) before anything is opened. Wire constants: never change.
 const (
 	formatName    = "FORMAT"
 	formatTemp    = "FORMAT.tmp"
 	formatMagic   = "LZMSTORE"
 	formatSize    = 8 + 4 + codec.ChecksumSize
-	formatVersion = 1 // the format this engine writes and the newest it reads
+	formatVersion = 2 // the format this engine writes and the newest it reads
 )
 
 // appendFormat appends the FORMAT file of version v.
@@ -61,8 +64,8 @@ func decodeFormat(b []byte) (uint32, error) {
 }
 
 // openFormat creates dir if needed, reads its FORMAT marker (absent: format
-// 1), refuses a format newer than this engine's and writes the marker when
-// it is missing. It returns the store's format.
+// 1), refuses a format newer than this engine's and writes this engine's
+// marker when it is missing or older. It returns the store's format.
 func openFormat(fs vfs.FS, dir string) (uint32, error) {
 	if _, err := fs.Stat(dir); oserror.IsNotExist(err) {
 		if err := fs.MkdirAll(dir, 0o755); err != nil {
@@ -86,12 +89,15 @@ func openFormat(fs vfs.FS, dir string) (uint32, error) {
 		if v > formatVersion {
 			return 0, fmt.Errorf("%w: %s says store format %d; this engine reads formats 1 to %d", ErrFormat, name, v, formatVersion)
 		}
-		return v, nil
+		if v == formatVersion {
+			return v, nil
+		}
 	case !oserror.IsNotExist(err):
 		return 0, fmt.Errorf("lazymem: engine: read %s: %w", name, err)
 	}
-	// No marker: a new store, or one written before the marker existed
-	// (format 1, the same layout). Either way it is format 1 now.
+	// No marker (a new store, or one written before the marker existed)
+	// or an older one: every older format is read as it is, and the
+	// store is this engine's format from now on.
 	tmp := fs.PathJoin(dir, formatTemp)
 	if err := writeFileSync(fs, tmp, appendFormat(nil, formatVersion)); err != nil {
 		return 0, fmt.Errorf("lazymem: engine: write %s: %w", tmp, err)

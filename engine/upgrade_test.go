@@ -252,9 +252,11 @@ func TestUpgradeStoreV1(t *testing.T) {
 }
 
 // TestStoreFormat: a store without a FORMAT marker (written before it
-// existed) is format 1 and gets the marker; a new store writes it; a
-// marker of a newer format or a damaged one makes Open fail with
-// ErrFormat, before anything else is opened.
+// existed) or with an older one opens and gets this engine's marker (the
+// log may write version-4 segments, which a format-1 engine would take
+// for damage); a new store writes it; a marker of a newer format or a
+// damaged one makes Open fail with ErrFormat, before anything else is
+// opened.
 func TestStoreFormat(t *testing.T) {
 	t.Chdir(t.TempDir())
 	mem := vfs.NewMem()
@@ -276,8 +278,8 @@ func TestStoreFormat(t *testing.T) {
 		t.Fatalf("%s has a FORMAT marker (%v): it no longer stands for a store written before the marker", storeV1Dir, err)
 	}
 	db := openCopy(t, filepath.Join(pkgDir, storeV1Dir), storeOptions())
-	if v := db.Metrics().StoreFormat; v != 1 {
-		t.Errorf("store without a marker: format %d, want 1", v)
+	if v := db.Metrics().StoreFormat; v != formatVersion {
+		t.Errorf("store without a marker: format %d after Open, want %d", v, formatVersion)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -306,7 +308,7 @@ func TestStoreFormat(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"newer", appendFormat(nil, formatVersion+1), "store format 2"},
+		{"newer", appendFormat(nil, formatVersion+1), fmt.Sprintf("store format %d", formatVersion+1)},
 		{"zero", appendFormat(nil, 0), "version 0"},
 		{"flipped", func() []byte { b := appendFormat(nil, 1); b[9] ^= 1; return b }(), "checksum"},
 		{"magic", append([]byte("LZMSTORX"), appendFormat(nil, 1)[8:]...), "bad magic"},
@@ -325,6 +327,9 @@ func TestStoreFormat(t *testing.T) {
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if v := readMarker("new"); v != formatVersion {
+		t.Errorf("format-1 marker after Open: version %d, want %d", v, formatVersion)
 	}
 }
 
