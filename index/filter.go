@@ -164,3 +164,19 @@ func (c *filterCursor) contains(id uint32) bool {
 	c.it.AdvanceIfNeeded(id)
 	return c.it.HasNext() && c.it.PeekNext() == id
 }
+
+// sparseFilter: roaring keeps a container of ids in an array while it
+// holds at most 1/16 of its 65,536 ids; a filter below that density in a
+// segment's range is checked with the cursor, a denser one with Contains
+// (a bitmap container's bit test needs no search, and the cursor would
+// scan its words between candidates).
+const sparseFilter = 16
+
+// filterHas reports whether doc, at least the previous call's, is in
+// filter (the segment's filter of a MaxScore traversal).
+func (s *searcher) filterHas(filter *roaring.Bitmap, doc uint32) bool {
+	if s.useCur {
+		return s.fcur.contains(doc)
+	}
+	return filter.Contains(doc)
+}

@@ -73,6 +73,7 @@ type searcher struct {
 	tmp     []float64
 	dense   denseFilter
 	fcur    filterCursor // the filter of a MaxScore traversal
+	useCur  bool         // check candidates with fcur, not Contains
 	fit     filterCursor // the filter-driven loop's iterator
 	heap    hitHeap
 	ti      termInfo
@@ -375,6 +376,9 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 			s.fillDense(filter, seg)
 			x.maxScore(s, &sc, seg, nil, &s.dense, tomb)
 		default:
+			// The cursor gallops in sparse (array) containers; a dense
+			// filter's bitmap and run containers answer Contains directly.
+			s.useCur = fc*sparseFilter < uint64(seg.hi-seg.lo)+1
 			x.maxScore(s, &sc, seg, filter, nil, tomb)
 		}
 		for i := range s.segT {
@@ -441,7 +445,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	for i := fe; i < m; i++ {
 		s.iters[i].Next()
 	}
-	if filter != nil {
+	if filter != nil && s.useCur {
 		s.fcur.reset(filter, seg.lo)
 	}
 	// Unfiltered, every posting of an essential block is a candidate:
@@ -533,7 +537,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				continue
 			}
 		}
-		if (dense != nil && !dense.contains(doc)) || (filter != nil && !s.fcur.contains(doc)) {
+		if (dense != nil && !dense.contains(doc)) || (filter != nil && !s.filterHas(filter, doc)) {
 			for i := fe; i < m; i++ {
 				if s.iters[i].At() == doc {
 					s.iters[i].Next()
