@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/lazymem/lazymem/index/analysis"
@@ -87,15 +86,7 @@ func parseCategories(src string) ([]category, error) {
 // already.
 func categoryInstances(cs []category, text string) []string {
 	lower := strings.ToLower(text)
-	hasCJK, hasLatin := false, false
-	for _, r := range lower {
-		switch {
-		case analysis.IsCJK(r):
-			hasCJK = true
-		case r < utf8.RuneSelf && unicode.IsLetter(r):
-			hasLatin = true
-		}
-	}
+	hasCJK, hasLatin := scripts(lower)
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range cs {

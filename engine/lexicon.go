@@ -129,15 +129,7 @@ type expansion struct {
 // their own ("go").
 func (lx *lexicon) expand(text string) []expansion {
 	lower := strings.ToLower(text)
-	hasCJK, hasLatin := false, false
-	for _, r := range lower {
-		switch {
-		case analysis.IsCJK(r):
-			hasCJK = true
-		case r < utf8.RuneSelf && unicode.IsLetter(r):
-			hasLatin = true
-		}
-	}
+	hasCJK, hasLatin := scripts(lower)
 	var out []expansion
 	seen := map[string]bool{}
 	for _, g := range lx.groups {
@@ -372,3 +364,16 @@ func (lx *lexicon) stripQuestionWords(text string) string {
 // a query) is its Construct of the record with Text stripped this way. A
 // text made only of pleasantries is returned unchanged.
 func StripPleasantries(text string) string { return theLexicon().stripPleasantries(text) }
+
+// scripts reports whether text holds CJK characters and Latin letters.
+func scripts(text string) (hasCJK, hasLatin bool) {
+	for _, r := range text {
+		switch {
+		case analysis.IsCJK(r):
+			hasCJK = true
+		case r < utf8.RuneSelf && unicode.IsLetter(r):
+			hasLatin = true
+		}
+	}
+	return hasCJK, hasLatin
+}

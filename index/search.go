@@ -423,19 +423,8 @@ func canonical(tmp []float64) float64 {
 // non-essential terms are only probed (Seek), after a block-max bound check.
 func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.Bitmap, dense *denseFilter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
-	// Sort iterators and terms by upper bound, ascending.
 	order := s.segT
-	s.sortTerms()
-	s.resetBounds(m)
-	if cap(s.prefix) < m {
-		s.prefix = make([]float64, m)
-	}
-	prefix := s.prefix[:m]
-	acc := 0.0
-	for i := range order {
-		acc += order[i].ub
-		prefix[i] = acc
-	}
+	prefix := s.boundPrefix()
 	h := &s.heap
 	theta := h.threshold()
 	fe := 0

@@ -19,17 +19,7 @@ import (
 func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
 	m := len(s.segT)
 	order := s.segT
-	s.sortTerms()
-	s.resetBounds(m)
-	if cap(s.prefix) < m {
-		s.prefix = make([]float64, m)
-	}
-	prefix := s.prefix[:m]
-	acc := 0.0
-	for i := range order {
-		acc += order[i].ub
-		prefix[i] = acc
-	}
+	prefix := s.boundPrefix()
 	h := &s.heap
 	tmp := s.tmp
 	theta := h.threshold()
@@ -88,4 +78,24 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			}
 		}
 	}
+}
+
+// boundPrefix sorts the segment's terms by upper bound, ascending, resets
+// their block bounds and returns the bounds' prefix sums: prefix[i] is the
+// sum of the bounds of terms [0, i], so the terms [0, fe) whose prefix is
+// at most the threshold are the non-essential ones (MaxScore's split).
+func (s *searcher) boundPrefix() []float64 {
+	m := len(s.segT)
+	s.sortTerms()
+	s.resetBounds(m)
+	if cap(s.prefix) < m {
+		s.prefix = make([]float64, m)
+	}
+	prefix := s.prefix[:m]
+	acc := 0.0
+	for i := range s.segT {
+		acc += s.segT[i].ub
+		prefix[i] = acc
+	}
+	return prefix
 }
