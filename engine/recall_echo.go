@@ -75,7 +75,7 @@ func asksYou(text string) bool {
 
 // echoes applies the three rules above.
 func (p *plan) echoes() error {
-	if len(p.cands) < 2 {
+	if len(p.cands) < 2 || !p.anyAssistant() {
 		return nil
 	}
 	lx := theLexicon()
@@ -94,20 +94,13 @@ func (p *plan) echoes() error {
 	type key struct{ agent, session string }
 	groups := map[key][]int{}
 	hasTop := map[key]bool{}
-	assistant := false
 	for i := range p.cands {
 		c := &p.cands[i]
 		if (c.fetched || c.fact.known()) && !c.lowInfo && c.rec.Session != "" {
 			k := key{c.rec.Agent, c.rec.Session}
 			groups[k] = append(groups[k], i)
 			hasTop[k] = hasTop[k] || inTop[i]
-			assistant = assistant || strings.EqualFold(c.rec.Role, assistantRole)
 		}
-	}
-	if !assistant {
-		// Every move needs an assistant's turn among the grouped
-		// candidates: without one, no session bitmap is worth building.
-		return nil
 	}
 	// up is moved just above over: an echo's statement above the echo, an
 	// answer above its question.
@@ -221,4 +214,18 @@ func (p *plan) echoes() error {
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("assistant turns: %d candidates were moved above an assistant's echo of them or a question the assistant answered", n))
 	}
 	return nil
+}
+
+// anyAssistant reports whether a candidate the rules could group (its
+// record or fact known, not low-information, in a session) is an
+// assistant's turn: every move needs one, so without one the rules build
+// nothing (no query analysis, no session bitmap).
+func (p *plan) anyAssistant() bool {
+	for i := range p.cands {
+		c := &p.cands[i]
+		if (c.fetched || c.fact.known()) && !c.lowInfo && c.rec.Session != "" && strings.EqualFold(c.rec.Role, assistantRole) {
+			return true
+		}
+	}
+	return false
 }
