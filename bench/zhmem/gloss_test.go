@@ -151,14 +151,7 @@ func TestGlossSet(t *testing.T) {
 //
 //	go test -run TestGlossGrid -v ./bench/zhmem/ -gloss.grid
 func TestGlossGrid(t *testing.T) {
-	if !*glossGrid {
-		t.Skip("a measurement: run with -gloss.grid")
-	}
-	d, u := openGloss(t)
-	s, err := zhmem.Load("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, u, s := gridSet(t)
 	for _, senses := range []int{1, 2, 3} {
 		g, err := gloss.New(d, u, gloss.Options{Senses: senses})
 		if err != nil {
@@ -254,14 +247,7 @@ func (c *concat) Embed(ctx context.Context, texts []string) ([][]float32, error)
 //
 //	go test -run TestGlossConcat -v ./bench/zhmem/ -gloss.grid
 func TestGlossConcat(t *testing.T) {
-	if !*glossGrid {
-		t.Skip("a measurement: run with -gloss.grid")
-	}
-	d, u := openGloss(t)
-	s, err := zhmem.Load("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, u, s := gridSet(t)
 	hash, err := embed.NewHash(embed.HashOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -341,14 +327,7 @@ func (w *words) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 //
 //	go test -run TestGlossWords -v ./bench/zhmem/ -gloss.grid
 func TestGlossWords(t *testing.T) {
-	if !*glossGrid {
-		t.Skip("a measurement: run with -gloss.grid")
-	}
-	d, u := openGloss(t)
-	s, err := zhmem.Load("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, u, s := gridSet(t)
 	ug, err := gloss.New(d, u, gloss.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -433,4 +412,19 @@ func byShare(t *testing.T, s *zhmem.Set, reps ...*zhmem.Report) {
 			}
 		}
 	}
+}
+
+// gridSet skips a measurement unless -gloss.grid is given, and returns
+// CC-CEDICT, USE-lite and the Chinese set.
+func gridSet(t *testing.T) (*gloss.Dict, *use.USE, *zhmem.Set) {
+	t.Helper()
+	if !*glossGrid {
+		t.Skip("a measurement: run with -gloss.grid")
+	}
+	d, u := openGloss(t)
+	s, err := zhmem.Load("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, u, s
 }
