@@ -261,30 +261,41 @@ func (l *failoverLoad) check(t *testing.T, url, what string) int {
 	return total
 }
 
-// streamCounts is how many messages the stream holds per partition.
-func streamCounts(t *testing.T, natsURLs string) map[string]uint64 {
+// streamInfo opens stream and returns its subjects' state for filter,
+// with the stream for further reads; done closes the connection.
+func streamInfo(t *testing.T, natsURLs, stream, filter string) (s jetstream.Stream, subjects map[string]uint64, done func()) {
 	t.Helper()
 	nc, err := nats.Connect(natsURLs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
+		nc.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, "LAZYMEM")
+	if s, err = js.Stream(ctx, stream); err == nil {
+		var info *jetstream.StreamInfo
+		if info, err = s.Info(ctx, jetstream.WithSubjectFilter(filter)); err == nil {
+			subjects = info.State.Subjects
+		}
+	}
 	if err != nil {
+		nc.Close()
 		t.Fatal(err)
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter("lazymem.p.>"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	return s, subjects, nc.Close
+}
+
+// streamCounts is how many messages the stream holds per partition.
+func streamCounts(t *testing.T, natsURLs string) map[string]uint64 {
+	t.Helper()
+	_, subjects, done := streamInfo(t, natsURLs, "LAZYMEM", "lazymem.p.>")
+	defer done()
 	out := map[string]uint64{}
-	for subj, n := range info.State.Subjects {
+	for subj, n := range subjects {
 		out[subj[len("lazymem.p."):]] = n
 	}
 	return out
@@ -294,27 +305,12 @@ func streamCounts(t *testing.T, natsURLs string) map[string]uint64 {
 // uploaded) the snapshots stream holds per partition.
 func completeSnapshots(t *testing.T, natsURLs string) map[string]int {
 	t.Helper()
-	nc, err := nats.Connect(natsURLs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, subjects, done := streamInfo(t, natsURLs, "LAZYMEM-snapshots", "lazymem-snapshots.>")
+	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, "LAZYMEM-snapshots")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter("lazymem-snapshots.>"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]int{}
-	for subj := range info.State.Subjects {
+	for subj := range subjects {
 		m, err := s.GetLastMsgForSubject(ctx, subj)
 		if err != nil || m.Header.Get("Lazymem-Snapshot-End") == "" {
 			continue // an upload cut short

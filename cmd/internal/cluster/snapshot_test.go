@@ -63,6 +63,21 @@ func waitSnapshot(t *testing.T, n *Node, p int, seq uint64) uint64 {
 	return 0
 }
 
+// snapshotAt waits until n has applied partition p up to seq, takes a
+// snapshot of it and returns the snapshot's sequence.
+func snapshotAt(t *testing.T, n *Node, p int, seq uint64) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	if err := n.Wait(ctx, p, seq); err != nil {
+		t.Fatal(err)
+	}
+	s, err := part(t, n, p).snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // appendN appends n records of agent, one at a time, and returns their
 // public ids by text and the last sequence.
 func appendN(t *testing.T, n *Node, agent, prefix string, count int, want map[string]uint64) uint64 {
@@ -253,13 +268,7 @@ func TestSnapshotForget(t *testing.T) {
 		}
 	}
 	p := a.Partition("ag")
-	if err := a.Wait(ctx, p, last); err != nil {
-		t.Fatal(err)
-	}
-	s1, err := part(t, a, p).snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1 := snapshotAt(t, a, p, last)
 	fseq, err := a.Forget(ctx, p, forget)
 	if err != nil {
 		t.Fatal(err)
@@ -415,13 +424,7 @@ func TestSnapshotDamaged(t *testing.T) {
 	var last uint64
 	for i := range 2 {
 		last = appendN(t, a, "ag", fmt.Sprint("round ", i), 10, want)
-		if err := a.Wait(ctx, p, last); err != nil {
-			t.Fatal(err)
-		}
-		s, err := part(t, a, p).snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := snapshotAt(t, a, p, last)
 		snaps = append(snaps, s)
 	}
 	last = appendN(t, a, "ag", "tail", 3, want)
@@ -627,13 +630,7 @@ func TestSnapshotTarRestores(t *testing.T) {
 	want := map[string]uint64{}
 	last := appendN(t, a, "ag", "before the tar", 10, want)
 	p := a.Partition("ag")
-	if err := a.Wait(ctx, p, last); err != nil {
-		t.Fatal(err)
-	}
-	s1, err := part(t, a, p).snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1 := snapshotAt(t, a, p, last)
 	if snaps, _, err := a.snapshots(ctx, p); err != nil || len(snaps) != 1 || snaps[0].files {
 		t.Fatalf("snapshots %+v (%v): want one tar", snaps, err)
 	}
@@ -650,13 +647,7 @@ func TestSnapshotTarRestores(t *testing.T) {
 	var seqs []uint64
 	for i := range 2 {
 		last = appendN(t, b, "ag", fmt.Sprint("round ", i), 2, want)
-		if err := b.Wait(ctx, p, last); err != nil {
-			t.Fatal(err)
-		}
-		s, err := part(t, b, p).snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := snapshotAt(t, b, p, last)
 		seqs = append(seqs, s)
 	}
 	snaps, _, err := b.snapshots(ctx, p)
