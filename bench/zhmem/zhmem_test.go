@@ -226,3 +226,25 @@ func TestZhMem(t *testing.T) {
 }
 
 func floor2(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
+
+// TestLoadSecond checks the out-of-sample set (testdata/second) loads and
+// has every kind of question.
+func TestLoadSecond(t *testing.T) {
+	s, err := zhmem.Load(filepath.Join("testdata", "second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Records) < 400 || len(s.Questions) < 150 {
+		t.Fatalf("%d records, %d questions: want at least 400 and 150", len(s.Records), len(s.Questions))
+	}
+	if s.Agent != "zhaolei" {
+		t.Fatalf("agent %q", s.Agent)
+	}
+	kinds := map[string]int{}
+	for _, q := range s.Questions {
+		kinds[q.Kind]++
+	}
+	if len(kinds) != 4 || kinds["lexical"] == 0 || kinds["paraphrase"] == 0 || kinds["update"] == 0 || kinds["multi"] == 0 {
+		t.Errorf("kinds %v: want lexical, paraphrase, update and multi", kinds)
+	}
+}
