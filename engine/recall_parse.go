@@ -75,7 +75,7 @@ func (p *plan) setText() error {
 	q, st := p.q, &p.res.Stats
 	text := theLexicon().stripQuestionWords(p.denseText)
 	st.Expansion = ""
-	if !q.NoExpansion {
+	if !q.NoExpansion && !noExpansion {
 		var b strings.Builder
 		add := func(ts []string, n int) {
 			for range n {
@@ -143,6 +143,11 @@ var (
 	categoryScale = 1
 	categoryReps  = 1
 )
+
+// noExpansion turns the built-in expansion off for every query, as
+// Query.NoExpansion does for one: false but in a diagnostic build that
+// measures the expansion (recall_echo_diag.go).
+var noExpansion bool
 
 // maxSpeakerWords bounds the query words checked against the role postings.
 const maxSpeakerWords = 32
