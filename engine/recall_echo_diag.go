@@ -27,3 +27,11 @@ func init() {
 		noExpansion = true
 	}
 }
+
+// LAZYMEM_NO_ASK_ASSISTANT (any value) turns asksAssistant off
+// (recall_you.go).
+func init() {
+	if os.Getenv("LAZYMEM_NO_ASK_ASSISTANT") != "" {
+		askAssistant = false
+	}
+}

@@ -203,6 +203,11 @@ func (p *plan) detectSpeakers() error {
 	return p.setText()
 }
 
+// askAssistant: a question asking for the assistant's own words names the
+// role "assistant" (asksAssistant). A variable only so that a diagnostic
+// build can turn it off to measure it.
+var askAssistant = true
+
 // findSpeakers returns the records of the agents whose role is named in
 // text: a word of it (as typed, lowercased or capitalized), a substring of
 // 2-4 characters of a CJK run, or the first person (firstPersonRole); the
@@ -270,8 +275,15 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
-	if firstPerson && !seen[firstPersonRole] {
-		if err := try(firstPersonRole, false); err != nil {
+	role := ""
+	switch {
+	case askAssistant && asksAssistant(text):
+		role = assistantRole
+	case firstPerson:
+		role = firstPersonRole
+	}
+	if role != "" && !seen[role] {
+		if err := try(role, false); err != nil {
 			return nil, nil, nil, err
 		}
 	}
