@@ -17,3 +17,20 @@ func TestPureQuestion(t *testing.T) {
 		}
 	}
 }
+
+func TestBareQuestion(t *testing.T) {
+	for text, want := range map[string]bool{
+		"怎么了？":                     true,
+		"医生怎么说？":                   true,
+		"老师说了些什么？":                 true,
+		"How did it go?":           true,
+		"What did the doctor say?": true,
+		"怎么突然决定提前了？":               false,
+		"这个数值挺高的，叔叔现在有吃降压药吗？":                             false,
+		"Did he say how long the knee will take to heal?": false,
+	} {
+		if got := bareQuestion(text); got != want {
+			t.Errorf("bareQuestion(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

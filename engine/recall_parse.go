@@ -75,7 +75,7 @@ func (p *plan) setText() error {
 	q, st := p.q, &p.res.Stats
 	text := theLexicon().stripQuestionWords(p.denseText)
 	st.Expansion = ""
-	if !q.NoExpansion {
+	if !q.NoExpansion && !noExpansion {
 		var b strings.Builder
 		add := func(ts []string, n int) {
 			for range n {
@@ -144,6 +144,11 @@ var (
 	categoryReps  = 1
 )
 
+// noExpansion turns the built-in expansion off for every query, as
+// Query.NoExpansion does for one: false but in a diagnostic build that
+// measures the expansion (recall_echo_diag.go).
+var noExpansion bool
+
 // maxSpeakerWords bounds the query words checked against the role postings.
 const maxSpeakerWords = 32
 
@@ -197,6 +202,11 @@ func (p *plan) detectSpeakers() error {
 	}
 	return p.setText()
 }
+
+// askAssistant: a question asking for the assistant's own words names the
+// role "assistant" (asksAssistant). A variable only so that a diagnostic
+// build can turn it off to measure it.
+var askAssistant = true
 
 // findSpeakers returns the records of the agents whose role is named in
 // text: a word of it (as typed, lowercased or capitalized), a substring of
@@ -265,8 +275,15 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
-	if firstPerson && !seen[firstPersonRole] {
-		if err := try(firstPersonRole, false); err != nil {
+	role := ""
+	switch {
+	case askAssistant && asksAssistant(text):
+		role = assistantRole
+	case firstPerson:
+		role = firstPersonRole
+	}
+	if role != "" && !seen[role] {
+		if err := try(role, false); err != nil {
 			return nil, nil, nil, err
 		}
 	}

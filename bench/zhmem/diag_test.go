@@ -15,6 +15,7 @@ package zhmem_test
 //	DIAG_OUT=/tmp/d go test -tags diag -run TestDiag -v ./bench/zhmem/
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -134,10 +135,13 @@ func TestDiagLoCoMo(t *testing.T) {
 	fmt.Fprintln(out, line)
 }
 
-// TestDiagZh writes every Chinese question's evidence ranks (lazy, hash).
+// TestDiagZh writes every Chinese question's evidence ranks (lazy, hash)
+// and the top five: of the set in DIAG_ZH_SET (default testdata; the
+// second set is testdata/second).
 func TestDiagZh(t *testing.T) {
 	ctx := context.Background()
-	s, err := zhmem.Load("testdata")
+	set := cmp.Or(os.Getenv("DIAG_ZH_SET"), "testdata")
+	s, err := zhmem.Load(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +188,8 @@ func TestDiagZh(t *testing.T) {
 		for _, e := range q.Evidence {
 			fmt.Fprintf(out, "   EV %s %s\n", e, texts[e])
 		}
-		for i, m := range res.Memories[:min(3, len(res.Memories))] {
-			fmt.Fprintf(out, "   #%d %s %s\n", i+1, m.Meta["key"][0], strings.ReplaceAll(m.Text, "\n", " "))
+		for i, m := range res.Memories[:min(5, len(res.Memories))] {
+			fmt.Fprintf(out, "   #%d %s %s: %s\n", i+1, m.Meta["key"][0], m.Role, strings.ReplaceAll(m.Text, "\n", " "))
 		}
 	}
 	line := "all:"

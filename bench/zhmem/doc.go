@@ -1,7 +1,10 @@
 // Package zhmem is a Chinese long-term memory evaluation in the spirit of
 // MemoryBank (Zhong et al., 2023): thirty days of hand-written chats between
 // a user and her assistant, and probing questions whose answers sit in
-// specific turns (testdata/README.md describes the data).
+// specific turns (testdata/README.md describes the data). A second set,
+// testdata/second (other people and topics, written before it was first
+// measured), checks whether ranking rules chosen on the first generalise
+// (docs/benchmarks/zh-sets.md).
 //
 // Load reads a directory holding
 //

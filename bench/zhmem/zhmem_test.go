@@ -154,12 +154,25 @@ func TestEvaluateMetric(t *testing.T) {
 // ...): sparse 0.345/0.745/0.821, lazy hash 0.407/0.759/0.834, lazy
 // use-lite 0.359/0.748/0.814. Raised after the when-question rule (a
 // record stating a time x1.5): sparse 0.366/0.752/0.821, lazy hash
-// 0.414/0.772/0.834, lazy use-lite 0.379/0.755/0.814.
+// 0.414/0.772/0.834, lazy use-lite 0.379/0.755/0.814. Raised after the
+// assistant-turn rules, rule 3 narrowed to a bare prompt, the assistant as
+// the speaker of "你建议…" (docs/benchmarks/zh-sets.md): sparse
+// 0.462/0.783/0.841, lazy hash 0.500/0.810/0.841, lazy use-lite
+// 0.469/0.783/0.834.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
 var zhFloors = map[string][3]float64{
-	"sparse":    {0.36, 0.75, 0.82},
-	"lazy/hash": {0.41, 0.77, 0.83},
-	"lazy/use":  {0.37, 0.75, 0.81},
+	"sparse":    {0.46, 0.78, 0.84},
+	"lazy/hash": {0.50, 0.81, 0.84},
+	"lazy/use":  {0.46, 0.78, 0.83},
+}
+
+// zhFloors2 are the floors of the second set (testdata/second), the same
+// way: measured on 2026-12-02 (174 questions) sparse 0.452/0.808/0.860,
+// lazy hash 0.503/0.826/0.860, lazy use-lite 0.463/0.808/0.849.
+var zhFloors2 = map[string][3]float64{
+	"sparse":    {0.45, 0.80, 0.86},
+	"lazy/hash": {0.50, 0.82, 0.86},
+	"lazy/use":  {0.46, 0.80, 0.84},
 }
 
 // TestZhMem evaluates the Chinese set: sparse, lazy with the hash embedder
@@ -169,7 +182,16 @@ var zhFloors = map[string][3]float64{
 //
 //	go test -run TestZhMem -v ./bench/zhmem/
 func TestZhMem(t *testing.T) {
-	s, err := zhmem.Load("testdata")
+	for _, set := range []struct {
+		dir    string
+		floors map[string][3]float64
+	}{{"testdata", zhFloors}, {filepath.Join("testdata", "second"), zhFloors2}} {
+		t.Run(filepath.Base(set.dir), func(t *testing.T) { testZhMem(t, set.dir, set.floors) })
+	}
+}
+
+func testZhMem(t *testing.T, dir string, floors map[string][3]float64) {
+	s, err := zhmem.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,20 +201,20 @@ func TestZhMem(t *testing.T) {
 		cfg  zhmem.Config
 	}
 	runs := []run{{"sparse", zhmem.Config{Mode: engine.ModeSparse}}, {"lazy/hash", zhmem.Config{Mode: engine.ModeLazy}}}
-	dir := os.Getenv("LAZYMEM_USE_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", ".cache", "use-lite")
+	mdir := os.Getenv("LAZYMEM_USE_DIR")
+	if mdir == "" {
+		mdir = filepath.Join("..", "..", ".cache", "use-lite")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "model.json")); err == nil {
-		u, err := use.New(dir, use.Options{})
+	if _, err := os.Stat(filepath.Join(mdir, "model.json")); err == nil {
+		u, err := use.New(mdir, use.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, run{"lazy/use", zhmem.Config{Mode: engine.ModeLazy, Embedder: u}})
 	} else if testenv.CI() {
-		testenv.Missing(t, "USE-lite model in %s (make use-model)", dir)
+		testenv.Missing(t, "USE-lite model in %s (make use-model)", mdir)
 	} else {
-		t.Logf("lazy/use not run: no USE-lite model in %s (make use-model)", dir)
+		t.Logf("lazy/use not run: no USE-lite model in %s (make use-model)", mdir)
 	}
 	var reps []*zhmem.Report
 	for _, r := range runs {
@@ -208,14 +230,14 @@ func TestZhMem(t *testing.T) {
 			}
 			continue
 		}
-		f := zhFloors[r.name]
+		f := floors[r.name]
 		for i, k := range []int{1, 5, 10} {
 			if got[i] < f[i] {
 				t.Errorf("%s R@%d %.3f fell below its floor %.2f", r.name, k, got[i], f[i])
 			}
 		}
 		if floor2(got[0]) > f[0] || floor2(got[1]) > f[1] || floor2(got[2]) > f[2] {
-			t.Logf("%s is above its floors: raise zhFloors[%q] to {%.2f, %.2f, %.2f}", r.name, r.name, floor2(got[0]), floor2(got[1]), floor2(got[2]))
+			t.Logf("%s is above its floors: raise the floors of %s [%q] to {%.2f, %.2f, %.2f}", r.name, dir, r.name, floor2(got[0]), floor2(got[1]), floor2(got[2]))
 		}
 	}
 	var b strings.Builder
@@ -226,3 +248,25 @@ func TestZhMem(t *testing.T) {
 }
 
 func floor2(x float64) float64 { return math.Floor(x*100+1e-9) / 100 }
+
+// TestLoadSecond checks the out-of-sample set (testdata/second) loads and
+// has every kind of question.
+func TestLoadSecond(t *testing.T) {
+	s, err := zhmem.Load(filepath.Join("testdata", "second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Records) < 400 || len(s.Questions) < 150 {
+		t.Fatalf("%d records, %d questions: want at least 400 and 150", len(s.Records), len(s.Questions))
+	}
+	if s.Agent != "zhaolei" {
+		t.Fatalf("agent %q", s.Agent)
+	}
+	kinds := map[string]int{}
+	for _, q := range s.Questions {
+		kinds[q.Kind]++
+	}
+	if len(kinds) != 4 || kinds["lexical"] == 0 || kinds["paraphrase"] == 0 || kinds["update"] == 0 || kinds["multi"] == 0 {
+		t.Errorf("kinds %v: want lexical, paraphrase, update and multi", kinds)
+	}
+}
