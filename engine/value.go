@@ -187,15 +187,29 @@ func (db *DB) flushValues() error {
 		v.add(pending[id])
 		merged[j] = v
 	}
+	// The batch is built without mu too; if a record was forgotten
+	// meanwhile it is built again without it, under mu.
+	b, err := cs.valueBatch(ids, merged, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if b != nil {
+			cs.closeBatch(b)
+		}
+	}()
 	if cs.afterFlushRead != nil {
 		cs.afterFlushRead()
 	}
 
 	cs.mu.Lock()
 	defer cs.mu.Unlock() // before the deferred restore above
-	b := cs.newBatch()
-	defer cs.closeBatch(b)
-	var buf []byte
+	if len(cs.flushing) != len(ids) {
+		cs.closeBatch(b)
+		if b, err = cs.valueBatch(ids, merged, cs.flushing); err != nil {
+			return err
+		}
+	}
 	for j, id := range ids {
 		if _, ok := cs.flushing[id]; !ok { // forgotten meanwhile
 			continue
@@ -211,10 +225,6 @@ func (db *DB) flushValues() error {
 			}
 			cs.bitmapsDirty = true
 		}
-		buf = appendValueEntry(buf[:0], v)
-		if err := b.Set(coreKey(coreValue, id), buf, nil); err != nil {
-			return err
-		}
 	}
 	if err := cs.putBitmaps(b); err != nil {
 		return err
@@ -225,6 +235,26 @@ func (db *DB) flushValues() error {
 	cs.flushing = nil
 	done = true
 	return nil
+}
+
+// valueBatch returns a batch setting the entries merged of ids; with
+// only set, those of the ids in it.
+func (cs *coreStore) valueBatch(ids []uint64, merged []valueEntry, only map[uint64]*valueEntry) (*pebble.Batch, error) {
+	b := cs.newBatch()
+	var buf []byte
+	for j, id := range ids {
+		if only != nil {
+			if _, ok := only[id]; !ok {
+				continue
+			}
+		}
+		buf = appendValueEntry(buf[:0], &merged[j])
+		if err := b.Set(coreKey(coreValue, id), buf, nil); err != nil {
+			cs.closeBatch(b)
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // readValue reads the persisted value entry of id (zero if none). It
