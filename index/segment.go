@@ -85,7 +85,7 @@ type segment struct {
 
 	boundMu sync.Mutex
 	bounds  map[string][]tfdl // sealed: per term, Pareto frontier of the blocks' corners
-	scratch []tfdl
+	scratch []uint64          // frontier's sort keys
 }
 
 type tfdl struct{ tf, dl uint32 }
@@ -104,35 +104,47 @@ func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
 		}
 	}
 	p.reset(ti)
-	var pairs []tfdl
+	// The corners as keys sorting by tf descending, then length
+	// ascending: a sort of integers, no comparison function. A new
+	// process computes every query term's frontier in every sealed
+	// segment on its first recalls; sorting with a comparison function
+	// took 0.13 s of index.Search's 0.32 s of CPU in 300 cold 1M
+	// recalls (docs/benchmarks/cold.md).
+	var keys []uint64
 	if s.mut == nil {
-		pairs = s.scratch[:0] // guarded by boundMu
+		keys = s.scratch[:0] // guarded by boundMu
 	}
 	for bi := 0; bi < p.nBlocks; bi++ {
 		c, _ := p.corners(bi)
-		pairs = append(pairs, c.a)
+		keys = append(keys, frontierKey(c.a))
 		if c.b != c.a {
-			pairs = append(pairs, c.b)
+			keys = append(keys, frontierKey(c.b))
 		}
 	}
-	slices.SortFunc(pairs, func(a, b tfdl) int {
-		if a.tf != b.tf {
-			return int(b.tf) - int(a.tf)
-		}
-		return int(a.dl) - int(b.dl)
-	})
-	var out []tfdl
-	for _, pr := range pairs {
-		if len(out) == 0 || pr.dl < out[len(out)-1].dl {
-			out = append(out, pr)
-		}
-	}
+	out := paretoFrontier(keys)
 	if s.mut == nil {
-		s.scratch = pairs[:0]
+		s.scratch = keys[:0]
 		if s.bounds == nil {
 			s.bounds = make(map[string][]tfdl)
 		}
 		s.bounds[strings.Clone(t)] = out
+	}
+	return out
+}
+
+// frontierKey is c as a key that sorts by tf descending, then by length
+// ascending.
+func frontierKey(c tfdl) uint64 { return uint64(^c.tf)<<32 | uint64(c.dl) }
+
+// paretoFrontier sorts keys (frontierKey) and returns the pairs no other
+// dominates, by tf descending.
+func paretoFrontier(keys []uint64) []tfdl {
+	slices.Sort(keys)
+	var out []tfdl
+	for _, k := range keys {
+		if pr := (tfdl{tf: ^uint32(k >> 32), dl: uint32(k)}); len(out) == 0 || pr.dl < out[len(out)-1].dl {
+			out = append(out, pr)
+		}
 	}
 	return out
 }
