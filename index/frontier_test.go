@@ -63,14 +63,16 @@ func BenchmarkFrontier(b *testing.B) {
 	for i := range pairs {
 		pairs[i] = tfdl{tf: 1 + r.Uint32N(12), dl: 4 + r.Uint32N(197)}
 	}
-	b.Run("sorted", func(b *testing.B) {
+	b.Run("impl=sorted", func(b *testing.B) {
+		b.ReportAllocs()
 		scratch := make([]tfdl, len(pairs))
 		for b.Loop() {
 			copy(scratch, pairs)
 			sortedFrontier(scratch)
 		}
 	})
-	b.Run("incremental", func(b *testing.B) {
+	b.Run("impl=incremental", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			var f []tfdl
 			for _, p := range pairs {
