@@ -83,8 +83,16 @@ type coreStore struct {
 	types        [consolidate.TypeFact + 1]*roaring.Bitmap
 	bitmapsDirty bool
 
-	// values holds the value-signal deltas not flushed yet.
-	values map[uint64]*valueEntry
+	// values holds the value-signal deltas not flushed yet; flushing
+	// those a flush is persisting (nil when none is): flushValues reads
+	// the persisted entries without mu, so recalls noting their
+	// candidates do not wait for it.
+	values, flushing map[uint64]*valueEntry
+	// flushMu serializes flushValues.
+	flushMu sync.Mutex
+	// afterFlushRead, a test hook (nil outside tests), runs when
+	// flushValues has read the persisted entries, before it takes mu.
+	afterFlushRead func()
 
 	// sessions is what the background pass saw last of each session, for
 	// the idle-timeout trigger.

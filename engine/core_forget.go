@@ -109,6 +109,7 @@ func (db *DB) coreForgetSources(ctx context.Context, ids []uint64) error {
 			return err
 		}
 		delete(cs.values, id)
+		delete(cs.flushing, id)
 	}
 	for _, bm := range cs.bitmaps() {
 		bm.AndNot(gone)

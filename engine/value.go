@@ -141,27 +141,80 @@ func (cs *coreStore) delta(id uint64) *valueEntry {
 // with more positive than negative feedback, is queued; one with more
 // negative feedback is unqueued. Nothing is synced: a crash loses at most
 // the counts of the last interval.
+//
+// The persisted entries are read without cs.mu (one Pebble read a record,
+// tens of thousands after a second of busy recalls: hundreds of
+// milliseconds, which every recall's noteRecall and core merge waited for
+// when they were read under it: the warm recall benchmark's p99 outlier,
+// docs/benchmarks/cold.md); the deltas being flushed stay visible in
+// cs.flushing meanwhile, and a record forgotten meanwhile (removed from
+// cs.flushing by coreForget) is not written back.
 func (db *DB) flushValues() error {
 	cs := db.core
+	cs.flushMu.Lock()
+	defer cs.flushMu.Unlock()
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
 	if len(cs.values) == 0 && !cs.bitmapsDirty {
+		cs.mu.Unlock()
 		return nil
 	}
-	b := cs.newBatch()
-	defer cs.closeBatch(b)
-	var buf []byte
-	ids := make([]uint64, 0, len(cs.values))
-	for id := range cs.values {
+	pending := cs.values
+	cs.values, cs.flushing = map[uint64]*valueEntry{}, pending
+	cs.mu.Unlock()
+	done := false
+	defer func() {
+		if !done { // failed: the deltas go back to be flushed next time
+			cs.mu.Lock()
+			for id, d := range cs.flushing {
+				cs.delta(id).add(d)
+			}
+			cs.flushing = nil
+			cs.mu.Unlock()
+		}
+	}()
+
+	ids := make([]uint64, 0, len(pending))
+	for id := range pending {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
+	merged := make([]valueEntry, len(ids))
+	for j, id := range ids {
 		v, err := cs.readValue(id)
 		if err != nil {
 			return err
 		}
-		v.add(cs.values[id])
+		v.add(pending[id])
+		merged[j] = v
+	}
+	// The batch is built without mu too; if a record was forgotten
+	// meanwhile it is built again without it, under mu.
+	b, err := cs.valueBatch(ids, merged, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if b != nil {
+			cs.closeBatch(b)
+		}
+	}()
+	if cs.afterFlushRead != nil {
+		cs.afterFlushRead()
+	}
+
+	cs.mu.Lock()
+	defer cs.mu.Unlock() // before the deferred restore above
+	if len(cs.flushing) != len(ids) {
+		cs.closeBatch(b)
+		if b, err = cs.valueBatch(ids, merged, cs.flushing); err != nil {
+			return err
+		}
+	}
+	for j, id := range ids {
+		if _, ok := cs.flushing[id]; !ok { // forgotten meanwhile
+			continue
+		}
+		v := &merged[j]
 		if id <= math.MaxUint32 && !cs.consolidated.Contains(uint32(id)) {
 			promote := db.opts.Core.PromoteTopK > 0 && v.topk >= uint64(db.opts.Core.PromoteTopK)
 			switch {
@@ -172,10 +225,6 @@ func (db *DB) flushValues() error {
 			}
 			cs.bitmapsDirty = true
 		}
-		buf = appendValueEntry(buf[:0], &v)
-		if err := b.Set(coreKey(coreValue, id), buf, nil); err != nil {
-			return err
-		}
 	}
 	if err := cs.putBitmaps(b); err != nil {
 		return err
@@ -183,12 +232,33 @@ func (db *DB) flushValues() error {
 	if err := cs.commit(b, pebble.NoSync); err != nil {
 		return fmt.Errorf("lazymem: engine: core store: flush values: %w", err)
 	}
-	clear(cs.values)
+	cs.flushing = nil
+	done = true
 	return nil
 }
 
-// readValue reads the persisted value entry of id (zero if none). Caller
-// holds mu.
+// valueBatch returns a batch setting the entries merged of ids; with
+// only set, those of the ids in it.
+func (cs *coreStore) valueBatch(ids []uint64, merged []valueEntry, only map[uint64]*valueEntry) (*pebble.Batch, error) {
+	b := cs.newBatch()
+	var buf []byte
+	for j, id := range ids {
+		if only != nil {
+			if _, ok := only[id]; !ok {
+				continue
+			}
+		}
+		buf = appendValueEntry(buf[:0], &merged[j])
+		if err := b.Set(coreKey(coreValue, id), buf, nil); err != nil {
+			cs.closeBatch(b)
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// readValue reads the persisted value entry of id (zero if none). It
+// needs no lock: flushValues reads without mu, Value under it.
 func (cs *coreStore) readValue(id uint64) (valueEntry, error) {
 	b, closer, err := cs.pdb.Get(coreKey(coreValue, id))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -222,6 +292,9 @@ func (db *DB) Value(ctx context.Context, id uint64) (Value, error) {
 		return Value{}, err
 	}
 	if d := cs.values[id]; d != nil {
+		v.add(d)
+	}
+	if d := cs.flushing[id]; d != nil {
 		v.add(d)
 	}
 	out := Value{ID: id, Candidates: v.cands, TopK: v.topk, Positive: v.pos, Negative: v.neg}
