@@ -337,6 +337,11 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	if x.closed {
 		return dst, ErrClosed
 	}
+	return x.searchLocked(s, filter, k, dst)
+}
+
+// searchLocked is Search once the query is analysed; callers hold x.mu.
+func (x *Index) searchLocked(s *searcher, filter *roaring.Bitmap, k int, dst []Hit) ([]Hit, error) {
 	sc, ok := x.prepare(s)
 	if !ok {
 		return dst, nil
