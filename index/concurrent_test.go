@@ -48,6 +48,11 @@ func TestConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				// The filter read in place while Add writes the fields.
+				if dst, err = x.SearchWhere(randQuery(rr, 120), &Filter{Agents: []string{"a1"}}, 10, dst); err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		}(uint64(r))
 	}

@@ -34,6 +34,12 @@
 // so the pruned search and SearchExhaustive return bit-identical scores.
 // Each query looks each term up once per segment, through the segment's
 // in-memory hash of its term table (termdict.go).
+// SearchWhere takes a Filter and builds it under the search's read lock,
+// reading a one-value filter's bitmap in place instead of copying it. A
+// CJK query's characters that one of its bigrams covers are secondary
+// terms (search_secondary.go): they count in every score, but a record
+// holding nothing else of the query is ranked only when fewer than k
+// records hold the rest; SearchExhaustive follows the same rule.
 //
 // # On-disk layout
 //

@@ -7,7 +7,9 @@ import (
 )
 
 // SearchExhaustive is the reference: it scores every posting of every
-// query term with no pruning and sorts. For tests and benchmarks.
+// query term with no pruning and sorts. For tests and benchmarks. Like
+// Search, when the query has secondary terms (search_secondary.go) and
+// at least k records hold a primary term, only those are ranked.
 func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
@@ -24,6 +26,7 @@ func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([
 		return nil, nil
 	}
 	per := map[uint32][]float64{}
+	prim := map[uint32]bool{} // the records holding a primary term
 	var p postingsIter
 	for _, seg := range x.allSegs() {
 		for q, t := range s.terms {
@@ -42,6 +45,9 @@ func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([
 					per[d] = v
 				}
 				v[q] = sc.score(t.w, p.TF(), seg.docLen(d))
+				if !t.sec {
+					prim[d] = true
+				}
 			}
 			if p.Err() != nil {
 				return nil, p.Err()
@@ -49,7 +55,11 @@ func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([
 		}
 	}
 	hits := make([]Hit, 0, len(per))
+	onlyPrim := s.hasSec && len(prim) >= k
 	for d, v := range per {
+		if onlyPrim && !prim[d] {
+			continue
+		}
 		hits = append(hits, Hit{ID: uint64(d), Score: canonical(v)})
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {

@@ -100,6 +100,9 @@ type Index struct {
 	repairs                               []Repair // set by Open
 
 	pool sync.Pool // *searcher
+	// searched, when set (tests only), sees each Search's searcher before
+	// it returns to the pool.
+	searched func(s *searcher)
 
 	src Source       // for SessionContext lookups; may be nil
 	ctx contextState // SessionContext state, guarded by addMu

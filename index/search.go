@@ -21,6 +21,7 @@ type qterm struct {
 	text string
 	qtf  float64
 	w    float64 // idf * qtf * (k1 + 1)
+	sec  bool    // secondary: a CJK character a query bigram covers (coverCJK)
 }
 
 // scorer holds the BM25 constants of one query.
@@ -55,10 +56,11 @@ func idf(n, df uint64) float64 {
 }
 
 type segTerm struct {
-	q  int // index in searcher.terms (canonical order)
-	ub float64
-	w  float64   // the term's weight, s.terms[q].w
-	ti *termInfo // the term in the segment, in s.tis
+	q   int // index in searcher.terms (canonical order)
+	ub  float64
+	w   float64   // the term's weight, s.terms[q].w
+	ti  *termInfo // the term in the segment, in s.tis
+	sec bool      // s.terms[q].sec
 }
 
 // searcher is the reusable per-query state.
@@ -81,6 +83,15 @@ type searcher struct {
 	idx     []int      // scratch of lookupAll
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
+
+	// forced is the number of secondary terms (sorted first) held
+	// non-essential whatever the threshold: set while Search ranks the
+	// records holding a primary term (search_secondary.go).
+	forced int
+	// fellBack: the query has secondary terms and fewer than k records
+	// hold a primary one, so every matching record was ranked (tests).
+	fellBack bool
+	hasSec   bool // the query (its terms some record holds) has primary and secondary terms
 
 	// per iterator: the block whose bound is cached, the bound, its last doc
 	cBlk     []int
@@ -236,6 +247,7 @@ func (x *Index) analyzeQuery(s *searcher, query string) {
 		}
 		s.terms = append(s.terms, qterm{text: t, qtf: 1})
 	}
+	coverCJK(s.terms)
 }
 
 // prepare computes the global statistics of the query terms; it drops
@@ -284,6 +296,7 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		kept = append(kept, t)
 	}
 	s.terms = kept
+	s.hasSec = hasPrimaryAndSecondary(s.terms)
 	if len(s.iters) < len(s.terms) {
 		s.iters = make([]postingsIter, len(s.terms))
 	}
@@ -304,10 +317,13 @@ func (x *Index) getSearcher() *searcher {
 // Search returns the top k documents for query by BM25 (score descending,
 // ties by id ascending), appended to dst[:0]. filter, when not nil,
 // restricts the result to its ids (typically the output of Filter);
-// deleted documents never appear. Per segment it scores the filter's
-// documents directly when the filter is much smaller than the query's
-// postings, and otherwise runs block-max MaxScore over the postings,
-// checking the filter per candidate.
+// deleted documents never appear. The CJK characters of a query that its
+// bigrams cover count in every score, but a record holding nothing else
+// of the query is ranked only when fewer than k records hold the rest
+// (search_secondary.go). Per segment it scores the filter's documents
+// directly when the filter is much smaller than the query's postings,
+// and otherwise runs block-max MaxScore over the postings, checking the
+// filter per candidate.
 func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) ([]Hit, error) {
 	dst = dst[:0]
 	if k <= 0 || (filter != nil && filter.IsEmpty()) {
@@ -321,11 +337,36 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	if x.closed {
 		return dst, ErrClosed
 	}
+	return x.searchLocked(s, filter, k, dst)
+}
+
+// searchLocked is Search once the query is analysed; callers hold x.mu.
+func (x *Index) searchLocked(s *searcher, filter *roaring.Bitmap, k int, dst []Hit) ([]Hit, error) {
 	sc, ok := x.prepare(s)
 	if !ok {
 		return dst, nil
 	}
 	s.heap.reset(k)
+	s.fellBack = false
+	err := x.searchSegments(s, &sc, filter, s.hasSec)
+	if s.hasSec && !s.heap.full() {
+		// Fewer than k records hold a primary term: rank every record
+		// that matches (see search_secondary.go).
+		s.fellBack = true
+		s.heap.reset(k)
+		if e := x.searchSegments(s, &sc, filter, false); err == nil {
+			err = e
+		}
+	}
+	if x.searched != nil {
+		x.searched(s)
+	}
+	return s.heap.appendSorted(dst), err
+}
+
+// searchSegments runs the search over every segment into s.heap; with
+// primary set, only the records holding a primary term are ranked.
+func (x *Index) searchSegments(s *searcher, sc *scorer, filter *roaring.Bitmap, primary bool) error {
 	var err error
 	nseg := len(s.segs)
 	for si, seg := range s.segs {
@@ -344,7 +385,6 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		}
 		// Terms present in this segment, with their segment upper bounds.
 		s.segT = s.segT[:0]
-		sumDF := 0.0
 		for q := range s.terms {
 			ti := &s.tis[q*nseg+si]
 			if ti.df == 0 {
@@ -353,14 +393,13 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 			var ub float64
 			if ti.df <= blockSize {
 				// One block: its corners are the term's frontier.
-				ub = ti.corners0().bound(&sc, s.terms[q].w)
+				ub = ti.corners0().bound(sc, s.terms[q].w)
 			} else {
 				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
 					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
 				}
 			}
-			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack, w: s.terms[q].w, ti: ti})
-			sumDF += float64(ti.df)
+			s.segT = append(s.segT, segTerm{q: q, ub: ub * ubSlack, w: s.terms[q].w, ti: ti, sec: s.terms[q].sec})
 		}
 		if len(s.segT) == 0 {
 			continue
@@ -369,35 +408,22 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 		if seg.nDeleted > 0 {
 			tomb = x.tomb
 		}
-		switch {
-		case filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF:
-			x.filterDriven(s, &sc, seg, filter, tomb)
-		case filter != nil && float64(fc) <= denseFilterRatio*sumDF:
-			s.fillDense(filter, seg)
-			x.maxScore(s, &sc, seg, nil, &s.dense, tomb)
-		default:
-			// The cursor gallops in sparse (array) containers; a dense
-			// filter's bitmap and run containers answer Contains directly.
-			s.useCur = fc*sparseFilter < uint64(seg.hi-seg.lo)+1
-			x.maxScore(s, &sc, seg, filter, nil, tomb)
-		}
-		for i := range s.segT {
-			if e := s.iters[i].Err(); e != nil && err == nil {
-				err = &CorruptionError{File: segName(seg.num), Err: e}
-			}
+		if e := x.searchSegment(s, sc, seg, filter, tomb, fc, primary); e != nil && err == nil {
+			err = e
 		}
 	}
-	return s.heap.appendSorted(dst), err
+	return err
 }
 
-// sortTerms orders s.segT by upper bound, ascending, and points
+// sortTerms orders s.segT by upper bound, ascending (secondary terms
+// first when the pass forces them non-essential), and points
 // s.iters[i] at term s.segT[i]. Sorting the small entries and resetting the
 // iterators afterwards avoids moving iterators (each holds its decode
 // buffers, ~1 KB).
 func (s *searcher) sortTerms() {
 	order := s.segT
 	for i := 1; i < len(order); i++ { // insertion sort: a handful of terms
-		for j := i; j > 0 && order[j].ub < order[j-1].ub; j-- {
+		for j := i; j > 0 && order[j].before(&order[j-1], s.forced > 0); j-- {
 			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
@@ -427,7 +453,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	prefix := s.boundPrefix()
 	h := &s.heap
 	theta := h.threshold()
-	fe := 0
+	fe := s.forced
 	for fe < m && prefix[fe] <= theta {
 		fe++
 	}

@@ -23,7 +23,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 	h := &s.heap
 	tmp := s.tmp
 	theta := h.threshold()
-	fe := 0 // terms [0, fe) are non-essential
+	fe := s.forced // terms [0, fe) are non-essential
 	for fe < m && prefix[fe] <= theta {
 		fe++
 	}

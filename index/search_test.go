@@ -120,9 +120,14 @@ func checkQueries(t *testing.T, rng *rand.Rand, x *Index, o *oracle, docs []*Doc
 		query := randQuery(rng, vocab)
 		k := []int{1, 3, 10, 50, 1000}[rng.IntN(5)]
 		var filter *roaring.Bitmap
+		var where *Filter // the filter as SearchWhere takes it, when it has one
+		viewed := false
 		switch rng.IntN(4) {
+		case 0:
+			viewed = true
 		case 1:
 			f := randFilter(rng, docs)
+			where, viewed = f, true
 			var err error
 			if filter, err = x.Filter(f); err != nil {
 				t.Fatal(err)
@@ -145,6 +150,13 @@ func checkQueries(t *testing.T, rng *rand.Rand, x *Index, o *oracle, docs []*Doc
 			t.Fatal(err)
 		}
 		dst = got
+		if viewed {
+			w, err := x.SearchWhere(query, where, k, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameHits(t, fmt.Sprintf("query %q k=%d SearchWhere(%+v) vs Search(Filter)", query, k, where), w, got, 0)
+		}
 		want, err := x.SearchExhaustive(query, filter, k)
 		if err != nil {
 			t.Fatal(err)
