@@ -173,7 +173,7 @@ func segmentBytes(t *testing.T, label string, segs []*segment) {
 }
 
 // TestIndexSizeDiag indexes the Zipf corpus of LAZYMEM_DIAG_N records
-// (default 200000; session context on, batches of 1000, as the Zipf
+// (default 200000; LAZYMEM_DIAG_CORPUS=workload: bench/workload's; session context on, batches of 1000, as the Zipf
 // report builds it) once per segment version into LAZYMEM_DIAG_SIZE_DIR,
 // merges by the background policy until it rests, and prints each
 // index's allocated bytes (du), its text's bytes and the heap of the
@@ -192,31 +192,44 @@ func TestIndexSizeDiag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := zipf.Config{Seed: 20261201, Records: n}
-	cfg.EnsureDefaults()
-	recs, err := zipf.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
+	var docs []Doc
+	switch c := os.Getenv("LAZYMEM_DIAG_CORPUS"); c {
+	case "", "zipf":
+		cfg := zipf.Config{Seed: 20261201, Records: n}
+		cfg.EnsureDefaults()
+		recs, err := zipf.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = make([]Doc, len(recs))
+		for i := range recs {
+			r := &recs[i]
+			docs[i] = Doc{ID: uint64(i + 1), Time: r.Time.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
+				Meta: []Field{{Key: "channel", Values: []string{r.Channel}}}}
+		}
+	case "workload":
+		docs = benchCorpus(t, n)
+	default:
+		t.Fatalf("LAZYMEM_DIAG_CORPUS=%q: want zipf or workload", c)
 	}
-	docs := make([]Doc, len(recs))
-	ptrs := make([]*Doc, len(recs))
+	ptrs := make([]*Doc, len(docs))
 	var text int64
-	for i := range recs {
-		r := &recs[i]
-		docs[i] = Doc{ID: uint64(i + 1), Time: r.Time.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text,
-			Meta: []Field{{Key: "channel", Values: []string{r.Channel}}}}
+	for i := range docs {
 		ptrs[i] = &docs[i]
-		text += int64(len(r.Text))
+		text += int64(len(docs[i].Text))
 	}
-	recs = nil
 	t.Logf("%d records, %d bytes of text", n, text)
-	for _, ver := range []uint32{segVersion2, segVersion3} {
-		dir := filepath.Join(base, fmt.Sprintf("v%d", ver))
+	for _, run := range []struct {
+		ver uint32
+		ctx bool
+	}{{segVersion2, true}, {segVersion3, true}, {segVersion3, false}} {
+		ver := run.ver
+		dir := filepath.Join(base, fmt.Sprintf("v%d-context%v", ver, run.ctx))
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
 		restore := writeVersion(ver)
-		opts := Options{SessionContext: true, DisableBackgroundMerge: true}
+		opts := Options{SessionContext: run.ctx, DisableBackgroundMerge: true}
 		x, err := Open(dir, opts, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -244,17 +257,20 @@ func TestIndexSizeDiag(t *testing.T) {
 		}
 		restore()
 		du := duDir(t, dir)
-		runtime.GC()
+		x = nil
 		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.GC() // and the pools' victims
 		runtime.ReadMemStats(&m0)
 		x, err = Open(dir, opts, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		runtime.GC()
+		runtime.GC()
 		runtime.ReadMemStats(&m1)
-		t.Logf("version %d: %d segments, du %d bytes (%.3fx the text), heap of the open index %d bytes",
-			ver, nSegs, du, float64(du)/float64(text), int64(m1.HeapAlloc)-int64(m0.HeapAlloc))
+		t.Logf("version %d, session context %v: %d segments, du %d bytes (%.3fx the text), heap of the open index %d bytes",
+			ver, run.ctx, nSegs, du, float64(du)/float64(text), int64(m1.HeapAlloc)-int64(m0.HeapAlloc))
 		runtime.KeepAlive(x)
 		if err := x.Close(); err != nil {
 			t.Fatal(err)
