@@ -86,6 +86,14 @@ func frontierSize(tfs, dls []uint32) int {
 	return len(seen)
 }
 
+// writeVersion makes flushes and merges write format version ver until
+// the function it returns is called.
+func writeVersion(ver uint32) func() {
+	old := segWriteVersion
+	segWriteVersion = ver
+	return func() { segWriteVersion = old }
+}
+
 // toV1 rewrites a version 2 segment image as version 1 wrote it: block
 // metas hold (maxTF u32, minDL u32) where version 2 holds the corners.
 func toV1(tb testing.TB, img []byte) []byte {
@@ -116,16 +124,25 @@ func toV1(tb testing.TB, img []byte) []byte {
 // so the version 1 files the next test reads are real ones.
 func TestSegmentV1Bytes(t *testing.T) {
 	const want = "8ae12e23b670464bab8d957a39345c9eedca038cb9b3b42d656f8d9157cf08b2"
-	img := toV1(t, sampleSegment(t))
+	img := toV1(t, sampleSegmentV(t, segVersion2))
 	if sum := sha256.Sum256(img); hex.EncodeToString(sum[:]) != want {
 		t.Fatalf("version 1 image sha256 %x, want %s", sum, want)
 	}
 }
 
-// TestSegmentV1Readable: an index whose segments are version 1 files opens,
-// answers every query as it did from the version 2 files (the same hits,
-// bit for bit), pruned equal to exhaustive, and merges them into version 2.
-func TestSegmentV1Readable(t *testing.T) {
+// TestOldSegmentsReadable: an index whose segments are version 1 or 2
+// files opens, answers every query as it did when it wrote them (the same
+// hits, bit for bit), pruned equal to exhaustive, and merges them into
+// the current version, whose answers are again the same.
+func TestOldSegmentsReadable(t *testing.T) {
+	for _, ver := range []uint32{segVersion1, segVersion2} {
+		t.Run(fmt.Sprintf("version=%d", ver), func(t *testing.T) { testOldSegmentsReadable(t, ver) })
+	}
+}
+
+func testOldSegmentsReadable(t *testing.T, ver uint32) {
+	restore := writeVersion(segVersion2)
+	defer restore()
 	rng := rand.New(rand.NewPCG(11, 5))
 	fs := vfs.NewMem()
 	opts := Options{Analyzer: SimpleAnalyzer{}, FS: fs, FlushDocs: -1, DisableBackgroundMerge: true}
@@ -153,13 +170,18 @@ func TestSegmentV1Readable(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
+	restore()
 	names, err := fs.List("idx")
 	if err != nil {
 		t.Fatal(err)
 	}
-	nv1 := 0
+	nOld := 0
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".lzi") {
+			continue
+		}
+		nOld++
+		if ver != segVersion1 {
 			continue
 		}
 		p := fs.PathJoin("idx", n)
@@ -182,10 +204,9 @@ func TestSegmentV1Readable(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		nv1++
 	}
-	if nv1 != 3 {
-		t.Fatalf("%d segment files, want 3", nv1)
+	if nOld != 3 {
+		t.Fatalf("%d segment files, want 3", nOld)
 	}
 	x, err = Open("idx", opts, nil)
 	if err != nil {
@@ -193,8 +214,8 @@ func TestSegmentV1Readable(t *testing.T) {
 	}
 	defer x.Close()
 	for _, s := range x.segs {
-		if !s.v1 {
-			t.Fatalf("segment %d not read as version 1", s.num)
+		if s.v1 != (ver == segVersion1) || s.v3 {
+			t.Fatalf("segment %d not read as version %d", s.num, ver)
 		}
 	}
 	check := func(stage string) {
@@ -211,13 +232,13 @@ func TestSegmentV1Readable(t *testing.T) {
 			sameHits(t, fmt.Sprintf("%s: query %q pruned vs exhaustive", stage, q), got, ex, 0)
 		}
 	}
-	check("version 1")
+	check(fmt.Sprintf("version %d", ver))
 	if _, err := x.mergeOnce(true); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range x.segs {
-		if s.v1 {
-			t.Fatalf("merged segment %d is version 1", s.num)
+		if !s.v3 {
+			t.Fatalf("merged segment %d is not version 3", s.num)
 		}
 	}
 	check("merged")

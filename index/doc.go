@@ -53,24 +53,29 @@
 // Segment file NNNNNN.lzi (read whole and used in place):
 //
 //	+--------------------------------------------------------------------+
-//	| header 32B: "LZMIDX01" | ver u32=2 | flags u32 | lo | hi | nDocs | 0 |
+//	| header 32B: "LZMIDX01" | ver u32=3 | flags u32 | lo | hi | nDocs | 0 |
 //	| present   : roaring bitmap of the segment's ids                    |
 //	| lens      : (hi-lo+1) x u32 doc length (0 = absent)                |
 //	| times     : (hi-lo+1) x i64 unix nanos                             |
 //	| fields    : nKeys u32 {key, nVals u32 {val, bmLen u32, roaring}}   |
 //	| strings   : sorted term bytes                                      |
-//	| term table: nTerms x 28B {strOff, strLen, df, maxTF, minDL u32;    |
-//	|             postOff u64}                                           |
-//	| postings  : per term: ceil(df/128) x 16B block metas               |
+//	| term table: nTerms x 28B {strOff, df, last u32; bound 8B;          |
+//	|             postOff u48; strLen u16 (0xffff: to the next strOff)}  |
+//	|             bound: df <= 128: the block's corners aTF, aDL, bTF,   |
+//	|             minDL u16; else maxTF, minDL u32                       |
+//	| postings  : per term of df > 128: ceil(df/128) x 16B block metas   |
 //	|             {last doc, data off u32; corners aTF, aDL, bTF, minDL  |
-//	|             u16}, then per block                                   |
-//	|             uvarint doc deltas x n, uvarint tfs x n                |
+//	|             u16}; then per block (a term of df <= 128: its one     |
+//	|             block, no meta):                                       |
+//	|             uvarint doc deltas x n, width w u8, n x w bits tf-1    |
 //	| footer 72B: 7 section offsets u64 | sumLen u64 | crc32c | magic    |
 //	+--------------------------------------------------------------------+
 //
-// Version 1 files (block metas {last, off, maxTF u32, minDL u32}) are still
-// read; flushes and merges write version 2. Wire constants (never change)
-// are marked in segment.go, postings.go and manifest.go;
+// Versions 1 (block metas {last, off, maxTF u32, minDL u32}) and 2 (term
+// entries {strOff, strLen, df, maxTF, minDL u32; postOff u64}, every term
+// with block metas, uvarint tfs) are still read; flushes and merges write
+// version 3, so older files go away at their first merge. Wire constants
+// (never change) are marked in segment.go, postings.go and manifest.go;
 // docs/format/index.md has the full drawing and the rules.
 //
 // # Files

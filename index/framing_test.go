@@ -18,7 +18,16 @@ import (
 func castagnoliSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 func TestSegmentImageBytes(t *testing.T) {
-	img := sampleSegment(t)
+	t.Run("version=3", func(t *testing.T) {
+		checkSegmentImage(t, sampleSegment(t), "575ebeaadf7e5d3d70238555a7770fc59f84086817ff8bc83eeeeade9e62edc4")
+	})
+	t.Run("version=2", func(t *testing.T) {
+		checkSegmentImage(t, sampleSegmentV(t, segVersion2), "1e73fcc24ab916b5922bd5e9a2fd2067906fba780e081166973ce28fc00e12c2")
+	})
+}
+
+// checkSegmentImage checks img's framing and pins its sha256.
+func checkSegmentImage(t *testing.T, img []byte, want string) {
 	n := len(img)
 	if got := binary.LittleEndian.Uint32(img[n-8:]); got != castagnoliSum(img[:n-8]) {
 		t.Fatalf("segment footer crc %08x, want CRC32-C of the %d bytes before it", got, n-8)
@@ -26,8 +35,7 @@ func TestSegmentImageBytes(t *testing.T) {
 	if got := binary.LittleEndian.Uint32(img[n-4:]); got != segFooterMagic {
 		t.Fatalf("footer magic %08x", got)
 	}
-	// Version 2 (block corners); TestSegmentV1Bytes pins version 1's.
-	const want = "1e73fcc24ab916b5922bd5e9a2fd2067906fba780e081166973ce28fc00e12c2"
+	// TestSegmentV1Bytes pins version 1's.
 	if sum := sha256.Sum256(img); hex.EncodeToString(sum[:]) != want {
 		t.Fatalf("segment image sha256 %x (%d bytes), want %s", sum, n, want)
 	}

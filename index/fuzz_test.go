@@ -9,7 +9,11 @@ import (
 	"github.com/lazymem/lazymem/codec"
 )
 
-func sampleSegment(tb testing.TB) []byte {
+func sampleSegment(tb testing.TB) []byte { return sampleSegmentV(tb, segVersion) }
+
+// sampleSegmentV is sampleSegment written as format version ver.
+func sampleSegmentV(tb testing.TB, ver uint32) []byte {
+	defer writeVersion(ver)()
 	rng := rand.New(rand.NewPCG(1, 1))
 	x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, FlushDocs: -1, DisableBackgroundMerge: true}, nil)
 	if err != nil {
@@ -31,7 +35,9 @@ func FuzzOpenSegment(f *testing.F) {
 	img := sampleSegment(f)
 	f.Add(img)
 	f.Add(img[:len(img)/2])
-	f.Add(toV1(f, img)) // version 1 files are still read
+	v2 := sampleSegmentV(f, segVersion2)
+	f.Add(v2) // versions 1 and 2 are still read
+	f.Add(toV1(f, v2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Fix the checksum up so the fuzzer reaches the structural checks
 		// (a random mutation would almost always stop at the CRC).

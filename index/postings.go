@@ -92,19 +92,28 @@ func cornerTF16(b []byte) uint32 {
 
 // termInfo is what a segment knows about one term without decoding it.
 type termInfo struct {
-	df     uint32
-	maxTF  uint32 // over the whole term: the term-level upper bound
-	minDL  uint32
-	mem    *memTerm // mutable segment
-	arena  *postArena
-	data   []byte // sealed segment: block metas followed by block data
-	v1     bool   // data is a version 1 segment's
+	df    uint32
+	maxTF uint32 // over the whole term: the term-level upper bound
+	minDL uint32
+	mem   *memTerm // mutable segment
+	arena *postArena
+	data  []byte // sealed segment: block metas followed by block data
+	v1    bool   // data is a version 1 segment's
+	v3    bool   // data is a version 3 segment's: packed tfs
+	// single: a version 3 term of one block, which has no block meta
+	// (data is the block); c and last are the block's corners and last doc.
+	single bool
+	c      corners
+	last   uint32
 	lo, hi uint32 // sealed segment id range: decoded ids are checked against it
 }
 
 // corners0 returns the corners of the term's first block (for a term of
 // one block, the term's own).
 func (ti *termInfo) corners0() corners {
+	if ti.single {
+		return ti.c
+	}
 	if ti.mem != nil || ti.v1 {
 		c := tfdl{ti.maxTF, ti.minDL}
 		return corners{c, c}
@@ -132,6 +141,10 @@ type postingsIter struct {
 	arena   *postArena
 	data    []byte
 	v1      bool // data is a version 1 segment's: metas hold (maxTF, minDL) only
+	v3      bool // data is a version 3 segment's: packed tfs
+	single  bool // a version 3 term of one block: no meta, c and last hold it
+	c       corners
+	last    uint32
 	nBlocks int
 	df      int
 	lo, hi  uint32
@@ -156,6 +169,7 @@ type postingsIter struct {
 
 func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi, p.v1 = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi, ti.v1
+	p.v3, p.single, p.c, p.last = ti.v3, ti.single, ti.c, ti.last
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
 	p.tfData, p.tfDone = nil, false
@@ -169,6 +183,9 @@ func (p *postingsIter) reset(ti *termInfo) {
 func (p *postingsIter) meta(bi int) blockMeta {
 	if p.mem != nil {
 		return *p.mem.block(p.arena, bi)
+	}
+	if p.single {
+		return blockMeta{last: p.last, maxTF: p.c.a.tf, minDL: p.c.b.dl}
 	}
 	b := p.data[bi*blockMetaSize:]
 	m := blockMeta{
@@ -185,6 +202,9 @@ func (p *postingsIter) meta(bi int) blockMeta {
 
 // corners returns the bound corners of block bi and its last doc.
 func (p *postingsIter) corners(bi int) (corners, uint32) {
+	if p.single {
+		return p.c, p.last
+	}
 	if p.mem != nil || p.v1 {
 		m := p.meta(bi)
 		c := tfdl{m.maxTF, m.minDL}
@@ -197,6 +217,9 @@ func (p *postingsIter) corners(bi int) (corners, uint32) {
 func (p *postingsIter) blockLast(bi int) uint32 {
 	if p.mem != nil {
 		return p.mem.block(p.arena, bi).last
+	}
+	if p.single {
+		return p.last
 	}
 	return binary.LittleEndian.Uint32(p.data[bi*blockMetaSize:])
 }
@@ -224,7 +247,10 @@ func (p *postingsIter) load(bi int) {
 	if bi > 0 {
 		prev = p.blockLast(bi - 1)
 	}
-	off := p.nBlocks*blockMetaSize + int(binary.LittleEndian.Uint32(p.data[bi*blockMetaSize+4:]))
+	off := 0
+	if !p.single {
+		off = p.nBlocks*blockMetaSize + int(binary.LittleEndian.Uint32(p.data[bi*blockMetaSize+4:]))
+	}
 	if off > len(p.data) {
 		p.fail()
 		return
@@ -250,6 +276,13 @@ func (p *postingsIter) load(bi int) {
 // zeros, which score nothing; the search reports the error.
 func (p *postingsIter) decodeTFs() {
 	p.tfDone = true
+	if p.v3 {
+		if decodePackedTFs(p.tfData, p.tfs) < 0 {
+			clear(p.tfs)
+			p.err = ErrCorrupt
+		}
+		return
+	}
 	if decodeUvarints(p.tfData, p.tfs) < 0 {
 		clear(p.tfs)
 		p.err = ErrCorrupt

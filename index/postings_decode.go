@@ -1,6 +1,9 @@
 package index
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Block decoding. Profile lesson (Zipf 200k, common terms, agent filter):
 // the filter-driven loop's probes decode nearly every block of a common
@@ -93,4 +96,102 @@ func decodeUvarints(buf []byte, out []uint32) int {
 		j++
 	}
 	return pos
+}
+
+// Version 3 blocks store their tfs bit-packed: a width byte w, the bits
+// of the block's largest tf-1, then each tf-1 in w bits, least
+// significant first, in ceil(n*w/8) bytes. Measured (Zipf 200k, session
+// context): 86% of tfs are 1 and most blocks need 0-2 bits a tf, so the
+// tfs took 1.67 MB where one varint each took 9.74 MB (27% of the
+// index). A tf of 0 (never written: a posting has tf >= 1) wraps to
+// 2^32-1 and back, so every uint32 round-trips.
+
+// appendPackedTFs appends tfs in the version 3 form.
+func appendPackedTFs(dst []byte, tfs []uint32) []byte {
+	var or uint32
+	for _, tf := range tfs {
+		or |= tf - 1
+	}
+	w := uint(bits.Len32(or))
+	dst = append(dst, byte(w))
+	if w == 0 {
+		return dst
+	}
+	var acc uint64
+	var nb uint
+	for _, tf := range tfs {
+		acc |= uint64(tf-1) << nb
+		nb += w
+		for nb >= 8 {
+			dst = append(dst, byte(acc))
+			acc >>= 8
+			nb -= 8
+		}
+	}
+	if nb > 0 {
+		dst = append(dst, byte(acc))
+	}
+	return dst
+}
+
+// packedTFsLen returns the bytes a packed block of n tfs of width w takes.
+func packedTFsLen(n int, w uint) int { return 1 + (n*int(w)+7)/8 }
+
+// decodePackedTFs decodes len(out) tfs written by appendPackedTFs; it
+// returns the bytes read, or -1 when buf is damaged (a width above 32, too
+// few bytes). Where eight bytes remain past a value's first byte it reads
+// them as one word (w <= 32 bits plus a shift of at most 7 fit in it).
+func decodePackedTFs(buf []byte, out []uint32) int {
+	if len(buf) == 0 {
+		return -1
+	}
+	w := uint(buf[0])
+	if w > 32 {
+		return -1
+	}
+	n := len(out)
+	size := packedTFsLen(n, w)
+	if size > len(buf) {
+		return -1
+	}
+	if w == 0 {
+		for j := range out {
+			out[j] = 1
+		}
+		return 1
+	}
+	data := buf[1:size]
+	mask := uint64(1)<<w - 1
+	bit := uint(0)
+	j := 0
+	if w <= 7 {
+		// eight values from one word: 8*w bits and a shift of at most 7
+		// fit in 64
+		w2, w3, w4 := 2*w, 3*w, 4*w
+		for ; j+8 <= n && int(bit>>3)+8 <= len(data); j += 8 {
+			x := binary.LittleEndian.Uint64(data[bit>>3:]) >> (bit & 7)
+			y := x >> w4
+			o := out[j : j+8 : j+8]
+			o[0] = uint32(x&mask) + 1
+			o[1] = uint32(x>>w&mask) + 1
+			o[2] = uint32(x>>w2&mask) + 1
+			o[3] = uint32(x>>w3&mask) + 1
+			o[4] = uint32(y&mask) + 1
+			o[5] = uint32(y>>w&mask) + 1
+			o[6] = uint32(y>>w2&mask) + 1
+			o[7] = uint32(y>>w3&mask) + 1
+			bit += 8 * w
+		}
+	}
+	for ; j < n && int(bit>>3)+8 <= len(data); j++ {
+		out[j] = uint32(binary.LittleEndian.Uint64(data[bit>>3:])>>(bit&7)&mask) + 1
+		bit += w
+	}
+	for ; j < n; j++ { // the last values: a word padded with zeros
+		var tmp [8]byte
+		copy(tmp[:], data[bit>>3:])
+		out[j] = uint32(binary.LittleEndian.Uint64(tmp[:])>>(bit&7)&mask) + 1
+		bit += w
+	}
+	return size
 }

@@ -18,12 +18,15 @@ import (
 // drawn in doc.go and docs/format/index.md.
 const (
 	segMagic       = "LZMIDX01" // first 8 bytes of a segment file
-	segVersion     = 2          // written; version 1 (block metas without corners) is still read
-	segVersion1    = 1
+	segVersion     = 3          // written; versions 1 and 2 are still read
+	segVersion3    = 3          // bit-packed tfs, one-block terms without a block meta
+	segVersion2    = 2          // block metas with corners
+	segVersion1    = 1          // block metas without corners
 	segHeaderSize  = 32
 	segFooterSize  = 8*8 + 8
 	segFooterMagic = 0x4c5a4d46 // "LZMF"
-	termEntrySize  = 28         // strOff u32, strLen u32, df u32, maxTF u32, minDL u32, postOff u64
+	termEntrySize  = 28         // see entry
+	strLenNext     = 0xffff     // version 3 strLen: the next entry's strOff less this one's
 )
 
 // fieldSet holds bitmap postings: key -> value -> ids.
@@ -61,6 +64,7 @@ type segment struct {
 
 	buf  []byte
 	v1   bool   // a version 1 file: block metas without corners
+	v3   bool   // a version 3 file: packed tfs, one-block terms in their entries
 	lens []byte // (hi-lo+1) x u32
 	// lens8 is the length column in one byte a document, built at open
 	// (not stored): a length of lens8Escape or more reads lens instead.
@@ -238,12 +242,53 @@ func (s *segment) term(t string, ti *termInfo) bool {
 func (s *segment) termAt(i int) []byte {
 	e := s.table[i*termEntrySize:]
 	off := binary.LittleEndian.Uint32(e)
+	if s.v3 {
+		n := uint32(binary.LittleEndian.Uint16(e[26:]))
+		if n == strLenNext {
+			return s.strs[off:strEnd(s.table, i+1, len(s.strs))]
+		}
+		return s.strs[off : off+n]
+	}
 	n := binary.LittleEndian.Uint32(e[4:])
 	return s.strs[off : off+n]
 }
 
+// strEnd is where the string of the term before entry i ends in a version
+// 3 table: entry i's strOff, or the strings' end after the last entry.
+func strEnd(table []byte, i, nStrs int) uint32 {
+	if (i+1)*termEntrySize > len(table) {
+		return uint32(nStrs)
+	}
+	return binary.LittleEndian.Uint32(table[i*termEntrySize:])
+}
+
+// entry reads term i's table entry. Versions 1 and 2:
+//
+//	strOff u32 | strLen u32 | df u32 | maxTF u32 | minDL u32 | postOff u64
+//
+// Version 3 (a term of one block has no block meta; its entry holds the
+// block's corners and last doc):
+//
+//	strOff u32 | df u32 | last u32 | bound (8) | postOff u48 | strLen u16
+//
+// bound is the corners aTF, aDL, bTF, minDL u16 for a term of at most
+// blockSize postings, else maxTF u32, minDL u32.
 func (s *segment) entry(i int, ti *termInfo) {
 	e := s.table[i*termEntrySize:]
+	if s.v3 {
+		*ti = termInfo{df: binary.LittleEndian.Uint32(e[4:]), v3: true}
+		if ti.df <= blockSize {
+			ti.single = true
+			ti.last = binary.LittleEndian.Uint32(e[8:])
+			ti.c = decodeCorners(e[4:])
+			ti.maxTF, ti.minDL = ti.c.a.tf, ti.c.b.dl
+		} else {
+			ti.maxTF, ti.minDL = binary.LittleEndian.Uint32(e[12:]), binary.LittleEndian.Uint32(e[16:])
+		}
+		ti.data = s.posts[postOffV3(e):]
+		ti.lo, ti.hi = s.lo, s.hi
+		return
+	}
 	*ti = termInfo{
 		df:    binary.LittleEndian.Uint32(e[8:]),
 		maxTF: binary.LittleEndian.Uint32(e[12:]),
@@ -252,6 +297,10 @@ func (s *segment) entry(i int, ti *termInfo) {
 	off := binary.LittleEndian.Uint64(e[20:])
 	ti.data = s.posts[off:]
 	ti.lo, ti.hi, ti.v1 = s.lo, s.hi, s.v1
+}
+
+func postOffV3(e []byte) uint64 {
+	return uint64(binary.LittleEndian.Uint32(e[20:])) | uint64(binary.LittleEndian.Uint16(e[24:]))<<32
 }
 
 // deletedDF returns how many postings of term t in s belong to deleted
@@ -290,7 +339,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 		return bad(0, fmt.Errorf("bad magic or size (%d bytes, %q)", len(buf), buf[:min(8, len(buf))]))
 	}
 	v := binary.LittleEndian.Uint32(buf[8:])
-	if v != segVersion && v != segVersion1 {
+	if v != segVersion3 && v != segVersion2 && v != segVersion1 {
 		return bad(8, fmt.Errorf("unknown version %d", v))
 	}
 	ft := len(buf) - segFooterSize
@@ -300,7 +349,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if _, _, err := codec.DecodeChecksummed(buf, len(buf)-8); err != nil {
 		return bad(len(buf)-8, err)
 	}
-	s := &segment{num: num, buf: buf, v1: v == segVersion1}
+	s := &segment{num: num, buf: buf, v1: v == segVersion1, v3: v == segVersion3}
 	s.lo = binary.LittleEndian.Uint32(buf[16:])
 	s.hi = binary.LittleEndian.Uint32(buf[20:])
 	s.nDocs = binary.LittleEndian.Uint32(buf[24:])
@@ -369,11 +418,28 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	var prevTerm []byte
 	for i := 0; i < s.nTerms; i++ {
 		e := s.table[i*termEntrySize:]
-		so, sl := binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:])
+		so, sl := uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
 		df := uint64(binary.LittleEndian.Uint32(e[8:]))
-		po := binary.LittleEndian.Uint64(e[20:])
-		if uint64(so)+uint64(sl) > uint64(len(s.strs)) || df == 0 ||
-			po+((df+blockSize-1)/blockSize)*blockMetaSize > uint64(len(s.posts)) {
+		var po, need uint64
+		if s.v3 {
+			df, po = uint64(binary.LittleEndian.Uint32(e[4:])), postOffV3(e)
+			if sl = uint64(binary.LittleEndian.Uint16(e[26:])); sl == strLenNext {
+				end := uint64(strEnd(s.table, i+1, len(s.strs)))
+				if end < so {
+					return bad(int(offs[5])+i*termEntrySize, errors.New("term strings out of order"))
+				}
+				sl = end - so
+			}
+			if df > blockSize {
+				need = ((df + blockSize - 1) / blockSize) * blockMetaSize
+			} else {
+				need = df + 1 // a varint a doc and the tfs' width byte at least
+			}
+		} else {
+			po = binary.LittleEndian.Uint64(e[20:])
+			need = ((df + blockSize - 1) / blockSize) * blockMetaSize
+		}
+		if so+sl > uint64(len(s.strs)) || df == 0 || po+need > uint64(len(s.posts)) || po > uint64(len(s.posts)) {
 			return bad(int(offs[5])+i*termEntrySize, errors.New("term entry out of range"))
 		}
 		t := s.strs[so : so+sl]

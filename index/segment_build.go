@@ -23,23 +23,34 @@ type segBuilder struct {
 	posts []byte
 	nTerm int
 	dls   [blockSize]uint32 // addTerm's scratch: a block's lengths
+	ver   uint32            // the version to write; 0: segWriteVersion
 }
+
+// segWriteVersion is the version flushes and merges write. Tests set it
+// to 2 to make the version 2 files a store may still hold.
+var segWriteVersion uint32 = segVersion
 
 // addTerm appends one term's postings (terms must come in sorted order).
 func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 	if len(docs) == 0 {
 		return
 	}
+	v3 := b.version() >= segVersion3
 	start := len(b.posts)
 	nb := (len(docs) + blockSize - 1) / blockSize
 	metaStart := start
+	nMeta := nb
+	if v3 && nb == 1 {
+		nMeta = 0 // the term entry holds the one block's meta
+	}
 	// metas are all written below; reserve room for them and ~3 bytes a
 	// posting without a temporary slice
-	b.posts = slices.Grow(b.posts, nb*blockMetaSize+3*len(docs))
-	b.posts = b.posts[:start+nb*blockMetaSize]
+	b.posts = slices.Grow(b.posts, nMeta*blockMetaSize+3*len(docs))
+	b.posts = b.posts[:start+nMeta*blockMetaSize]
 	dataStart := len(b.posts)
 	var prev uint32
 	maxTF, minDL := uint32(0), ^uint32(0)
+	var c corners
 	for bi := 0; bi < nb; bi++ {
 		lo := bi * blockSize
 		hi := min(lo+blockSize, len(docs))
@@ -48,33 +59,73 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 			b.posts = binary.AppendUvarint(b.posts, uint64(docs[j]-prev))
 			prev = docs[j]
 		}
-		for j := lo; j < hi; j++ {
-			b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
+		if v3 {
+			b.posts = appendPackedTFs(b.posts, tfs[lo:hi])
+		} else {
+			for j := lo; j < hi; j++ {
+				b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
+			}
 		}
 		dls := b.dls[:hi-lo]
 		for j, d := range docs[lo:hi] {
 			dls[j] = b.lens[d-b.lo]
 		}
-		c := blockCorners(tfs[lo:hi], dls)
+		c = blockCorners(tfs[lo:hi], dls)
+		maxTF, minDL = max(maxTF, c.a.tf), min(minDL, c.b.dl)
+		if nMeta == 0 {
+			break
+		}
 		mb := b.posts[metaStart+bi*blockMetaSize:]
 		binary.LittleEndian.PutUint32(mb, docs[hi-1])
 		binary.LittleEndian.PutUint32(mb[4:], off)
-		putCorner16(mb[8:], c.a.tf)
-		putCorner16(mb[10:], c.a.dl)
-		putCorner16(mb[12:], c.b.tf)
-		putCorner16(mb[14:], c.b.dl)
-		maxTF, minDL = max(maxTF, c.a.tf), min(minDL, c.b.dl)
+		putCorners(mb[8:], c)
 	}
 	var e [termEntrySize]byte
-	binary.LittleEndian.PutUint32(e[0:], uint32(len(b.strs)))
-	binary.LittleEndian.PutUint32(e[4:], uint32(len(t)))
-	binary.LittleEndian.PutUint32(e[8:], uint32(len(docs)))
-	binary.LittleEndian.PutUint32(e[12:], maxTF)
-	binary.LittleEndian.PutUint32(e[16:], minDL)
-	binary.LittleEndian.PutUint64(e[20:], uint64(start))
+	if v3 {
+		putEntryV3(e[:], len(b.strs), t, docs[len(docs)-1], uint32(len(docs)), start)
+		if nMeta == 0 {
+			putCorners(e[12:], c)
+		} else {
+			binary.LittleEndian.PutUint32(e[12:], maxTF)
+			binary.LittleEndian.PutUint32(e[16:], minDL)
+		}
+	} else {
+		binary.LittleEndian.PutUint32(e[0:], uint32(len(b.strs)))
+		binary.LittleEndian.PutUint32(e[4:], uint32(len(t)))
+		binary.LittleEndian.PutUint32(e[8:], uint32(len(docs)))
+		binary.LittleEndian.PutUint32(e[12:], maxTF)
+		binary.LittleEndian.PutUint32(e[16:], minDL)
+		binary.LittleEndian.PutUint64(e[20:], uint64(start))
+	}
 	b.table = append(b.table, e[:]...)
 	b.strs = append(b.strs, t...)
 	b.nTerm++
+}
+
+// putEntryV3 writes a version 3 term entry's fields but its bound.
+func putEntryV3(e []byte, strOff int, t string, last, df uint32, postOff int) {
+	binary.LittleEndian.PutUint32(e[0:], uint32(strOff))
+	binary.LittleEndian.PutUint32(e[4:], df)
+	binary.LittleEndian.PutUint32(e[8:], last)
+	binary.LittleEndian.PutUint32(e[20:], uint32(postOff))
+	binary.LittleEndian.PutUint16(e[24:], uint16(postOff>>32))
+	binary.LittleEndian.PutUint16(e[26:], uint16(min(len(t), strLenNext)))
+}
+
+// putCorners writes c as a version 2 block meta holds it (8 bytes).
+func putCorners(b []byte, c corners) {
+	putCorner16(b, c.a.tf)
+	putCorner16(b[2:], c.a.dl)
+	putCorner16(b[4:], c.b.tf)
+	putCorner16(b[6:], c.b.dl)
+}
+
+// version is the format version the builder writes.
+func (b *segBuilder) version() uint32 {
+	if b.ver != 0 {
+		return b.ver
+	}
+	return segWriteVersion
 }
 
 // finish assembles the file image.
@@ -82,7 +133,7 @@ func (b *segBuilder) finish() ([]byte, error) {
 	n := int(b.hi - b.lo + 1)
 	out := make([]byte, 0, segHeaderSize+len(b.posts)+len(b.table)+len(b.strs)+n*12+1024)
 	out = append(out, segMagic...)
-	out = binary.LittleEndian.AppendUint32(out, segVersion)
+	out = binary.LittleEndian.AppendUint32(out, b.version())
 	out = binary.LittleEndian.AppendUint32(out, 0)
 	out = binary.LittleEndian.AppendUint32(out, b.lo)
 	out = binary.LittleEndian.AppendUint32(out, b.hi)
