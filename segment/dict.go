@@ -164,16 +164,21 @@ func (c *compressor) setCur(num uint32) {
 // ids of the records whose text it holds part of, ascending (a record
 // longer than the step may give a piece of its middle).
 func buildDict(num uint32, sample []byte, recs []sampleRec) (raw []byte, hist []uint64, err error) {
+	return buildDictSized(num, sample, recs, dictHistory)
+}
+
+// buildDictSized is buildDict with a history of about size bytes.
+func buildDictSized(num uint32, sample []byte, recs []sampleRec, size int) (raw []byte, hist []uint64, err error) {
 	var contents [][]byte
 	for o := 0; o < len(sample); o += frameBytes {
 		contents = append(contents, sample[o:min(len(sample), o+frameBytes)])
 	}
-	step := max(dictPiece, len(sample)/(dictHistory/dictPiece))
+	step := max(dictPiece, len(sample)/(size/dictPiece))
 	var h []byte
 	seen := map[uint64]bool{}
 	r := 0 // the first record ending after the sampling point
 	prevEnd := 0
-	for o := 0; o < len(sample) && len(h) < dictHistory; o += step {
+	for o := 0; o < len(sample) && len(h) < size; o += step {
 		for r < len(recs) && recs[r].end <= o {
 			r++
 		}
