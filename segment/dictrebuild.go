@@ -262,9 +262,15 @@ func (l *Log) sweepDicts(ctx context.Context) error {
 			l.logf("lazymem: segment: compact: dictionary %d kept: %v", dict, err)
 			kept[dict] = true
 		}
-		// Let a seal waiting for sealMu in.
+		// Let a seal waiting for sealMu in; Close may take it too.
 		l.sealMu.Unlock()
 		l.sealMu.Lock()
+		l.mu.Lock()
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
 	}
 	db, err := l.rdb()
 	if err != nil {
