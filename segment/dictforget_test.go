@@ -379,3 +379,70 @@ func verifyDictImage(fs vfs.FS, opts Options, s *dictStore) error {
 	}
 	return nil
 }
+
+// TestDictRebuildTooLittle: when too little live text is left to build a
+// dictionary from, Compact rewrites the segments of the old one without
+// a dictionary and deletes it; the kept records read back, and the
+// sealer builds the next dictionary, under a new id, once it has sealed
+// dictSample bytes again.
+func TestDictRebuildTooLittle(t *testing.T) {
+	s := newDictStore()
+	fs := vfs.NewMem()
+	opts := Options{DisableBackgroundSeal: true}
+	l := framedLog(t, fs, opts, s.recs, nil)
+	defer func() { _ = l.Close() }()
+	var del []uint64
+	keep := map[uint64]bool{}
+	for i := range s.recs {
+		id := uint64(i + 1)
+		if i%100 == 0 {
+			keep[id] = true
+		} else {
+			del = append(del, id)
+		}
+	}
+	if err := l.Delete(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := dictValues(t, l); len(got) != 0 {
+		t.Fatalf("%d dictionaries after a Compact that left %d records", len(got), len(keep))
+	}
+	for _, m := range l.segs {
+		if d, err := l.segmentDict(m); err != nil || d != 0 {
+			t.Fatalf("segment %d uses dictionary %d (%v)", m.first, d, err)
+		}
+	}
+	for id := range keep {
+		if !bytes.Equal(mustGet(t, l, id), s.recs[id-1]) {
+			t.Fatalf("record %d", id)
+		}
+	}
+	first, err := l.AppendBatch(ctx, s.recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	got := dictValues(t, l)
+	if len(got) != 1 || got[2] == nil {
+		t.Fatalf("dictionaries %v after sealing %d more records, want one, id 2", len(got), len(s.recs))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openMem(t, fs, opts)
+	for i, want := range s.recs {
+		if !bytes.Equal(mustGet(t, l, first+uint64(i)), want) {
+			t.Fatalf("record %d after reopen", first+uint64(i))
+		}
+	}
+	for id := range keep {
+		if !bytes.Equal(mustGet(t, l, id), s.recs[id-1]) {
+			t.Fatalf("record %d after reopen", id)
+		}
+	}
+}
