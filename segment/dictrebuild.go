@@ -333,11 +333,12 @@ func (l *Log) segmentDict(m segMeta) (uint32, error) {
 // rewrite rewrites segment m with the current dictionary, without the
 // records deleted since it was written. Callers hold sealMu.
 func (l *Log) rewrite(m segMeta) error {
-	d, closer, err := l.read(m, false)
+	// Through the cache, as Compact read them before the rebuild: a
+	// Forget's re-indexing has just read many of these segments.
+	d, err := l.load(m)
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
 	payloads := make([][]byte, m.count)
 	var clear []uint64
 	l.segMu.RLock()
