@@ -89,34 +89,26 @@ func (l *Log) Compact(ctx context.Context) error {
 		}
 	}
 	l.segMu.RUnlock()
+	if err := l.compactDict(ctx, len(todo) > 0 || l.namesStale); err != nil {
+		l.sealMu.Unlock()
+		return err
+	}
 	for _, m := range todo {
 		if err := ctx.Err(); err != nil {
 			l.sealMu.Unlock()
 			return err
 		}
-		d, err := l.load(m)
-		if err != nil {
+		if err := l.rewrite(m); err != nil {
 			l.sealMu.Unlock()
 			return err
 		}
-		payloads := make([][]byte, m.count)
-		var clear []uint64
-		l.segMu.RLock()
-		for i := range payloads {
-			id := m.first + uint64(i)
-			if l.deleted.Contains(id) {
-				clear = append(clear, id)
-				continue
-			}
-			if p, ok := d.get(id); ok {
-				payloads[i] = p
-			}
-		}
-		l.segMu.RUnlock()
-		if _, err := l.writeSegment(m.first, payloads, clear); err != nil {
-			l.sealMu.Unlock()
-			return err
-		}
+	}
+	// The segments compressed with a dictionary other than the current
+	// one (a rebuild just now, or one a crash interrupted) are rewritten
+	// and those dictionaries deleted.
+	if err := l.sweepDicts(ctx); err != nil {
+		l.sealMu.Unlock()
+		return err
 	}
 	if len(todo) > 0 || l.namesStale {
 		// The rewritten (or dropped) segments may have held the last

@@ -30,6 +30,7 @@
 //	'x' first:8             count | raw | stored | dead   (uvarints)     segment summary
 //	'd' id:8                (empty)                                      tombstone of a sealed record
 //	'y' id:8                zstd dictionary | crc32c                     the log's dictionary (dict.go)
+//	'z' id:8                n | id deltas | crc32c                       the records whose text dictionary id holds (dictrebuild.go)
 //	'n' id:8                name | crc32c                                agent, session, role or metadata string (names.go)
 //	"mnext"                 next id:8 BE                                 written with every append group
 //	"msealed"               sealed boundary:8 BE                         written with every seal

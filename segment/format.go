@@ -12,6 +12,7 @@ const (
 	prefixSegMeta = 'x'       // x<firstID:8 BE>    -> segment summary: count, raw bytes, stored bytes
 	prefixDeleted = 'd'       // d<id:8 BE>         -> tombstone of a deleted record not yet compacted
 	prefixDict    = 'y'       // y<id:8 BE>         -> zstd dictionary | crc32c (dict.go)
+	prefixDictIDs = 'z'       // z<id:8 BE>         -> ids of the records whose text dictionary id holds | crc32c (dict.go)
 	prefixName    = 'n'       // n<id:8 BE>         -> agent, session or role name | crc32c (names.go)
 	keyNext       = "mnext"   // next id to assign, 8 BE; written with every append group
 	keySealed     = "msealed" // ids below it are sealed or dropped, 8 BE; written with every seal

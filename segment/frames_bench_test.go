@@ -110,7 +110,7 @@ func BenchmarkSealBody(b *testing.B) {
 			}
 			defer c.close()
 			if layout != "columns" && layout != "framed-nodict" {
-				raw, err := buildDict(1, sample)
+				raw, _, err := buildDict(1, sample, []sampleRec{{id: 1, end: len(sample)}})
 				if err != nil {
 					b.Fatal(err)
 				}

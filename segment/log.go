@@ -5,14 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/lazymem/lazymem/codec"
 )
 
 // Writer is the narrow append path. The local Log implements it; a later
@@ -72,13 +70,10 @@ type Log struct {
 	sealCols     colEncoder
 	// columnsVersion is the version a columnar segment is written as:
 	// segmentVersionNames; tests set segmentVersionColumns or
-	// segmentVersionFrames to write an earlier layout. The dictionary's sample and state (dict.go), under
-	// sealMu: dictDone once built (or found at Open, or failed), dictStored
-	// once a commit holding it succeeded (or it was found at Open).
-	columnsVersion       byte
-	namesStale           bool // segments were dropped or repaired since the last gcNames (under sealMu)
-	dictSample           []byte
-	dictDone, dictStored bool
+	// segmentVersionFrames to write an earlier layout.
+	columnsVersion byte
+	namesStale     bool      // segments were dropped or repaired since the last gcNames (under sealMu)
+	dict           dictState // the dictionaries' sample and state (dict.go), under sealMu
 	// tail mirrors the newest tail records in memory for sealing (guarded
 	// by segMu); tailScratch is the commit leader's scratch for it.
 	tail        tailMirror
@@ -154,6 +149,7 @@ func Open(dir string, opts Options) (*Log, error) {
 
 		columnsVersion: segmentVersionNames,
 		deleted:        roaring64.New(),
+		dict:           dictState{hist: map[uint32][]uint64{}},
 		sealCh:         make(chan struct{}, 1),
 		stopCh:         make(chan struct{}),
 		tail:           tailMirror{max: mirrorSegments * opts.SegmentBytes},
@@ -365,24 +361,8 @@ func (l *Log) recover() error {
 		next = sealed
 	}
 	// The log's zstd dictionaries.
-	for ok := it.SeekGE([]byte{prefixDict}); ok && it.Key()[0] == prefixDict; ok = it.Next() {
-		// A dictionary is never built again once one was stored, damaged
-		// or not: a new one under the same id would decode the old
-		// segments' frames into wrong bytes (their checksums cover the
-		// compressed bytes).
-		l.dictDone = true
-		id, kok := keyID(it.Key())
-		raw, err := codec.VerifyChecksum(it.Value())
-		if kok && err == nil && id > 0 && id < 1<<32 {
-			err = l.comp.addDict(uint32(id), slices.Clone(raw))
-		}
-		if !kok || err != nil || id == 0 || id >= 1<<32 {
-			// The segments compressed with it fail to read, each with a
-			// *CorruptionError; every other segment reads.
-			l.logf("lazymem: segment: zstd dictionary %x: %v", it.Key(), err)
-			continue
-		}
-		l.dictDone, l.dictStored = true, true
+	if err := l.loadDicts(it); err != nil {
+		return err
 	}
 	if err := l.loadNames(it); err != nil {
 		return err

@@ -242,7 +242,11 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		val, err = l.comp.appendSegment(l.sealVal[:0], segmentVersionColumns, n, body)
 	default:
 		texts := l.sealCols.cols[colTexts]
-		l.sampleDict(texts)
+		if first >= l.sealed {
+			// A new seal (not a rewrite: its texts were sampled when
+			// sealed).
+			l.sampleDict(first, payloads, texts, l.sealCols.cols[colTextLens])
+		}
 		val, err = l.comp.appendFramed(l.sealVal[:0], l.columnsVersion, n, body, len(texts))
 	}
 	l.sealBody = body
@@ -290,10 +294,11 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		}
 	}
 	dict := l.comp.encDict()
-	if dict != nil && !l.dictStored {
+	if dict != nil && !l.dict.stored {
 		// Stored with the first segment that uses it (again, until a
-		// commit holding it succeeds).
-		if err := b.Set(makeKey(prefixDict, uint64(dict.num)), codec.AppendChecksum(slices.Clone(dict.raw), dict.raw), nil); err != nil {
+		// commit holding it succeeds), with the ids of the records whose
+		// text it holds.
+		if err := l.setDict(b, dict); err != nil {
 			return m, err
 		}
 	}
@@ -320,8 +325,9 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 	if err := l.commitLocked(b, pebble.NoSync); err != nil {
 		return m, wrapWrite(fmt.Sprintf("seal %d", first), err)
 	}
-	if dict != nil {
-		l.dictStored = true
+	if dict != nil && !l.dict.stored {
+		l.dict.stored = true
+		l.dict.keys = append(l.dict.keys, dict.num)
 	}
 	l.names.add(names)
 	l.cache.invalidate(first)
@@ -373,25 +379,56 @@ func findSeg(segs []segMeta, id uint64) *segMeta {
 	return &segs[i]
 }
 
-// sampleDict adds the texts of a segment being sealed to the sample the
-// log's dictionary is built from, and builds it once the sample is full.
-// A build that fails leaves the log without a dictionary (logged).
+// sampleDict adds the texts of a segment being sealed (the segment
+// starting at first; texts and text_lens are its columns) to the sample
+// the log's dictionary is built from, and builds it once the sample is
+// full. A build that fails leaves the log without a dictionary (logged).
 // Callers hold l.sealMu.
-func (l *Log) sampleDict(texts []byte) {
-	if l.opts.DisableDictionary || l.dictDone || l.comp.algo != CompressionZstd || l.comp.encDict() != nil {
+func (l *Log) sampleDict(first uint64, payloads [][]byte, texts, lens []byte) {
+	if l.opts.DisableDictionary || l.dict.done || l.comp.algo != CompressionZstd || l.comp.encDict() != nil {
 		return
 	}
-	l.dictSample = append(l.dictSample, texts...)
-	if len(l.dictSample) < dictSample {
+	base := len(l.dict.texts)
+	l.dict.texts = append(l.dict.texts, texts...)
+	end := base
+	for i, p := range payloads {
+		if p == nil {
+			continue
+		}
+		n, k := binary.Uvarint(lens)
+		if k <= 0 {
+			break // the encoder wrote one length per live record
+		}
+		lens = lens[k:]
+		end += int(n)
+		l.dict.recs = append(l.dict.recs, sampleRec{id: first + uint64(i), end: end})
+	}
+	if len(l.dict.texts) < dictSample {
 		return
 	}
-	sample := l.dictSample
-	l.dictSample, l.dictDone = nil, true
-	raw, err := buildDict(1, sample)
+	sample, recs := l.dict.texts, l.dict.recs
+	l.dict.texts, l.dict.recs, l.dict.done = nil, nil, true
+	num := l.dict.max + 1
+	raw, hist, err := buildDict(num, sample, recs)
 	if err == nil {
-		err = l.comp.addDict(1, raw)
+		err = l.comp.addDict(num, raw)
 	}
 	if err != nil {
 		l.logf("lazymem: segment: building the log's zstd dictionary: %v", err)
+		return
 	}
+	l.dict.max, l.dict.stored = num, false
+	l.dict.hist[num] = hist
+}
+
+// setDict adds dictionary d and the ids of the records whose text it
+// holds to batch b.
+func (l *Log) setDict(b *pebble.Batch, d *zdict) error {
+	if err := b.Set(makeKey(prefixDict, uint64(d.num)), codec.AppendChecksum(slices.Clone(d.raw), d.raw), nil); err != nil {
+		return err
+	}
+	if hist, ok := l.dict.hist[d.num]; ok {
+		return b.Set(makeKey(prefixDictIDs, uint64(d.num)), appendDictIDs(nil, hist), nil)
+	}
+	return nil
 }
