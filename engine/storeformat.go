@@ -28,6 +28,11 @@ import (
 // A store without the file was written before the marker existed: it is
 // format 1. Format 2 adds the log's name table (its 'n' keys, read by
 // segment version 4), which a format-1 engine would take for damage.
+// Format 3 adds index segments of version 3 (packed term frequencies),
+// which a format-2 engine would take for damage, and the lists of the
+// records each zstd dictionary of the log holds ('z' keys), without
+// which a format-2 engine's Compact would keep a forgotten record's
+// pieces in the dictionary.
 // Open marks a store of an older format with this engine's before the
 // log opens, since the log may write version-4 segments from then on;
 // a store of a newer format than this engine knows is refused
@@ -37,7 +42,7 @@ const (
 	formatTemp    = "FORMAT.tmp"
 	formatMagic   = "LZMSTORE"
 	formatSize    = 8 + 4 + codec.ChecksumSize
-	formatVersion = 2 // the format this engine writes and the newest it reads
+	formatVersion = 3 // the format this engine writes and the newest it reads
 )
 
 // appendFormat appends the FORMAT file of version v.
