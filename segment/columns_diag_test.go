@@ -19,15 +19,7 @@ import (
 // compressed alone (zstd level 3 and fastest, no dictionary), the stored
 // heads and the stored text frames, and prints them over the texts' bytes.
 func TestColumnBytesDiag(t *testing.T) {
-	dir := os.Getenv("LAZYMEM_LOG_DIR")
-	if dir == "" {
-		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
-	}
-	l, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openDiagLog(t)
 	if err := l.Seal(); err != nil { // what a load left in the tail
 		t.Fatal(err)
 	}
@@ -164,4 +156,20 @@ func TestTextFramesVariantsDiag(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openDiagLog opens the log in LAZYMEM_LOG_DIR for a diag test (skipped
+// without it) and closes it when the test ends.
+func openDiagLog(t *testing.T) *Log {
+	t.Helper()
+	dir := os.Getenv("LAZYMEM_LOG_DIR")
+	if dir == "" {
+		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
+	}
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }

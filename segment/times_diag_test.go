@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"os"
 	"slices"
 	"testing"
 
@@ -26,15 +25,7 @@ import (
 // segment's first and last time, zigzag, bit-packed at the segment's
 // widest.
 func TestTimesDiag(t *testing.T) {
-	dir := os.Getenv("LAZYMEM_LOG_DIR")
-	if dir == "" {
-		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
-	}
-	l, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openDiagLog(t)
 	l.segMu.RLock()
 	segs := slices.Clone(l.segs)
 	l.segMu.RUnlock()
