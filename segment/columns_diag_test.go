@@ -86,15 +86,7 @@ func TestColumnBytesDiag(t *testing.T) {
 // texts) with 64 and 128 KiB of history, at the fastest and the default
 // level, and prints the stored bytes over the texts'.
 func TestTextFramesVariantsDiag(t *testing.T) {
-	dir := os.Getenv("LAZYMEM_LOG_DIR")
-	if dir == "" {
-		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
-	}
-	l, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openDiagLog(t)
 	l.segMu.RLock()
 	segsCopy := append([]segMeta(nil), l.segs...)
 	l.segMu.RUnlock()

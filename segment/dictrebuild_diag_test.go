@@ -93,15 +93,7 @@ func TestCompactRebuildDiag(t *testing.T) {
 // several levels and frame sizes, and prints the stored bytes over the
 // texts' bytes; then an order-0 word entropy bound of the texts.
 func TestDictVariantsDiag(t *testing.T) {
-	dir := os.Getenv("LAZYMEM_LOG_DIR")
-	if dir == "" {
-		t.Skip("set LAZYMEM_LOG_DIR to a log directory")
-	}
-	l, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openDiagLog(t)
 	l.segMu.RLock()
 	segs := slices.Clone(l.segs)
 	l.segMu.RUnlock()
