@@ -263,18 +263,6 @@ func TestTokenFileDaemon(t *testing.T) {
 	}
 	t.Setenv("LAZYMEMD_TOKEN", "") // the file, not the environment
 	_, url, _ := startDaemon(t, t.TempDir(), "--token-file", tokenFile, "--quiet")
-	do := func(method, path, auth, body string) int {
-		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	for _, c := range []struct {
 		method, path, auth, body string
 		want                     int
@@ -288,7 +276,7 @@ func TestTokenFileDaemon(t *testing.T) {
 		{"GET", "/v1/live", "", "", 200},
 		{"GET", "/v1/ready", "", "", 200},
 	} {
-		if got := do(c.method, c.path, c.auth, c.body); got != c.want {
+		if got := statusOf(t, c.method, url+c.path, c.auth, c.body); got != c.want {
 			t.Errorf("%s %s with %q: %d, want %d", c.method, c.path, c.auth, got, c.want)
 		}
 	}
@@ -304,18 +292,6 @@ func TestAuth(t *testing.T) {
 	srv.token = "s3cret"
 	ts := httptest.NewServer(srv.routes())
 	defer ts.Close()
-	do := func(path, auth string) int {
-		req, _ := http.NewRequest("GET", ts.URL+path, nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	for _, c := range []struct {
 		path, auth string
 		want       int
@@ -323,7 +299,7 @@ func TestAuth(t *testing.T) {
 		{"/v1/stats", "", 401}, {"/v1/stats", "Bearer wrong", 401}, {"/v1/stats", "s3cret", 401},
 		{"/v1/stats", "Bearer s3cret", 200}, {"/v1/health", "", 200}, {"/mcp", "", 401}, {"/nope", "", 401},
 	} {
-		if got := do(c.path, c.auth); got != c.want {
+		if got := statusOf(t, "GET", ts.URL+c.path, c.auth, ""); got != c.want {
 			t.Errorf("GET %s with %q: %d, want %d", c.path, c.auth, got, c.want)
 		}
 	}

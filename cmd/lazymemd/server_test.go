@@ -38,6 +38,12 @@ func newTestServerAgent(t testing.TB, maxBody int64, mcpAgent string) (*httptest
 	lim.maxBody = maxBody
 	s := newServer(db, lim)
 	s.clock, s.mcpAgent = func() time.Time { return testNow }, mcpAgent
+	return serveTest(t, s, db), db
+}
+
+// serveTest serves s's routes until the test ends, then closes the server
+// and db (a close error fails the test).
+func serveTest(t testing.TB, s *server, db *engine.DB) *httptest.Server {
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(func() {
 		ts.Close()
@@ -45,7 +51,26 @@ func newTestServerAgent(t testing.TB, maxBody int64, mcpAgent string) (*httptest
 			t.Error(err)
 		}
 	})
-	return ts, db
+	return ts
+}
+
+// statusOf sends one request with the Authorization header as given (none
+// when empty) and returns its status.
+func statusOf(t testing.TB, method, url, auth, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // call sends body (nil: none) and decodes the JSON reply into out (nil:

@@ -75,14 +75,7 @@ func newKeyedServer(t *testing.T, keys []testKey) (*httptest.Server, *engine.DB)
 	s := newServer(db, defaultLimits())
 	s.clock = func() time.Time { return testNow }
 	s.keys.Store(kr)
-	ts := httptest.NewServer(s.routes())
-	t.Cleanup(func() {
-		ts.Close()
-		if err := db.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return ts, db
+	return serveTest(t, s, db), db
 }
 
 // authCall sends a request with a bearer token and returns the status and
