@@ -21,6 +21,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/internal/faultfs"
 	"github.com/lazymem/lazymem/segment"
 )
 
@@ -198,13 +199,7 @@ func crashWorkload(t *testing.T, emit func(crashImage)) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		cfg := vfs.CrashCloneCfg{}
-		switch n % 3 {
-		case 1:
-			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(rng.Uint64(), 1))}
-		case 2:
-			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 50, RNG: rand.New(rand.NewPCG(rng.Uint64(), 1))}
-		}
+		cfg := faultfs.CrashCfg(n, rng)
 		// Acknowledgements are read before the image is taken: what was
 		// acknowledged then must be in it.
 		img := crashImage{n: n, op: op, acked: int(acked.Load())}

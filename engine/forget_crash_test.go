@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
 
 // forgetCrashPlan is the store the forgetting crash test starts from:
@@ -116,13 +117,7 @@ func TestCrashForgetCompactRetention(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		cfg := vfs.CrashCloneCfg{}
-		switch n % 3 {
-		case 1:
-			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(rng.Uint64(), 1))}
-		case 2:
-			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 50, RNG: rand.New(rand.NewPCG(rng.Uint64(), 1))}
-		}
+		cfg := faultfs.CrashCfg(n, rng)
 		img := image{n: n, op: op}
 		for g := range done {
 			img.done[g] = done[g].Load()

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/klauspost/compress/zstd"
 	"github.com/lazymem/lazymem/codec"
+	"github.com/lazymem/lazymem/internal/faultfs"
 )
 
 // dictStore is a log big enough for the sealer to build its dictionary
@@ -294,13 +295,7 @@ func TestDictRebuildCrash(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		cfg := vfs.CrashCloneCfg{}
-		switch n % 3 {
-		case 1:
-			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(rng.Uint64(), 1))}
-		case 2:
-			cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 50, RNG: rand.New(rand.NewPCG(rng.Uint64(), 1))}
-		}
+		cfg := faultfs.CrashCfg(n, rng)
 		imgs <- image{n: n, op: fmt.Sprintf("%v %s", op.Kind, op.Path), fs: mem.CrashClone(cfg)}
 		return nil
 	})
