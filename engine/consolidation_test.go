@@ -37,6 +37,17 @@ func citing(units []consolidate.Unit, id uint64) bool {
 	return false
 }
 
+// consolidateUnits consolidates agent a1's records with o and returns the
+// units written.
+func consolidateUnits(t *testing.T, db *engine.DB, o engine.ConsolidateOptions) []consolidate.Unit {
+	t.Helper()
+	rep, err := db.Consolidate(context.Background(), "a1", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Units
+}
+
 // TestConsolidationTriggers: each trigger, alone, turns its record into a
 // unit; the fact below the threshold is not consolidated by the value
 // trigger alone.
@@ -72,11 +83,7 @@ func TestConsolidationTriggers(t *testing.T) {
 						t.Fatalf("recall returned %v, want the fact %d", texts(res.Memories), ids[fact])
 					}
 				}
-				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep.Units
+				return consolidateUnits(t, db, engine.ConsolidateOptions{})
 			},
 			want: []int{decision, fact},
 		},
@@ -86,11 +93,7 @@ func TestConsolidationTriggers(t *testing.T) {
 				for range 2 {
 					recall(t, db, engine.Query{Agent: "a1", Text: "postgres staging port", K: 1})
 				}
-				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep.Units
+				return consolidateUnits(t, db, engine.ConsolidateOptions{})
 			},
 			want: []int{decision}, notWant: []int{fact},
 		},
@@ -101,22 +104,14 @@ func TestConsolidationTriggers(t *testing.T) {
 				if err := db.Feedback(ctx, res.RecallID, []uint64{ids[fact]}, +1); err != nil {
 					t.Fatal(err)
 				}
-				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep.Units
+				return consolidateUnits(t, db, engine.ConsolidateOptions{})
 			},
 			want: []int{decision, fact},
 		},
 		{
 			name: "explicit ids",
 			act: func(t *testing.T, db *engine.DB, ids []uint64) []consolidate.Unit {
-				rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{IDs: []uint64{ids[fact]}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep.Units
+				return consolidateUnits(t, db, engine.ConsolidateOptions{IDs: []uint64{ids[fact]}})
 			},
 			want: []int{decision, fact},
 		},
