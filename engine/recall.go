@@ -121,7 +121,9 @@ type plan struct {
 	prevExpr    string
 	prevMeeting bool
 	// filter
-	filter       index.Filter
+	filter index.Filter
+	// justNow: the time expression is a just-now one (recall_justnow.go).
+	justNow      bool
 	bm           *roaring.Bitmap // the records passing the filters
 	queryLowInfo bool            // the query is only pleasantries
 	earlier      bool            // the query asks about an earlier state
@@ -209,6 +211,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 	p := db.newPlan(&q, t0)
 	p.parse()
 	if err := p.applyFilter(); err != nil {
+		return nil, err
+	}
+	if err := p.widenJustNow(); err != nil {
 		return nil, err
 	}
 	if err := p.previous(); err != nil {

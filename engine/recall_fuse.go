@@ -36,6 +36,7 @@ func (p *plan) fuse() error {
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (newest first), %.0f%% the lexical embedder's", 100*share, 100*(1-share)))
 	}
 	p.fused = fuse(p.cands, p.q, p.now, p.speakers, share)
+	p.justNowPrior()
 	p.subject()
 	p.dateMentions()
 	p.questions()

@@ -46,7 +46,9 @@ type TimeRange struct {
 //	                                    night (晚上) 18-24; last night,
 //	                                    昨晚: 18:00 yesterday to 06:00 today
 //	earlier today, 今天早些时候          [start of today, now]
-//	just now, a moment ago, 刚才, 刚刚   rolling, the last 30 minutes
+//	just now, a moment ago, 刚才, 刚刚   rolling, the last 30 minutes, moved back to
+//	                                    the start of the conversation by the
+//	                                    engine (recall_justnow.go)
 //	in the last N minutes/hours/days/weeks/months/years, the past N days,
 //	in the last week, the past month, 最近十分钟, 过去两个小时, 最近三天, 这两天
 //	                                    rolling, [now - N units, now]
@@ -608,8 +610,9 @@ var timeRules = []timeRule{
 		d := dayStart(m.now)
 		return d.Add(-6 * time.Hour), d.Add(6 * time.Hour), true
 	}},
-	{regexp.MustCompile(`(?i)\b(?:just\s+now|a\s+moment\s+ago|moments\s+ago|a\s+little\s+while\s+ago|a\s+few\s+moments\s+ago)\b`),
-		func(m timeMatch) (time.Time, time.Time, bool) { return rolling("minute", 30, m.now) }},
+	{justNowEN, func(m timeMatch) (time.Time, time.Time, bool) {
+		return rolling("minute", int(justNowSpan/time.Minute), m.now)
+	}},
 	// English: durations back from now.
 	{regexp.MustCompile(`(?i)\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+` + enNum + `\s+` + enUnit + `\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
@@ -749,7 +752,9 @@ var timeRules = []timeRule{
 	{regexp.MustCompile(`今天早些时候|今天早前`), func(m timeMatch) (time.Time, time.Time, bool) {
 		return dayStart(m.now), m.now.Add(time.Nanosecond), true
 	}},
-	{regexp.MustCompile(`刚才|刚刚|方才|刚说`), func(m timeMatch) (time.Time, time.Time, bool) { return rolling("minute", 30, m.now) }},
+	{justNowZH, func(m timeMatch) (time.Time, time.Time, bool) {
+		return rolling("minute", int(justNowSpan/time.Minute), m.now)
+	}},
 	// Chinese: durations back from now.
 	{regexp.MustCompile(`(?:最近|近|过去|过去的|这)\s*` + zhNum + `\s*个?\s*` + zhUnit + `(?:以来|里|内|中)?`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
