@@ -17,10 +17,11 @@ import (
 // expression is a just-now one (justNowEN, justNowZH: they resolve to the
 // last justNowSpan), the window's start moves back to the first record of
 // the conversation the question is about: Query.CurrentSession, or else
-// the session of the latest record in the window (without a current
-// session, the conversation still going or just ended). It moves back at
-// most justNowMax; a conversation with no record in the window (it ended
-// more than justNowSpan ago), other than the current one, leaves the
+// the session of the latest record that passes the other filters (the
+// conversation still going, or the last one: asked an hour after the
+// meeting, "刚才的会上…" still means that meeting, and a 30-minute window
+// would hold nothing). It moves back at most justNowMax: a conversation
+// that began earlier, or a latest record older than that, leaves the
 // window as it was. Stats.Notes says when the window moved.
 //
 // The wider window must not let an older turn of the conversation that
@@ -50,7 +51,7 @@ const (
 )
 
 // widenJustNow moves a just-now window's start back to its conversation's
-// first record (see above) and filters again. It costs one or two index
+// first record (see above) and filters again. It costs one to three index
 // filters and one or two record reads, only for just-now queries.
 func (p *plan) widenJustNow() error {
 	expr := p.res.Stats.TimeExpr
@@ -62,21 +63,29 @@ func (p *plan) widenJustNow() error {
 	if name != "" && len(p.q.Sessions) > 0 && !slices.Contains(p.q.Sessions, name) {
 		return nil // the filter excludes the current session
 	}
+	f := p.filter
+	f.Since = 0
 	if name == "" {
-		if p.bm.IsEmpty() {
-			return nil
+		before := p.bm
+		if before.IsEmpty() { // nothing in the last justNowSpan: the last conversation
+			var err error
+			if before, err = p.db.idx.Filter(&f); err != nil {
+				return fmt.Errorf("lazymem: engine: filter: %w", err)
+			}
+			if before.IsEmpty() {
+				return nil
+			}
 		}
-		latest := []cand{{id: uint64(p.bm.Maximum())}}
+		latest := []cand{{id: uint64(before.Maximum())}}
 		if err := p.db.fetch(latest, nil); err != nil {
 			return err
 		}
-		if !latest[0].fetched {
+		if !latest[0].fetched || latest[0].rec.Time.Before(p.since.Add(-justNowMax)) {
 			return nil
 		}
 		name = latest[0].rec.Session
 	}
-	f := p.filter
-	f.Since, f.Sessions = 0, []string{name}
+	f.Sessions = []string{name}
 	sb, err := p.db.idx.Filter(&f)
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: session filter: %w", err)

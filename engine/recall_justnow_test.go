@@ -10,9 +10,9 @@ import (
 )
 
 // TestJustNowConversation: "刚才" and "just now" asked at the end of a
-// two-hour meeting reach its first hour; a conversation that ended hours
-// before keeps the 30-minute window (and finds nothing), and a current
-// session longer than justNowMax is cut at justNowMax.
+// two-hour meeting reach its first hour, and three hours after it still
+// mean it; thirteen hours after, or in a current session begun more than
+// justNowMax ago, the 30-minute window stays.
 func TestJustNowConversation(t *testing.T) {
 	end := time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)
 	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return end }})
@@ -68,14 +68,25 @@ func TestJustNowConversation(t *testing.T) {
 			t.Errorf("%q (current %q): %+v, want %q first", c.text, c.current, res.Memories, c.want)
 		}
 	}
-	// No conversation in the window and none current: the 30 minutes stay.
+	// Three hours after the meeting, nothing in the last 30 minutes: the
+	// last conversation is meant, the meeting.
 	late := end.Add(3 * time.Hour)
 	res, err := db.Recall(ctx, Query{Agent: "a", Text: "刚才谁提到了磁盘？", K: 3, ParseTime: true, Mode: ModeSparse, Now: late})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := late.Add(-justNowSpan); !res.Stats.Since.Equal(want) || len(res.Memories) != 0 {
-		t.Errorf("3 hours after the meeting: since %v (want %v), %d memories (want 0)", res.Stats.Since, want, len(res.Memories))
+	if !res.Stats.Since.Equal(start) || len(res.Memories) == 0 || res.Memories[0].Record.Text != disk {
+		t.Errorf("3 hours after the meeting: since %v (want %v), %+v (want %q first)", res.Stats.Since, start, res.Memories, disk)
+	}
+	// Thirteen hours after it the meeting is no longer "just now": the 30
+	// minutes stay, and hold nothing.
+	later := end.Add(13 * time.Hour)
+	res, err = db.Recall(ctx, Query{Agent: "a", Text: "刚才谁提到了磁盘？", K: 3, ParseTime: true, Mode: ModeSparse, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := later.Add(-justNowSpan); !res.Stats.Since.Equal(want) || len(res.Memories) != 0 {
+		t.Errorf("13 hours after the meeting: since %v (want %v), %d memories (want 0)", res.Stats.Since, want, len(res.Memories))
 	}
 	// A current session that began more than justNowMax ago: unchanged.
 	res, err = db.Recall(ctx, Query{Agent: "a", Text: "what did I say about the disk just now?", CurrentSession: "chat", K: 3, ParseTime: true, Mode: ModeSparse, Now: end.Add(7 * time.Hour)})
