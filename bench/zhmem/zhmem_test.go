@@ -270,3 +270,34 @@ func TestLoadSecond(t *testing.T) {
 		t.Errorf("kinds %v: want lexical, paraphrase, update and multi", kinds)
 	}
 }
+
+// TestLoadThird checks the second out-of-sample set (testdata/third) loads
+// and has every kind of question, alias and earlier-state ones among them.
+func TestLoadThird(t *testing.T) {
+	s, err := zhmem.Load(filepath.Join("testdata", "third"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Records) < 300 || len(s.Questions) < 150 {
+		t.Fatalf("%d records, %d questions: want at least 300 and 150", len(s.Records), len(s.Questions))
+	}
+	if s.Agent != "hanmei" {
+		t.Fatalf("agent %q", s.Agent)
+	}
+	kinds, alias, earlier := map[string]int{}, 0, 0
+	for _, q := range s.Questions {
+		kinds[q.Kind]++
+		if strings.Contains(q.Note, "alias:") {
+			alias++
+		}
+		if strings.HasPrefix(q.Note, "earlier") {
+			earlier++
+		}
+	}
+	if len(kinds) != 4 || kinds["lexical"] == 0 || kinds["paraphrase"] == 0 || kinds["update"] == 0 || kinds["multi"] == 0 {
+		t.Errorf("kinds %v: want lexical, paraphrase, update and multi", kinds)
+	}
+	if alias == 0 || earlier == 0 {
+		t.Errorf("%d alias and %d earlier-state questions: want some of each", alias, earlier)
+	}
+}
