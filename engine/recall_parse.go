@@ -114,7 +114,7 @@ func (p *plan) setText() error {
 			add(e.other, expandOther*w*scale)
 		}
 		add(insts, categoryReps)
-		if err := p.aliasText(text, func(names []string) { add(names, expandSame*scale) }); err != nil {
+		if err := p.aliasText(text, func(names []string) { add(names, aliasReps*scale) }); err != nil {
 			return err
 		}
 		if b.Len() > 0 {
