@@ -33,6 +33,9 @@ type DB struct {
 	// facts are the recency and rule inputs of the records recalls have
 	// read (facts.go), so a warm recall reads only the records it returns.
 	facts factTable
+	// aliases are the names the records define, per agent set
+	// (recall_alias.go).
+	aliases aliasTables
 	// core is the core store (dir/core): units, value signals; ring the
 	// recent recalls feedback can name; bg its background goroutine.
 	core *coreStore

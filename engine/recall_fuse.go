@@ -53,6 +53,9 @@ func (p *plan) fuse() error {
 	if err := p.experience(); err != nil {
 		return err
 	}
+	if err := p.changes(); err != nil { // recall_change.go
+		return err
+	}
 	if err := p.supersede(); err != nil {
 		return err
 	}
@@ -224,7 +227,7 @@ func (p *plan) mentions() error {
 // least supersedeSim. Not when the query asks about an earlier time (a
 // parsed window that ends before now, or words like "originally", "最初":
 // the lexicon's [earlier]).
-const (
+var (
 	supersedeRatio   = 0.7
 	supersedeOverlap = 0.5
 	supersedeSim     = 0.3

@@ -114,6 +114,9 @@ func (p *plan) setText() error {
 			add(e.other, expandOther*w*scale)
 		}
 		add(insts, categoryReps)
+		if err := p.aliasText(text, func(names []string) { add(names, aliasReps*scale) }); err != nil {
+			return err
+		}
 		if b.Len() > 0 {
 			st.Expansion = b.String()
 			text = strings.Repeat(text+" ", expandOwn*scale) + st.Expansion

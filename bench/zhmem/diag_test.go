@@ -165,7 +165,7 @@ func TestDiagZh(t *testing.T) {
 	all := map[int]float64{}
 	now := s.Last.AddDate(0, 0, 1)
 	for _, q := range s.Questions {
-		res, err := db.Recall(ctx, engine.Query{Agent: s.Agent, Text: q.Text, K: 10, Mode: engine.ModeLazy, Now: now})
+		res, err := db.Recall(ctx, engine.Query{Agent: s.Agent, Text: q.Text, K: 10, Mode: cmp.Or(engine.Mode(os.Getenv("XMODE")), engine.ModeLazy), Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

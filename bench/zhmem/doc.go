@@ -3,8 +3,11 @@
 // a user and her assistant, and probing questions whose answers sit in
 // specific turns (testdata/README.md describes the data). A second set,
 // testdata/second (other people and topics, written before it was first
-// measured), checks whether ranking rules chosen on the first generalise
-// (docs/benchmarks/zh-sets.md).
+// measured), checks whether ranking rules chosen on the first generalise;
+// a third, testdata/third (written the same way once the second was
+// in-sample too), checks the rules chosen on both, with questions that
+// name people by the names the chat defines and questions about an
+// earlier state (docs/benchmarks/zh-sets.md).
 //
 // Load reads a directory holding
 //

@@ -1,0 +1,44 @@
+//go:build diag
+
+package engine
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// In a diagnostic build LAZYMEM_CHANGE=FACTOR sets changeDemote
+// (recall_change.go; 1 turns the rule off), and
+// LAZYMEM_NO_ALIASES (any value) turns the alias expansion off
+// (recall_alias.go) and LAZYMEM_ALIAS_REPS sets its weight, and LAZYMEM_SUPERSEDE="RATIO,OVERLAP,SIM" sets
+// supersession's thresholds (recall_fuse.go), so that one build can sweep them.
+func init() {
+	if v := os.Getenv("LAZYMEM_CHANGE"); v != "" {
+		if d, err := strconv.ParseFloat(v, 32); err == nil {
+			changeDemote = float32(d)
+		}
+	}
+	if v := os.Getenv("LAZYMEM_SUPERSEDE"); v != "" {
+		for i, f := range strings.Split(v, ",") {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				continue
+			}
+			switch i {
+			case 0:
+				supersedeRatio = x
+			case 1:
+				supersedeOverlap = x
+			case 2:
+				supersedeSim = x
+			}
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("LAZYMEM_ALIAS_REPS")); err == nil {
+		aliasReps = n
+	}
+	if os.Getenv("LAZYMEM_NO_ALIASES") != "" {
+		useAliases = false
+	}
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestChangeEarlier checks a question about the earlier state ranks the
+// original statement above the one stating the change, and that a
+// question about the current state is left to supersession.
+func TestChangeEarlier(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2027, 3, 10, 20, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "s1", Role: "user", Text: "学校通知我四月十五号上一节区级公开课，内容是浮力。", Time: t0},
+		{Agent: "a", Session: "s2", Role: "user", Text: "今天去超市买了点水果。", Time: t0.Add(24 * time.Hour)},
+		{Agent: "a", Session: "s3", Role: "user", Text: "公开课时间变了，区里统一调整，改到四月二十二号。", Time: t0.Add(19 * 24 * time.Hour)},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "公开课最初安排在哪一天？", K: 3, Mode: mode, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[0].Text {
+			t.Fatalf("%s: top %v: want the original statement first (%v)", mode, res.Memories, res.Stats.Notes)
+		}
+	}
+	if !changeStatement.MatchString("the launch moved to Dec 15") || changeStatement.MatchString("the launch is on Dec 1") {
+		t.Fatal("changeStatement: English patterns")
+	}
+}
