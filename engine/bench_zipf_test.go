@@ -82,7 +82,8 @@ func getZipfStore(b *testing.B, n int) (*benchStore, zipf.Config, []zipf.Record)
 // embedding memory tier, log cache and fact table) and the embedding
 // cache's disk tier emptied; the OS page cache stays warm. cache=cold
 // empties only the embedding cache (both tiers), as BenchmarkRecall's
-// cold. Reports p50/p99 and the median of each stage.
+// cold. Reports p50/p99, each query class's median and slowest recall
+// (CLASS-p50-ms, CLASS-max-ms) and the median of each stage.
 func BenchmarkRecallZipf(b *testing.B) {
 	n := benchN(b)
 	for _, filter := range []zipf.FilterKind{zipf.Agent, zipf.Session, zipf.Window, zipf.None} {
@@ -107,10 +108,12 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		}
 	}
 	var qs []Query
+	var classes []zipf.Class // classes[i]: qs[i]'s
 	for _, zq := range all {
 		if zq.Filter != filter {
 			continue
 		}
+		classes = append(classes, zq.Class)
 		q := Query{Text: zq.Text, Agent: zq.Agent, Since: zq.Since, Until: zq.Until}
 		if zq.Session != "" {
 			q.Sessions = []string{zq.Session}
@@ -129,6 +132,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		}
 	}
 	lat := make([]time.Duration, 0, b.N)
+	byClass := map[zipf.Class][]time.Duration{}
 	var stages [5][]time.Duration
 	var cands, filtered, neighbours int
 	var segReads uint64
@@ -154,6 +158,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		t := time.Now()
 		res, err := s.db.Recall(ctx, qs[i%len(qs)])
 		lat = append(lat, time.Since(t))
+		byClass[classes[i%len(qs)]] = append(byClass[classes[i%len(qs)]], lat[len(lat)-1])
 		gp.done(lat[len(lat)-1])
 		if err != nil {
 			b.Fatal(err)
@@ -172,6 +177,15 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	// Each query class's median and slowest: where the tail comes from
+	// (100 recalls hold 20 of each class).
+	for _, c := range zipf.Classes {
+		if l := byClass[c]; len(l) > 0 {
+			slices.Sort(l)
+			b.ReportMetric(float64(l[len(l)/2].Microseconds())/1000, string(c)+"-p50-ms")
+			b.ReportMetric(float64(l[len(l)-1].Microseconds())/1000, string(c)+"-max-ms")
+		}
+	}
 	gp.report(b)
 	for j, name := range []string{"filter", "broad", "fetch", "embed", "score"} {
 		slices.Sort(stages[j])

@@ -607,6 +607,8 @@ func (l *Log) verifySegment(m segMeta) error {
 		return err
 	}
 	defer l.dbMu.RUnlock()
+	l.names.readers.RLock() // see readLocked
+	defer l.names.readers.RUnlock()
 	v, closer, err := db.Get(makeKey(prefixSegment, m.first))
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
