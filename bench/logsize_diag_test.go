@@ -2,11 +2,18 @@
 
 // The log alone (segment.Log, no index, no engine) over a corpus: its
 // allocated blocks (du, less the space reserve) during the load, after it,
-// after Close and after a reopen, over the records' text:
+// after Close and after a reopen, over the records' text, and at the peak
+// its WAL's and sstables' share:
 //
 //	LAZYMEM_BENCH_CORPUS=zipf LAZYMEM_BENCH_N=200000 LAZYMEM_BENCH_CACHE=/tmp/logsize \
 //	    LAZYMEM_LOG_MEMTABLE_MB=0 (the default: Options.MemTableBytes's) \
 //	    go test -tags diag ./bench -run TestLogSizeDiag -v
+//
+// With LAZYMEM_BENCH_ENGINE=1 the records go through the engine (log and
+// index, as lazymem ingest loads them), and the log's directory is
+// measured; with LAZYMEM_BENCH_JSONL=file the corpus is written as lazymem
+// ingest's JSONL instead. TestLogMomentsReport prints the engine's table
+// for several corpora, Bleve beside it.
 
 package bench
 
@@ -17,6 +24,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,36 +69,8 @@ func TestLogSizeDiag(t *testing.T) {
 	var at kindUsage
 	var took time.Duration
 	if os.Getenv("LAZYMEM_BENCH_ENGINE") != "" {
-		// The whole engine (log and index), as lazymem ingest runs it: the
-		// log's directory measured as above.
-		edir := filepath.Join(base, "engine")
-		if err := os.RemoveAll(edir); err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(edir, "log")
-		recs := EngineRecords(c.Docs)
-		eopts := engine.Options{Log: opts}
-		smp := sampleKinds(dir, 20*time.Millisecond)
-		db, st, err := LoadEngine(edir, recs, 1000, eopts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		took = st.Apply
-		peak, at = smp.stop()
-		loaded = usageByKind(dir).total()
-		peak = max(peak, loaded)
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		closed = usageByKind(dir).total()
-		if db, err = engine.Open(edir, eopts); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		reopened = usageByKind(dir).total()
-		defer os.RemoveAll(edir)
+		m := engineMoments(t, filepath.Join(base, "engine"), c, engine.Options{Log: opts})
+		peak, at, loaded, closed, reopened, took = m.peak, m.at, m.loaded, m.closed, m.reopened, m.took
 	} else {
 		l, err := segment.Open(dir, opts)
 		if err != nil {
@@ -242,4 +223,140 @@ func writeJSONL(t *testing.T, path string, c *Corpus) {
 		t.Fatal(err)
 	}
 	fmt.Printf("%s: %d records, %.1f MB of JSONL, %.1f MB of text\n", path, len(c.Docs), float64(fi.Size())/1e6, float64(c.TextBytes())/1e6)
+}
+
+// moments are a store's allocated bytes (du) at every moment of a load.
+type moments struct {
+	peak, loaded, closed, reopened int64
+	at                             kindUsage // the log's files at its peak
+	took                           time.Duration
+}
+
+// engineMoments loads c into a new engine store at edir (one writer,
+// batches of 1000, as lazymem ingest) and measures its log's directory
+// (less the space reserve) during the load, once loaded, after Close and
+// after a reopen. The store is removed at the end.
+func engineMoments(t *testing.T, edir string, c *Corpus, opts engine.Options) moments {
+	t.Helper()
+	if err := os.RemoveAll(edir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(edir)
+	dir := filepath.Join(edir, "log")
+	recs := EngineRecords(c.Docs)
+	var m moments
+	smp := sampleKinds(dir, 20*time.Millisecond)
+	db, st, err := LoadEngine(edir, recs, 1000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.took = st.Apply
+	m.peak, m.at = smp.stop()
+	m.loaded = usageByKind(dir).total()
+	m.peak = max(m.peak, m.loaded)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m.closed = usageByKind(dir).total()
+	if db, err = engine.Open(edir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m.reopened = usageByKind(dir).total()
+	return m
+}
+
+// bleveMoments builds Bleve's index of c at bdir and measures it as
+// engineMoments does the log (Bleve's whole directory). Removed at the end.
+func bleveMoments(t *testing.T, bdir string, c *Corpus) moments {
+	t.Helper()
+	if err := os.RemoveAll(bdir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(bdir)
+	var m moments
+	smp := sampleDisk(bdir, "", 50*time.Millisecond)
+	b, st, err := BuildBleve(bdir, c.Docs, BleveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.took = st.Apply
+	m.peak, _ = smp.stop()
+	if m.loaded, err = DiskUsage(bdir); err != nil {
+		t.Fatal(err)
+	}
+	m.peak = max(m.peak, m.loaded)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m.closed, _ = DiskUsage(bdir)
+	if b, err = OpenBleve(bdir, BleveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m.reopened, _ = DiskUsage(bdir)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestLogMomentsReport prints log-size.md section 6's table: for each
+// corpus and size of LAZYMEM_BENCH_RUNS (default
+// zipf:200000,workload:200000,zipf:1000000), the engine's log (lazymem
+// ingest's path: one writer, batches of 1000, session context on) at
+// every moment, du less the space reserve, over the records' text, and
+// Bleve's index of the same records beside it up to LAZYMEM_BENCH_BLEVE_MAX
+// records (default 200000; Bleve takes minutes at 1M). About 6 minutes on
+// 2 cores at load 15:
+//
+//	LAZYMEM_BENCH_CACHE=/tmp/logmoments go test -tags diag ./bench -run TestLogMomentsReport -v -timeout 30m
+func TestLogMomentsReport(t *testing.T) {
+	runs := os.Getenv("LAZYMEM_BENCH_RUNS")
+	if runs == "" {
+		runs = "zipf:200000,workload:200000,zipf:1000000"
+	}
+	bleveMax := envInt("LAZYMEM_BENCH_BLEVE_MAX", 200000)
+	base := os.Getenv("LAZYMEM_BENCH_CACHE")
+	if base == "" {
+		base = t.TempDir()
+	}
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.TrimSpace(string(b))
+	}
+	fmt.Printf("Load average before: %s\n\n", load())
+	fmt.Println("| corpus | records | text MB | store | peak during load (WAL / sstables) | loaded | after close | after reopen | load s |")
+	fmt.Println("|---|---:|---:|---|---:|---:|---:|---:|---:|")
+	for _, run := range strings.Split(runs, ",") {
+		name, num, ok := strings.Cut(run, ":")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || n <= 0 {
+			t.Fatalf("LAZYMEM_BENCH_RUNS: %q: want corpus:records", run)
+		}
+		var c *Corpus
+		switch name {
+		case "zipf":
+			c, err = LoadZipf(zipf.Config{Seed: zipfSeed(), Records: n}, 1, zipfQuerySeed)
+		case "workload":
+			c, err = Load(workload.Config{Seed: 1, Records: n}, 1, 1)
+		default:
+			t.Fatalf("LAZYMEM_BENCH_RUNS: corpus %q: want zipf or workload", name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := float64(c.TextBytes())
+		cell := func(b int64) string { return fmt.Sprintf("%.1f MB (%.2fx)", float64(b)/1e6, float64(b)/text) }
+		m := engineMoments(t, filepath.Join(base, "engine"), c, engine.Options{})
+		fmt.Printf("| %s | %d | %.1f | lazymem log | %s (%.1f / %.1f MB) | %s | %s | %s | %.1f |\n", name, n, text/1e6,
+			cell(m.peak), float64(m.at.wal)/1e6, float64(m.at.sst)/1e6, cell(m.loaded), cell(m.closed), cell(m.reopened), m.took.Seconds())
+		if n <= bleveMax {
+			m := bleveMoments(t, filepath.Join(base, "bleve"), c)
+			fmt.Printf("| %s | %d | %.1f | Bleve | %s | %s | %s | %s | %.1f |\n", name, n, text/1e6,
+				cell(m.peak), cell(m.loaded), cell(m.closed), cell(m.reopened), m.took.Seconds())
+		}
+	}
+	fmt.Printf("\nLoad average after: %s\n", load())
 }
