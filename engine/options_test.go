@@ -67,7 +67,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Log.DisableDictionary":     func(o *Options) { o.Log.DisableDictionary = true },
 		"Log.CacheBytes":            func(o *Options) { o.Log.CacheBytes = 1 << 20 },
 		"Log.MaxRecordBytes":        func(o *Options) { o.Log.MaxRecordBytes = 2 << 20 },
-		"Log.MemTableBytes":         func(o *Options) { o.Log.MemTableBytes = 4 << 20 },
+		"Log.MemTableBytes":         func(o *Options) { o.Log.MemTableBytes = 8 << 20 },
 		"Log.DisableBackgroundSeal": func(o *Options) { o.Log.DisableBackgroundSeal = true },
 		"Log.Logf":                  func(o *Options) { o.Log.Logf = t.Logf },
 		"Log.ReserveBytes":          func(o *Options) { o.Log.ReserveBytes = 1 << 20 },

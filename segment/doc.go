@@ -77,6 +77,15 @@
 // Pebble's archive of obsolete files itself. DropBefore removes whole
 // segments for retention.
 //
+// # Size on disk
+//
+// Every record is in Pebble's WAL raw until its memtable is flushed: the
+// memtable is small (Options.MemTableBytes, 4 MiB), Pebble cuts its
+// sstables at key-prefix boundaries so that compactions do not rewrite
+// older segments, and Close flushes the memtable when the WAL is healthy
+// (closeflush.go). The log on disk stays near its segments' size during a
+// load and after Close, not only after the next Open.
+//
 // # Corruption
 //
 // A segment whose checksum, header or layout fails verification, or whose

@@ -169,6 +169,16 @@ func diskFull(op string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrDiskFull, op, err)
 }
 
+// spanByPrefix is Pebble's SpanPolicyFunc: it ends every sstable a flush
+// or compaction writes at the end of its first key's prefix byte (tail,
+// segments, summaries, ...), with the default policy (see openPebble).
+func spanByPrefix(start []byte) (pebble.SpanPolicy, []byte, error) {
+	if len(start) == 0 || start[0] == 0xff {
+		return pebble.SpanPolicy{}, nil, nil
+	}
+	return pebble.SpanPolicy{}, []byte{start[0] + 1}, nil
+}
+
 // noArchiveFS is the filesystem Pebble sees: the log keeps Pebble's
 // ArchiveCleaner because a cleaner that needs the files' contents turns
 // off WAL recycling (a recycled WAL keeps a deleted record's bytes), but
@@ -208,18 +218,38 @@ func (fs noArchiveFS) Create(name string, category vfs.DiskWriteCategory) (vfs.F
 	if fs.log == nil {
 		return f, nil
 	}
-	return reserveFile{File: f, log: fs.log, sst: sst, name: name}, nil
+	return reserveFile{File: f, log: fs.log, sst: sst, wal: strings.HasSuffix(name, ".log"), name: name}, nil
 }
 
 // reserveFile retries a write that failed for want of space once, after
 // releasing the space reserve, and keeps sstable writes out of the
 // reserve's last half (see noArchiveFS). Syncs are not retried: a failed
-// sync may have dropped the data it was to make durable.
+// sync may have dropped the data it was to make durable. A WAL file's
+// failed write or sync is noted (Log.walFailed): Pebble's WAL writer keeps
+// that error, and a memtable rotation that meets it panics (closeflush.go).
 type reserveFile struct {
 	vfs.File
 	log  *Log
 	sst  bool
+	wal  bool
 	name string
+}
+
+// noteWAL records a failed write or sync of a WAL file.
+func (f reserveFile) noteWAL(err error) error {
+	if err != nil && f.wal {
+		f.log.walFailed.Store(true)
+	}
+	return err
+}
+
+func (f reserveFile) Sync() error { return f.noteWAL(f.File.Sync()) }
+
+func (f reserveFile) SyncData() error { return f.noteWAL(f.File.SyncData()) }
+
+func (f reserveFile) SyncTo(length int64) (fullSync bool, err error) {
+	fullSync, err = f.File.SyncTo(length)
+	return fullSync, f.noteWAL(err)
 }
 
 func (f reserveFile) Write(p []byte) (int, error) {
@@ -236,7 +266,7 @@ func (f reserveFile) Write(p []byte) (int, error) {
 		m, err = f.File.Write(p[n:])
 		n += m
 	}
-	return n, err
+	return n, f.noteWAL(err)
 }
 
 func (f reserveFile) WriteAt(p []byte, off int64) (int, error) {
@@ -253,7 +283,7 @@ func (f reserveFile) WriteAt(p []byte, off int64) (int, error) {
 		m, err = f.File.WriteAt(p[n:], off+int64(n))
 		n += m
 	}
-	return n, err
+	return n, f.noteWAL(err)
 }
 
 func (fs noArchiveFS) MkdirAll(dir string, perm os.FileMode) error {
@@ -284,6 +314,16 @@ func (l *Log) eventListener() *pebble.EventListener {
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			l.pebbleCorruptions.Add(1)
 			l.logf("lazymem: segment: %s", info)
+		},
+		WALCreated: func(info pebble.WALCreateInfo) {
+			if info.Err == nil {
+				l.wal.created(uint64(info.FileNum))
+			}
+		},
+		WALDeleted: func(info pebble.WALDeleteInfo) {
+			if info.Err == nil {
+				l.wal.deleted(uint64(info.FileNum))
+			}
 		},
 		BackgroundError: func(err error) {
 			l.logf("lazymem: segment: background: %v", err)
@@ -386,6 +426,9 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 		l.unsynced = 0
 	} else if err == nil {
 		l.unsynced += int64(n)
+	}
+	if err == nil {
+		l.wal.add(n)
 	}
 	return err
 }
