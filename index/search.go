@@ -184,7 +184,7 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 		it := &s.iters[i]
 		if it.Seek(doc) && it.At() == doc {
 			q := s.segT[i].q
-			v := scoreNorm(s.segT[i].w, it.TF(), norm)
+			v := scoreNorm(s.segT[i].w, it.ProbeTF(), norm)
 			s.tmp[q] = v
 			sum += v
 		}
@@ -461,6 +461,9 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	for fe < m {
 		doc := uint32(endDoc)
 		for i := fe; i < m; i++ {
+			if dense != nil {
+				skipToDense(&s.iters[i], dense)
+			}
 			doc = min(doc, s.iters[i].At())
 		}
 		if doc == endDoc {
@@ -527,7 +530,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 					if batch {
 						cb += s.exact(sc, seg, i, order[i].w) * ubSlack
 					} else {
-						cb += s.cCorners[i].boundTF(sc, order[i].w, it.TF()) * ubSlack
+						cb += s.cCorners[i].boundTF(sc, order[i].w, it.ProbeTF()) * ubSlack
 					}
 				}
 			}
@@ -560,7 +563,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				if batch {
 					v = s.exact(sc, seg, i, order[i].w)
 				} else {
-					v = scoreNorm(order[i].w, it.TF(), norm)
+					v = scoreNorm(order[i].w, it.ProbeTF(), norm)
 				}
 				tmp[order[i].q] = v
 				sum += v

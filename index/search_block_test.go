@@ -83,3 +83,40 @@ func TestWindowEqualsExhaustive(t *testing.T) {
 		t.Errorf("spans %d, cut %d, non-essential reads %d: want every path taken", spans, cut, neRead)
 	}
 }
+
+// TestPackedTF reads every tf of packed blocks alone (packedTF, behind
+// ProbeTF) and compares it with the whole block's decode, for every
+// width and block length, and refuses damaged blocks.
+func TestPackedTF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	out := make([]uint32, blockSize)
+	for w := 0; w <= 32; w++ {
+		for n := 1; n <= blockSize; n++ {
+			tfs := make([]uint32, n)
+			for j := range tfs {
+				tfs[j] = 1 + uint32(rng.Uint64()&(uint64(1)<<w-1))
+			}
+			buf := appendPackedTFs(nil, tfs)
+			if decodePackedTFs(buf, out[:n]) != len(buf) {
+				t.Fatalf("w=%d n=%d: decodePackedTFs failed", w, n)
+			}
+			for j := 0; j < n; j++ {
+				got, ok := packedTF(buf, n, j)
+				if !ok || got != tfs[j] || got != out[j] {
+					t.Fatalf("w=%d n=%d j=%d: packedTF %d %v, want %d", w, n, j, got, ok, tfs[j])
+				}
+			}
+			if w > 0 {
+				if _, ok := packedTF(buf[:len(buf)-1], n, 0); ok {
+					t.Fatalf("w=%d n=%d: a short block read", w, n)
+				}
+			}
+		}
+	}
+	if _, ok := packedTF([]byte{33, 0, 0, 0, 0, 0}, 1, 0); ok {
+		t.Fatal("width 33 read")
+	}
+	if _, ok := packedTF(nil, 1, 0); ok {
+		t.Fatal("empty block read")
+	}
+}
