@@ -491,7 +491,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				// Block at a time when the range's first span holds
 				// enough essential postings (decided once a range:
 				// counting them per candidate cost rare/none 15%).
-				useWin = batch && s.windowPays(fe, uint32(min(uint64(upto), uint64(doc)+windowSpan-1)))
+				useWin = batch && m-fe <= windowMaxLists && s.windowPays(fe, uint32(min(uint64(upto), uint64(doc)+windowSpan-1)))
 			}
 			upto := bubUpto
 			if bub <= theta {

@@ -44,6 +44,12 @@ const neReadRatio = 12
 // segment, ~1-2 postings a span; spans of any size were +10-15%).
 const windowMin = 8
 
+// windowMaxLists is the most essential lists a span is taken with:
+// with more (long queries, 8-12 terms) a span holds a few postings of
+// each, its loops over the lists cost more than the candidates
+// (long/none at 1M +9%).
+const windowMaxLists = 4
+
 // windowPays reports whether the essential lists hold at least
 // windowMin postings in [.., end].
 func (s *searcher) windowPays(fe int, end uint32) bool {
