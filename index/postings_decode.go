@@ -195,3 +195,24 @@ func decodePackedTFs(buf []byte, out []uint32) int {
 	}
 	return size
 }
+
+// packedTF returns the j-th tf of a block packed by appendPackedTFs
+// holding n tfs, without decoding the others; ok is false when buf is
+// damaged (decodePackedTFs then reports it).
+func packedTF(buf []byte, n, j int) (uint32, bool) {
+	if len(buf) == 0 || buf[0] > 32 || j >= n {
+		return 0, false
+	}
+	w := uint(buf[0])
+	if w == 0 {
+		return 1, true
+	}
+	if packedTFsLen(n, w) > len(buf) {
+		return 0, false
+	}
+	data := buf[1:packedTFsLen(n, w)]
+	bit := uint(j) * w
+	var word [8]byte
+	copy(word[:], data[bit>>3:])
+	return uint32(binary.LittleEndian.Uint64(word[:])>>(bit&7)&(uint64(1)<<w-1)) + 1, true
+}

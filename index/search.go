@@ -104,6 +104,15 @@ type searcher struct {
 	bScore [][blockSize]float64
 	bsBlk  []int
 	bsFrom []int
+
+	// the block-at-a-time window (search_block.go): the accumulator, per
+	// iterator the end of its postings in the span, the kept docs
+	acc  []float64
+	wEnd []int
+	surv []uint32
+	// spans taken block at a time, those cut at windowSpan, the
+	// non-essential blocks read in them (tests)
+	spans, cut, neRead int
 }
 
 // blockBound returns iterator i's block-max bound around doc and the last
@@ -175,7 +184,7 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 		it := &s.iters[i]
 		if it.Seek(doc) && it.At() == doc {
 			q := s.segT[i].q
-			v := scoreNorm(s.segT[i].w, it.TF(), norm)
+			v := scoreNorm(s.segT[i].w, it.ProbeTF(), norm)
 			s.tmp[q] = v
 			sum += v
 		}
@@ -197,40 +206,6 @@ func (s *searcher) resetBounds(m int) {
 	s.bScore, s.bsBlk, s.bsFrom = s.bScore[:m], s.bsBlk[:m], s.bsFrom[:m]
 	for i := range s.bsBlk {
 		s.bsBlk[i] = -1
-	}
-}
-
-// exact returns the score of essential iterator i's current posting,
-// from the scores of its block's postings computed in one pass
-// (blockScores): bit-identical to scoreNorm of its tf and the document's
-// norm, as the per-candidate path computes it.
-func (s *searcher) exact(sc *scorer, seg *segment, i int, w float64) float64 {
-	it := &s.iters[i]
-	if s.bsBlk[i] != it.decoded || it.i < s.bsFrom[i] {
-		s.blockScores(sc, seg, i, w)
-	}
-	return s.bScore[i][it.i]
-}
-
-// blockScores scores the postings of iterator i's loaded block from its
-// position on. The lengths' loads do not depend on each other, so their
-// cache misses overlap (what a pass reading a sparse block's lengths
-// ahead did before: 1M records, mid/none 0.70-0.81 -> 0.35-0.41 ms), and
-// the divisions pipeline. Profile lesson (Zipf 200k, no filter): a
-// candidate's bound from its tf and the block's corners (two divisions)
-// let most candidates through to the length read, norm and score (1,054
-// of the 1,254 postings a mid/none query met); bounded by its exact
-// score, 659 are scored (rare/none 121 -> 51), at the cost of the bound.
-func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
-	it := &s.iters[i]
-	if !it.tfDone {
-		it.decodeTFs()
-	}
-	s.bsBlk[i], s.bsFrom[i] = it.decoded, it.i
-	out := &s.bScore[i]
-	tfs := it.tfs
-	for j := it.i; j < len(it.docs); j++ {
-		out[j] = scoreNorm(w, tfs[j], sc.norm(seg.docLen(it.docs[j])))
 	}
 }
 
@@ -474,6 +449,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	// queries, 8-12 terms, 200k records): recomputing it over all terms for
 	// every candidate was 41% of the search.
 	bubFrom, bubUpto, bub := uint32(1), uint32(0), 0.0
+	useWin := false // take [bubFrom, bubUpto] block at a time (search_block.go)
 	if cap(s.rub) < m {
 		s.rub = make([]float64, m)
 	}
@@ -485,6 +461,9 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 	for fe < m {
 		doc := uint32(endDoc)
 		for i := fe; i < m; i++ {
+			if dense != nil {
+				skipToDense(&s.iters[i], dense)
+			}
 			doc = min(doc, s.iters[i].At())
 		}
 		if doc == endDoc {
@@ -509,6 +488,10 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 					bub += ub
 				}
 				bubFrom, bubUpto = doc, upto
+				// Block at a time when the range's first span holds
+				// enough essential postings (decided once a range:
+				// counting them per candidate cost rare/none 15%).
+				useWin = batch && m-fe <= windowMaxLists && s.windowPays(fe, uint32(min(uint64(upto), uint64(doc)+windowSpan-1)))
 			}
 			upto := bubUpto
 			if bub <= theta {
@@ -531,6 +514,14 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				neBlock += rub[i]
 				s.rubPre[i] = neBlock
 			}
+			if useWin {
+				end := uint32(min(uint64(upto), uint64(doc)+windowSpan-1))
+				theta = x.window(s, sc, seg, tomb, fe, doc, end, theta, neBlock)
+				for fe < m && prefix[fe] <= theta {
+					fe++
+				}
+				continue
+			}
 			// An essential term's part is bounded by its real tf (the corners
 			// give the least length a posting of that tf can have).
 			cb := neBlock
@@ -539,7 +530,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 					if batch {
 						cb += s.exact(sc, seg, i, order[i].w) * ubSlack
 					} else {
-						cb += s.cCorners[i].boundTF(sc, order[i].w, it.TF()) * ubSlack
+						cb += s.cCorners[i].boundTF(sc, order[i].w, it.ProbeTF()) * ubSlack
 					}
 				}
 			}
@@ -572,7 +563,7 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 				if batch {
 					v = s.exact(sc, seg, i, order[i].w)
 				} else {
-					v = scoreNorm(order[i].w, it.TF(), norm)
+					v = scoreNorm(order[i].w, it.ProbeTF(), norm)
 				}
 				tmp[order[i].q] = v
 				sum += v

@@ -49,7 +49,7 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 					norm = sc.norm(seg.docLen(doc))
 					matched = true
 				}
-				v := scoreNorm(order[i].w, p.TF(), norm)
+				v := scoreNorm(order[i].w, p.ProbeTF(), norm)
 				tmp[order[i].q] = v
 				sum += v
 			}

@@ -1,0 +1,304 @@
+package index
+
+import (
+	"math"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Block-at-a-time candidates. Once the heap is full, maxScore holds a
+// window [doc, upto] in which every term sees one block, whose block-max
+// sum beats the threshold. Doc at a time, every essential posting of the
+// window was a candidate: the smallest current doc over the essential
+// iterators, the candidate's bound from its exact essential scores and
+// the non-essential block bounds, the iterators advanced one by one.
+// Profile lesson (Zipf 200k, mid/none, 2-4 terms, most of them
+// essential): ~1,240 candidates a query, about half of them pruned by
+// that bound; the loop around them (its own lines and the per-posting
+// exact score lookups) was 39% of maxScore.
+//
+// Here the window is taken in spans of at most windowSpan ids: the
+// essential postings' exact scores (blockScores) are added into an
+// accumulator indexed by id, then each posting's doc is kept when its
+// accumulated bound plus the non-essential block bounds beats the
+// threshold, branch-free, and only the kept docs are scored one by one
+// in id order, exactly as maxScore scores a candidate (the same exact
+// scores, nonEssential, canonical), so scores are bit-identical.
+
+// windowSpan is the id span of one accumulator pass (16 KB of float64:
+// it stays in L1).
+const windowSpan = 2048
+
+var negInf = math.Inf(-1)
+
+// neReadRatio: window reads a non-essential term's block over a span
+// when its expected postings there are at most neReadRatio per doc
+// that its bound could otherwise keep (a kept doc costs a seek and its
+// scoring, ~40 ns; a posting read ~3 ns).
+const neReadRatio = 12
+
+// windowMin is the number of essential postings a span must hold for
+// window to take it: below it the span's loops cost more than the
+// candidates they replace (rare/none: a rare term's one block spans the
+// segment, ~1-2 postings a span; spans of any size were +10-15%).
+const windowMin = 8
+
+// windowMaxLists is the most essential lists a span is taken with:
+// with more (long queries, 8-12 terms) a span holds a few postings of
+// each, its loops over the lists cost more than the candidates
+// (long/none at 1M +9%).
+const windowMaxLists = 4
+
+// windowPays reports whether the essential lists hold at least
+// windowMin postings in [.., end].
+func (s *searcher) windowPays(fe int, end uint32) bool {
+	n := 0
+	for i := fe; i < len(s.segT) && n < windowMin; i++ {
+		it := &s.iters[i]
+		if it.At() > end {
+			continue
+		}
+		docs := it.docs
+		for j := it.i; j < len(docs) && n < windowMin && docs[j] <= end; j++ {
+			n++
+		}
+	}
+	return n >= windowMin
+}
+
+// window runs the block-at-a-time pass over the span [start, end] for
+// the unfiltered maxScore: start is the least essential doc, end at most
+// start+windowSpan-1 and within the blocks whose bounds maxScore holds
+// (rub), fe terms are non-essential, neBlock the sum of their block
+// bounds (s.rubPre its running sums), theta the threshold. It leaves
+// every essential iterator past end and returns the threshold after its
+// pushes.
+func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitmap, fe int, start, end uint32, theta, neBlock float64) float64 {
+	m := len(s.segT)
+	order := s.segT
+	h := &s.heap
+	tmp := s.tmp
+	if len(s.acc) < windowSpan {
+		s.acc = make([]float64, windowSpan)
+	}
+	acc := s.acc[:windowSpan]
+	if cap(s.wEnd) < m {
+		s.wEnd = make([]int, m)
+	}
+	wEnd := s.wEnd[:m]
+	if cap(s.surv) < blockSize*m {
+		s.surv = make([]uint32, blockSize*m)
+	}
+	surv := s.surv[:blockSize*m]
+	s.spans++
+	if end-start == windowSpan-1 {
+		s.cut++
+	}
+	for i := fe; i < m; i++ {
+		it := &s.iters[i]
+		if it.At() <= end && (s.bsBlk[i] != it.decoded || it.i < s.bsFrom[i]) {
+			s.blockScores(sc, seg, i, order[i].w)
+		}
+	}
+	{
+		// Accumulate the essential scores of [start, end].
+		for i := fe; i < m; i++ {
+			it := &s.iters[i]
+			j := it.i
+			if it.At() <= end {
+				docs, bs := it.docs, &s.bScore[i]
+				for ; j < len(docs) && docs[j] <= end; j++ {
+					acc[docs[j]-start] += bs[j] * ubSlack
+				}
+			}
+			wEnd[i] = j
+		}
+		// A non-essential term's block bound counts only for the docs
+		// its block holds. Profile lesson (mid/none, 200k): with the
+		// sum of the non-essential block bounds, half the essential
+		// postings were kept and sought in the non-essential terms, and
+		// one in twelve of them entered the heap. A block is read only
+		// when the docs that beat theta with all the bounds (hot) are
+		// many for its expected postings in the span: long queries'
+		// frequent terms read there doubled long/none. The terms not
+		// read count with their whole block bound (rest).
+		lim, rest := theta, 0.0
+		if fe > 0 {
+			hot := s.hot(fe, start, wEnd, min(neBlock, s.prefix[fe-1]), theta)
+			span := float64(end-start+1) / float64(seg.hi-seg.lo+1)
+			for k := fe - 1; k >= 0; k-- {
+				it := &s.iters[k]
+				j, r := it.i, s.rub[k]
+				wEnd[k] = j
+				if r == 0 || hot == 0 {
+					continue
+				}
+				if float64(order[k].ti.df)*span > neReadRatio*float64(hot) {
+					rest += r
+					continue
+				}
+				s.neRead++
+				if it.Seek(start) && it.At() <= end {
+					docs := it.docs
+					for j = it.i; j < len(docs) && docs[j] <= end; j++ {
+						acc[docs[j]-start] += r
+					}
+					wEnd[k] = j
+				}
+				below := 0.0 // the terms not yet read count whole
+				if k > 0 {
+					below = s.rubPre[k-1]
+				}
+				hot = s.hot(fe, start, wEnd, rest+below, theta)
+			}
+			if hot == 0 {
+				lim = math.Inf(1) // keep none
+			}
+		}
+		// Keep the docs whose bound beats theta. A slot read is set to
+		// -Inf, so a doc of several essential lists is kept once, then
+		// the slots are cleared.
+		n := 0
+		for i := fe; i < m; i++ {
+			it := &s.iters[i]
+			docs := it.docs
+			for j := it.i; j < wEnd[i]; j++ {
+				d := docs[j]
+				o := d - start
+				a := acc[o]
+				acc[o] = negInf
+				surv[n] = d
+				if a+rest > lim {
+					n++
+				}
+			}
+		}
+		for i := 0; i < m; i++ {
+			if it := &s.iters[i]; it.At() <= end {
+				docs := it.docs
+				for j := it.i; j < wEnd[i]; j++ {
+					acc[docs[j]-start] = 0
+				}
+			}
+		}
+		kept := surv[:n]
+		if fe < m-1 {
+			slices.Sort(kept) // several essential lists: id order
+		}
+		for _, d := range kept {
+			sum := 0.0
+			for i := fe; i < m; i++ {
+				it := &s.iters[i]
+				// in the loaded block (d <= end <= its last), ahead
+				for it.cur < d {
+					it.i++
+					it.cur = it.docs[it.i]
+				}
+				if it.At() == d {
+					v := s.bScore[i][it.i]
+					tmp[order[i].q] = v
+					sum += v
+				}
+			}
+			norm := 0.0
+			if fe > 0 {
+				norm = sc.norm(seg.docLen(d))
+			}
+			_, pruned := s.nonEssential(sc, fe, d, norm, sum, theta, true, neBlock)
+			score := canonical(tmp)
+			if pruned || (tomb != nil && tomb.Contains(d)) {
+				continue
+			}
+			if h.push(uint64(d), score) {
+				theta = h.threshold()
+			}
+		}
+		for i := fe; i < m; i++ {
+			it := &s.iters[i]
+			if it.At() > end {
+				continue
+			}
+			if j := wEnd[i]; j < len(it.docs) {
+				it.i, it.cur = j, it.docs[j]
+			} else {
+				it.Seek(end + 1)
+			}
+		}
+	}
+	return theta
+}
+
+// hot counts the essential postings of the span [start, ...] (up to
+// wEnd) whose accumulated bound plus extra beats theta.
+func (s *searcher) hot(fe int, start uint32, wEnd []int, extra, theta float64) int {
+	acc := s.acc
+	n := 0
+	for i := fe; i < len(s.segT); i++ {
+		it := &s.iters[i]
+		docs := it.docs
+		for j := it.i; j < wEnd[i]; j++ {
+			if acc[docs[j]-start]+extra > theta {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// exact returns the score of essential iterator i's current posting,
+// from the scores of its block's postings computed in one pass
+// (blockScores): bit-identical to scoreNorm of its tf and the document's
+// norm, as the per-candidate path computes it.
+func (s *searcher) exact(sc *scorer, seg *segment, i int, w float64) float64 {
+	it := &s.iters[i]
+	if s.bsBlk[i] != it.decoded || it.i < s.bsFrom[i] {
+		s.blockScores(sc, seg, i, w)
+	}
+	return s.bScore[i][it.i]
+}
+
+// blockScores scores the postings of iterator i's loaded block from its
+// position on. The lengths' loads do not depend on each other, so their
+// cache misses overlap (what a pass reading a sparse block's lengths
+// ahead did before: 1M records, mid/none 0.70-0.81 -> 0.35-0.41 ms), and
+// the divisions pipeline. Profile lesson (Zipf 200k, no filter): a
+// candidate's bound from its tf and the block's corners (two divisions)
+// let most candidates through to the length read, norm and score (1,054
+// of the 1,254 postings a mid/none query met); bounded by its exact
+// score, 659 are scored (rare/none 121 -> 51), at the cost of the bound.
+func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
+	it := &s.iters[i]
+	if !it.tfDone {
+		it.decodeTFs()
+	}
+	s.bsBlk[i], s.bsFrom[i] = it.decoded, it.i
+	out := &s.bScore[i]
+	tfs := it.tfs
+	for j := it.i; j < len(it.docs); j++ {
+		out[j] = scoreNorm(w, tfs[j], sc.norm(seg.docLen(it.docs[j])))
+	}
+}
+
+// skipToDense advances essential iterator it to its first posting at or
+// after its current one that the dense filter holds, a block at a time:
+// a bit test per posting in a tight loop. Profile lesson (Zipf 200k,
+// mid/agent, ~1,000 filter docs a segment): every essential posting went
+// through maxScore's candidate loop (the least doc over the iterators,
+// the bound by tf, the filter check), and 99 in 100 then failed the
+// filter.
+func skipToDense(it *postingsIter, d *denseFilter) {
+	words := d.words
+	for it.cur != endDoc {
+		docs := it.docs
+		for j := it.i; j < len(docs); j++ {
+			o := docs[j] - d.lo
+			if words[o/64]&(1<<(o%64)) != 0 {
+				it.i, it.cur = j, docs[j]
+				return
+			}
+		}
+		it.i = len(docs) - 1
+		it.Next()
+	}
+}
