@@ -81,6 +81,9 @@ type searcher struct {
 	ti      termInfo
 	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
 	idx     []int      // scratch of lookupAll
+	hs      []uint64   // scratch of lookupAll
+	texts   []string   // the terms' texts, for lookupAll
+	sink    byte       // what lookupAll read ahead (kept so the loads stay)
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
@@ -269,20 +272,28 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 	}
 	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
 	segs := s.segs
-	// Each term is looked up once per segment per query: the statistics
-	// here and the scoring loops read s.tis.
-	nseg := len(segs)
-	if cap(s.tis) < len(s.terms)*nseg {
-		s.tis = make([]termInfo, len(s.terms)*nseg)
+	// Each term is looked up once per segment per query, all pairs in one
+	// staged pass (lookupAll): the statistics here and the scoring loops
+	// read s.tis.
+	nseg, nt := len(segs), len(s.terms)
+	if cap(s.tis) < nt*nseg {
+		s.tis = make([]termInfo, nt*nseg)
 	}
-	s.tis = s.tis[:len(s.terms)*nseg]
-	if cap(s.idx) < nseg {
-		s.idx = make([]int, nseg)
+	s.tis = s.tis[:nt*nseg]
+	if cap(s.idx) < nt*nseg {
+		s.idx = make([]int, nt*nseg)
 	}
+	if cap(s.hs) < nt {
+		s.hs = make([]uint64, nt)
+	}
+	s.texts = s.texts[:0]
+	for i := range s.terms {
+		s.texts = append(s.texts, s.terms[i].text)
+	}
+	s.sink += lookupAll(segs, s.texts, s.tis, s.hs[:nt], s.idx[:nt*nseg])
 	kept := s.terms[:0]
-	for _, t := range s.terms {
-		row := s.tis[len(kept)*nseg : (len(kept)+1)*nseg]
-		lookupAll(segs, t.text, row, s.idx[:nseg])
+	for q, t := range s.terms {
+		row := s.tis[q*nseg : (q+1)*nseg]
 		var df uint64
 		for si, seg := range segs {
 			if ti := &row[si]; ti.df > 0 {
@@ -291,6 +302,10 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		}
 		if df == 0 {
 			continue
+		}
+		if len(kept) < q {
+			// Rows follow the kept terms (s.tis[q*nseg+si] is term q's).
+			copy(s.tis[len(kept)*nseg:(len(kept)+1)*nseg], row)
 		}
 		t.w = idf(x.nLive, df) * t.qtf * (x.opts.K1 + 1)
 		kept = append(kept, t)
