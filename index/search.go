@@ -83,6 +83,7 @@ type searcher struct {
 	idx     []int      // scratch of lookupAll
 	hs      []uint64   // scratch of lookupAll
 	texts   []string   // the terms' texts, for lookupAll
+	front   []tfdl     // the mutable segment's frontier of a term (scratch)
 	sink    byte       // what lookupAll read ahead (kept so the loads stay)
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
@@ -410,7 +411,11 @@ func (x *Index) searchSegments(s *searcher, sc *scorer, filter *roaring.Bitmap, 
 				// One block: its corners are the term's frontier.
 				ub = ti.corners0().bound(sc, s.terms[q].w)
 			} else {
-				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
+				f := seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)], s.front)
+				if seg.mut != nil {
+					s.front = f // scratch; a sealed segment's is its cache
+				}
+				for _, pr := range f {
 					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
 				}
 			}
