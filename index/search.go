@@ -298,7 +298,10 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		var df uint64
 		for si, seg := range segs {
 			if ti := &row[si]; ti.df > 0 {
-				df += uint64(ti.df) - uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
+				df += uint64(ti.df)
+				if seg.nDeleted > 0 {
+					df -= uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
+				}
 			}
 		}
 		if df == 0 {

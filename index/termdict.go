@@ -104,6 +104,10 @@ func lookupAll(segs []*segment, ts []string, row []termInfo, hs []uint64, idx []
 		for i, s := range segs {
 			k := j*nseg + i
 			idx[k] = -2 // resolve by segment.term
+			if s.empty() {
+				idx[k] = -1 // a mutable segment with no document yet
+				continue
+			}
 			if s.mut != nil || len(s.dict.slots) == 0 {
 				continue
 			}
