@@ -168,7 +168,8 @@ func (s *searcher) fillDense(filter *roaring.Bitmap, seg *segment) {
 	d.words = d.words[:n]
 	clear(d.words)
 	d.lo = seg.lo
-	it := filter.Iterator()
+	it := &s.fit.it // the filter-driven loop's iterator, idle here
+	it.Initialize(filter)
 	it.AdvanceIfNeeded(seg.lo)
 	for it.HasNext() {
 		id := it.Next()

@@ -54,7 +54,7 @@ func FuzzOpenSegment(f *testing.F) {
 		for i := 0; i < s.nTerms; i++ {
 			s.entry(i, &ti)
 			_ = ti.corners0()
-			_ = s.frontier(string(s.termAt(i)), &ti, &p)
+			_ = s.frontier(string(s.termAt(i)), &ti, &p, nil)
 			p.reset(&ti)
 			for p.Next() {
 				_ = p.TF()

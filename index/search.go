@@ -2,7 +2,6 @@ package index
 
 import (
 	"math"
-	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -81,6 +80,10 @@ type searcher struct {
 	ti      termInfo
 	tis     []termInfo // [term*len(segs)+seg], filled by prepare; df 0 = absent
 	idx     []int      // scratch of lookupAll
+	hs      []uint64   // scratch of lookupAll
+	texts   []string   // the terms' texts, for lookupAll
+	front   []tfdl     // the mutable segment's frontier of a term (scratch)
+	sink    byte       // what lookupAll read ahead (kept so the loads stay)
 	skipped int        // block ranges skipped (for tests)
 	segs    []*segment // snapshot of x.segs + x.mut, taken by prepare
 
@@ -209,86 +212,6 @@ func (s *searcher) resetBounds(m int) {
 	}
 }
 
-// analyzeQuery fills s.terms with the distinct query terms, sorted (the
-// canonical summation order) with their query frequencies.
-func (x *Index) analyzeQuery(s *searcher, query string) {
-	s.scratch = x.opts.Analyzer.Terms(s.scratch[:0], query)
-	slices.Sort(s.scratch)
-	s.terms = s.terms[:0]
-	for i, t := range s.scratch {
-		if i > 0 && t == s.scratch[i-1] {
-			s.terms[len(s.terms)-1].qtf++
-			continue
-		}
-		s.terms = append(s.terms, qterm{text: t, qtf: 1})
-	}
-	coverCJK(s.terms)
-}
-
-// prepare computes the global statistics of the query terms; it drops
-// terms no live document holds. Callers hold x.mu.
-func (x *Index) prepare(s *searcher) (scorer, bool) {
-	// Own terms of session-context documents count ownWeight times in tf
-	// and length: k1 scales with them, so a document's score depends on
-	// the weighting only through what it inherits.
-	sc := scorer{k1: x.opts.K1 * float64(x.ownWeight()), b: x.opts.B}
-	if x.nLive == 0 {
-		return sc, false
-	}
-	sc.avgdl = float64(x.sumLive) / float64(x.nLive)
-	if sc.avgdl == 0 {
-		sc.avgdl = 1
-	}
-	if len(s.iters) < 1 {
-		s.iters = make([]postingsIter, 1)
-	}
-	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
-	segs := s.segs
-	// Each term is looked up once per segment per query: the statistics
-	// here and the scoring loops read s.tis.
-	nseg := len(segs)
-	if cap(s.tis) < len(s.terms)*nseg {
-		s.tis = make([]termInfo, len(s.terms)*nseg)
-	}
-	s.tis = s.tis[:len(s.terms)*nseg]
-	if cap(s.idx) < nseg {
-		s.idx = make([]int, nseg)
-	}
-	kept := s.terms[:0]
-	for _, t := range s.terms {
-		row := s.tis[len(kept)*nseg : (len(kept)+1)*nseg]
-		lookupAll(segs, t.text, row, s.idx[:nseg])
-		var df uint64
-		for si, seg := range segs {
-			if ti := &row[si]; ti.df > 0 {
-				df += uint64(ti.df) - uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
-			}
-		}
-		if df == 0 {
-			continue
-		}
-		t.w = idf(x.nLive, df) * t.qtf * (x.opts.K1 + 1)
-		kept = append(kept, t)
-	}
-	s.terms = kept
-	s.hasSec = hasPrimaryAndSecondary(s.terms)
-	if len(s.iters) < len(s.terms) {
-		s.iters = make([]postingsIter, len(s.terms))
-	}
-	if cap(s.tmp) < len(s.terms) {
-		s.tmp = make([]float64, len(s.terms))
-	}
-	s.tmp = s.tmp[:len(s.terms)]
-	return sc, len(s.terms) > 0
-}
-
-func (x *Index) getSearcher() *searcher {
-	if s, ok := x.pool.Get().(*searcher); ok {
-		return s
-	}
-	return &searcher{}
-}
-
 // Search returns the top k documents for query by BM25 (score descending,
 // ties by id ascending), appended to dst[:0]. filter, when not nil,
 // restricts the result to its ids (typically the output of Filter);
@@ -370,7 +293,11 @@ func (x *Index) searchSegments(s *searcher, sc *scorer, filter *roaring.Bitmap, 
 				// One block: its corners are the term's frontier.
 				ub = ti.corners0().bound(sc, s.terms[q].w)
 			} else {
-				for _, pr := range seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)]) {
+				f := seg.frontier(s.terms[q].text, ti, &s.iters[len(s.segT)], s.front)
+				if seg.mut != nil {
+					s.front = f // scratch; a sealed segment's is its cache
+				}
+				for _, pr := range f {
 					ub = max(ub, sc.score(s.terms[q].w, pr.tf, pr.dl))
 				}
 			}

@@ -97,8 +97,9 @@ type tfdl struct{ tf, dl uint32 }
 // (higher or equal tf with lower or equal length). The term's upper bound
 // is the best BM25 score over them: as tight as the max of the block
 // bounds, at the cost of a handful of evaluations. Cached per term for
-// sealed segments; computed afresh for the mutable one. p is scratch.
-func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
+// sealed segments; computed afresh for the mutable one, into buf[:0] (the
+// searcher's, so that a query allocates none). p is scratch.
+func (s *segment) frontier(t string, ti *termInfo, p *postingsIter, buf []tfdl) []tfdl {
 	if s.mut == nil {
 		s.boundMu.Lock()
 		defer s.boundMu.Unlock()
@@ -112,6 +113,9 @@ func (s *segment) frontier(t string, ti *termInfo, p *postingsIter) []tfdl {
 	// and sorting the corners took 0.13 s of index.Search's 0.32 s of CPU
 	// in 300 cold 1M recalls (docs/benchmarks/cold.md).
 	var out []tfdl
+	if s.mut != nil {
+		out = buf[:0]
+	}
 	for bi := 0; bi < p.nBlocks; bi++ {
 		c, _ := p.corners(bi)
 		out = addFrontier(out, c.a)

@@ -75,53 +75,77 @@ func (d *termDict) findHash(s *segment, t string, h uint64) int {
 	}
 }
 
-// lookupAll looks term t up in every segment of segs, filling row[i] for
-// segs[i] (df 0 where the segment does not hold t); idx is scratch of
-// len(segs). It gives what segment.term gives, segment by segment, but in
-// stages over all the segments: every segment's first slot, then every
-// candidate's entry and string, so the cache misses of different segments
-// overlap instead of forming one chain of three per segment (slot, entry,
-// string). Profile lesson (Zipf 1M, 8 sealed segments, 2-4 rare terms, no
-// filter): the lookups one after the other were ~40% of the query.
-// Anything but an empty first slot or a first slot that holds t (a
+// lookupAll looks every term of ts up in every segment of segs, filling
+// row[j*len(segs)+i] for ts[j] in segs[i] (df 0 where the segment does not
+// hold it); hs (len(ts)) and idx (len(ts)*len(segs)) are scratch. It
+// gives what segment.term gives, pair by pair, but in stages over all the
+// pairs: every first slot, then every candidate's entry and string, so the
+// cache misses of different terms and segments overlap instead of forming
+// one chain of three per pair (slot, entry, string). Last it reads the
+// first byte of each found term's postings, which the search reads next:
+// those misses overlap too, and it returns what it read so the loads stay.
+// Anything but an empty first slot or a first slot that holds the term (a
 // collision, a probe past the first slot) takes segment.term's path.
-func lookupAll(segs []*segment, t string, row []termInfo, idx []int) {
-	h := maphash.String(dictSeed, t)
-	tag := h >> 32
-	for i, s := range segs {
-		idx[i] = -2 // resolve by segment.term
-		if s.mut != nil || len(s.dict.slots) == 0 {
-			continue
-		}
-		switch v := s.dict.slots[h&s.dict.mask]; {
-		case v == 0:
-			idx[i] = -1
-		case v>>32 == tag:
-			idx[i] = int(uint32(v)) - 1
+//
+// Profile lessons: Zipf 1M, 8 sealed segments, 2-4 rare terms, no filter,
+// the lookups one after the other were ~40% of the query; staged per term,
+// a CPU profile of rare-term queries run between other queries (Zipf 200k,
+// 2 segments) still stopped on the slot's load (88% of lookupAll) and on
+// the first load of each term's postings (60% of decodeDocs): each term's
+// chain waited for the one before.
+func lookupAll(segs []*segment, ts []string, row []termInfo, hs []uint64, idx []int) byte {
+	nseg := len(segs)
+	for j, t := range ts {
+		hs[j] = maphash.String(dictSeed, t)
+	}
+	for j := range ts {
+		h := hs[j]
+		tag := h >> 32
+		for i, s := range segs {
+			k := j*nseg + i
+			idx[k] = -2 // resolve by segment.term
+			if s.empty() {
+				idx[k] = -1 // a mutable segment with no document yet
+				continue
+			}
+			if s.mut != nil || len(s.dict.slots) == 0 {
+				continue
+			}
+			switch v := s.dict.slots[h&s.dict.mask]; {
+			case v == 0:
+				idx[k] = -1
+			case v>>32 == tag:
+				idx[k] = int(uint32(v)) - 1
+			}
 		}
 	}
-	for i, s := range segs {
-		if idx[i] >= 0 {
-			s.entry(idx[i], &row[i]) // the entry's line, for the compare below
+	for k, j := range idx {
+		if j >= 0 {
+			segs[k%nseg].entry(j, &row[k]) // the entry's line, for the compare below
 		}
 	}
-	for i, s := range segs {
-		ti := &row[i]
-		switch j := idx[i]; {
+	var sink byte
+	for k, j := range idx {
+		s, ti, t := segs[k%nseg], &row[k], ts[k/nseg]
+		switch {
 		case j == -1:
 			*ti = termInfo{}
 		case j >= 0 && string(s.termAt(j)) == t:
-			// row[i] holds the entry
+			// row[k] holds the entry
 		case s.mut != nil:
 			if !s.term(t, ti) {
 				*ti = termInfo{}
 			}
 		default:
-			if k := s.dict.findHash(s, t, h); k >= 0 {
-				s.entry(k, ti)
+			if i := s.dict.findHash(s, t, hs[k/nseg]); i >= 0 {
+				s.entry(i, ti)
 			} else {
 				*ti = termInfo{}
 			}
 		}
+		if len(ti.data) > 0 {
+			sink += ti.data[0]
+		}
 	}
+	return sink
 }

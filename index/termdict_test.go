@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -163,22 +164,34 @@ func TestLookupAll(t *testing.T) {
 			terms[tt+"x"] = true
 		}
 	}
-	row := make([]termInfo, len(segs))
-	idx := make([]int, len(segs))
+	// Terms go in groups of up to 7 (a query's), so the stages interleave
+	// pairs of different terms.
+	list := make([]string, 0, len(terms))
+	for tt := range terms {
+		list = append(list, tt)
+	}
+	slices.Sort(list)
+	const group = 7
+	row := make([]termInfo, group*len(segs))
+	idx := make([]int, group*len(segs))
+	hs := make([]uint64, group)
 	var want termInfo
 	found := 0
-	for tt := range terms {
-		lookupAll(segs, tt, row, idx)
-		for i, s := range segs {
-			if !s.term(tt, &want) {
-				want = termInfo{}
-			} else {
-				found++
-			}
-			got := row[i]
-			if got.df != want.df || got.maxTF != want.maxTF || got.minDL != want.minDL || got.mem != want.mem ||
-				len(got.data) != len(want.data) || got.lo != want.lo || got.hi != want.hi {
-				t.Fatalf("lookupAll(%q) in segment %d = %+v, want %+v", tt, i, got, want)
+	for lo := 0; lo < len(list); lo += group {
+		ts := list[lo:min(lo+group, len(list))]
+		lookupAll(segs, ts, row[:len(ts)*len(segs)], hs[:len(ts)], idx[:len(ts)*len(segs)])
+		for j, tt := range ts {
+			for i, s := range segs {
+				if !s.term(tt, &want) {
+					want = termInfo{}
+				} else {
+					found++
+				}
+				got := row[j*len(segs)+i]
+				if got.df != want.df || got.maxTF != want.maxTF || got.minDL != want.minDL || got.mem != want.mem ||
+					len(got.data) != len(want.data) || got.lo != want.lo || got.hi != want.hi {
+					t.Fatalf("lookupAll(%q) in segment %d = %+v, want %+v", tt, i, got, want)
+				}
 			}
 		}
 	}
