@@ -52,9 +52,18 @@ const (
 // the earlier-state rule).
 var aliasReps = expandOther
 
-// useAliases is true but in a diagnostic build measuring the rule
-// (recall_change_diag.go).
-var useAliases = true
+// useAliases turns the rule on. It is off: the table is built per
+// process, and a new process's first recall of an agent searches the
+// markers over all of the agent's records and reads up to aliasScan of
+// them. On the 1M workload store (English, where "call", "name", "real",
+// "known" are common words) that took the cold-open recall's p50 from
+// 3.5 to 28.4 ms (BenchmarkRecall/n=1000000/filter=agent/cache=cold-open,
+// quiet, with and without LAZYMEM_NO_ALIASES), against a gain of one
+// third-set question in 169 (lazy hash R@1 .481 -> .487). A table kept
+// with the records (built at append, rebuilt by Forget) would remove the
+// cost; until then a diagnostic build turns it on with LAZYMEM_ALIASES
+// (recall_change_diag.go), and the tests set it.
+var useAliases = false
 
 // aliasMarkers is the BM25 text that finds the records defining a name.
 const aliasMarkers = "本名 原名 大名 真名 全名 小名 外号 绰号 英文名 叫他 叫她 喊他 喊她 管他叫 管她叫 goes by real name nickname nicknamed call him call her known as"

@@ -36,8 +36,8 @@ func BenchmarkAliases(b *testing.B) {
 		q := Query{Agent: "a", Text: "王建7周末要去哪里？", K: 10, Mode: ModeSparse}
 		for _, on := range []bool{false, true} {
 			b.Run(fmt.Sprintf("n=%d/aliases=%s", n, map[bool]string{false: "off", true: "on"}[on]), func(b *testing.B) {
+				defer func(was bool) { useAliases = was }(useAliases)
 				useAliases = on
-				defer func() { useAliases = true }()
 				if _, err := db.Recall(ctx, q); err != nil {
 					b.Fatal(err)
 				}

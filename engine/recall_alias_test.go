@@ -38,6 +38,8 @@ func TestParseAliases(t *testing.T) {
 // defined finds the turns naming the nickname, and that the expansion
 // goes from the rarely used name to the common one only.
 func TestAliasRecall(t *testing.T) {
+	defer func(was bool) { useAliases = was }(useAliases)
+	useAliases = true
 	ctx := context.Background()
 	db, err := Open(t.TempDir(), Options{})
 	if err != nil {

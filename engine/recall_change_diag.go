@@ -10,7 +10,8 @@ import (
 
 // In a diagnostic build LAZYMEM_CHANGE=FACTOR sets changeDemote
 // (recall_change.go; 1 turns the rule off), and
-// LAZYMEM_NO_ALIASES (any value) turns the alias expansion off
+// LAZYMEM_ALIASES (any value) turns the alias expansion on and
+// LAZYMEM_NO_ALIASES off
 // (recall_alias.go) and LAZYMEM_ALIAS_REPS sets its weight, and LAZYMEM_SUPERSEDE="RATIO,OVERLAP,SIM" sets
 // supersession's thresholds (recall_fuse.go), so that one build can sweep them.
 func init() {
@@ -37,6 +38,9 @@ func init() {
 	}
 	if n, err := strconv.Atoi(os.Getenv("LAZYMEM_ALIAS_REPS")); err == nil {
 		aliasReps = n
+	}
+	if os.Getenv("LAZYMEM_ALIASES") != "" {
+		useAliases = true
 	}
 	if os.Getenv("LAZYMEM_NO_ALIASES") != "" {
 		useAliases = false
