@@ -76,14 +76,11 @@ func (p *plan) widenJustNow() error {
 				return nil
 			}
 		}
-		latest := []cand{{id: uint64(before.Maximum())}}
-		if err := p.db.fetch(latest, nil); err != nil {
+		latest, ok, err := p.readOne(before.Maximum())
+		if err != nil || !ok || latest.Time.Before(p.since.Add(-justNowMax)) {
 			return err
 		}
-		if !latest[0].fetched || latest[0].rec.Time.Before(p.since.Add(-justNowMax)) {
-			return nil
-		}
-		name = latest[0].rec.Session
+		name = latest.Session
 	}
 	f.Sessions = []string{name}
 	sb, err := p.db.idx.Filter(&f)
@@ -93,13 +90,10 @@ func (p *plan) widenJustNow() error {
 	if sb.IsEmpty() {
 		return nil
 	}
-	first := []cand{{id: uint64(sb.Minimum())}}
-	if err := p.db.fetch(first, nil); err != nil {
+	first, ok, err := p.readOne(sb.Minimum())
+	start := first.Time.In(p.since.Location())
+	if err != nil || !ok || !start.Before(p.since) || start.Before(p.since.Add(-justNowMax)) {
 		return err
-	}
-	start := first[0].rec.Time.In(p.since.Location())
-	if !first[0].fetched || !start.Before(p.since) || start.Before(p.since.Add(-justNowMax)) {
-		return nil
 	}
 	p.since = start
 	p.res.Stats.Since = start
@@ -109,6 +103,16 @@ func (p *plan) widenJustNow() error {
 	}
 	p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("%q: since the start of session %s (%s)", expr, name, start.Format(time.RFC3339)))
 	return nil
+}
+
+// readOne reads record id; ok is false when it cannot be read (forgotten
+// since the filter, or a damaged block: the rule then leaves the window).
+func (p *plan) readOne(id uint32) (rec Record, ok bool, err error) {
+	c := []cand{{id: uint64(id)}}
+	if err := p.db.fetch(c, nil); err != nil {
+		return Record{}, false, err
+	}
+	return c[0].rec, c[0].fetched, nil
 }
 
 // justNowPrior weighs a just-now question's fused scores by their
