@@ -88,6 +88,23 @@ type sampleRec struct {
 	end int
 }
 
+// appendSampleRecs appends to recs where each live record of a segment
+// starting at first ends in a sample whose texts, before the segment's,
+// took base bytes: lens is the segment's text-length column, payloads
+// its records (nil for a deleted one, which has no text).
+func appendSampleRecs(recs []sampleRec, first uint64, payloads [][]byte, lens []byte, base int) []sampleRec {
+	for k, p := range payloads {
+		if p == nil {
+			continue
+		}
+		n, w := binary.Uvarint(lens)
+		lens = lens[w:]
+		base += int(n)
+		recs = append(recs, sampleRec{id: first + uint64(k), end: base})
+	}
+	return recs
+}
+
 // encDict returns the dictionary new segments are compressed with, nil
 // for none (or when the algorithm is not zstd).
 func (c *compressor) encDict() *zdict {

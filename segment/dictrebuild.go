@@ -2,7 +2,6 @@ package segment
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"slices"
 
@@ -203,18 +202,8 @@ func (l *Log) liveSample(ctx context.Context) ([]byte, []sampleRec, error) {
 			}
 			l.segMu.RUnlock()
 			if _, ok := enc.encode(nil, payloads); ok {
-				base := len(sample)
+				recs = appendSampleRecs(recs, m.first, payloads, enc.cols[colTextLens], len(sample))
 				sample = append(sample, enc.cols[colTexts]...)
-				lens := enc.cols[colTextLens]
-				for k, p := range payloads {
-					if p == nil {
-						continue
-					}
-					n, w := binary.Uvarint(lens)
-					lens = lens[w:]
-					base += int(n)
-					recs = append(recs, sampleRec{id: m.first + uint64(k), end: base})
-				}
 			}
 			closer.Close()
 		}

@@ -8,7 +8,6 @@ package segment
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -116,18 +115,8 @@ func TestDictVariantsDiag(t *testing.T) {
 			all = append(all, texts)
 			total += int64(len(texts))
 			if len(first) < dictSample {
-				lens := enc.cols[colTextLens]
-				base := len(first)
+				firstRecs = appendSampleRecs(firstRecs, m.first, payloads, enc.cols[colTextLens], len(first))
 				first = append(first, texts...)
-				for k, p := range payloads {
-					if p == nil {
-						continue
-					}
-					n, w := binary.Uvarint(lens)
-					lens = lens[w:]
-					base += int(n)
-					firstRecs = append(firstRecs, sampleRec{id: m.first + uint64(k), end: base})
-				}
 			}
 		}
 		closer.Close()
