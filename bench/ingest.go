@@ -80,27 +80,38 @@ type diskSampler struct {
 	skip string
 	peak int64
 	err  error
-	done chan struct{}
-	wg   sync.WaitGroup
+	halt func()
 }
 
 func sampleDisk(dir, skip string, every time.Duration) *diskSampler {
-	s := &diskSampler{dir: dir, skip: skip, done: make(chan struct{})}
-	s.wg.Add(1)
+	s := &diskSampler{dir: dir, skip: skip}
+	s.halt = tick(every, s.sample)
+	return s
+}
+
+// tick calls f now and then every d until the returned function is
+// called; that function returns once f has returned for the last time.
+func tick(d time.Duration, f func()) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(every)
+		defer wg.Done()
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
-			s.sample()
+			f()
 			select {
-			case <-s.done:
+			case <-done:
 				return
 			case <-t.C:
 			}
 		}
 	}()
-	return s
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func (s *diskSampler) sample() {
@@ -113,8 +124,7 @@ func (s *diskSampler) sample() {
 
 // stop ends the sampling after one last sample and returns the peak.
 func (s *diskSampler) stop() (int64, error) {
-	close(s.done)
-	s.wg.Wait()
+	s.halt()
 	s.sample()
 	return s.peak, s.err
 }

@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,36 +148,22 @@ func usageByKind(dir string) kindUsage {
 
 // kindSampler records the largest usage of dir, by kind, until stop.
 type kindSampler struct {
-	dir  string
 	peak kindUsage
-	done chan struct{}
-	wg   sync.WaitGroup
+	halt func()
 }
 
 func sampleKinds(dir string, every time.Duration) *kindSampler {
-	s := &kindSampler{dir: dir, done: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			if k := usageByKind(dir); k.total() > s.peak.total() {
-				s.peak = k
-			}
-			select {
-			case <-s.done:
-				return
-			case <-t.C:
-			}
+	s := &kindSampler{}
+	s.halt = tick(every, func() {
+		if k := usageByKind(dir); k.total() > s.peak.total() {
+			s.peak = k
 		}
-	}()
+	})
 	return s
 }
 
 func (s *kindSampler) stop() (int64, kindUsage) {
-	close(s.done)
-	s.wg.Wait()
+	s.halt()
 	return s.peak.total(), s.peak
 }
 
