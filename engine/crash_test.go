@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,35 +343,16 @@ func verifyCrashImage(img crashImage) error {
 // checked: the workload is small enough (about 160 operations, under a
 // second) that no sampling is needed.
 func TestCrashAnyOperation(t *testing.T) {
-	imgs := make(chan crashImage, 4)
-	var failures atomic.Int64
-	var checked atomic.Int64
-	var wg sync.WaitGroup
-	for range min(2, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for img := range imgs {
-				if err := verifyCrashImage(img); err != nil {
-					if failures.Add(1) <= 5 {
-						t.Errorf("crash after op %d (%s; %d acked, %d submitted): %v", img.n, img.op, img.acked, img.submitted, err)
-					}
-				}
-				checked.Add(1)
-			}
-		}()
-	}
+	v := faultfs.Verify(t, verifyCrashImage, func(img crashImage) string {
+		return fmt.Sprintf("crash after op %d (%s; %d acked, %d submitted)", img.n, img.op, img.acked, img.submitted)
+	})
 	total := 0
 	crashWorkload(t, func(img crashImage) {
 		total++
-		imgs <- img
+		v.Add(img)
 	})
-	close(imgs)
-	wg.Wait()
-	if f := failures.Load(); f > 0 {
-		t.Fatalf("%d of %d crash images failed", f, checked.Load())
-	}
-	t.Logf("%d filesystem operations, %d crash images verified", total, checked.Load())
+	checked := v.Wait(t, 0)
+	t.Logf("%d filesystem operations, %d crash images verified", total, checked)
 	if total < 100 {
 		t.Fatalf("only %d filesystem operations: the hook does not see the store's I/O", total)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,23 +83,8 @@ func TestCrashForgetCompactRetention(t *testing.T) {
 		// taken (it must then be forgotten).
 		done [3]bool
 	}
-	imgs := make(chan image, 4)
-	var failures, checked atomic.Int64
-	var wg sync.WaitGroup
-	for range min(2, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for img := range imgs {
-				if err := verifyForgetImage(img.fs, recs, groups, img.done); err != nil {
-					if failures.Add(1) <= 5 {
-						t.Errorf("crash after op %d (%s): %v", img.n, img.op, err)
-					}
-				}
-				checked.Add(1)
-			}
-		}()
-	}
+	v := faultfs.Verify(t, func(img image) error { return verifyForgetImage(img.fs, recs, groups, img.done) },
+		func(img image) string { return fmt.Sprintf("crash after op %d (%s)", img.n, img.op) })
 	var mu sync.Mutex
 	var done [3]atomic.Bool
 	// Images are taken from the first operation of the workload on: the
@@ -123,7 +107,7 @@ func TestCrashForgetCompactRetention(t *testing.T) {
 			img.done[g] = done[g].Load()
 		}
 		img.fs = mem.CrashClone(cfg)
-		imgs <- img
+		v.Add(img)
 	}
 	db, err = Open("store", forgetCrashOptions(&opFS{FS: mem, hook: hook}))
 	if err != nil {
@@ -147,19 +131,12 @@ func TestCrashForgetCompactRetention(t *testing.T) {
 	done[2].Store(true)
 	must(db.Compact(ctx))
 	must(db.Close())
-	close(imgs)
-	wg.Wait()
+	checked := v.Wait(t, 50)
 	if res.Forgotten != 4 || res2.Forgotten != 1 || res2.Reindexed == 0 || expired != 4 {
 		t.Fatalf("the workload forgot %d, %d (re-indexed %d) and expired %d; want 4, 1 (re-indexing), 4",
 			res.Forgotten, res2.Forgotten, res2.Reindexed, expired)
 	}
-	if f := failures.Load(); f > 0 {
-		t.Fatalf("%d of %d crash images failed", f, checked.Load())
-	}
-	if checked.Load() < 50 {
-		t.Fatalf("only %d crash images: the workload did not run through the hook", checked.Load())
-	}
-	t.Logf("%d crash images verified", checked.Load())
+	t.Logf("%d crash images verified", checked)
 }
 
 // verifyForgetImage opens a crash image and checks it (see

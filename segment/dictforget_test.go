@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,21 +268,8 @@ func TestDictRebuildCrash(t *testing.T) {
 		op string
 		fs *vfs.MemFS
 	}
-	imgs := make(chan image, 2)
-	var failures, checked atomic.Int64
-	var wg sync.WaitGroup
-	for range min(2, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for img := range imgs {
-				if err := verifyDictImage(img.fs, opts, s); err != nil && failures.Add(1) <= 5 {
-					t.Errorf("crash before op %d (%s): %v", img.n, img.op, err)
-				}
-				checked.Add(1)
-			}
-		}()
-	}
+	v := faultfs.Verify(t, func(img image) error { return verifyDictImage(img.fs, opts, s) },
+		func(img image) string { return fmt.Sprintf("crash before op %d (%s)", img.n, img.op) })
 	var armed atomic.Bool
 	var mu sync.Mutex
 	n := 0
@@ -296,7 +282,7 @@ func TestDictRebuildCrash(t *testing.T) {
 		defer mu.Unlock()
 		n++
 		cfg := faultfs.CrashCfg(n, rng)
-		imgs <- image{n: n, op: fmt.Sprintf("%v %s", op.Kind, op.Path), fs: mem.CrashClone(cfg)}
+		v.Add(image{n: n, op: fmt.Sprintf("%v %s", op.Kind, op.Path), fs: mem.CrashClone(cfg)})
 		return nil
 	})
 	l = openMem(t, errorfs.Wrap(mem, inj), opts)
@@ -306,21 +292,14 @@ func TestDictRebuildCrash(t *testing.T) {
 		err = l.WaitPurged(ctx, 30*time.Second)
 	}
 	armed.Store(false)
-	close(imgs)
-	wg.Wait()
+	checked := v.Wait(t, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if f := failures.Load(); f > 0 {
-		t.Fatalf("%d of %d crash images failed", f, checked.Load())
-	}
-	if checked.Load() < 20 {
-		t.Fatalf("only %d crash images: the Compact did not run through the hook", checked.Load())
-	}
-	t.Logf("%d crash images verified", checked.Load())
+	t.Logf("%d crash images verified", checked)
 }
 
 // verifyDictImage opens a crash image of TestDictRebuildCrash and checks
