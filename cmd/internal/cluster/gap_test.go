@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestStaleCopyPurgedWhileOpening: a node opens a partition from its
@@ -130,4 +132,58 @@ func staleCopyPurged(t *testing.T, at string) {
 	pt.mu.Unlock()
 	t.Logf("stale copy at %d, purge through %d; opened at %d, restored from %d; %d records, want %d", stale, s1, resumed, restored, len(got), len(want))
 	sameRecords(t, "stale copy opened across a purge", got, want)
+}
+
+// TestPurgeFloorRaised: the purge floor only goes up, concurrent raises
+// end at the highest, and the subject keeps one message.
+func TestPurgeFloorRaised(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	a := snapNode(t, nc, "a", t.TempDir(), -1, nil)
+	defer a.Close()
+	ctx := context.Background()
+	floorIs := func(want uint64) {
+		t.Helper()
+		got, _, err := a.purgeFloor(ctx, 1)
+		if err != nil || got != want {
+			t.Fatalf("purge floor %d (%v), want %d", got, err, want)
+		}
+	}
+	floorIs(0)
+	if err := a.raiseFloor(ctx, 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.raiseFloor(ctx, 1, 5); err != nil {
+		t.Fatal(err)
+	}
+	floorIs(10)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() { errs <- a.raiseFloor(ctx, 1, uint64(20+i)) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	floorIs(27)
+	other, _, _ := a.purgeFloor(ctx, 2)
+	if other != 0 {
+		t.Fatalf("partition 2's floor %d after raises of partition 1's", other)
+	}
+	if err := a.checkFloor(ctx, 1, 26); !errors.Is(err, errGap) {
+		t.Fatalf("a copy at 26 under the floor 27: %v, want errGap", err)
+	}
+	if err := a.checkFloor(ctx, 1, 27); err != nil {
+		t.Fatalf("a copy at the floor: %v", err)
+	}
+	info, err := a.snaps.Info(ctx, jetstream.WithSubjectFilter(a.floorSubject(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := info.State.Subjects[a.floorSubject(1)]; n != 1 {
+		t.Fatalf("%d messages hold partition 1's floor, want 1", n)
+	}
 }
