@@ -26,11 +26,12 @@ import (
 // map and the applied sequence) to the stream <Stream>-snapshots,
 // incrementally (snapfiles.go: the pieces of its files that the kept
 // snapshots lack, and a manifest on a subject of its own); it keeps the newest SnapshotKeep and purges the
-// stream of the partition's messages at and below the oldest one kept.
+// stream of the partition's messages at and below the oldest one kept,
+// after raising the partition's purge floor to it (floor.go).
 // A node opening a partition whose copy is missing or older than the
-// oldest snapshot kept (the stream no longer holds what the copy lacks)
-// restores the newest snapshot and replays the stream from its
-// sequence.
+// oldest snapshot kept or the purge floor (the stream no longer holds
+// what the copy lacks) restores the newest snapshot and replays the
+// stream from its sequence.
 //
 // A forget reaches a snapshot through the stream: a restore replays
 // every forget after the snapshot's sequence (the purge never passes
