@@ -26,7 +26,10 @@ import (
 // TestClusterFailoverSnapshots: 216 records of one partition).
 func TestStaleCopyPurgedWhileOpening(t *testing.T) {
 	for _, at := range []string{"listed", "opened"} {
-		t.Run("at="+at, func(t *testing.T) { staleCopyPurged(t, at) })
+		t.Run("at="+at, func(t *testing.T) {
+			t.Parallel() // a NATS server and nodes of its own
+			staleCopyPurged(t, at)
+		})
 	}
 }
 
