@@ -185,10 +185,16 @@ func (pt *partition) open(ctx context.Context) (jetstream.Consumer, error) {
 		}
 		pt.hook("opened")
 		cons, err = pt.consumer(ctx)
-		if err == nil {
+		if err != nil && !errors.Is(err, errGap) {
+			// No consumer yet (a leader election): follow creates one,
+			// and checks the floor then, as at every consumer start.
+			pt.n.opts.Logger.Warn("cluster: partition consumer not created; retried", "partition", pt.p, "err", err)
+			cons = nil
+		}
+		if cons != nil || !errors.Is(err, errGap) {
 			break
 		}
-		if !errors.Is(err, errGap) || try > 0 {
+		if try > 0 {
 			_ = pt.closeStore()
 			return nil, err
 		}
@@ -204,7 +210,9 @@ func (pt *partition) open(ctx context.Context) (jetstream.Consumer, error) {
 		restore = true
 	}
 	if _, err := pt.db.ApplyRetention(ctx); err != nil {
-		pt.n.dropConsumer(pt.n.stream, cons)
+		if cons != nil {
+			pt.n.dropConsumer(pt.n.stream, cons)
+		}
 		_ = pt.closeStore()
 		return nil, fmt.Errorf("lazymem: cluster: partition %d: retention: %w", pt.p, err)
 	}
@@ -420,7 +428,7 @@ func (pt *partition) run(ctx context.Context) {
 // creation with backoffs up to 10 s: partitions stalled for tens of
 // seconds after a NATS server was killed.) cons is the consumer open
 // created, or nil: follow creates one (consumer, which checks the purge
-// floor: errGap ends the partition's loop).
+// floor: errGap ends the partition's loop, which gives it up).
 func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error {
 	if cons == nil {
 		var err error
