@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,5 +189,78 @@ func TestPurgeFloorRaised(t *testing.T) {
 	}
 	if n := info.State.Subjects[a.floorSubject(1)]; n != 1 {
 		t.Fatalf("%d messages hold partition 1's floor, want 1", n)
+	}
+}
+
+// TestPurgeUnderRunningPartition: a partition without a fresh lease
+// whose consumer lags (its fetch rounds find nothing) while another
+// owner purges the stream above what it applied (two owners at once: a
+// lease lost under a pause) applies nothing past the purge once its
+// consumer delivers again: its loop ends and it gives the partition up,
+// its copy still at what it applied. (Before the floor was checked, the
+// consumer delivered the messages after the purge and the copy kept
+// the hole.)
+func TestPurgeUnderRunningPartition(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	ctx := context.Background()
+	agent := ""
+	for i := 0; agent == ""; i++ {
+		if a := fmt.Sprintf("ag%d", i); rendezvous(PartitionOf(a, 4), []string{"a", "b"}) == "b" {
+			agent = a
+		}
+	}
+	b := snapNode(t, nc, "b", t.TempDir(), -1, nil)
+	defer b.Close()
+	waitOwned(t, b)
+	p := b.Partition(agent)
+	want := map[string]uint64{}
+	applied := appendN(t, b, agent, "early", 20, want)
+	snapshotAt(t, b, p, applied)
+
+	var lagging atomic.Bool
+	a, err := Open(Options{NATS: nc.URLs(), NodeID: "a", URL: "http://a", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 1, LeaseTTL: time.Second, OpenDB: openDB, SnapshotEvery: -1, SnapshotInterval: -1,
+		lagged: func(ctx context.Context, lp int) bool {
+			if lp != p || !lagging.Load() {
+				return false
+			}
+			select { // as long as an empty fetch
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+			return true
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// The test's partition on a, listed as lingering (as in
+	// TestStaleCopyPurgedWhileOpening): b owns it.
+	a.mu.Lock()
+	pt := a.openPartition(p)
+	a.lingering[p] = pt
+	a.mu.Unlock()
+	defer pt.close()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := pt.wait(wctx, applied); err != nil {
+		t.Fatal(err)
+	}
+	lagging.Store(true)
+	for _, prefix := range []string{"late", "later"} {
+		last := appendN(t, b, agent, prefix, 20, want)
+		snapshotAt(t, b, p, last)
+	}
+	if floor, _, err := b.purgeFloor(ctx, p); err != nil || floor <= applied {
+		t.Fatalf("purge floor %d (%v), want past a's %d", floor, err, applied)
+	}
+	lagging.Store(false) // its consumer delivers what the purge left
+	select {
+	case <-pt.done:
+	case <-wctx.Done():
+		t.Fatalf("a's partition still runs 30 s after a purge past what it applied (%d): applied %d", applied, pt.appliedSeq())
+	}
+	if got := pt.appliedSeq(); got != applied {
+		t.Fatalf("a's partition applied %d after the purge; it had applied %d", got, applied)
 	}
 }

@@ -478,6 +478,9 @@ func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error 
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
+		if err := pt.checkRound(ctx, msgs); err != nil {
+			return err
+		}
 		pt.applyMu.Lock()
 		err = pt.apply(ctx, msgs)
 		pt.applyMu.Unlock()
@@ -507,6 +510,31 @@ func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error 
 		}
 	}
 	return ctx.Err()
+}
+
+// checkRound checks the purge floor before a round's messages are
+// applied, unless this node's lease on the partition is fresh
+// (leaseFresh). A fresh lease has been this node's since the consumer
+// started (a refresh is revision-checked: it fails once another node
+// took the lease, and the partition is then given up), so no other node
+// purged since (a purge needs its sender's lease fresh), and the purges
+// before were seen at the consumer's start. Without it (a node paused
+// past its lease, still applying until its next lease round; a refresh
+// that timed out), another owner may have purged what this consumer
+// skipped: the floor says so (errGap) before anything after the purge is
+// applied, so the copy never keeps a hole. (Checked only at the
+// consumer's start, such a copy applied the messages after the purge,
+// and later resumed from past the hole.)
+func (pt *partition) checkRound(ctx context.Context, msgs []jetstream.Msg) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if _, fresh := pt.n.leaseFresh(pt.p); fresh {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return pt.n.checkFloor(cctx, pt.p, pt.appliedSeq())
 }
 
 // stallCheck is how long a consumer may deliver nothing before follow
