@@ -26,9 +26,11 @@ import (
 //
 // A copy that applied A can resume from A+1 only when the floor is at
 // most A: messages of the partition above the floor are all in the
-// stream. The floor is read once the copy's consumer exists (and when
-// a consumer has delivered nothing for stallCheck): a purge that skips
-// messages the consumer has yet to deliver raised the floor before it.
+// stream. The floor is read once the copy's consumer exists, when a
+// consumer has delivered nothing for stallCheck, and before each round
+// of a partition whose lease is not fresh (checkRound): a purge that
+// skips messages the consumer has yet to deliver raised the floor
+// before it.
 // The stream's first sequence of the partition's subject cannot tell
 // this: the sequences are the stream's, shared by every partition, so a
 // first message at A+k may follow A with nothing purged between.
