@@ -10,7 +10,10 @@
 // bucket, rendezvous-hashed over the live nodes) and applies each owned
 // partition's messages in order into a local engine.DB, one per
 // partition, remembering the last applied sequence so that a restart
-// neither skips nor repeats a message. Forgets travel through the stream
+// neither skips nor repeats a message. Snapshots of the stores bound the
+// replay, and the stream is purged below them; a copy resumes only when
+// the stream still holds every message after it (the purge floor,
+// floor.go), else it restores a snapshot. Forgets travel through the stream
 // as messages naming public ids, and the forgotten records' messages are
 // then securely deleted from the stream.
 //

@@ -26,4 +26,7 @@ var (
 	// errMoved: the partition a caller waited on was closed meanwhile
 	// (this node gave up its lease); Node.Local looks it up again.
 	errMoved = errors.New("lazymem: cluster: the partition was released while waiting")
+	// errGap: the stream was purged of a partition's messages above what
+	// its copy applied (floor.go): the copy must not resume from it.
+	errGap = errors.New("lazymem: cluster: the stream was purged past the copy")
 )

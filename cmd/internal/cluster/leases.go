@@ -120,6 +120,7 @@ func (n *Node) leaseRound() {
 			switch {
 			case err == nil:
 				n.refreshed[p] = sent
+				n.setLeaseSent(p, sent)
 				if err := n.acquire(p); err != nil {
 					log.Error("cluster: open partition", "partition", p, "err", err)
 				}
@@ -140,6 +141,7 @@ func (n *Node) leaseRound() {
 			if _, err := n.leases.Create(ctx, leaseKey(p), []byte(me)); err == nil {
 				holder = me
 				n.refreshed[p] = sent
+				n.setLeaseSent(p, sent)
 				if err := n.acquire(p); err != nil {
 					log.Error("cluster: open partition", "partition", p, "err", err)
 					_ = n.leases.Delete(ctx, leaseKey(p))
@@ -207,6 +209,15 @@ func (n *Node) refresh(ctx context.Context, p int, rev uint64) error {
 	return err
 }
 
+// setLeaseSent records when the last refresh (or creation) of this
+// node's lease on p that succeeded was sent (zero: not held), for
+// leaseFresh.
+func (n *Node) setLeaseSent(p int, sent time.Time) {
+	n.mu.Lock()
+	n.leaseSent[p] = sent
+	n.mu.Unlock()
+}
+
 func (n *Node) ownerOf(p int) string {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
@@ -239,11 +250,23 @@ func (n *Node) acquire(p int) error {
 // partition whose lease refresh merely timed out on a loaded machine:
 // the node took the lease back and replayed the partition from 0.)
 func (n *Node) release(p int) {
+	n.releaseIf(p, nil)
+}
+
+// releaseIf releases partition p (release) if pt is the partition open
+// for it, or pt is nil.
+func (n *Node) releaseIf(p int, want *partition) {
 	n.partMu.Lock()
 	defer n.partMu.Unlock()
 	n.mu.Lock()
 	pt, ok := n.parts[p]
-	delete(n.parts, p)
+	if ok && want != nil && pt != want {
+		ok = false
+	}
+	if ok {
+		delete(n.parts, p)
+		n.leaseSent[p] = time.Time{} // no purge of p without the lease taken again
+	}
 	n.mu.Unlock()
 	if !ok {
 		return

@@ -50,6 +50,8 @@ type Node struct {
 	// when its last successful refresh (or creation) was sent: the lease
 	// lasts at least LeaseTTL from then (the lease loop's alone).
 	refreshed []time.Time
+	// leaseSent is refreshed for leaseFresh (under mu: a prune reads it).
+	leaseSent []time.Time
 	// restores is, for each partition this node restored from a
 	// snapshot since it started, the last snapshot's sequence (Status).
 	restores map[int]uint64
@@ -87,7 +89,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)
 	}
 	n := &Node{opts: opts, nc: nc, validator: validator, parts: map[int]*partition{}, lingering: map[int]*partition{}, restores: map[int]uint64{},
-		owners: make([]string, opts.Partitions), refreshed: make([]time.Time, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
+		owners: make([]string, opts.Partitions), refreshed: make([]time.Time, opts.Partitions), leaseSent: make([]time.Time, opts.Partitions), urls: map[string]string{}, published: make([]atomic.Uint64, opts.Partitions),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if err := n.setup(); err != nil {
 		nc.Close()

@@ -75,6 +75,12 @@ type Options struct {
 	// p fail with the error it returns before it reaches NATS (nil: the
 	// refresh is sent): a refresh that timed out on a loaded machine.
 	refreshFails func(p int) error
+	// opening (tests) is called as a partition opens: at "listed", once
+	// it has read the snapshots and the purge floor and opened its copy;
+	// at "opened", once it chose to resume or restore and before its
+	// consumer starts. A test purges the stream there, as a prune of a
+	// former owner running across the open would.
+	opening func(p int, at string)
 }
 
 // EnsureDefaults fills the unset fields with their defaults.

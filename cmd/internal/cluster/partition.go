@@ -138,41 +138,83 @@ func (pt *partition) isReady() bool {
 	}
 }
 
-// open opens the partition's store. A store that is missing, or that
-// applied less than the oldest snapshot kept (the stream was purged of
-// what it lacks), is replaced by the newest snapshot first. Records past
-// their retention window leave it before it is served.
-func (pt *partition) open(ctx context.Context) error {
+// open opens the partition's store and starts its consumer. A store
+// that is missing, that applied less than the oldest snapshot kept, or
+// less than the partition's purge floor (floor.go: the stream was purged
+// of what it lacks), is replaced by the newest snapshot at or past the
+// floor first. The floor is read again once the consumer exists: a
+// purge since (a prune of the former owner across the take-over) makes
+// the copy restore then. Records past their retention window leave it
+// before it is served.
+func (pt *partition) open(ctx context.Context) (jetstream.Consumer, error) {
 	snaps, _, err := pt.n.snapshots(ctx, pt.p)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	floor, _, err := pt.n.purgeFloor(ctx, pt.p)
+	if err != nil {
+		return nil, err
 	}
 	if err := pt.openStore(); err != nil {
-		return err
+		return nil, err
 	}
+	pt.hook("listed")
 	var restored uint64
-	if len(snaps) > 0 && pt.appliedSeq() < snaps[0].seq {
-		if err := pt.closeStore(); err != nil {
-			return err
+	applied := pt.appliedSeq()
+	restore := applied < floor || len(snaps) > 0 && applied < snaps[0].seq
+	var cons jetstream.Consumer
+	for try := 0; ; try++ {
+		if restore {
+			if err := pt.closeStore(); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			if restored, err = pt.restore(ctx, snaps, floor); err != nil {
+				return nil, err
+			}
+			t1 := time.Now()
+			if err := pt.openStore(); err != nil {
+				return nil, err
+			}
+			pt.n.mu.Lock()
+			pt.n.restores[pt.p] = restored
+			pt.n.mu.Unlock()
+			pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
+				"copy", applied, "floor", floor, "download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond),
+				"reindexed", pt.db.Metrics().Index.Rebuilt)
 		}
-		t0 := time.Now()
-		if restored, err = pt.restore(ctx, snaps); err != nil {
-			return err
+		pt.hook("opened")
+		cons, err = pt.consumer(ctx)
+		if err != nil && !errors.Is(err, errGap) {
+			// No consumer yet (a leader election): follow creates one,
+			// and checks the floor then, as at every consumer start.
+			pt.n.opts.Logger.Warn("cluster: partition consumer not created; retried", "partition", pt.p, "err", err)
+			cons = nil
 		}
-		t1 := time.Now()
-		if err := pt.openStore(); err != nil {
-			return err
+		if cons != nil || !errors.Is(err, errGap) {
+			break
 		}
-		pt.n.mu.Lock()
-		pt.n.restores[pt.p] = restored
-		pt.n.mu.Unlock()
-		pt.n.opts.Logger.Info("cluster: partition restored from a snapshot", "partition", pt.p, "seq", restored,
-			"download", t1.Sub(t0).Round(time.Millisecond), "open", time.Since(t1).Round(time.Millisecond),
-			"reindexed", pt.db.Metrics().Index.Rebuilt)
+		if try > 0 {
+			_ = pt.closeStore()
+			return nil, err
+		}
+		// Purged since the snapshots were listed: list them again.
+		pt.n.opts.Logger.Warn("cluster: the stream was purged past the copy while it opened; restoring a snapshot", "partition", pt.p, "err", err)
+		if snaps, _, err = pt.n.snapshots(ctx, pt.p); err == nil {
+			floor, _, err = pt.n.purgeFloor(ctx, pt.p)
+		}
+		if err != nil {
+			_ = pt.closeStore()
+			return nil, err
+		}
+		restore = true
 	}
 	if _, err := pt.db.ApplyRetention(ctx); err != nil {
+		if cons != nil {
+			pt.n.dropConsumer(pt.n.stream, cons)
+		}
 		_ = pt.closeStore()
-		return fmt.Errorf("lazymem: cluster: partition %d: retention: %w", pt.p, err)
+		return nil, fmt.Errorf("lazymem: cluster: partition %d: retention: %w", pt.p, err)
 	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
@@ -181,7 +223,38 @@ func (pt *partition) open(ctx context.Context) error {
 	if len(snaps) > 0 {
 		pt.snapSeq = snaps[len(snaps)-1].seq
 	}
-	return nil
+	return cons, nil
+}
+
+// consumer creates the partition's consumer from the message after the
+// last applied one, then checks the purge floor (errGap: the stream was
+// purged above the sequence applied, whatever the consumer would
+// deliver skips messages).
+func (pt *partition) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{FilterSubject: pt.n.subject(pt.p), DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
+	applied := pt.appliedSeq()
+	if applied > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, applied+1
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cons, err := pt.n.js.CreateConsumer(cctx, pt.n.opts.Stream, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pt.n.checkFloor(cctx, pt.p, applied); err != nil {
+		pt.n.dropConsumer(pt.n.stream, cons)
+		return nil, err
+	}
+	return cons, nil
+}
+
+// hook calls the test's opening hook, if any.
+func (pt *partition) hook(at string) {
+	if h := pt.n.opts.opening; h != nil {
+		h(pt.p, at)
+	}
 }
 
 // openStore opens the store in pt.dir and reads its bookkeeping.
@@ -295,13 +368,16 @@ func recordID(r engine.Record) (uint64, error) {
 }
 
 // run opens the store, then applies the partition's messages until ctx
-// is done.
+// is done. A consumer that finds the stream purged past what the copy
+// applied (errGap) ends the loop and gives the partition up: the lease
+// round takes it back and opens it, restoring a snapshot.
 func (pt *partition) run(ctx context.Context) {
 	defer close(pt.done)
 	backoff := 50 * time.Millisecond
+	var cons jetstream.Consumer
 	for {
-		err := pt.open(ctx)
-		if err == nil {
+		var err error
+		if cons, err = pt.open(ctx); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -318,13 +394,19 @@ func (pt *partition) run(ctx context.Context) {
 	close(pt.ready)
 	backoff = 50 * time.Millisecond
 	for ctx.Err() == nil {
-		err := pt.follow(ctx)
+		err := pt.follow(ctx, cons)
+		cons = nil
 		if ctx.Err() != nil {
 			return
 		}
 		pt.mu.Lock()
 		pt.caughtUp = false
 		pt.mu.Unlock()
+		if errors.Is(err, errGap) {
+			pt.n.opts.Logger.Error("cluster: the stream was purged past the partition's copy; giving it up to reopen it from a snapshot", "partition", pt.p, "err", err)
+			go pt.n.releaseIf(pt.p, pt)
+			return
+		}
 		pt.n.opts.Logger.Warn("cluster: partition consumer stopped; restarting", "partition", pt.p, "err", err)
 		select {
 		case <-ctx.Done():
@@ -344,26 +426,18 @@ func (pt *partition) run(ctx context.Context) {
 // from the last applied sequence. (JetStream's ordered consumer does
 // this too, but creates a new consumer at every Fetch, and retries its
 // creation with backoffs up to 10 s: partitions stalled for tens of
-// seconds after a NATS server was killed.)
-func (pt *partition) follow(ctx context.Context) error {
-	cfg := jetstream.ConsumerConfig{FilterSubject: pt.n.subject(pt.p), DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
-	pt.mu.Lock()
-	if pt.applied > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
+// seconds after a NATS server was killed.) cons is the consumer open
+// created, or nil: follow creates one (consumer, which checks the purge
+// floor: errGap ends the partition's loop, which gives it up).
+func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error {
+	if cons == nil {
+		var err error
+		if cons, err = pt.consumer(ctx); err != nil {
+			return err
+		}
 	}
-	pt.mu.Unlock()
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	cons, err := pt.n.js.CreateConsumer(cctx, pt.n.opts.Stream, cfg)
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = pt.n.js.DeleteConsumer(dctx, pt.n.opts.Stream, cons.CachedInfo().Name) // else it expires
-		cancel()
-	}()
+	// Deleted at the end, else it expires.
+	defer pt.n.dropConsumer(pt.n.stream, cons)
 	var delivered uint64 // the consumer's delivery sequence
 	// An R1 consumer whose NATS server died answers every round with
 	// nothing, and no error: after stallCheck of empty rounds the stream's
@@ -404,6 +478,9 @@ func (pt *partition) follow(ctx context.Context) error {
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
+		if err := pt.checkRound(ctx, msgs); err != nil {
+			return err
+		}
 		pt.applyMu.Lock()
 		err = pt.apply(ctx, msgs)
 		pt.applyMu.Unlock()
@@ -418,12 +495,46 @@ func (pt *partition) follow(ctx context.Context) error {
 			lctx, cancel := context.WithTimeout(ctx, time.Second)
 			last, err := pt.n.lastSeq(lctx, pt.p)
 			cancel()
-			if applied := pt.appliedSeq(); err == nil && last > applied {
+			applied := pt.appliedSeq()
+			if err == nil && last > applied {
 				return fmt.Errorf("consumer stalled: the stream holds the partition through %d, applied %d", last, applied)
+			}
+			// A purge since the consumer started (a former owner's, sent
+			// across the take-over) is seen here at the latest.
+			lctx, cancel = context.WithTimeout(ctx, time.Second)
+			err = pt.n.checkFloor(lctx, pt.p, applied)
+			cancel()
+			if errors.Is(err, errGap) {
+				return err
 			}
 		}
 	}
 	return ctx.Err()
+}
+
+// checkRound checks the purge floor before a round's messages are
+// applied, unless this node's lease on the partition is fresh
+// (leaseFresh). A fresh lease has been this node's since the consumer
+// started (a refresh is revision-checked: it fails once another node
+// took the lease, and the partition is then given up), so no other node
+// purged since (a purge needs its sender's lease fresh), and the purges
+// before were seen at the consumer's start. Without it (a node paused
+// past its lease, still applying until its next lease round; a refresh
+// that timed out), another owner may have purged what this consumer
+// skipped: the floor says so (errGap) before anything after the purge is
+// applied, so the copy never keeps a hole. (Checked only at the
+// consumer's start, such a copy applied the messages after the purge,
+// and later resumed from past the hole.)
+func (pt *partition) checkRound(ctx context.Context, msgs []jetstream.Msg) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if _, fresh := pt.n.leaseFresh(pt.p); fresh {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return pt.n.checkFloor(cctx, pt.p, pt.appliedSeq())
 }
 
 // stallCheck is how long a consumer may deliver nothing before follow

@@ -26,11 +26,12 @@ import (
 // map and the applied sequence) to the stream <Stream>-snapshots,
 // incrementally (snapfiles.go: the pieces of its files that the kept
 // snapshots lack, and a manifest on a subject of its own); it keeps the newest SnapshotKeep and purges the
-// stream of the partition's messages at and below the oldest one kept.
+// stream of the partition's messages at and below the oldest one kept,
+// after raising the partition's purge floor to it (floor.go).
 // A node opening a partition whose copy is missing or older than the
-// oldest snapshot kept (the stream no longer holds what the copy lacks)
-// restores the newest snapshot and replays the stream from its
-// sequence.
+// oldest snapshot kept or the purge floor (the stream no longer holds
+// what the copy lacks) restores the newest snapshot and replays the
+// stream from its sequence.
 //
 // A forget reaches a snapshot through the stream: a restore replays
 // every forget after the snapshot's sequence (the purge never passes
@@ -378,15 +379,57 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 	if err := n.prunePieces(ctx, p, newest, keep); err != nil {
 		return err
 	}
-	// Only the lease holder purges: a node that lost the lease while
-	// paused could purge what the new owner has yet to apply.
-	if e, err := n.leases.Get(ctx, leaseKey(p)); err != nil || string(e.Value()) != n.opts.NodeID {
+	return n.purge(ctx, p, floor)
+}
+
+// purge purges the stream of partition p's messages at and below floor
+// (a snapshot's sequence), when this node holds p's lease. Only the
+// lease holder purges: a node that lost the lease while paused could
+// purge what the new owner has yet to apply. The lease must have been
+// refreshed less than 3/4 of its TTL ago (leaseFresh: no other node can
+// hold it before the purge is sent; waited for up to a TTL), and the
+// purge floor is raised before the purge (floor.go): a node opening the
+// partition, or a consumer starting, reads it and restores a snapshot
+// rather than resume past what the purge removed. (The lease used to
+// be read once, from any replica, and the purge sent whenever: a
+// purge that crossed a take-over could remove what the new owner,
+// resuming its own older copy, had yet to apply.)
+func (n *Node) purge(ctx context.Context, p int, floor uint64) error {
+	if !n.waitLeaseFresh(ctx, p) {
 		return fmt.Errorf("%w: partition %d: the stream is not purged below the snapshot", ErrNotOwner, p)
 	}
-	if err := n.stream.Purge(ctx, jetstream.WithPurgeSubject(n.subject(p)), jetstream.WithPurgeSequence(floor+1)); err != nil {
+	if err := n.raiseFloor(ctx, p, floor); err != nil {
+		return err
+	}
+	left, ok := n.leaseFresh(p)
+	if !ok {
+		return fmt.Errorf("%w: partition %d: the lease aged while the purge floor was raised; not purged", ErrNotOwner, p)
+	}
+	pctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	if err := n.stream.Purge(pctx, jetstream.WithPurgeSubject(n.subject(p)), jetstream.WithPurgeSequence(floor+1)); err != nil {
 		return fmt.Errorf("lazymem: cluster: purge partition %d below %d: %w", p, floor+1, err)
 	}
 	return nil
+}
+
+// waitLeaseFresh waits up to a lease TTL for leaseFresh(p) (the lease
+// loop refreshes every quarter of it), and reports it.
+func (n *Node) waitLeaseFresh(ctx context.Context, p int) bool {
+	deadline := time.Now().Add(n.opts.LeaseTTL)
+	for {
+		if _, ok := n.leaseFresh(p); ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(n.opts.LeaseTTL / 20):
+		}
+	}
 }
 
 // eraseSnapshot removes the snapshot on subject: its end message first
@@ -441,11 +484,18 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 }
 
 // restore replaces the partition's directory with the newest snapshot
-// that downloads whole, and returns its sequence.
-func (pt *partition) restore(ctx context.Context, snaps []snapshotInfo) (uint64, error) {
+// that downloads whole, and returns its sequence. A snapshot below the
+// purge floor is never restored: the stream no longer holds the
+// messages after it (an error, and the open is tried again, rather than
+// a copy served with a hole).
+func (pt *partition) restore(ctx context.Context, snaps []snapshotInfo, floor uint64) (uint64, error) {
 	var errs []error
 	for i := len(snaps) - 1; i >= 0; i-- {
 		s := snaps[i]
+		if s.seq < floor {
+			errs = append(errs, fmt.Errorf("%s: below the purge floor %d: %w", s.subject, floor, errGap))
+			break
+		}
 		tmp := filepath.Join(pt.n.opts.Dir, fmt.Sprintf(".restore-p%d", pt.p))
 		if err := os.RemoveAll(tmp); err != nil {
 			return 0, err
