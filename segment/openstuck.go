@@ -87,9 +87,12 @@ func (l *Log) watchOpenFlush(info pebble.FlushInfo) {
 		w.fails = 0
 		return
 	}
-	w.fails++
 	fatal := l.fatalErr()
-	if fatal == nil && (isDiskFull(info.Err) || w.fails < openFlushTries) {
+	if fatal == nil && isDiskFull(info.Err) {
+		return // retried until space returns (see above)
+	}
+	w.fails++
+	if fatal == nil && w.fails < openFlushTries {
 		return
 	}
 	cause := info.Err
@@ -99,6 +102,10 @@ func (l *Log) watchOpenFlush(info pebble.FlushInfo) {
 	err := &openStuckError{dir: l.dir, tries: w.fails, cause: cause}
 	w.once.Do(func() {
 		l.logf("%v", err)
+		// Should pebble.Open have returned meanwhile (the failed flush was
+		// scheduled at its end), the log holds a store with a parked
+		// flush: the ParkGuard then bounds the calls it would hold up.
+		l.park.Note(&pebbleFatal{msg: err.Error(), cause: cause, parked: true})
 		w.stuck <- err
 	})
 	l.openWatch.CompareAndSwap(w, nil)
