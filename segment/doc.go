@@ -99,7 +99,10 @@
 // process restarts). A parked goroutine holds Pebble's mutex and its flush
 // or compaction for good: the calls that would wait for them (commits,
 // Close, Flush, Compact, Metrics) go through a ParkGuard and return the
-// parked report instead of hanging. The log's Pebble format writes WAL
+// parked report instead of hanging. An Open whose replayed WAL cannot be
+// flushed (a MANIFEST write fails for good: Pebble would retry the flush
+// without end, and its Open waits for it) returns an error wrapping
+// ErrStopped instead of hanging (openstuck.go). The log's Pebble format writes WAL
 // sync chunks, so a damaged record in the newest WAL fails Open with a
 // *CorruptionError instead of ending the replay there as a torn tail
 // would. Two limits remain (Pebble v2.1.7): replay confirms damage only

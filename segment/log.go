@@ -108,9 +108,10 @@ type Log struct {
 	reserveReleases   atomic.Uint64 // times the reserve was released
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
-	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
-	walFailed         atomic.Bool // a write or sync of a WAL file failed (reserveFile)
-	wal               walSizes    // bytes committed into each live WAL (closeflush.go)
+	opening           atomic.Bool               // pebble.Open is running (QuietLogger.Opening)
+	openWatch         atomic.Pointer[openWatch] // the pebble.Open running, watched for a flush that cannot succeed (openstuck.go)
+	walFailed         atomic.Bool               // a write or sync of a WAL file failed (reserveFile)
+	wal               walSizes                  // bytes committed into each live WAL (closeflush.go)
 	// park learns when QuietLogger parks one of the log's Pebble
 	// goroutines, and bounds the calls that goroutine can hold up.
 	park ParkGuard
@@ -237,16 +238,22 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
 	l.opening.Store(true)
 	defer l.opening.Store(false)
-	db, err = openRecovering(l.dir, popts)
+	db, err = l.openDB(popts)
+	if errors.Is(err, ErrStopped) {
+		return nil, nil, err // Pebble's Open is stuck and holds the store (openstuck.go)
+	}
 	if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
 		l.releaseReserve()
 		l.fatal.Store(nil)
-		db, err = openRecovering(l.dir, popts)
+		db, err = l.openDB(popts)
+		if errors.Is(err, ErrStopped) {
+			return nil, nil, err
+		}
 		if err != nil && (isDiskFull(err) || l.fatalErr() != nil && isDiskFull(l.fatalErr())) {
 			cause := err
 			l.fatal.Store(nil)
 			popts.ReadOnly = true
-			if db, err = openRecovering(l.dir, popts); err == nil {
+			if db, err = l.openDB(popts); err == nil {
 				l.readOnly.Store(true)
 				return db, diskFull("open read-only, the disk is full", cause), nil
 			}

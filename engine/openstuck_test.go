@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/lazymem/lazymem/internal/faultfs"
+	"github.com/lazymem/lazymem/segment"
+)
+
+// failLogManifest fails every write and sync of the log's MANIFEST files.
+type failLogManifest struct{}
+
+func (failLogManifest) MaybeError(op errorfs.Op) error {
+	if !strings.Contains(op.Path, "log/MANIFEST") {
+		return nil
+	}
+	switch op.Kind {
+	case errorfs.OpCreate, errorfs.OpFileWrite, errorfs.OpFileWriteAt, errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+		return &os.PathError{Op: "injected", Path: op.Path, Err: syscall.EIO}
+	}
+	return nil
+}
+
+func (failLogManifest) String() string { return "the log's MANIFEST writes fail" }
+
+// TestOpenStuckLogFlush: a store whose log holds records in its WAL (a
+// crash) opened on a disk failing the log's MANIFEST writes. Open returns
+// an error wrapping segment.ErrStopped and the cause, naming the
+// MANIFEST, within its bound (it hung before: segment's
+// TestOpenStuckFlush); the crash image reopened on a healthy disk holds
+// every record. A child process: the abandoned Open stays parked.
+func TestOpenStuckLogFlush(t *testing.T) {
+	if !faultfs.Child(t) {
+		return
+	}
+	mem := vfs.NewCrashableMem()
+	db, err := Open("db", Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for i := range 20 {
+		id, err := db.Append(context.Background(), Record{Agent: "a", Text: fmt.Sprintf("record %d about the stuck open", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	img := mem.CrashClone(vfs.CrashCloneCfg{})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		db, err := Open("db", Options{FS: errorfs.Wrap(img, failLogManifest{})})
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Open hung (no return after 20s)")
+	}
+	if !errors.Is(err, segment.ErrStopped) || !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "MANIFEST") {
+		t.Fatalf("Open: %v, want an error wrapping segment.ErrStopped and EIO, naming the MANIFEST", err)
+	}
+	t.Logf("Open: %v", err)
+	db, err = Open("db", Options{FS: img.CrashClone(vfs.CrashCloneCfg{})})
+	if err != nil {
+		t.Fatalf("reopen on a healthy disk: %v", err)
+	}
+	defer db.Close()
+	for _, id := range ids {
+		if _, err := db.Get(context.Background(), id); err != nil {
+			t.Errorf("record %d after the reopen: %v", id, err)
+		}
+	}
+	faultfs.Done(t)
+}
