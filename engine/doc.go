@@ -67,9 +67,11 @@
 //     subject, when it names several: recall_subject.go); in a when
 //     question, records that state a time (x1.5, recall_when.go); a recency
 //     prior (half-life 14 days, weight 0.2);
-//     records made only of pleasantries rank below the others; a newer
-//     record answering the same question passes an older one when the
-//     query asks about the current state; top K by vecmath.TopK.
+//     records made only of pleasantries rank below the others; when the
+//     query asks about the current state, a turn that settles the
+//     proposals just before it takes their place and a newer record
+//     answering the same question passes an older one (recall_newer.go);
+//     top K by vecmath.TopK.
 //
 // ModeSparse stops after step 2 (nothing embedded); ModeDense skips BM25
 // and embeds and scores every filtered record (at most Query.MaxDenseScan,

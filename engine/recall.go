@@ -164,6 +164,7 @@ type cand struct {
 	lowInfo    bool    // its text is only pleasantries
 	question   bool    // its text is a question
 	superseded bool    // moved above an older candidate answering the same question
+	settles    bool    // a settling turn that took a proposal's place (recall_newer.go)
 	dated      bool    // its time is in the window of a date the query names
 	neighbours bool    // its score took a share of its session neighbours'
 	timed      bool    // a when question, and its text states a time

@@ -13,8 +13,24 @@ import (
 // LAZYMEM_ALIASES (any value) turns the alias expansion on and
 // LAZYMEM_NO_ALIASES off
 // (recall_alias.go) and LAZYMEM_ALIAS_REPS sets its weight, and LAZYMEM_SUPERSEDE="RATIO,OVERLAP,SIM" sets
-// supersession's thresholds (recall_fuse.go), so that one build can sweep them.
+// supersession's thresholds (recall_newer.go), LAZYMEM_SUPERSEDE_CURRENT
+// (any value) narrows supersession to questions about the current state,
+// LAZYMEM_SETTLE=N sets the settling window (0: off), and
+// LAZYMEM_NO_NAMED_I (any value) keeps the first person to the role "user"
+// (recall_parse.go), so that one build can sweep them.
 func init() {
+	if n, err := strconv.Atoi(os.Getenv("LAZYMEM_SUPERSEDE_LEVEL")); err == nil {
+		supersedeLevel = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("LAZYMEM_SETTLE_MODE")); err == nil {
+		settleMode = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("LAZYMEM_SETTLE")); err == nil {
+		settleWindow = n
+	}
+	if os.Getenv("LAZYMEM_NO_NAMED_I") != "" {
+		namedFirstPerson = false
+	}
 	if v := os.Getenv("LAZYMEM_CHANGE"); v != "" {
 		if d, err := strconv.ParseFloat(v, 32); err == nil {
 			changeDemote = float32(d)

@@ -218,104 +218,6 @@ func (p *plan) mentions() error {
 	return nil
 }
 
-// Supersession: when two candidates answer the same question, the newer
-// one ranks first: a decision revised later ("the launch moves to Dec 15")
-// beats the one it revises. Two candidates answer the same question when
-// both score at least supersedeRatio of the better one, they match mostly
-// the same query terms (Jaccard at least supersedeOverlap over the query
-// terms each contains), and, in ModeLazy, their vectors' cosine is at
-// least supersedeSim. Not when the query asks about an earlier time (a
-// parsed window that ends before now, or words like "originally", "最初":
-// the lexicon's [earlier]).
-var (
-	supersedeRatio   = 0.7
-	supersedeOverlap = 0.5
-	supersedeSim     = 0.3
-)
-
-func (p *plan) supersede() error {
-	if !p.current || p.earlier || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
-		return nil
-	}
-	lx := theLexicon()
-	qterms := map[string]bool{}
-	for _, t := range queryAnalyzer().Terms(p.text) {
-		if !lx.frame[t] {
-			qterms[t] = true
-		}
-	}
-	if len(qterms) == 0 {
-		return nil
-	}
-	m := min(len(p.cands), 3*p.q.K)
-	matched := map[int]map[string]bool{}
-	match := func(i int) map[string]bool {
-		if ms, ok := matched[i]; ok {
-			return ms
-		}
-		ms := map[string]bool{}
-		for _, t := range queryAnalyzer().Terms(p.cands[i].rec.Text) {
-			if qterms[t] {
-				ms[t] = true
-			}
-		}
-		matched[i] = ms
-		return ms
-	}
-	for pass := 0; pass < m; pass++ {
-		order := vecmath.TopK(p.fused, m)
-		// The rule compares texts: read those the selective stage did not.
-		if err := p.read(order); err != nil {
-			return err
-		}
-		moved := false
-		for i := 0; i < len(order) && !moved; i++ {
-			ia := order[i]
-			a := &p.cands[ia]
-			if !a.fetched || p.fused[ia] <= 0 {
-				continue
-			}
-			for _, ib := range order[i+1:] {
-				b := &p.cands[ib]
-				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) {
-					break
-				}
-				if !b.fetched || b.lowInfo || !b.rec.Time.After(a.rec.Time) {
-					continue
-				}
-				if jaccard(match(ia), match(ib)) < supersedeOverlap {
-					continue
-				}
-				if len(p.vecs) == len(p.cands) && cosine(p.vecs[ia], p.vecs[ib]) < supersedeSim {
-					continue
-				}
-				p.fused[ib] = p.fused[ia] * (1 + 1e-6)
-				b.superseded = true
-				moved = true
-				break
-			}
-		}
-		if !moved {
-			return nil
-		}
-	}
-	return nil
-}
-
-func jaccard(a, b map[string]bool) float64 {
-	inter := 0
-	for t := range a {
-		if b[t] {
-			inter++
-		}
-	}
-	union := len(a) + len(b) - inter
-	if inter == 0 || union == 0 {
-		return 0
-	}
-	return float64(inter) / float64(union)
-}
-
 // queryAnalyzer is the index's default analysis, for the engine's own
 // look at texts (which query terms a record holds).
 var queryAnalyzer = sync.OnceValue(func() *analysis.Analyzer {
@@ -472,6 +374,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.superseded {
 		rs = append(rs, "newer answer")
+	}
+	if c.settles {
+		rs = append(rs, "settles the proposals before it")
 	}
 	if q.RecencyHalfLife > 0 && (c.fact.known() || c.fetched) { // fetched: ModeDense
 		rs = append(rs, fmt.Sprintf("recency x%.2f", recencyFactor(c.rec.Time, q, now)))

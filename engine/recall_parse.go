@@ -286,11 +286,62 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 		role = firstPersonRole
 	}
 	if role != "" && !seen[role] {
+		n := len(found)
 		if err := try(role, false); err != nil {
 			return nil, nil, nil, err
 		}
+		if role == firstPersonRole && len(found) == n && namedFirstPerson {
+			rb, err := db.notAssistant(agents)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if rb != nil {
+				found = append(found, firstPersonNamed)
+				if bm == nil {
+					bm = rb
+				} else {
+					bm.Or(rb)
+				}
+			}
+		}
 	}
 	return bm, found, named, nil
+}
+
+// firstPersonNamed is the speaker Stats lists for the first person in a
+// store whose chats name the user by name.
+const firstPersonNamed = "I (every role but assistant)"
+
+// namedFirstPerson lets the first person name every role but the
+// assistant's when the agents have no role "user" (a variable only so that
+// a diagnostic build can turn it off to measure it).
+var namedFirstPerson = true
+
+// notAssistant returns the records of the agents whose role is not the
+// assistant's, when some are the assistant's: in a chat whose user is
+// named by name ("周婷", "Nora"), "我" and "I" are whoever talks with the
+// assistant, never the assistant, and without this the assistant's
+// restatement of a fact ("记住了，你对芒果过敏") would keep the place the
+// role "user" gives the person's own statement. A store without an
+// assistant (a meeting, LoCoMo's dialogues) gets nil: every record would
+// be boosted alike.
+func (db *DB) notAssistant(agents []string) (*roaring.Bitmap, error) {
+	ab, err := db.idx.Filter(&index.Filter{Agents: agents, Roles: []string{assistantRole}})
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: role filter: %w", err)
+	}
+	if ab.IsEmpty() {
+		return nil, nil
+	}
+	all, err := db.idx.Filter(&index.Filter{Agents: agents})
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: agent filter: %w", err)
+	}
+	all.AndNot(ab)
+	if all.IsEmpty() {
+		return nil, nil
+	}
+	return all, nil
 }
 
 // stripWords removes every whole-word, case-insensitive occurrence of ws

@@ -31,7 +31,8 @@ func (r *Record) Key() string { return r.Meta[KeyField][0] }
 type Question struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
-	// Kind: "lexical", "paraphrase", "update" or "multi" (README.md).
+	// Kind: "lexical", "paraphrase", "update" or "multi" (README.md);
+	// "current", "earlier" or "control" in newer-zh and newer-en.
 	Kind     string   `json:"kind"`
 	Evidence []string `json:"evidence"`
 	Note     string   `json:"note,omitempty"`

@@ -189,6 +189,31 @@ var zhFloors3 = map[string][3]float64{
 	"lazy/use":  {0.44, 0.80, 0.85},
 }
 
+// zhFloorsNewerZh and zhFloorsNewerEn are the floors of the supersession
+// sets (testdata/newer-zh and newer-en, written before measuring: current
+// state, earlier state, unchanged controls), the same way: measured on
+// 2026-12-02 at the rules they were written against (newer-zh 51
+// questions: sparse 0.216/0.686/0.882, lazy hash 0.294/0.784/0.922, lazy
+// use-lite 0.196/0.745/0.863; newer-en 45: sparse 0.244/0.733/0.867, lazy
+// hash 0.356/0.756/0.867, lazy use-lite 0.289/0.733/0.889), then after the
+// first person of a named user and the settling turns
+// (engine/recall_newer.go; docs/benchmarks/zh-sets.md): newer-zh sparse
+// 0.255/0.686/0.902, lazy hash 0.333/0.804/0.941, lazy use-lite
+// 0.216/0.725/0.882; newer-en sparse 0.289/0.733/0.889, lazy hash
+// 0.356/0.756/0.889, lazy use-lite 0.311/0.756/0.889.
+var (
+	zhFloorsNewerZh = map[string][3]float64{
+		"sparse":    {0.25, 0.68, 0.90},
+		"lazy/hash": {0.33, 0.80, 0.94},
+		"lazy/use":  {0.21, 0.72, 0.88},
+	}
+	zhFloorsNewerEn = map[string][3]float64{
+		"sparse":    {0.28, 0.73, 0.88},
+		"lazy/hash": {0.35, 0.75, 0.88},
+		"lazy/use":  {0.31, 0.75, 0.88},
+	}
+)
+
 // TestZhMem evaluates the Chinese set: sparse, lazy with the hash embedder
 // and, when the model files are present, lazy with USE-lite (an English
 // model: see the package comment). It logs the figures and asserts the
@@ -199,7 +224,8 @@ func TestZhMem(t *testing.T) {
 	for _, set := range []struct {
 		dir    string
 		floors map[string][3]float64
-	}{{"testdata", zhFloors}, {filepath.Join("testdata", "second"), zhFloors2}, {filepath.Join("testdata", "third"), zhFloors3}} {
+	}{{"testdata", zhFloors}, {filepath.Join("testdata", "second"), zhFloors2}, {filepath.Join("testdata", "third"), zhFloors3},
+		{filepath.Join("testdata", "newer-zh"), zhFloorsNewerZh}, {filepath.Join("testdata", "newer-en"), zhFloorsNewerEn}} {
 		t.Run(filepath.Base(set.dir), func(t *testing.T) { testZhMem(t, set.dir, set.floors) })
 	}
 }
@@ -313,5 +339,29 @@ func TestLoadThird(t *testing.T) {
 	}
 	if alias == 0 || earlier == 0 {
 		t.Errorf("%d alias and %d earlier-state questions: want some of each", alias, earlier)
+	}
+}
+
+// TestLoadNewer checks the supersession sets (testdata/newer-zh and
+// newer-en) load, hold at least 80 questions together, and have the three
+// kinds, current-state questions the most.
+func TestLoadNewer(t *testing.T) {
+	n := 0
+	for _, dir := range []string{"newer-zh", "newer-en"} {
+		s, err := zhmem.Load(filepath.Join("testdata", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]int{}
+		for _, q := range s.Questions {
+			kinds[q.Kind]++
+		}
+		if len(kinds) != 3 || kinds["current"] <= kinds["earlier"] || kinds["current"] <= kinds["control"] || kinds["earlier"] == 0 || kinds["control"] == 0 {
+			t.Errorf("%s: kinds %v: want current (the most), earlier and control", dir, kinds)
+		}
+		n += len(s.Questions)
+	}
+	if n < 80 {
+		t.Errorf("%d questions: want at least 80", n)
 	}
 }
