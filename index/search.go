@@ -110,7 +110,9 @@ type searcher struct {
 
 	// per query term: its score at tf 1 for each length below tf1Lens,
 	// -1 until computed (blockScores)
-	tf1 [][tf1Lens]float64
+	tf1    [][tf1Lens]float64
+	tf1Gen []uint64 // per query term: the query (gen) its tf1 table is of
+	gen    uint64   // the query's number in this searcher
 
 	// the block-at-a-time window (search_block.go): the accumulator, per
 	// iterator the end of its postings in the span, the kept docs
