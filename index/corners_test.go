@@ -130,18 +130,18 @@ func TestSegmentV1Bytes(t *testing.T) {
 	}
 }
 
-// TestOldSegmentsReadable: an index whose segments are version 1 or 2
+// TestOldSegmentsReadable: an index whose segments are version 1, 2 or 3
 // files opens, answers every query as it did when it wrote them (the same
 // hits, bit for bit), pruned equal to exhaustive, and merges them into
 // the current version, whose answers are again the same.
 func TestOldSegmentsReadable(t *testing.T) {
-	for _, ver := range []uint32{segVersion1, segVersion2} {
+	for _, ver := range []uint32{segVersion1, segVersion2, segVersion3} {
 		t.Run(fmt.Sprintf("version=%d", ver), func(t *testing.T) { testOldSegmentsReadable(t, ver) })
 	}
 }
 
 func testOldSegmentsReadable(t *testing.T, ver uint32) {
-	restore := writeVersion(segVersion2)
+	restore := writeVersion(max(ver, segVersion2)) // version 1 files are made from version 2's
 	defer restore()
 	rng := rand.New(rand.NewPCG(11, 5))
 	fs := vfs.NewMem()
@@ -214,7 +214,7 @@ func testOldSegmentsReadable(t *testing.T, ver uint32) {
 	}
 	defer x.Close()
 	for _, s := range x.segs {
-		if s.v1 != (ver == segVersion1) || s.v3 {
+		if s.v1 != (ver == segVersion1) || s.v3 != (ver == segVersion3) || s.v4 {
 			t.Fatalf("segment %d not read as version %d", s.num, ver)
 		}
 	}
@@ -224,7 +224,7 @@ func testOldSegmentsReadable(t *testing.T, ver uint32) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameHits(t, fmt.Sprintf("%s: query %q against the version 2 files", stage, q), got, want[i], 0)
+			sameHits(t, fmt.Sprintf("%s: query %q against the old files", stage, q), got, want[i], 0)
 			ex, err := x.SearchExhaustive(q, nil, 10)
 			if err != nil {
 				t.Fatal(err)
@@ -237,8 +237,8 @@ func testOldSegmentsReadable(t *testing.T, ver uint32) {
 		t.Fatal(err)
 	}
 	for _, s := range x.segs {
-		if !s.v3 {
-			t.Fatalf("merged segment %d is not version 3", s.num)
+		if !s.v4 {
+			t.Fatalf("merged segment %d is not version 4", s.num)
 		}
 	}
 	check("merged")

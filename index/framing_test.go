@@ -18,8 +18,11 @@ import (
 func castagnoliSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 func TestSegmentImageBytes(t *testing.T) {
+	t.Run("version=4", func(t *testing.T) {
+		checkSegmentImage(t, sampleSegment(t), "b9b378e4624c4af1b6fd270108ae1575ad2886171d02ba95ac4e2da99c2c88d0")
+	})
 	t.Run("version=3", func(t *testing.T) {
-		checkSegmentImage(t, sampleSegment(t), "575ebeaadf7e5d3d70238555a7770fc59f84086817ff8bc83eeeeade9e62edc4")
+		checkSegmentImage(t, sampleSegmentV(t, segVersion3), "575ebeaadf7e5d3d70238555a7770fc59f84086817ff8bc83eeeeade9e62edc4")
 	})
 	t.Run("version=2", func(t *testing.T) {
 		checkSegmentImage(t, sampleSegmentV(t, segVersion2), "1e73fcc24ab916b5922bd5e9a2fd2067906fba780e081166973ce28fc00e12c2")

@@ -99,7 +99,8 @@ type termInfo struct {
 	arena *postArena
 	data  []byte // sealed segment: block metas followed by block data
 	v1    bool   // data is a version 1 segment's
-	v3    bool   // data is a version 3 segment's: packed tfs
+	v3    bool   // data is a version 3 or 4 segment's: packed tfs
+	v4    bool   // data is a version 4 segment's: packed gaps, lengths in the blocks
 	// single: a version 3 term of one block, which has no block meta
 	// (data is the block); c and last are the block's corners and last doc.
 	single bool
@@ -141,7 +142,8 @@ type postingsIter struct {
 	arena   *postArena
 	data    []byte
 	v1      bool // data is a version 1 segment's: metas hold (maxTF, minDL) only
-	v3      bool // data is a version 3 segment's: packed tfs
+	v3      bool // data is a version 3 or 4 segment's: packed tfs
+	v4      bool // data is a version 4 segment's: packed gaps, lengths in the blocks
 	single  bool // a version 3 term of one block: no meta, c and last hold it
 	c       corners
 	last    uint32
@@ -162,14 +164,20 @@ type postingsIter struct {
 	// its tfs: half of a block's varints.
 	tfData []byte
 	tfDone bool
+	// lens holds the loaded version 4 block's lengths once blockLens has
+	// asked for them (lensDone).
+	lens     []uint32
+	lensDone bool
 
 	docBuf [blockSize]uint32
 	tfBuf  [blockSize]uint32
+	lenBuf [blockSize]uint32
 }
 
 func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi, p.v1 = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi, ti.v1
-	p.v3, p.single, p.c, p.last = ti.v3, ti.single, ti.c, ti.last
+	p.v3, p.v4, p.single, p.c, p.last = ti.v3, ti.v4, ti.single, ti.c, ti.last
+	p.lens, p.lensDone = nil, false
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
 	p.tfData, p.tfDone = nil, false
@@ -257,7 +265,12 @@ func (p *postingsIter) load(bi int) {
 	}
 	buf := p.data[off:]
 	docs, tfs := p.docBuf[:n], p.tfBuf[:n]
-	pos := decodeDocs(buf, docs, prev, bi == 0, p.lo, p.hi)
+	var pos int
+	if p.v4 {
+		pos = decodeDocsV4(buf, docs, prev, bi == 0, p.lo, p.hi)
+	} else {
+		pos = decodeDocs(buf, docs, prev, bi == 0, p.lo, p.hi)
+	}
 	if pos < 0 {
 		p.fail()
 		return
@@ -268,7 +281,30 @@ func (p *postingsIter) load(bi int) {
 	}
 	p.docs, p.tfs = docs, tfs
 	p.tfData, p.tfDone = buf[pos:], false
+	p.lens, p.lensDone = nil, false
 	p.cur = docs[0]
+}
+
+// blockLens returns the lengths of the loaded block's documents, nil
+// unless the segment is version 4 (the caller reads the length column).
+// A damaged section (only possible in memory: files are checksummed) sets
+// Err and reads as zeros.
+func (p *postingsIter) blockLens() []uint32 {
+	if !p.v4 || p.mem != nil {
+		return nil
+	}
+	if !p.lensDone {
+		p.lensDone = true
+		n := len(p.docs)
+		p.lens = p.lenBuf[:n]
+		t := p.tfData
+		if len(t) == 0 || t[0] > 32 || packedTFsLen(n, uint(t[0])) > len(t) ||
+			decodeLensV4(t[packedTFsLen(n, uint(t[0])):], p.lens) < 0 {
+			clear(p.lens)
+			p.err = ErrCorrupt
+		}
+	}
+	return p.lens
 }
 
 // decodeTFs decodes the loaded sealed block's tfs. A damaged tf section
@@ -293,7 +329,7 @@ func (p *postingsIter) fail() {
 	p.err = ErrCorrupt
 	p.cur = endDoc
 	p.bi = p.nBlocks
-	p.docs, p.tfs = nil, nil
+	p.docs, p.tfs, p.lens = nil, nil, nil
 	p.decoded = -1
 }
 

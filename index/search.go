@@ -108,6 +108,12 @@ type searcher struct {
 	bsBlk  []int
 	bsFrom []int
 
+	// per query term: its score at tf 1 for each length below tf1Lens,
+	// -1 until computed (blockScores)
+	tf1    [][tf1Lens]float64
+	tf1Gen []uint64 // per query term: the query (gen) its tf1 table is of
+	gen    uint64   // the query's number in this searcher
+
 	// the block-at-a-time window (search_block.go): the accumulator, per
 	// iterator the end of its postings in the span, the kept docs
 	acc  []float64
@@ -479,7 +485,9 @@ func (x *Index) maxScore(s *searcher, sc *scorer, seg *segment, filter *roaring.
 			continue
 		}
 		norm := 0.0 // for the non-essential terms
-		if !batch || fe > 0 {
+		if batch && fe > 0 {
+			norm = sc.norm(s.lenAt(seg, fe, doc)) // the blocks' lengths are decoded
+		} else if !batch {
 			norm = sc.norm(seg.docLen(doc))
 		}
 		sum := 0.0

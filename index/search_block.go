@@ -203,7 +203,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 			}
 			norm := 0.0
 			if fe > 0 {
-				norm = sc.norm(seg.docLen(d))
+				norm = sc.norm(s.lenAt(seg, fe, d))
 			}
 			_, pruned := s.nonEssential(sc, fe, d, norm, sum, theta, true, neBlock)
 			score := canonical(tmp)
@@ -275,6 +275,24 @@ func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
 	s.bsBlk[i], s.bsFrom[i] = it.decoded, it.i
 	out := &s.bScore[i]
 	tfs := it.tfs
+	if lens := it.blockLens(); lens != nil {
+		lens = lens[:len(tfs)]
+		t1 := s.tf1Table(s.segT[i].q)
+		for j := it.i; j < len(tfs); j++ {
+			tf, dl := tfs[j], lens[j]
+			if tf == 1 && dl < tf1Lens {
+				v := t1[dl]
+				if v < 0 {
+					v = scoreNorm(w, 1, sc.norm(dl))
+					t1[dl] = v
+				}
+				out[j] = v
+				continue
+			}
+			out[j] = scoreNorm(w, tf, sc.norm(dl))
+		}
+		return
+	}
 	for j := it.i; j < len(it.docs); j++ {
 		out[j] = scoreNorm(w, tfs[j], sc.norm(seg.docLen(it.docs[j])))
 	}
@@ -301,4 +319,53 @@ func skipToDense(it *postingsIter, d *denseFilter) {
 		it.i = len(docs) - 1
 		it.Next()
 	}
+}
+
+// tf1Lens is the number of lengths whose tf-1 score blockScores keeps
+// per query term: the score of a posting of tf 1 (86% of the Zipf
+// corpus's postings) and a length below it is looked up, computed once a
+// query (the same scoreNorm, so the same bits) instead of two divisions
+// a posting. Profile lesson (Zipf 200k, mid/none, version 4): with the
+// lengths read from the blocks, the divisions were most of blockScores.
+const tf1Lens = 256
+
+// resetTF1 marks the tf-1 scores of nt query terms not computed: a
+// term's table is cleared when blockScores first reads it in the query
+// (s.tf1Gen). Profile lesson (Zipf 200k, long/agent, version 4): clearing
+// every term's 2 KB at every query cost the filtered and long cells,
+// which never read them, up to 10%.
+func (s *searcher) resetTF1(nt int) {
+	if cap(s.tf1) < nt {
+		s.tf1, s.tf1Gen = make([][tf1Lens]float64, nt), make([]uint64, nt)
+	}
+	s.tf1, s.tf1Gen = s.tf1[:nt], s.tf1Gen[:nt]
+	s.gen++
+}
+
+// tf1Table returns query term q's tf-1 scores, cleared at its first use
+// in the query.
+func (s *searcher) tf1Table(q int) *[tf1Lens]float64 {
+	t := &s.tf1[q]
+	if s.tf1Gen[q] != s.gen {
+		s.tf1Gen[q] = s.gen
+		for j := range t {
+			t[j] = -1
+		}
+	}
+	return t
+}
+
+// lenAt returns the length of doc d, which an essential iterator in
+// [fe, m) is positioned on: from its version 4 block when it holds the
+// lengths, else from the length column (a cache miss at random).
+func (s *searcher) lenAt(seg *segment, fe int, d uint32) uint32 {
+	for i := fe; i < len(s.segT); i++ {
+		if it := &s.iters[i]; it.cur == d {
+			if l := it.blockLens(); l != nil {
+				return l[it.i]
+			}
+			break
+		}
+	}
+	return seg.docLen(d)
 }

@@ -91,6 +91,7 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		s.tmp = make([]float64, len(s.terms))
 	}
 	s.tmp = s.tmp[:len(s.terms)]
+	s.resetTF1(len(s.terms))
 	return sc, len(s.terms) > 0
 }
 

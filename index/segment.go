@@ -18,7 +18,8 @@ import (
 // drawn in doc.go and docs/format/index.md.
 const (
 	segMagic       = "LZMIDX01" // first 8 bytes of a segment file
-	segVersion     = 3          // written; versions 1 and 2 are still read
+	segVersion     = 4          // written; versions 1, 2 and 3 are still read
+	segVersion4    = 4          // bit-packed gaps and lengths in every block
 	segVersion3    = 3          // bit-packed tfs, one-block terms without a block meta
 	segVersion2    = 2          // block metas with corners
 	segVersion1    = 1          // block metas without corners
@@ -64,7 +65,8 @@ type segment struct {
 
 	buf  []byte
 	v1   bool   // a version 1 file: block metas without corners
-	v3   bool   // a version 3 file: packed tfs, one-block terms in their entries
+	v3   bool   // a version 3 or 4 file: packed tfs, one-block terms in their entries
+	v4   bool   // a version 4 file: packed gaps, each block holds its lengths
 	lens []byte // (hi-lo+1) x u32
 	// lens8 is the length column in one byte a document, built at open
 	// (not stored): a length of lens8Escape or more reads lens instead.
@@ -280,7 +282,7 @@ func strEnd(table []byte, i, nStrs int) uint32 {
 func (s *segment) entry(i int, ti *termInfo) {
 	e := s.table[i*termEntrySize:]
 	if s.v3 {
-		*ti = termInfo{df: binary.LittleEndian.Uint32(e[4:]), v3: true}
+		*ti = termInfo{df: binary.LittleEndian.Uint32(e[4:]), v3: true, v4: s.v4}
 		if ti.df <= blockSize {
 			ti.single = true
 			ti.last = binary.LittleEndian.Uint32(e[8:])
@@ -343,7 +345,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 		return bad(0, fmt.Errorf("bad magic or size (%d bytes, %q)", len(buf), buf[:min(8, len(buf))]))
 	}
 	v := binary.LittleEndian.Uint32(buf[8:])
-	if v != segVersion3 && v != segVersion2 && v != segVersion1 {
+	if v != segVersion4 && v != segVersion3 && v != segVersion2 && v != segVersion1 {
 		return bad(8, fmt.Errorf("unknown version %d", v))
 	}
 	ft := len(buf) - segFooterSize
@@ -353,7 +355,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if _, _, err := codec.DecodeChecksummed(buf, len(buf)-8); err != nil {
 		return bad(len(buf)-8, err)
 	}
-	s := &segment{num: num, buf: buf, v1: v == segVersion1, v3: v == segVersion3}
+	s := &segment{num: num, buf: buf, v1: v == segVersion1, v3: v >= segVersion3, v4: v == segVersion4}
 	s.lo = binary.LittleEndian.Uint32(buf[16:])
 	s.hi = binary.LittleEndian.Uint32(buf[20:])
 	s.nDocs = binary.LittleEndian.Uint32(buf[24:])
@@ -436,6 +438,8 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 			}
 			if df > blockSize {
 				need = ((df + blockSize - 1) / blockSize) * blockMetaSize
+			} else if s.v4 {
+				need = 5 // a gap, the widths of the gaps, tfs and lengths, a base
 			} else {
 				need = df + 1 // a varint a doc and the tfs' width byte at least
 			}

@@ -36,6 +36,7 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 		return
 	}
 	v3 := b.version() >= segVersion3
+	v4 := b.version() >= segVersion4
 	start := len(b.posts)
 	nb := (len(docs) + blockSize - 1) / blockSize
 	metaStart := start
@@ -55,20 +56,28 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 		lo := bi * blockSize
 		hi := min(lo+blockSize, len(docs))
 		off := uint32(len(b.posts) - dataStart)
-		for j := lo; j < hi; j++ {
-			b.posts = binary.AppendUvarint(b.posts, uint64(docs[j]-prev))
-			prev = docs[j]
-		}
-		if v3 {
-			b.posts = appendPackedTFs(b.posts, tfs[lo:hi])
-		} else {
-			for j := lo; j < hi; j++ {
-				b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
-			}
-		}
 		dls := b.dls[:hi-lo]
 		for j, d := range docs[lo:hi] {
 			dls[j] = b.lens[d-b.lo]
+		}
+		switch {
+		case v4:
+			b.posts = appendBlockV4(b.posts, docs[lo:hi], tfs[lo:hi], dls, prev)
+			prev = docs[hi-1]
+		case v3:
+			for j := lo; j < hi; j++ {
+				b.posts = binary.AppendUvarint(b.posts, uint64(docs[j]-prev))
+				prev = docs[j]
+			}
+			b.posts = appendPackedTFs(b.posts, tfs[lo:hi])
+		default:
+			for j := lo; j < hi; j++ {
+				b.posts = binary.AppendUvarint(b.posts, uint64(docs[j]-prev))
+				prev = docs[j]
+			}
+			for j := lo; j < hi; j++ {
+				b.posts = binary.AppendUvarint(b.posts, uint64(tfs[j]))
+			}
 		}
 		c = blockCorners(tfs[lo:hi], dls)
 		maxTF, minDL = max(maxTF, c.a.tf), min(minDL, c.b.dl)

@@ -34,7 +34,7 @@ func BenchmarkSegmentVersion(b *testing.B) {
 		docs[i] = Doc{ID: uint64(i + 1), Time: r.Time.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text}
 	}
 	idx := map[uint32]*Index{}
-	for _, ver := range []uint32{segVersion2, segVersion3} {
+	for _, ver := range []uint32{segVersion2, segVersion3, segVersion4} {
 		restore := writeVersion(ver)
 		x, err := Open("", Options{SessionContext: true, FlushDocs: -1, DisableBackgroundMerge: true}, nil)
 		if err != nil {
@@ -60,7 +60,7 @@ func BenchmarkSegmentVersion(b *testing.B) {
 				texts = append(texts, q.Text)
 			}
 		}
-		for _, ver := range []uint32{segVersion2, segVersion3} {
+		for _, ver := range []uint32{segVersion2, segVersion3, segVersion4} {
 			x := idx[ver]
 			b.Run(fmt.Sprintf("n=%d/class=%s/version=%d", n, class, ver), func(b *testing.B) {
 				b.ReportAllocs()
