@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"testing"
 	"time"
@@ -131,6 +132,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			}
 		}
 	}
+	recallCtx := pprof.WithLabels(ctx, pprof.Labels("bench", "recall")) // see benchRecall
 	lat := make([]time.Duration, 0, b.N)
 	byClass := map[zipf.Class][]time.Duration{}
 	var stages [5][]time.Duration
@@ -156,7 +158,9 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		}
 		gp.start()
 		t := time.Now()
-		res, err := s.db.Recall(ctx, qs[i%len(qs)])
+		pprof.SetGoroutineLabels(recallCtx)
+		res, err := s.db.Recall(recallCtx, qs[i%len(qs)])
+		pprof.SetGoroutineLabels(ctx)
 		lat = append(lat, time.Since(t))
 		byClass[classes[i%len(qs)]] = append(byClass[classes[i%len(qs)]], lat[len(lat)-1])
 		gp.done(lat[len(lat)-1])

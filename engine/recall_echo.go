@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
@@ -121,12 +120,21 @@ func (p *plan) echoes() error {
 	if len(p.cands) < 2 || !p.anyAssistant() {
 		return nil
 	}
-	lx := theLexicon()
-	qterms := map[string]bool{}
-	for _, t := range queryAnalyzer().Terms(lx.stripQuestionWords(p.denseText)) {
-		if !lx.frame[t] {
-			qterms[t] = true
+	// The query's terms, analysed only once an echo is possible (an
+	// assistant's reply right after another speaker's turn): most recalls
+	// have none, and the analysis was a third of the rules' cost.
+	var qterms map[string]bool
+	queryTerms := func() map[string]bool {
+		if qterms == nil {
+			lx := theLexicon()
+			qterms = map[string]bool{}
+			for _, t := range queryAnalyzer().Terms(lx.stripQuestionWords(p.denseText)) {
+				if !lx.frame[t] {
+					qterms[t] = true
+				}
+			}
 		}
+		return qterms
 	}
 	toYou := asksYou(p.denseText)
 	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
@@ -134,13 +142,12 @@ func (p *plan) echoes() error {
 	for _, i := range order {
 		inTop[i] = true
 	}
-	type key struct{ agent, session string }
-	groups := map[key][]int{}
-	hasTop := map[key]bool{}
+	groups := map[sessionKey][]int{}
+	hasTop := map[sessionKey]bool{}
 	for i := range p.cands {
 		c := &p.cands[i]
 		if (c.fetched || c.fact.known()) && !c.lowInfo && c.rec.Session != "" {
-			k := key{c.rec.Agent, c.rec.Session}
+			k := sessionKey{c.rec.Agent, c.rec.Session}
 			groups[k] = append(groups[k], i)
 			hasTop[k] = hasTop[k] || inTop[i]
 		}
@@ -159,9 +166,11 @@ func (p *plan) echoes() error {
 		if len(members) < 2 || !hasTop[k] {
 			continue
 		}
-		sb, err := p.db.idx.Filter(&index.Filter{Agents: []string{k.agent}, Sessions: []string{k.session}})
+		// The recall's copy of the session (the neighbour source and
+		// rule asked for most of these already).
+		sb, err := p.session(k)
 		if err != nil {
-			return fmt.Errorf("lazymem: engine: session filter: %w", err)
+			return err
 		}
 		at := make(map[uint64]int, len(members))
 		for _, i := range members {
@@ -173,8 +182,8 @@ func (p *plan) echoes() error {
 				continue
 			}
 			pos := sb.Rank(uint32(c.id))
-			if j, ok := at[pos-1]; ok && echoRule[0] && len(qterms) > 0 && !toYou && strings.EqualFold(c.rec.Role, assistantRole) &&
-				p.fused[j] < p.fused[i] && !p.cands[j].question && p.cands[j].rec.Role != c.rec.Role {
+			if j, ok := at[pos-1]; ok && echoRule[0] && !toYou && strings.EqualFold(c.rec.Role, assistantRole) &&
+				p.fused[j] < p.fused[i] && !p.cands[j].question && p.cands[j].rec.Role != c.rec.Role && len(queryTerms()) > 0 {
 				echoes = append(echoes, move{up: j, over: i})
 				read = append(read, i, j)
 			}

@@ -264,9 +264,23 @@ func (neighbourSource) candidates(_ context.Context, p *plan) error {
 	// for both: a turn and the hits near it in time often lie in one log
 	// segment, which GetMany then decompresses once instead of once a
 	// round.
+	//
+	// A window already known to hold three speakers or more (its hit's
+	// and its known turns' roles: a lower bound) keeps none of its turns
+	// (below): its turns do not count, and more of the hits are sure to
+	// be read now rather than in a round of their own (the selective
+	// stage's). The workload's 1M agent cold-open recall: 8.3 records in
+	// this read and 8.8 in the selective stage's before, 16.4 and 0.8
+	// after; the same 64 records read in all.
+	open := make([]neighbourWindow, 0, len(windows))
+	for _, w := range windows {
+		if speakers(p.cands, w) <= 2 {
+			open = append(open, w)
+		}
+	}
 	keepable := 0
 	for j := hits; j < len(p.cands); j++ {
-		if seen[j] && atKeptPlace(windows, j) {
+		if seen[j] && atKeptPlace(open, j) {
 			keepable++
 		}
 	}

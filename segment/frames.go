@@ -12,7 +12,7 @@ import (
 // Framed segment values (segment version 3). The body is the columnar body
 // of version 2, cut in two: the head (the column lengths and every column
 // but the texts) is one compressed frame, and the texts are cut into
-// frames of frameBytes (the last shorter), each compressed on its own and
+// frames of sealFrameBytes (the last shorter), each compressed on its own and
 // followed by its own checksum. A read of one record decompresses the
 // head (a few hundred bytes to a few KiB: times, references, lengths) and
 // the one or two text frames its text lies in, not the whole segment; a
@@ -28,8 +28,9 @@ import (
 //	| text frame 0 (stored bytes) | crc32c of the frame, 4 LE | text frame 1 | crc | ...
 //
 // dict is the zstd dictionary the frames were compressed with (0: none;
-// see dict.go). Frame k holds bytes [k*frameBytes, k*frameBytes+raw_k) of
-// the texts column; record i's text starts where the previous live
+// see dict.go). Frame k holds the raw_k bytes of the texts column after
+// frame k-1's (sealFrameBytes each but the last; a reader takes any
+// raw_k up to frameBytes); record i's text starts where the previous live
 // record's ends (text_lens, in the head). The head decompresses to a
 // version-2 body whose texts column is empty; the head and every text
 // frame, decompressed and concatenated, are exactly the version-2 body.
@@ -46,6 +47,21 @@ const segmentVersionFrames = 3
 // frames and 0.556x at 8 KiB; with a 64 KiB dictionary built from other
 // records of the corpus 4 KiB frames take 0.429x.
 const frameBytes = 4 << 10
+
+// sealFrameBytes is the raw size of the text frames the sealer writes
+// (the last of a segment shorter): 4 KiB (frameBytes) until 2026-12-02.
+// A cold read decompresses the frame its record's text lies in, and a
+// frame's decompression takes about its length: measured on the 1M-record
+// logs of the engine's benchmarks (segment TestFrameSizeDiag, the log's
+// dictionary, the fastest of five alternated rounds, one frame of each of
+// 3277 Zipf segments) 1 KiB frames 4.8 µs, 2 KiB 7.6, 3 KiB 11.2, 4 KiB
+// 17.0; stored, over the texts: Zipf 0.4280x, 0.4098x, 0.4033x,
+// 0.3998x, the workload 0.3519x, 0.3312x, 0.3224x, 0.3184x. 3 KiB
+// takes a third off a cold record's frame for +0.7% (Zipf) and +1.0%
+// (workload) of the log's sealed values (0.478x and 0.388x of the text);
+// 2 KiB half of it for +2.1% and +3.3%. Readers before this take 3 KiB
+// frames: no version changes.
+const sealFrameBytes = 3 << 10
 
 // maxFrames bounds a value's frame table: a segment holds at most
 // maxRebuilt bytes.
@@ -79,8 +95,14 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // whose names are ids in the log's table) of a columnar body (body,
 // whose last textsLen bytes are its texts column) holding count records.
 func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int) ([]byte, error) {
+	return c.appendFramedSized(dst, version, count, body, textsLen, sealFrameBytes)
+}
+
+// appendFramedSized is appendFramed with text frames of fb raw bytes (at
+// most frameBytes): the frames of earlier sealers in tests.
+func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int) ([]byte, error) {
 	head, texts := body[:len(body)-textsLen], body[len(body)-textsLen:]
-	n := (len(texts) + frameBytes - 1) / frameBytes
+	n := (len(texts) + fb - 1) / fb
 	dict := c.encDict()
 	// The frames are compressed first, into the scratch after dst, then
 	// the header and the head are laid out in front of them.
@@ -90,7 +112,7 @@ func (c *compressor) appendFramed(dst []byte, version byte, count int, body []by
 	for k := range n {
 		fs := len(scratch)
 		var err error
-		if scratch, err = c.compress(scratch, texts[k*frameBytes:min(len(texts), (k+1)*frameBytes)], dict); err != nil {
+		if scratch, err = c.compress(scratch, texts[k*fb:min(len(texts), (k+1)*fb)], dict); err != nil {
 			return nil, err
 		}
 		stored = append(stored, len(scratch)-fs)
@@ -110,7 +132,7 @@ func (c *compressor) appendFramed(dst []byte, version byte, count int, body []by
 	dst = binary.AppendUvarint(dst, uint64(len(head)))
 	dst = binary.AppendUvarint(dst, uint64(len(headZ)))
 	for k := range n {
-		dst = binary.AppendUvarint(dst, uint64(min(frameBytes, len(texts)-k*frameBytes)))
+		dst = binary.AppendUvarint(dst, uint64(min(fb, len(texts)-k*fb)))
 		dst = binary.AppendUvarint(dst, uint64(stored[k]))
 	}
 	dst = append(dst, headZ...)

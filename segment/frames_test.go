@@ -486,3 +486,72 @@ func TestFramedDamagedDictionary(t *testing.T) {
 		}
 	}
 }
+
+// TestFramedFrameSizes: a segment value whose texts were cut into 4 KiB
+// frames (the sealer's before sealFrameBytes) and one cut into
+// sealFrameBytes frames hold the same records, and the reader serves
+// every record of both, alone and all at once, byte for byte.
+func TestFramedFrameSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var payloads [][]byte
+	for size := 0; size < 40<<10; {
+		p := chatRecord(r, 1+r.IntN(120))
+		payloads = append(payloads, p)
+		size += len(p)
+	}
+	c, err := newCompressor(CompressionZstd, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.names = newNameTable()
+	e := colEncoder{names: c.names}
+	body, ok := e.encode(nil, payloads)
+	if !ok {
+		t.Fatal("not records")
+	}
+	c.names.add(e.pending)
+	n := len(payloads)
+	for _, fb := range []int{frameBytes, sealFrameBytes, 1000} {
+		v, err := c.appendFramedSized(nil, segmentVersionNames, n, body, len(e.cols[colTexts]), fb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parseFramed(1, v)
+		if err != nil {
+			t.Fatalf("frames of %d bytes: %v", fb, err)
+		}
+		if want := (len(e.cols[colTexts]) + fb - 1) / fb; len(f.frames) != want {
+			t.Fatalf("frames of %d bytes: %d frames, want %d", fb, len(f.frames), want)
+		}
+		all := make([]uint64, n)
+		for i := range all {
+			all[i] = uint64(1 + i)
+		}
+		for _, ids := range append([][]uint64{all}, all[:1], all[n/2:n/2+1], all[n-1:]) {
+			got := 0
+			err := c.readFramed(1, v, uint32(n), ids, func(id uint64, p []byte, dead bool, err error) error {
+				if err != nil || dead {
+					return fmt.Errorf("record %d: dead %v, %v", id, dead, err)
+				}
+				if !bytes.Equal(p, payloads[id-1]) {
+					return fmt.Errorf("record %d differs", id)
+				}
+				got++
+				return nil
+			})
+			if err != nil || got != len(ids) {
+				t.Fatalf("frames of %d bytes: %d of %d records read: %v", fb, got, len(ids), err)
+			}
+		}
+		d, err := c.openFramed(1, v)
+		if err != nil {
+			t.Fatalf("frames of %d bytes, whole: %v", fb, err)
+		}
+		for i, p := range payloads {
+			if q, ok := d.get(uint64(1 + i)); !ok || !bytes.Equal(q, p) {
+				t.Fatalf("frames of %d bytes, whole: record %d differs", fb, 1+i)
+			}
+		}
+	}
+}
