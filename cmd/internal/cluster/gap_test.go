@@ -85,13 +85,8 @@ func staleCopyPurged(t *testing.T, at string) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	// Not a's lease: the test's partition, closed below. Listed as
-	// lingering, so that a's lease rounds neither release it nor sweep
-	// its copy (b owns the partition).
-	a.mu.Lock()
-	pt := a.openPartition(p)
-	a.lingering[p] = pt
-	a.mu.Unlock()
+	// Not a's lease: the test's partition, closed below.
+	pt := lingerOn(a, p)
 	defer func() {
 		if err := pt.close(); err != nil {
 			t.Error(err)
@@ -234,12 +229,8 @@ func TestPurgeUnderRunningPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	// The test's partition on a, listed as lingering (as in
-	// TestStaleCopyPurgedWhileOpening): b owns it.
-	a.mu.Lock()
-	pt := a.openPartition(p)
-	a.lingering[p] = pt
-	a.mu.Unlock()
+	// The test's partition on a: b owns it.
+	pt := lingerOn(a, p)
 	defer pt.close()
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -263,4 +254,15 @@ func TestPurgeUnderRunningPartition(t *testing.T) {
 	if got := pt.appliedSeq(); got != applied {
 		t.Fatalf("a's partition applied %d after the purge; it had applied %d", got, applied)
 	}
+}
+
+// lingerOn opens partition p on n without its lease, listed as lingering
+// so that n's lease rounds neither release it nor sweep its copy (another
+// node owns the partition). The caller closes it.
+func lingerOn(n *Node, p int) *partition {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	pt := n.openPartition(p)
+	n.lingering[p] = pt
+	return pt
 }
