@@ -9,6 +9,7 @@ package segment
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -164,4 +165,34 @@ func openDiagLog(t *testing.T) *Log {
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	return l
+}
+
+// sealedSegments is a copy of l's list of sealed segments.
+func sealedSegments(l *Log) []segMeta {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return slices.Clone(l.segs)
+}
+
+// eachSegmentText calls fn for each of segs with its records' payloads and
+// the texts and text lengths columns of their columnar encoding; a segment
+// whose records do not encode as columns is skipped. The slices are valid
+// only during the call.
+func eachSegmentText(t *testing.T, l *Log, segs []segMeta, fn func(m segMeta, payloads [][]byte, texts, lens []byte)) {
+	t.Helper()
+	var enc colEncoder
+	for _, m := range segs {
+		d, closer, err := l.read(m, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads := make([][]byte, m.count)
+		for k := range payloads {
+			payloads[k], _ = d.get(m.first + uint64(k))
+		}
+		if _, ok := enc.encode(nil, payloads); ok {
+			fn(m, payloads, enc.cols[colTexts], enc.cols[colTextLens])
+		}
+		closer.Close()
+	}
 }

@@ -93,34 +93,20 @@ func TestCompactRebuildDiag(t *testing.T) {
 // texts' bytes; then an order-0 word entropy bound of the texts.
 func TestDictVariantsDiag(t *testing.T) {
 	l := openDiagLog(t)
-	l.segMu.RLock()
-	segs := slices.Clone(l.segs)
-	l.segMu.RUnlock()
+	segs := sealedSegments(l)
 	var all [][]byte // each segment's texts
 	var first []byte
 	var firstRecs []sampleRec
 	var total int64
-	var enc colEncoder
-	for _, m := range segs {
-		d, closer, err := l.read(m, false)
-		if err != nil {
-			t.Fatal(err)
+	eachSegmentText(t, l, segs, func(m segMeta, payloads [][]byte, texts, lens []byte) {
+		texts = slices.Clone(texts)
+		all = append(all, texts)
+		total += int64(len(texts))
+		if len(first) < dictSample {
+			firstRecs = appendSampleRecs(firstRecs, m.first, payloads, lens, len(first))
+			first = append(first, texts...)
 		}
-		payloads := make([][]byte, m.count)
-		for k := range payloads {
-			payloads[k], _ = d.get(m.first + uint64(k))
-		}
-		if _, ok := enc.encode(nil, payloads); ok {
-			texts := slices.Clone(enc.cols[colTexts])
-			all = append(all, texts)
-			total += int64(len(texts))
-			if len(first) < dictSample {
-				firstRecs = appendSampleRecs(firstRecs, m.first, payloads, enc.cols[colTextLens], len(first))
-				first = append(first, texts...)
-			}
-		}
-		closer.Close()
-	}
+	})
 	whole, wholeRecs, err := l.liveSample(context.Background())
 	if err != nil {
 		t.Fatal(err)

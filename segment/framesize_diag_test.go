@@ -23,37 +23,27 @@ import (
 // stored values' bytes as sealed.
 func TestFrameSizeDiag(t *testing.T) {
 	l := openDiagLog(t)
-	l.segMu.RLock()
-	segs := slices.Clone(l.segs)
-	l.segMu.RUnlock()
+	segs := sealedSegments(l)
 	step := max(1, (len(segs)+3999)/4000)
+	var picked []segMeta
+	var values int64
+	for i := 0; i < len(segs); i += step {
+		picked = append(picked, segs[i])
+		values += int64(segs[i].stored)
+	}
 	var all [][]byte
 	var sample []byte
 	var recs []sampleRec
-	var total, values int64
-	var enc colEncoder
-	for i := 0; i < len(segs); i += step {
-		m := segs[i]
-		d, closer, err := l.read(m, false)
-		if err != nil {
-			t.Fatal(err)
+	var total int64
+	eachSegmentText(t, l, picked, func(m segMeta, payloads [][]byte, texts, lens []byte) {
+		texts = slices.Clone(texts)
+		all = append(all, texts)
+		total += int64(len(texts))
+		if len(sample) < dictSample {
+			recs = appendSampleRecs(recs, m.first, payloads, lens, len(sample))
+			sample = append(sample, texts...)
 		}
-		values += int64(m.stored)
-		payloads := make([][]byte, m.count)
-		for k := range payloads {
-			payloads[k], _ = d.get(m.first + uint64(k))
-		}
-		if _, ok := enc.encode(nil, payloads); ok {
-			texts := slices.Clone(enc.cols[colTexts])
-			all = append(all, texts)
-			total += int64(len(texts))
-			if len(sample) < dictSample {
-				recs = appendSampleRecs(recs, m.first, payloads, enc.cols[colTextLens], len(sample))
-				sample = append(sample, texts...)
-			}
-		}
-		closer.Close()
-	}
+	})
 	raw, _, err := buildDict(1, sample, recs)
 	if err != nil {
 		t.Fatal(err)

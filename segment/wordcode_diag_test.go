@@ -291,36 +291,21 @@ func TestWordCodeDiag(t *testing.T) {
 	if err := l.Seal(); err != nil { // what a load left in the tail
 		t.Fatal(err)
 	}
-	l.segMu.RLock()
-	segs := slices.Clone(l.segs)
-	l.segMu.RUnlock()
+	segs := sealedSegments(l)
 	var chunks [][]byte // 4 KiB of text each, segment by segment
 	var first []byte
 	var firstRecs []sampleRec
 	var total int64
-	var enc colEncoder
-	for _, m := range segs {
-		d, closer, err := l.read(m, false)
-		if err != nil {
-			t.Fatal(err)
+	eachSegmentText(t, l, segs, func(m segMeta, payloads [][]byte, texts, lens []byte) {
+		total += int64(len(texts))
+		for o := 0; o < len(texts); o += frameBytes {
+			chunks = append(chunks, slices.Clone(texts[o:min(len(texts), o+frameBytes)]))
 		}
-		payloads := make([][]byte, m.count)
-		for k := range payloads {
-			payloads[k], _ = d.get(m.first + uint64(k))
+		if len(first) < dictSample {
+			firstRecs = appendSampleRecs(firstRecs, m.first, payloads, lens, len(first))
+			first = append(first, texts...)
 		}
-		if _, ok := enc.encode(nil, payloads); ok {
-			texts := enc.cols[colTexts]
-			total += int64(len(texts))
-			for o := 0; o < len(texts); o += frameBytes {
-				chunks = append(chunks, slices.Clone(texts[o:min(len(texts), o+frameBytes)]))
-			}
-			if len(first) < dictSample {
-				firstRecs = appendSampleRecs(firstRecs, m.first, payloads, enc.cols[colTextLens], len(first))
-				first = append(first, texts...)
-			}
-		}
-		closer.Close()
-	}
+	})
 	nFirst := 0 // chunks of the first 512 KiB
 	for n := 0; nFirst < len(chunks) && n < len(first); nFirst++ {
 		n += len(chunks[nFirst])
