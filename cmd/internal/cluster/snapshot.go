@@ -199,7 +199,7 @@ func (pt *partition) snapshotDue() bool {
 	if pt.snapping || pt.applied <= pt.snapSeq {
 		return false
 	}
-	return pt.forgotSinceSnap ||
+	return pt.forgotSinceSnap || pt.sweptSinceSnap ||
 		o.SnapshotEvery > 0 && pt.sinceSnap >= uint64(o.SnapshotEvery) ||
 		o.SnapshotInterval > 0 && time.Since(pt.snapAt) >= o.SnapshotInterval
 }
@@ -211,7 +211,7 @@ func (pt *partition) startSnapshot(ctx context.Context) {
 	}
 	pt.mu.Lock()
 	pt.snapping = true
-	pt.forgotSinceSnap = false
+	pt.forgotSinceSnap, pt.sweptSinceSnap = false, false
 	pt.mu.Unlock()
 	pt.snapWG.Add(1)
 	go func() {
@@ -288,10 +288,10 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	pt.snapSeq, pt.snapAt = seq, time.Now()
 	pt.lastUpload = st
 	pt.snapshots++
-	forgetSeq := pt.forgetSeq
+	keepFrom := max(pt.forgetSeq, pt.sweepSeq)
 	pt.mu.Unlock()
 	tp := time.Now()
-	err = pt.n.prune(ctx, pt.p, seq, forgetSeq)
+	err = pt.n.prune(ctx, pt.p, seq, keepFrom)
 	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
 		"reused", st.Reused, "manifest", st.Manifest, "backup", t0.Sub(tb).Round(time.Millisecond),
 		"upload", took.Round(time.Millisecond), "prune", time.Since(tp).Round(time.Millisecond))
@@ -341,10 +341,11 @@ func (pt *partition) copyTo(ctx context.Context, dst string, snap bool) (uint64,
 }
 
 // prune erases partition p's snapshots older than newest that are past
-// SnapshotKeep or older than forgetSeq (the last forget applied: they
-// may hold its records), and the uploads cut short, then purges the
-// stream of p's messages at and below the oldest snapshot kept.
-func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error {
+// SnapshotKeep or older than keepFrom (the last forget applied: they
+// may hold its records; or the last purge message, whose snapshot
+// purges the stream through it), and the uploads cut short, then purges
+// the stream of p's messages at and below the oldest snapshot kept.
+func (n *Node) prune(ctx context.Context, p int, newest, keepFrom uint64) error {
 	snaps, partial, err := n.snapshots(ctx, p)
 	if err != nil {
 		return err
@@ -358,7 +359,7 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 		case s.seq > newest:
 			// Another owner's, newer: left to it (and its pieces).
 			keep = append(keep, s)
-		case s.seq == newest || kept < n.opts.SnapshotKeep && s.seq >= forgetSeq:
+		case s.seq == newest || kept < n.opts.SnapshotKeep && s.seq >= keepFrom:
 			kept++
 			floor = min(floor, s.seq)
 			keep = append(keep, s)
