@@ -27,9 +27,11 @@ const (
 	kindForget   = "forget"   // body: forgetBody
 	kindFeedback = "feedback" // body: feedbackBody
 	// kindPurge: snapshot and purge the partition through this message
-	// (body: none). Published by a forget whose records were purged
-	// from the stream already (publish.go, purgeOthers).
-	kindPurge = "purge"
+	// (body: none); kindFiller: nothing to apply (body: zeros). Published
+	// by a forget whose records were purged from the stream already
+	// (publish.go, sweepPurged).
+	kindPurge  = "purge"
+	kindFiller = "filler"
 )
 
 // forgetBody is a forget message: the public ids to forget.
@@ -638,6 +640,7 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 			pt.mu.Lock()
 			pt.sweepSeq, pt.sweptSinceSnap = seq, true
 			pt.mu.Unlock()
+		case kindFiller:
 		default:
 			// Not ours (a message published by another tool): skipped, as
 			// it carries nothing a node could apply.

@@ -158,7 +158,7 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 		purged = purged || err != nil
 	}
 	if purged {
-		if err := n.purgeOthers(ctx, p); err != nil {
+		if err := n.sweepPurged(ctx, p); err != nil {
 			return ack.Sequence, err
 		}
 	}
@@ -168,36 +168,54 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 	return ack.Sequence, nil
 }
 
-// purgeOthers publishes a purge message to every partition but p (whose
-// forget message does the same for it): each owner applying it takes a
-// snapshot, keeps none older, and purges the stream of its partition
-// through it. A forget calls it when a record's message was gone
-// already, purged below a snapshot: a purge is not a secure delete, and
-// the record's bytes stay in the stream's message block until JetStream
-// removes the block (once no message in it is left) or rewrites it
-// (once more than half of its bytes are deleted, at its next sync).
-// Other partitions' messages keep the block alive; after the sweep, no
-// message published before it is left, so the block goes unless
-// messages published after the sweep share it (docs/CLUSTER.md, "When
-// is the last byte gone").
-func (n *Node) purgeOthers(ctx context.Context, p int) error {
-	var msgs []*nats.Msg
-	for q := range n.opts.Partitions {
-		if q != p {
-			msgs = append(msgs, &nats.Msg{Subject: n.subject(q), Header: nats.Header{kindHeader: []string{kindPurge}}})
+// streamBlockSize is the size of the message block files of the
+// records' stream in nats-server 2.15 (a file store without byte
+// limits, retention by limits: defaultLargeBlockSize); sweepPurged
+// writes more than it to start a new block.
+const streamBlockSize = 8 << 20
+
+// sweepPurged clears the stream's files of the bytes of records of
+// partition p purged below a snapshot before their forget: a purge is
+// not a secure delete, and a purged message's bytes stay in the message
+// block file that holds it until JetStream removes the block (once no
+// message in it is left) or rewrites it (not the block being written;
+// once more than half of its bytes are deleted, at its next sync).
+// Other partitions' messages, and any message published after the
+// forget, keep the block alive. So sweepPurged
+//   - fills the block being written with filler messages on p's subject
+//     (more than a block's worth; the apply skips them), so that
+//     JetStream seals it and writes what follows in a new block;
+//   - then publishes a purge message to every partition (one atomic
+//     batch): each owner applying it takes a snapshot, keeps none
+//     older, and purges the stream of its partition through it.
+//
+// Every message published before the purge messages is then purged,
+// and the block holding the record's bytes holds only such messages:
+// JetStream removes it with the last one (docs/CLUSTER.md, "Forget").
+func (n *Node) sweepPurged(ctx context.Context, p int) error {
+	size := min(int(n.nc.MaxPayload())-1024, 1<<20)
+	if size <= 0 {
+		size = int(n.nc.MaxPayload()) / 2
+	}
+	filler := make([]byte, size)
+	for range streamBlockSize/size + 1 {
+		m := &nats.Msg{Subject: n.subject(p), Data: filler, Header: nats.Header{kindHeader: []string{kindFiller}}}
+		if _, err := n.js.PublishMsg(ctx, m); err != nil {
+			return fmt.Errorf("lazymem: cluster: the forget is applied; fill the stream's block (a forgotten record's message was purged before: its bytes stay in the stream's files until the next purges): %w", err)
 		}
 	}
+	msgs := make([]*nats.Msg, n.opts.Partitions)
+	for q := range msgs {
+		msgs[q] = &nats.Msg{Subject: n.subject(q), Header: nats.Header{kindHeader: []string{kindPurge}}}
+	}
 	var err error
-	switch len(msgs) {
-	case 0:
-		return nil
-	case 1:
+	if len(msgs) == 1 {
 		_, err = n.js.PublishMsg(ctx, msgs[0])
-	default:
+	} else {
 		_, err = n.publishBatch(ctx, msgs)
 	}
 	if err != nil {
-		return fmt.Errorf("lazymem: cluster: the forget is applied; publish the purge of the other partitions (a forgotten record's message was purged before, its bytes may stay in the stream's files): %w", err)
+		return fmt.Errorf("lazymem: cluster: the forget is applied; publish the partitions' purge (a forgotten record's message was purged before: its bytes stay in the stream's files until the next purges): %w", err)
 	}
 	return nil
 }
