@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -31,7 +32,8 @@ func TestForgetPurgedSharedBlock(t *testing.T) {
 	nc := clustertest.Start(t, 3)
 	open := func(id, dir string) *Node {
 		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: dir, Partitions: 4,
-			Replicas: 3, LeaseTTL: time.Second, OpenDB: openDB, SnapshotEvery: 1000, SnapshotInterval: -1})
+			Replicas: 3, LeaseTTL: time.Second, OpenDB: openDB, SnapshotEvery: 1000, SnapshotInterval: -1,
+			Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,6 +144,12 @@ func TestForgetPurgedSharedBlock(t *testing.T) {
 	if where := storetest.Find(storetest.Images(t, dir), []byte(secret)); len(where) > 0 {
 		t.Errorf("the node's files hold the forgotten text: %v", where)
 	}
+	if t.Failed() {
+		for q := range purges {
+			first, count := streamFloor(t, a, q)
+			t.Logf("partition %d: purge message %d, snapshot %d; the stream holds %d of its messages from %d", q, purges[q], part(t, a, q).snapSeq, count, first)
+		}
+	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -154,4 +162,13 @@ func TestForgetPurgedSharedBlock(t *testing.T) {
 			t.Fatalf("%d records of %s restored, want %d", len(got), agent, want)
 		}
 	}
+}
+
+// testWriter writes a node's log lines to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(b))
+	return len(b), nil
 }

@@ -291,7 +291,24 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	keepFrom := max(pt.forgetSeq, pt.sweepSeq)
 	pt.mu.Unlock()
 	tp := time.Now()
-	err = pt.n.prune(ctx, pt.p, seq, keepFrom)
+	// A prune that fails (a JetStream request finding no responder for a
+	// moment, a leader election) is tried again here: the next snapshot
+	// is due only once more messages are applied, and a quiet partition
+	// would keep its stream unpurged, and the older snapshots (those of a
+	// forget's records too), until then. Not when the lease is not fresh:
+	// the purge is then the next owner's.
+	for try := 1; ; try++ {
+		err = pt.n.prune(ctx, pt.p, seq, keepFrom)
+		if err == nil || errors.Is(err, ErrNotOwner) || try == 5 {
+			break
+		}
+		pt.n.opts.Logger.Warn("cluster: prune; trying again", "partition", pt.p, "seq", seq, "err", err)
+		select {
+		case <-ctx.Done():
+			return seq, err
+		case <-time.After(time.Second):
+		}
+	}
 	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
 		"reused", st.Reused, "manifest", st.Manifest, "backup", t0.Sub(tb).Round(time.Millisecond),
 		"upload", took.Round(time.Millisecond), "prune", time.Since(tp).Round(time.Millisecond))
@@ -444,7 +461,11 @@ func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
 }
 
 // erase securely deletes the messages on subject but those keep names,
-// the last one first.
+// the last one first. A fetch that brings nothing within its wait ends
+// the listing only when a message get (answered by the stream's
+// leader) finds no message on subject after the last one listed: on a
+// loaded server the first fetch of a new consumer can bring nothing,
+// and the listing used to end there, erasing nothing.
 func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) bool) error {
 	cons, err := n.snaps.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: subject, HeadersOnly: true,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute})
@@ -453,7 +474,7 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 	}
 	defer n.dropConsumer(n.snaps, cons)
 	var seqs []uint64
-	for {
+	for empty := 0; ; {
 		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
 		if err != nil {
 			return err
@@ -468,8 +489,23 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 			got++
 			pending = md.NumPending
 		}
-		if got == 0 || pending == 0 {
+		if got > 0 && pending == 0 {
 			break // the last message seen: no empty fetch waited for
+		}
+		if got > 0 {
+			continue
+		}
+		after := uint64(1)
+		if len(seqs) > 0 {
+			after = seqs[len(seqs)-1] + 1
+		}
+		if _, err := n.snaps.GetMsg(ctx, after, jetstream.WithGetMsgSubject(subject)); errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("lazymem: cluster: list %s to erase it: %w", subject, err)
+		}
+		if empty++; empty == 20 {
+			return fmt.Errorf("lazymem: cluster: list %s to erase it: the consumer delivers nothing", subject)
 		}
 	}
 	slices.Reverse(seqs) // the end message first
