@@ -146,7 +146,7 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 	if err != nil {
 		return 0, fmt.Errorf("lazymem: cluster: publish forget: %w", err)
 	}
-	purged := false
+	var gone uint64 // the lowest sequence whose message was gone
 	for _, id := range ids {
 		seq, _ := SplitID(id)
 		err := n.stream.SecureDeleteMsg(ctx, seq)
@@ -155,11 +155,18 @@ func (n *Node) Forget(ctx context.Context, p int, ids []uint64) (uint64, error) 
 			// the message's bytes stay until a later purge.
 			return ack.Sequence, fmt.Errorf("lazymem: cluster: erase seq %d from the stream: %w", seq, err)
 		}
-		purged = purged || err != nil
+		if err != nil && gone == 0 {
+			gone = seq // ids are sorted
+		}
 	}
-	if purged {
-		if err := n.sweepPurged(ctx, p); err != nil {
-			return ack.Sequence, err
+	if gone > 0 {
+		// Purged below a snapshot (at or below the purge floor, raised
+		// before each purge), not erased by an earlier forget: sweep.
+		// When the floor cannot be read, sweep too.
+		if floor, _, err := n.purgeFloor(ctx, p); err != nil || gone <= floor {
+			if err := n.sweepPurged(ctx, p); err != nil {
+				return ack.Sequence, err
+			}
 		}
 	}
 	if err := n.Wait(ctx, p, ack.Sequence); err != nil && !errors.Is(err, ErrNotOwner) {
@@ -201,7 +208,7 @@ func (n *Node) sweepPurged(ctx context.Context, p int) error {
 	for range streamBlockSize/size + 1 {
 		m := &nats.Msg{Subject: n.subject(p), Data: filler, Header: nats.Header{kindHeader: []string{kindFiller}}}
 		if _, err := n.js.PublishMsg(ctx, m); err != nil {
-			return fmt.Errorf("lazymem: cluster: the forget is applied; fill the stream's block (a forgotten record's message was purged before: its bytes stay in the stream's files until the next purges): %w", err)
+			return fmt.Errorf("lazymem: cluster: the forget is in the stream; fill the stream's block (a forgotten record's message was purged before: its bytes stay in the stream's files until the next purges): %w", err)
 		}
 	}
 	msgs := make([]*nats.Msg, n.opts.Partitions)
@@ -215,7 +222,7 @@ func (n *Node) sweepPurged(ctx context.Context, p int) error {
 		_, err = n.publishBatch(ctx, msgs)
 	}
 	if err != nil {
-		return fmt.Errorf("lazymem: cluster: the forget is applied; publish the partitions' purge (a forgotten record's message was purged before: its bytes stay in the stream's files until the next purges): %w", err)
+		return fmt.Errorf("lazymem: cluster: the forget is in the stream; publish the partitions' purge (a forgotten record's message was purged before: its bytes stay in the stream's files until the next purges): %w", err)
 	}
 	return nil
 }

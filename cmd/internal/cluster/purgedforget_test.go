@@ -100,10 +100,12 @@ func TestForgetPurgedSharedBlock(t *testing.T) {
 			t.Fatalf("%s's partition holds %d messages, want its 10", agent, count)
 		}
 	}
+	tf := time.Now()
 	fseq, err := a.Forget(ctx, p, forget)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the forget of a purged record (its sweep included) took %v", time.Since(tf).Round(time.Millisecond))
 	// Each partition's last message is now its purge message.
 	purges := make([]uint64, a.Partitions())
 	for q := range purges {
