@@ -15,7 +15,10 @@
 // the stream still holds every message after it (the purge floor,
 // floor.go), else it restores a snapshot. Forgets travel through the stream
 // as messages naming public ids, and the forgotten records' messages are
-// then securely deleted from the stream.
+// then securely deleted from the stream; a record whose message was
+// purged below a snapshot already is swept instead (publish.go,
+// sweepPurged): filler seals the stream's message block, and a purge
+// message makes every partition snapshot and purge through it.
 //
 // The HTTP side (forwarding a request to the owner, read-your-writes
 // waits, tenancy) lives in cmd/lazymemd; this package answers who owns a

@@ -26,6 +26,12 @@ const (
 	kindRecord   = "record"   // body: the record in the log's codec
 	kindForget   = "forget"   // body: forgetBody
 	kindFeedback = "feedback" // body: feedbackBody
+	// kindPurge: snapshot and purge the partition through this message
+	// (body: none); kindFiller: nothing to apply (body: zeros). Published
+	// by a forget whose records were purged from the stream already
+	// (publish.go, sweepPurged).
+	kindPurge  = "purge"
+	kindFiller = "filler"
 )
 
 // forgetBody is a forget message: the public ids to forget.
@@ -97,7 +103,14 @@ type partition struct {
 	// the records expired when the last Compact before a snapshot began.
 	forgotSinceSnap                           bool
 	forgetSeq, compactedSeq, compactedExpired uint64
-	snapWG                                    sync.WaitGroup
+	// sweptSinceSnap: a purge message was applied since the last
+	// snapshot began; sweepSeq is the last one's sequence. The next
+	// snapshot is due at once and keeps no snapshot older than it, so
+	// the stream is purged of the partition's messages through it (no
+	// Compact: nothing of this store was forgotten).
+	sweptSinceSnap bool
+	sweepSeq       uint64
+	snapWG         sync.WaitGroup
 
 	// closing is closed when close begins: waiters (wait, Node.Local)
 	// stop waiting on a partition this node gives up, and look again.
@@ -623,6 +636,11 @@ func (pt *partition) apply(ctx context.Context, msgs []jetstream.Msg) error {
 				return fmt.Errorf("lazymem: cluster: partition %d: seq %d: feedback: %w", pt.p, seq, err)
 			}
 			pt.feedbackLocal(ctx, seq, fb)
+		case kindPurge:
+			pt.mu.Lock()
+			pt.sweepSeq, pt.sweptSinceSnap = seq, true
+			pt.mu.Unlock()
+		case kindFiller:
 		default:
 			// Not ours (a message published by another tool): skipped, as
 			// it carries nothing a node could apply.

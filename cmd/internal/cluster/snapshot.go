@@ -199,7 +199,7 @@ func (pt *partition) snapshotDue() bool {
 	if pt.snapping || pt.applied <= pt.snapSeq {
 		return false
 	}
-	return pt.forgotSinceSnap ||
+	return pt.forgotSinceSnap || pt.sweptSinceSnap ||
 		o.SnapshotEvery > 0 && pt.sinceSnap >= uint64(o.SnapshotEvery) ||
 		o.SnapshotInterval > 0 && time.Since(pt.snapAt) >= o.SnapshotInterval
 }
@@ -211,7 +211,7 @@ func (pt *partition) startSnapshot(ctx context.Context) {
 	}
 	pt.mu.Lock()
 	pt.snapping = true
-	pt.forgotSinceSnap = false
+	pt.forgotSinceSnap, pt.sweptSinceSnap = false, false
 	pt.mu.Unlock()
 	pt.snapWG.Add(1)
 	go func() {
@@ -288,10 +288,27 @@ func (pt *partition) snapshot(ctx context.Context) (uint64, error) {
 	pt.snapSeq, pt.snapAt = seq, time.Now()
 	pt.lastUpload = st
 	pt.snapshots++
-	forgetSeq := pt.forgetSeq
+	keepFrom := max(pt.forgetSeq, pt.sweepSeq)
 	pt.mu.Unlock()
 	tp := time.Now()
-	err = pt.n.prune(ctx, pt.p, seq, forgetSeq)
+	// A prune that fails (a JetStream request finding no responder for a
+	// moment, a leader election) is tried again here: the next snapshot
+	// is due only once more messages are applied, and a quiet partition
+	// would keep its stream unpurged, and the older snapshots (those of a
+	// forget's records too), until then. Not when the lease is not fresh:
+	// the purge is then the next owner's.
+	for try := 1; ; try++ {
+		err = pt.n.prune(ctx, pt.p, seq, keepFrom)
+		if err == nil || errors.Is(err, ErrNotOwner) || try == 5 {
+			break
+		}
+		pt.n.opts.Logger.Warn("cluster: prune; trying again", "partition", pt.p, "seq", seq, "err", err)
+		select {
+		case <-ctx.Done():
+			return seq, err
+		case <-time.After(time.Second):
+		}
+	}
 	pt.n.opts.Logger.Info("cluster: snapshot uploaded", "partition", pt.p, "seq", seq, "uploaded", st.Uploaded,
 		"reused", st.Reused, "manifest", st.Manifest, "backup", t0.Sub(tb).Round(time.Millisecond),
 		"upload", took.Round(time.Millisecond), "prune", time.Since(tp).Round(time.Millisecond))
@@ -341,10 +358,11 @@ func (pt *partition) copyTo(ctx context.Context, dst string, snap bool) (uint64,
 }
 
 // prune erases partition p's snapshots older than newest that are past
-// SnapshotKeep or older than forgetSeq (the last forget applied: they
-// may hold its records), and the uploads cut short, then purges the
-// stream of p's messages at and below the oldest snapshot kept.
-func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error {
+// SnapshotKeep or older than keepFrom (the last forget applied: they
+// may hold its records; or the last purge message, whose snapshot
+// purges the stream through it), and the uploads cut short, then purges
+// the stream of p's messages at and below the oldest snapshot kept.
+func (n *Node) prune(ctx context.Context, p int, newest, keepFrom uint64) error {
 	snaps, partial, err := n.snapshots(ctx, p)
 	if err != nil {
 		return err
@@ -358,7 +376,7 @@ func (n *Node) prune(ctx context.Context, p int, newest, forgetSeq uint64) error
 		case s.seq > newest:
 			// Another owner's, newer: left to it (and its pieces).
 			keep = append(keep, s)
-		case s.seq == newest || kept < n.opts.SnapshotKeep && s.seq >= forgetSeq:
+		case s.seq == newest || kept < n.opts.SnapshotKeep && s.seq >= keepFrom:
 			kept++
 			floor = min(floor, s.seq)
 			keep = append(keep, s)
@@ -443,7 +461,11 @@ func (n *Node) eraseSnapshot(ctx context.Context, subject string) error {
 }
 
 // erase securely deletes the messages on subject but those keep names,
-// the last one first.
+// the last one first. A fetch that brings nothing within its wait ends
+// the listing only when a message get (answered by the stream's
+// leader) finds no message on subject after the last one listed: on a
+// loaded server the first fetch of a new consumer can bring nothing,
+// and the listing used to end there, erasing nothing.
 func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) bool) error {
 	cons, err := n.snaps.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: subject, HeadersOnly: true,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute})
@@ -452,7 +474,7 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 	}
 	defer n.dropConsumer(n.snaps, cons)
 	var seqs []uint64
-	for {
+	for empty := 0; ; {
 		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
 		if err != nil {
 			return err
@@ -467,8 +489,23 @@ func (n *Node) erase(ctx context.Context, subject string, keep func(seq uint64) 
 			got++
 			pending = md.NumPending
 		}
-		if got == 0 || pending == 0 {
+		if got > 0 && pending == 0 {
 			break // the last message seen: no empty fetch waited for
+		}
+		if got > 0 {
+			continue
+		}
+		after := uint64(1)
+		if len(seqs) > 0 {
+			after = seqs[len(seqs)-1] + 1
+		}
+		if _, err := n.snaps.GetMsg(ctx, after, jetstream.WithGetMsgSubject(subject)); errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("lazymem: cluster: list %s to erase it: %w", subject, err)
+		}
+		if empty++; empty == 20 {
+			return fmt.Errorf("lazymem: cluster: list %s to erase it: the consumer delivers nothing", subject)
 		}
 	}
 	slices.Reverse(seqs) // the end message first
