@@ -92,9 +92,22 @@ var (
 	askAmount = regexp.MustCompile(`(?i)\bhow (much|many|big)\b|多少|几个|几次|几位|几人|几万`)
 )
 
+// askWords: a question asking for a slot holds one of them (a cheap test
+// before the patterns: a keyword query pays a few substring searches).
+var askWords = []string{"when", "what", "where", "which", "who", "how", "since", "year", "month", "date", "day", "week",
+	"时候", "多久", "多长", "哪", "几", "何时", "多少", "谁", "什么"}
+
+// mayAsk reports whether text holds an askWord.
+func mayAsk(text string) bool {
+	return containsAny(text, askWords)
+}
+
 // askedSlot returns the type of value text asks for; slotNone when it
 // asks for none of them (why, how, what did X say, ...).
 func askedSlot(text string) slotKind {
+	if !mayAsk(text) {
+		return slotNone
+	}
 	switch {
 	case whenQuestion.MatchString(text) || askTime.MatchString(text):
 		return slotTime
@@ -110,31 +123,80 @@ func askedSlot(text string) slotKind {
 
 var (
 	clockValue = regexp.MustCompile(`(?i)\b\d{1,2}(:\d\d)?\s*(am|pm)\b|\b\d{1,2}:\d\d\b|\bat \d{1,2}(:\d\d)?\b|[0-9一二三四五六七八九十两]+点(半|[0-9一二三四五六七八九十]+分?)?`)
-	placeValue = regexp.MustCompile(`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})` +
-		`|(?i:\b(?:room|hall|floor|booth|building|gate)\s+[\w-]+|\b[\w'’-]+\s+(?:room|pool|center|centre|park|library|hotel|restaurant|office|venue|flat|place|house)\b|\bat home\b|\b\d+(?:st|nd|rd|th)\s+floor\b)` +
-		`|(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))` +
-		`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)` +
-		`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`)
-	ownerVerb = regexp.MustCompile(`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b|负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`)
+	placeValue = detector{
+		en: regexp.MustCompile(`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})` +
+			`|(?i:\b(?:room|hall|floor|booth|building|gate)\s+[\w-]+|\b[\w'’-]+\s+(?:room|pool|center|centre|park|library|hotel|restaurant|office|venue|flat|place|house)\b|\bat home\b|\b\d+(?:st|nd|rd|th)\s+floor\b)`),
+		zh: regexp.MustCompile(`(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))` +
+			`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)` +
+			`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`),
+	}
+	ownerVerb = detector{
+		en: regexp.MustCompile(`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`),
+		zh: regexp.MustCompile(`负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`),
+	}
 	// ownerValue: a capitalised word not at the start of a sentence ("can
 	// you, Priya", "to Jen"), or at its start before an owner's verb ("Jen
 	// takes over"); a relative ("my mom"); the name after 交给/由/让 or
 	// before 负责/来跟.
-	ownerValue = regexp.MustCompile(`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)` +
-		`|(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`)
+	ownerValue = detector{
+		en: regexp.MustCompile(`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`),
+		zh: regexp.MustCompile(`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`),
+	}
 	firstPerson = regexp.MustCompile(`(?i)\b(I'll|I will|I've|I'm|I can|me)\b|我来|我负责|我自己|我去`)
-	amountValue = regexp.MustCompile(`(?i)[$¥￥]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|people|persons?|times|guests)\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty|thirty|forty|fifty|hundred)\s+(?:people|persons|times|guests|customers)\b` +
-		`|\b\d[\d,.]*\s*(?:percent|per cent)\b|百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万]+(?:万|元|块|千|人|位|次|个|%)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`)
+	amountValue = detector{
+		en: regexp.MustCompile(`(?i)[$¥￥]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|people|persons?|times|guests)\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty|thirty|forty|fifty|hundred)\s+(?:people|persons|times|guests|customers)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
+		zh: regexp.MustCompile(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万]+(?:万|元|块|千|人|位|次|个|%)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
+	}
 )
 
 // timeOrClock matches a text that states a time or a clock time.
 var timeOrClock = regexp.MustCompile(timeStatement.String() + "|" + clockValue.String())
 
+// detector finds values in English (en: run when the text holds an ASCII
+// letter, digit or "$") and in Chinese (zh: run when it holds a non-ASCII
+// character): each text pays only for its own scripts' patterns.
+type detector struct{ en, zh *regexp.Regexp }
+
+func textScripts(text string) (ascii, other bool) {
+	for i := 0; i < len(text) && !(ascii && other); i++ {
+		switch c := text[i]; {
+		case c >= 0x80:
+			other = true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '$':
+			ascii = true
+		}
+	}
+	return ascii, other
+}
+
+// match reports whether text states a value.
+func (d detector) match(text string) bool {
+	ascii, other := textScripts(text)
+	return ascii && d.en.MatchString(text) || other && d.zh.MatchString(text)
+}
+
+// findAll returns the matches of both patterns that apply.
+func (d detector) findAll(text string) [][]string {
+	ascii, other := textScripts(text)
+	var ms [][]string
+	if ascii {
+		ms = d.en.FindAllStringSubmatch(text, -1)
+	}
+	if other {
+		ms = append(ms, d.zh.FindAllStringSubmatch(text, -1)...)
+	}
+	return ms
+}
+
+// timeValue: a time or a clock time (one pattern: timeStatement is the
+// when rule's).
+var timeValue = detector{en: timeOrClock, zh: timeOrClock}
+
 // slotPattern returns the detector of a value of kind k.
-func slotPattern(k slotKind) *regexp.Regexp {
+func slotPattern(k slotKind) detector {
 	switch k {
 	case slotTime:
-		return timeOrClock
+		return timeValue
 	case slotPlace:
 		return placeValue
 	case slotOwner:
@@ -151,8 +213,8 @@ func slotValues(k slotKind, text, role string) []string {
 	var vs []string
 	// whole: the value is the whole match; else the first group that
 	// matched (the name after "in", "交给"), or the whole match.
-	add := func(re *regexp.Regexp, whole bool) {
-		for _, m := range re.FindAllStringSubmatch(text, -1) {
+	add := func(d detector, whole bool) {
+		for _, m := range d.findAll(text) {
 			v := m[0]
 			for _, g := range m[1:] {
 				if !whole && g != "" {
@@ -165,12 +227,12 @@ func slotValues(k slotKind, text, role string) []string {
 	}
 	switch k {
 	case slotTime:
-		add(timeOrClock, true)
+		add(timeValue, true)
 		vs = slices.DeleteFunc(vs, relativePast.MatchString)
 	case slotPlace:
 		add(placeValue, false)
 	case slotOwner:
-		if !ownerVerb.MatchString(text) {
+		if !ownerVerb.match(text) {
 			return nil
 		}
 		add(ownerValue, false)
@@ -208,7 +270,7 @@ func (p *plan) slots() error {
 		}
 		re := slotPattern(kind)
 		for _, i := range order {
-			if c := &p.cands[i]; c.fetched && re.MatchString(c.rec.Text) {
+			if c := &p.cands[i]; c.fetched && re.match(c.rec.Text) {
 				p.fused[i] *= slotTypeBoost
 				states[i] = true
 			}
