@@ -16,6 +16,9 @@ import (
 // supersession's thresholds (recall_newer.go), LAZYMEM_SUPERSEDE_CURRENT
 // (any value) narrows supersession to questions about the current state,
 // LAZYMEM_SETTLE=N sets the settling window (0: off), and
+// LAZYMEM_NO_SLOT (any value) turns supersession by slot off and
+// LAZYMEM_SLOT="RATIO,OVERLAP,TYPEBOOST" sets its thresholds and the
+// answer type's factor (recall_slot.go),
 // LAZYMEM_NO_NAMED_I (any value) keeps the first person to the role "user"
 // (recall_parse.go), so that one build can sweep them.
 func init() {
@@ -49,6 +52,25 @@ func init() {
 				supersedeOverlap = x
 			case 2:
 				supersedeSim = x
+			}
+		}
+	}
+	if os.Getenv("LAZYMEM_NO_SLOT") != "" {
+		slotOn = false
+	}
+	if v := os.Getenv("LAZYMEM_SLOT"); v != "" {
+		for i, f := range strings.Split(v, ",") {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				continue
+			}
+			switch i {
+			case 0:
+				slotRatio = x
+			case 1:
+				slotOverlap = x
+			case 2:
+				slotTypeBoost = float32(x)
 			}
 		}
 	}

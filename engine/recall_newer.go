@@ -103,8 +103,17 @@ func settles(text string) bool {
 	return false
 }
 
-// supersede applies the two rules above.
+// supersede applies the two rules above, then supersession by slot
+// (recall_slot.go).
 func (p *plan) supersede() error {
+	if err := p.supersedeCurrent(); err != nil {
+		return err
+	}
+	return p.slots()
+}
+
+// supersedeCurrent applies the two rules above.
+func (p *plan) supersedeCurrent() error {
 	if p.earlier || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
 		return nil
 	}

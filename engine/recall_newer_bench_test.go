@@ -48,6 +48,11 @@ func BenchmarkNewer(b *testing.B) {
 				settleWindow = map[bool]int{false: 0, true: 2}[on]
 				return func() { settleWindow = was }
 			}},
+			{"slot", "项目7的上线时间是几号？", func(on bool) func() {
+				was, f := slotOn, slotTypeBoost
+				slotOn, slotTypeBoost = on, map[bool]float32{false: 1, true: f}[on]
+				return func() { slotOn, slotTypeBoost = was, f }
+			}},
 			{"named-I", "我周末想去哪里？", func(on bool) func() {
 				was := namedFirstPerson
 				namedFirstPerson = on
