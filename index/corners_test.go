@@ -130,12 +130,12 @@ func TestSegmentV1Bytes(t *testing.T) {
 	}
 }
 
-// TestOldSegmentsReadable: an index whose segments are version 1, 2 or 3
-// files opens, answers every query as it did when it wrote them (the same
+// TestOldSegmentsReadable: an index whose segments are version 1, 2, 3
+// or 4 files opens, answers every query as it did when it wrote them (the same
 // hits, bit for bit), pruned equal to exhaustive, and merges them into
 // the current version, whose answers are again the same.
 func TestOldSegmentsReadable(t *testing.T) {
-	for _, ver := range []uint32{segVersion1, segVersion2, segVersion3} {
+	for _, ver := range []uint32{segVersion1, segVersion2, segVersion3, segVersion4} {
 		t.Run(fmt.Sprintf("version=%d", ver), func(t *testing.T) { testOldSegmentsReadable(t, ver) })
 	}
 }
@@ -214,7 +214,7 @@ func testOldSegmentsReadable(t *testing.T, ver uint32) {
 	}
 	defer x.Close()
 	for _, s := range x.segs {
-		if s.v1 != (ver == segVersion1) || s.v3 != (ver == segVersion3) || s.v4 {
+		if s.v1 != (ver == segVersion1) || s.v3 != (ver >= segVersion3) || s.pg != (ver >= segVersion4) || s.v4 != (ver == segVersion4) {
 			t.Fatalf("segment %d not read as version %d", s.num, ver)
 		}
 	}
@@ -237,8 +237,8 @@ func testOldSegmentsReadable(t *testing.T, ver uint32) {
 		t.Fatal(err)
 	}
 	for _, s := range x.segs {
-		if !s.v4 {
-			t.Fatalf("merged segment %d is not version 4", s.num)
+		if !s.pg || s.v4 {
+			t.Fatalf("merged segment %d is not version 5", s.num)
 		}
 	}
 	check("merged")

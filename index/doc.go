@@ -53,7 +53,7 @@
 // Segment file NNNNNN.lzi (read whole and used in place):
 //
 //	+--------------------------------------------------------------------+
-//	| header 32B: "LZMIDX01" | ver u32=4 | flags u32 | lo | hi | nDocs | 0 |
+//	| header 32B: "LZMIDX01" | ver u32=5 | flags u32 | lo | hi | nDocs | 0 |
 //	| present   : roaring bitmap of the segment's ids                    |
 //	| lens      : (hi-lo+1) x u32 doc length (0 = absent)                |
 //	| times     : (hi-lo+1) x i64 unix nanos                             |
@@ -68,16 +68,17 @@
 //	|             u16}; then per block (a term of df <= 128: its one     |
 //	|             block, no meta):                                       |
 //	|             first doc delta uvarint; width g u8, (n-1) x g bits    |
-//	|             gap-1; width w u8, n x w bits tf-1; base uvarint,      |
-//	|             width l u8, n x l bits doc length - base               |
+//	|             gap-1; width w u8, n x w bits tf-1 (no lengths: the    |
+//	|             lens column holds them)                                |
 //	| footer 72B: 7 section offsets u64 | sumLen u64 | crc32c | magic    |
 //	+--------------------------------------------------------------------+
 //
 // Versions 1 (block metas {last, off, maxTF u32, minDL u32}), 2 (term
 // entries {strOff, strLen, df, maxTF, minDL u32; postOff u64}, every term
-// with block metas, uvarint tfs) and 3 (blocks of uvarint doc deltas and
-// packed tfs, no lengths) are still read; flushes and merges write
-// version 4, so older files go away at their first merge. Wire constants
+// with block metas, uvarint tfs), 3 (blocks of uvarint doc deltas and
+// packed tfs) and 4 (each block followed by its docs' lengths: base
+// uvarint, width l u8, n x l bits length - base) are still read; flushes
+// and merges write version 5, so older files go away at their first merge. Wire constants
 // (never change) are marked in segment.go, postings.go and manifest.go;
 // docs/format/index.md has the full drawing and the rules.
 //

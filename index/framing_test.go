@@ -18,8 +18,11 @@ import (
 func castagnoliSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 func TestSegmentImageBytes(t *testing.T) {
+	t.Run("version=5", func(t *testing.T) {
+		checkSegmentImage(t, sampleSegment(t), "9c75c2dbd04f979f3c43672bc2ac0d9dd2ea57e08ee33377fda42324eb449503")
+	})
 	t.Run("version=4", func(t *testing.T) {
-		checkSegmentImage(t, sampleSegment(t), "b9b378e4624c4af1b6fd270108ae1575ad2886171d02ba95ac4e2da99c2c88d0")
+		checkSegmentImage(t, sampleSegmentV(t, segVersion4), "b9b378e4624c4af1b6fd270108ae1575ad2886171d02ba95ac4e2da99c2c88d0")
 	})
 	t.Run("version=3", func(t *testing.T) {
 		checkSegmentImage(t, sampleSegmentV(t, segVersion3), "575ebeaadf7e5d3d70238555a7770fc59f84086817ff8bc83eeeeade9e62edc4")

@@ -99,8 +99,9 @@ type termInfo struct {
 	arena *postArena
 	data  []byte // sealed segment: block metas followed by block data
 	v1    bool   // data is a version 1 segment's
-	v3    bool   // data is a version 3 or 4 segment's: packed tfs
-	v4    bool   // data is a version 4 segment's: packed gaps, lengths in the blocks
+	v3    bool   // data is a version 3, 4 or 5 segment's: packed tfs
+	pg    bool   // data is a version 4 or 5 segment's: packed gaps
+	v4    bool   // data is a version 4 segment's: lengths in the blocks
 	// single: a version 3 term of one block, which has no block meta
 	// (data is the block); c and last are the block's corners and last doc.
 	single bool
@@ -142,8 +143,9 @@ type postingsIter struct {
 	arena   *postArena
 	data    []byte
 	v1      bool // data is a version 1 segment's: metas hold (maxTF, minDL) only
-	v3      bool // data is a version 3 or 4 segment's: packed tfs
-	v4      bool // data is a version 4 segment's: packed gaps, lengths in the blocks
+	v3      bool // data is a version 3, 4 or 5 segment's: packed tfs
+	pg      bool // data is a version 4 or 5 segment's: packed gaps
+	v4      bool // data is a version 4 segment's: lengths in the blocks
 	single  bool // a version 3 term of one block: no meta, c and last hold it
 	c       corners
 	last    uint32
@@ -176,7 +178,7 @@ type postingsIter struct {
 
 func (p *postingsIter) reset(ti *termInfo) {
 	p.mem, p.arena, p.data, p.df, p.lo, p.hi, p.v1 = ti.mem, ti.arena, ti.data, int(ti.df), ti.lo, ti.hi, ti.v1
-	p.v3, p.v4, p.single, p.c, p.last = ti.v3, ti.v4, ti.single, ti.c, ti.last
+	p.v3, p.pg, p.v4, p.single, p.c, p.last = ti.v3, ti.pg, ti.v4, ti.single, ti.c, ti.last
 	p.lens, p.lensDone = nil, false
 	p.nBlocks = (p.df + blockSize - 1) / blockSize
 	p.bi, p.decoded, p.docs, p.tfs, p.i, p.cur, p.err = 0, -1, nil, nil, -1, 0, nil
@@ -266,7 +268,7 @@ func (p *postingsIter) load(bi int) {
 	buf := p.data[off:]
 	docs, tfs := p.docBuf[:n], p.tfBuf[:n]
 	var pos int
-	if p.v4 {
+	if p.pg {
 		pos = decodeDocsV4(buf, docs, prev, bi == 0, p.lo, p.hi)
 	} else {
 		pos = decodeDocs(buf, docs, prev, bi == 0, p.lo, p.hi)

@@ -404,17 +404,25 @@ func decodeDocsV4(buf []byte, docs []uint32, prev uint32, firstZero bool, lo, hi
 	return pos + size
 }
 
-// appendBlockV4 appends one version 4 block: the doc ids (the first as a
-// gap from prev), the tfs, and the lengths (their least as a uvarint, then
-// each less it, packed).
-func appendBlockV4(dst []byte, docs, tfs, dls []uint32, prev uint32) []byte {
+// appendBlockV5 appends one version 5 block: the doc ids (the first as a
+// gap from prev, the others' gaps less one packed) and the tfs; no
+// lengths (scoring reads them from the one-byte length column). Measured
+// (Zipf 200k, session context): version 4's lengths in the blocks took
+// ~7.8 bits a posting, 9.5 MB of 33.9.
+func appendBlockV5(dst []byte, docs, tfs []uint32, prev uint32) []byte {
 	dst = binary.AppendUvarint(dst, uint64(docs[0]-prev))
 	var gaps [blockSize]uint32
 	for j := 1; j < len(docs); j++ {
 		gaps[j-1] = docs[j] - docs[j-1]
 	}
 	dst = appendPackedBase(dst, gaps[:len(docs)-1], 1)
-	dst = appendPackedTFs(dst, tfs)
+	return appendPackedTFs(dst, tfs)
+}
+
+// appendBlockV4 appends one version 4 block: a version 5 block, then the
+// lengths (their least as a uvarint, then each less it, packed).
+func appendBlockV4(dst []byte, docs, tfs, dls []uint32, prev uint32) []byte {
+	dst = appendBlockV5(dst, docs, tfs, prev)
 	base := slices.Min(dls)
 	dst = binary.AppendUvarint(dst, uint64(base))
 	return appendPackedBase(dst, dls, base)

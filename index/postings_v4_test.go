@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -30,7 +31,8 @@ func randBlock(rng *rand.Rand, n int, prev uint32, meanGap int, zero bool) (docs
 }
 
 // TestBlocksV4: version 4 blocks of every gap width round-trip (ids,
-// tfs, lengths; followed by other bytes or not), and damaged or truncated
+// tfs, lengths; followed by other bytes or not), a version 5 block is
+// version 4's without the lengths, and damaged or truncated
 // blocks are refused or decode to increasing ids inside [lo, hi], never
 // past the buffer.
 func TestBlocksV4(t *testing.T) {
@@ -60,6 +62,10 @@ func TestBlocksV4(t *testing.T) {
 		k := decodePackedTFs(buf[pos:], gtf)
 		if k < 0 {
 			t.Fatalf("round %d: tfs refused", round)
+		}
+		// version 5's block is version 4's without the lengths
+		if v5 := appendBlockV5(nil, docs, tfs, prev); !bytes.Equal(v5, buf[:pos+k]) {
+			t.Fatalf("round %d: version 5 block %x, version 4's before its lengths %x", round, v5, buf[:pos+k])
 		}
 		l := decodeLensV4(buf[pos+k:], glen)
 		if l < 0 || pos+k+l != size {

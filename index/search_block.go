@@ -293,8 +293,39 @@ func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
 		}
 		return
 	}
-	for j := it.i; j < len(it.docs); j++ {
-		out[j] = scoreNorm(w, tfs[j], sc.norm(seg.docLen(it.docs[j])))
+	if seg.mut != nil {
+		for j := it.i; j < len(it.docs); j++ {
+			out[j] = scoreNorm(w, tfs[j], sc.norm(seg.docLen(it.docs[j])))
+		}
+		return
+	}
+	// The lengths from the one-byte column (version 5 blocks hold none),
+	// read in a pass of their own so their misses overlap, then the tf-1
+	// table as above.
+	docs := it.docs[:len(tfs)]
+	var dls [blockSize]uint32
+	l8, lo := seg.lens8, seg.lo
+	for j := it.i; j < len(docs); j++ {
+		dls[j] = uint32(l8[docs[j]-lo])
+	}
+	for j := it.i; j < len(docs); j++ {
+		if dls[j] == lens8Escape {
+			dls[j] = seg.docLen(docs[j])
+		}
+	}
+	t1 := s.tf1Table(s.segT[i].q)
+	for j := it.i; j < len(tfs); j++ {
+		tf, dl := tfs[j], dls[j]
+		if tf == 1 && dl < tf1Lens {
+			v := t1[dl]
+			if v < 0 {
+				v = scoreNorm(w, 1, sc.norm(dl))
+				t1[dl] = v
+			}
+			out[j] = v
+			continue
+		}
+		out[j] = scoreNorm(w, tf, sc.norm(dl))
 	}
 }
 

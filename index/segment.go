@@ -18,7 +18,8 @@ import (
 // drawn in doc.go and docs/format/index.md.
 const (
 	segMagic       = "LZMIDX01" // first 8 bytes of a segment file
-	segVersion     = 4          // written; versions 1, 2 and 3 are still read
+	segVersion     = 5          // written; versions 1 to 4 are still read
+	segVersion5    = 5          // bit-packed gaps, no lengths in the blocks
 	segVersion4    = 4          // bit-packed gaps and lengths in every block
 	segVersion3    = 3          // bit-packed tfs, one-block terms without a block meta
 	segVersion2    = 2          // block metas with corners
@@ -65,8 +66,9 @@ type segment struct {
 
 	buf  []byte
 	v1   bool   // a version 1 file: block metas without corners
-	v3   bool   // a version 3 or 4 file: packed tfs, one-block terms in their entries
-	v4   bool   // a version 4 file: packed gaps, each block holds its lengths
+	v3   bool   // a version 3, 4 or 5 file: packed tfs, one-block terms in their entries
+	pg   bool   // a version 4 or 5 file: packed gaps
+	v4   bool   // a version 4 file: each block also holds its lengths
 	lens []byte // (hi-lo+1) x u32
 	// lens8 is the length column in one byte a document, built at open
 	// (not stored): a length of lens8Escape or more reads lens instead.
@@ -282,7 +284,7 @@ func strEnd(table []byte, i, nStrs int) uint32 {
 func (s *segment) entry(i int, ti *termInfo) {
 	e := s.table[i*termEntrySize:]
 	if s.v3 {
-		*ti = termInfo{df: binary.LittleEndian.Uint32(e[4:]), v3: true, v4: s.v4}
+		*ti = termInfo{df: binary.LittleEndian.Uint32(e[4:]), v3: true, pg: s.pg, v4: s.v4}
 		if ti.df <= blockSize {
 			ti.single = true
 			ti.last = binary.LittleEndian.Uint32(e[8:])
@@ -345,7 +347,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 		return bad(0, fmt.Errorf("bad magic or size (%d bytes, %q)", len(buf), buf[:min(8, len(buf))]))
 	}
 	v := binary.LittleEndian.Uint32(buf[8:])
-	if v != segVersion4 && v != segVersion3 && v != segVersion2 && v != segVersion1 {
+	if v < segVersion1 || v > segVersion5 {
 		return bad(8, fmt.Errorf("unknown version %d", v))
 	}
 	ft := len(buf) - segFooterSize
@@ -355,7 +357,7 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 	if _, _, err := codec.DecodeChecksummed(buf, len(buf)-8); err != nil {
 		return bad(len(buf)-8, err)
 	}
-	s := &segment{num: num, buf: buf, v1: v == segVersion1, v3: v >= segVersion3, v4: v == segVersion4}
+	s := &segment{num: num, buf: buf, v1: v == segVersion1, v3: v >= segVersion3, pg: v >= segVersion4, v4: v == segVersion4}
 	s.lo = binary.LittleEndian.Uint32(buf[16:])
 	s.hi = binary.LittleEndian.Uint32(buf[20:])
 	s.nDocs = binary.LittleEndian.Uint32(buf[24:])
@@ -440,6 +442,8 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 				need = ((df + blockSize - 1) / blockSize) * blockMetaSize
 			} else if s.v4 {
 				need = 5 // a gap, the widths of the gaps, tfs and lengths, a base
+			} else if s.pg {
+				need = 3 // a gap, the widths of the gaps and tfs
 			} else {
 				need = df + 1 // a varint a doc and the tfs' width byte at least
 			}

@@ -36,7 +36,8 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 		return
 	}
 	v3 := b.version() >= segVersion3
-	v4 := b.version() >= segVersion4
+	v4 := b.version() == segVersion4
+	v5 := b.version() >= segVersion5
 	start := len(b.posts)
 	nb := (len(docs) + blockSize - 1) / blockSize
 	metaStart := start
@@ -61,6 +62,9 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 			dls[j] = b.lens[d-b.lo]
 		}
 		switch {
+		case v5:
+			b.posts = appendBlockV5(b.posts, docs[lo:hi], tfs[lo:hi], prev)
+			prev = docs[hi-1]
 		case v4:
 			b.posts = appendBlockV4(b.posts, docs[lo:hi], tfs[lo:hi], dls, prev)
 			prev = docs[hi-1]

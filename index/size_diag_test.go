@@ -43,7 +43,7 @@ func TestSegmentBytesDiag(t *testing.T) {
 		segs = append(segs, s)
 	}
 	segmentBytes(t, "as stored", segs)
-	for _, ver := range []uint32{segVersion2, segVersion3, segVersion4} {
+	for _, ver := range []uint32{segVersion3, segVersion4, segVersion5} {
 		restore := writeVersion(ver)
 		var out []*segment
 		for _, s := range segs {
@@ -222,7 +222,7 @@ func TestIndexSizeDiag(t *testing.T) {
 	for _, run := range []struct {
 		ver uint32
 		ctx bool
-	}{{segVersion2, true}, {segVersion3, true}, {segVersion4, true}, {segVersion4, false}} {
+	}{{segVersion3, true}, {segVersion4, true}, {segVersion5, true}, {segVersion5, false}} {
 		ver := run.ver
 		dir := filepath.Join(base, fmt.Sprintf("v%d-context%v", ver, run.ctx))
 		if err := os.RemoveAll(dir); err != nil {

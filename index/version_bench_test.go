@@ -10,9 +10,8 @@ import (
 )
 
 // BenchmarkSegmentVersion runs the Zipf corpus's unfiltered queries of
-// each class against two indexes of the same records, one written as
-// segment version 2 and one as version 3 (session context on, merged to
-// one segment), and reports the thread CPU time per query (on a loaded
+// each class against indexes of the same records written as segment
+// versions 3, 4 and 5 (session context on, merged to one segment), and reports the thread CPU time per query (on a loaded
 // machine wall percentiles mostly measure the scheduler). -count repeats
 // each sub-benchmark in a row: to alternate the versions, run -count 1 in
 // a loop. LAZYMEM_BENCH_N sets the records (benchN: default 20000).
@@ -34,7 +33,7 @@ func BenchmarkSegmentVersion(b *testing.B) {
 		docs[i] = Doc{ID: uint64(i + 1), Time: r.Time.UnixNano(), Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text}
 	}
 	idx := map[uint32]*Index{}
-	for _, ver := range []uint32{segVersion2, segVersion3, segVersion4} {
+	for _, ver := range []uint32{segVersion3, segVersion4, segVersion5} {
 		restore := writeVersion(ver)
 		x, err := Open("", Options{SessionContext: true, FlushDocs: -1, DisableBackgroundMerge: true}, nil)
 		if err != nil {
@@ -60,7 +59,7 @@ func BenchmarkSegmentVersion(b *testing.B) {
 				texts = append(texts, q.Text)
 			}
 		}
-		for _, ver := range []uint32{segVersion2, segVersion3, segVersion4} {
+		for _, ver := range []uint32{segVersion3, segVersion4, segVersion5} {
 			x := idx[ver]
 			b.Run(fmt.Sprintf("n=%d/class=%s/version=%d", n, class, ver), func(b *testing.B) {
 				b.ReportAllocs()
