@@ -109,6 +109,12 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 	return dirty, nil
 }
 
+// absorbSegment adds segment s to the global structures. A sealed
+// segment's field bitmaps are decoded afresh into memory they own
+// (forEachField), so the first segment holding a value gives its bitmap
+// over instead of a copy. Profile lesson (1M Zipf store, one index
+// segment, a reopen): the copy was a third of the index's Open and half
+// of its garbage.
 func (x *Index) absorbSegment(s *segment) error {
 	x.live.Or(s.present)
 	it := s.present.Iterator()
@@ -122,9 +128,12 @@ func (x *Index) absorbSegment(s *segment) error {
 			m = make(map[string]*roaring.Bitmap)
 			x.fields[k] = m
 		}
-		if b := m[v]; b != nil {
+		switch b := m[v]; {
+		case b != nil:
 			b.Or(bm)
-		} else {
+		case s.mut == nil:
+			m[v] = bm
+		default:
 			m[v] = bm.Clone()
 		}
 		return nil
