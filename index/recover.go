@@ -123,8 +123,8 @@ func (x *Index) absorbSegment(s *segment) error {
 		x.times.add(id, s.docTime(id))
 	}
 	// A key's map is sized from the first segment's count of its values:
-	// growing it by doubling to tens of thousands of sessions was a tenth
-	// of the load (the same lesson).
+	// growing it by doubling to every session's entry was ~5% of the load
+	// (the same lesson: 2.2 s of rehashing in the 300 reopens).
 	sized := func(k string, n int) {
 		if n > 0 && x.fields[k] == nil {
 			x.fields[k] = make(map[string]*roaring.Bitmap, n)
