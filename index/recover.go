@@ -109,6 +109,12 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 	return dirty, nil
 }
 
+// absorbSegment adds segment s to the global structures. A sealed
+// segment's field bitmaps are decoded afresh into memory they own
+// (forEachField), so the first segment holding a value gives its bitmap
+// over instead of a copy. Profile lesson (1M Zipf store, one index
+// segment, 300 reopens): the copy was a quarter of the index's load and a
+// third of Open's allocations.
 func (x *Index) absorbSegment(s *segment) error {
 	x.live.Or(s.present)
 	it := s.present.Iterator()
@@ -116,15 +122,26 @@ func (x *Index) absorbSegment(s *segment) error {
 		id := it.Next()
 		x.times.add(id, s.docTime(id))
 	}
-	return s.forEachField(func(k, v string, bm *roaring.Bitmap) error {
+	// A key's map is sized from the first segment's count of its values:
+	// growing it by doubling to every session's entry was ~5% of the load
+	// (the same lesson: 2.2 s of rehashing in the 300 reopens).
+	sized := func(k string, n int) {
+		if n > 0 && x.fields[k] == nil {
+			x.fields[k] = make(map[string]*roaring.Bitmap, n)
+		}
+	}
+	return s.walkFields(sized, func(k, v string, bm *roaring.Bitmap) error {
 		m := x.fields[k]
 		if m == nil {
 			m = make(map[string]*roaring.Bitmap)
 			x.fields[k] = m
 		}
-		if b := m[v]; b != nil {
+		switch b := m[v]; {
+		case b != nil:
 			b.Or(bm)
-		} else {
+		case s.mut == nil:
+			m[v] = bm
+		default:
 			m[v] = bm.Clone()
 		}
 		return nil

@@ -466,6 +466,12 @@ func openSegment(name string, num uint64, buf []byte) (*segment, error) {
 
 // forEachField decodes the field section of a sealed segment.
 func (s *segment) forEachField(fn func(key, val string, bm *roaring.Bitmap) error) error {
+	return s.walkFields(nil, fn)
+}
+
+// walkFields is forEachField that also tells onKey (unless nil) each key's
+// number of values before them, so that a caller can size a map once.
+func (s *segment) walkFields(onKey func(key string, n int), fn func(key, val string, bm *roaring.Bitmap) error) error {
 	if s.mut != nil {
 		for k, m := range s.mut.fields {
 			for v, bm := range m {
@@ -508,6 +514,9 @@ func (s *segment) forEachField(fn func(key, val string, bm *roaring.Bitmap) erro
 		nv, ok := u32()
 		if !ok {
 			return corrupt()
+		}
+		if onKey != nil {
+			onKey(k, int(min(nv, uint32(len(b)-pos)/8))) // a damaged count must not size a huge map
 		}
 		for ; nv > 0; nv-- {
 			v, ok := str()
