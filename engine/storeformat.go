@@ -34,9 +34,13 @@ import (
 // which a format-2 engine's Compact would keep a forgotten record's
 // pieces in the dictionary. Format 4 adds index segments of version 4
 // (packed gaps and each block's document lengths), which a format-3
-// engine would take for damage.
+// engine would take for damage. Format 5 adds the log's segments of
+// version 5 (text frames coded as words of the log's vocabulary, its 'w'
+// keys), which a format-4 engine would take for damage, and whose
+// vocabulary a format-4 engine's Compact would not purge of a forgotten
+// record's words.
 // Open marks a store of an older format with this engine's before the
-// log opens, since the log may write version-4 segments from then on;
+// log opens, since the log may write version-5 segments from then on;
 // a store of a newer format than this engine knows is refused
 // (ErrFormat) before anything is opened. Wire constants: never change.
 const (
@@ -44,7 +48,7 @@ const (
 	formatTemp    = "FORMAT.tmp"
 	formatMagic   = "LZMSTORE"
 	formatSize    = 8 + 4 + codec.ChecksumSize
-	formatVersion = 4 // the format this engine writes and the newest it reads
+	formatVersion = 5 // the format this engine writes and the newest it reads
 )
 
 // appendFormat appends the FORMAT file of version v.

@@ -78,7 +78,8 @@ type frameSpan struct {
 type framedValue struct {
 	first  uint64
 	v      []byte
-	names  bool // version 4: the head's names are ids in the log's table
+	names  bool // version 4 or 5: the head's names are ids in the log's table
+	words  bool // version 5: the text frames are word tokens (words.go)
 	algo   Compression
 	count  int
 	dict   uint32
@@ -92,15 +93,16 @@ func frameCRC(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // appendFramed appends the framed value (version 3, or 4 for a head
-// whose names are ids in the log's table) of a columnar body (body,
+// whose names are ids in the log's table, or 5 for version 4 with its text
+// frames coded as words of the vocabulary words) of a columnar body (body,
 // whose last textsLen bytes are its texts column) holding count records.
-func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int) ([]byte, error) {
-	return c.appendFramedSized(dst, version, count, body, textsLen, sealFrameBytes)
+func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int, words map[string]uint32) ([]byte, error) {
+	return c.appendFramedSized(dst, version, count, body, textsLen, sealFrameBytes, words)
 }
 
 // appendFramedSized is appendFramed with text frames of fb raw bytes (at
 // most frameBytes): the frames of earlier sealers in tests.
-func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int) ([]byte, error) {
+func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int, words map[string]uint32) ([]byte, error) {
 	head, texts := body[:len(body)-textsLen], body[len(body)-textsLen:]
 	n := (len(texts) + fb - 1) / fb
 	dict := c.encDict()
@@ -109,10 +111,16 @@ func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body
 	start := len(dst)
 	scratch := dst
 	var stored []int
+	var codes []byte
 	for k := range n {
 		fs := len(scratch)
 		var err error
-		if scratch, err = c.compress(scratch, texts[k*fb:min(len(texts), (k+1)*fb)], dict); err != nil {
+		src := texts[k*fb : min(len(texts), (k+1)*fb)]
+		if version == segmentVersionWords {
+			codes = encodeWords(codes[:0], words, src)
+			src = codes
+		}
+		if scratch, err = c.compress(scratch, src, dict); err != nil {
 			return nil, err
 		}
 		stored = append(stored, len(scratch)-fs)
@@ -158,7 +166,8 @@ func parseFramed(first uint64, v []byte) (*framedValue, error) {
 		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes", ErrFormat, len(v)))
 	}
 	f.algo = Compression(v[1])
-	f.names = v[0] == segmentVersionNames
+	f.names = v[0] == segmentVersionNames || v[0] == segmentVersionWords
+	f.words = v[0] == segmentVersionWords
 	off := 2
 	uv := func(what string, max uint64) (int, error) {
 		x, n := binary.Uvarint(v[off:])
@@ -242,7 +251,22 @@ func (c *compressor) frame(f *framedValue, k int, dst []byte) ([]byte, error) {
 		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off + s.stored),
 			Err: fmt.Errorf("%w: text frame %d (stored %08x, computed %08x)", ErrChecksum, k, sum, want)}
 	}
-	return c.expand(f, s, dst, k)
+	if !f.words {
+		return c.expand(f, s, dst, k)
+	}
+	codes := framePool.Get().(*[]byte)
+	defer framePool.Put(codes)
+	var err error
+	if *codes, err = c.decompress(f.algo, f.dict, (*codes)[:0], b); err == nil {
+		start := len(dst)
+		if dst, err = decodeWords(slices.Grow(dst, s.raw), c.words.snap.Load(), *codes, s.raw); err == nil && len(dst)-start != s.raw {
+			err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), len(dst)-start, s.raw)
+		}
+	}
+	if err != nil {
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+	}
+	return dst, nil
 }
 
 // expand decompresses the frame at s (text frame k, or the head when k

@@ -126,7 +126,7 @@ func BenchmarkSealBody(b *testing.B) {
 				if layout == "columns" {
 					dst, err = c.appendSegment(dst[:0], segmentVersionColumns, 100, segs[k])
 				} else {
-					dst, err = c.appendFramed(dst[:0], segmentVersionFrames, 100, segs[k], texts[k])
+					dst, err = c.appendFramed(dst[:0], segmentVersionFrames, 100, segs[k], texts[k], nil)
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -192,7 +192,7 @@ func BenchmarkReadFramed(b *testing.B) {
 				b.Fatal("not records")
 			}
 			c.names.add(e.pending)
-			v, err := c.appendFramed(nil, version, n, body, len(e.cols[colTexts]))
+			v, err := c.appendFramed(nil, version, n, body, len(e.cols[colTexts]), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

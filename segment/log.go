@@ -37,6 +37,8 @@ type Log struct {
 	comp *compressor
 	// names is the log's name table (names.go), shared with comp.
 	names *nameTable
+	// words is the log's vocabulary (words.go), shared with comp.
+	words *wordTable
 	// cache holds decompressed segments and records GetMany read.
 	cache *segCache
 
@@ -143,11 +145,13 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	comp.names = newNameTable()
+	comp.words = newWordTable()
 	l := &Log{
 		dir:   dir,
 		opts:  opts,
 		comp:  comp,
 		names: comp.names,
+		words: comp.words,
 		cache: newSegCache(opts.CacheBytes),
 
 		columnsVersion: segmentVersionNames,
@@ -385,6 +389,15 @@ func (l *Log) recover() error {
 	}
 	if err := l.loadNames(it); err != nil {
 		return err
+	}
+	if err := l.loadWords(it); err != nil {
+		return err
+	}
+	// A log with a dictionary but no vocabulary (its dictionary was built
+	// from text, before version 5) or one that will build no dictionary
+	// grows its vocabulary from nothing, unseeded.
+	if l.dict.done || l.opts.DisableDictionary || l.comp.algo != CompressionZstd {
+		l.words.active = true
 	}
 	// Tombstones of sealed records awaiting compaction.
 	for ok := it.SeekGE([]byte{prefixDeleted}); ok && it.Key()[0] == prefixDeleted; ok = it.Next() {

@@ -247,7 +247,18 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			// sealed).
 			l.sampleDict(first, payloads, texts, l.sealCols.cols[colTextLens])
 		}
-		val, err = l.comp.appendFramed(l.sealVal[:0], l.columnsVersion, n, body, len(texts))
+		version := l.columnsVersion
+		var words map[string]uint32
+		if l.wordsOn() && l.words.active {
+			if first >= l.sealed {
+				l.words.grow(texts) // a new seal: its words counted once
+			}
+			// Readers know the new words before the batch that uses them
+			// is in Pebble.
+			l.words.publish()
+			version, words = segmentVersionWords, l.words.ids
+		}
+		val, err = l.comp.appendFramed(l.sealVal[:0], version, n, body, len(texts), words)
 	}
 	l.sealBody = body
 	if err != nil {
@@ -293,6 +304,13 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			}
 		}
 	}
+	if wv := l.words.pendingValue(); wv != nil {
+		// The words the segment is the first to use (or that a failed
+		// commit left pending), in its batch.
+		if err := b.Set(makeKey(prefixWords, uint64(l.words.pendBase)), wv, nil); err != nil {
+			return m, err
+		}
+	}
 	dict := l.comp.encDict()
 	if dict != nil && !l.dict.stored {
 		// Stored with the first segment that uses it (again, until a
@@ -330,6 +348,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		l.dict.keys = append(l.dict.keys, dict.num)
 	}
 	l.names.add(names)
+	l.words.committed()
 	l.cache.invalidate(first)
 	i := searchSegs(l.segs, first)
 	if i < len(l.segs) && l.segs[i].first == first {
@@ -408,8 +427,15 @@ func (l *Log) sampleDict(first uint64, payloads [][]byte, texts, lens []byte) {
 	}
 	sample, recs := l.dict.texts, l.dict.recs
 	l.dict.texts, l.dict.recs, l.dict.done = nil, nil, true
+	if l.wordsOn() {
+		// The vocabulary's seed: the sample's words by frequency; from now
+		// on new seals are word-coded, and the dictionary is built from the
+		// sample's tokens.
+		l.words.seed(sample)
+		l.words.active = true
+	}
 	num := l.dict.max + 1
-	raw, hist, err := buildDict(num, sample, recs)
+	raw, hist, err := l.buildDict(num, sample, recs)
 	if err == nil {
 		err = l.comp.addDict(num, raw)
 	}
