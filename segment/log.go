@@ -111,7 +111,7 @@ type Log struct {
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
 	opening           atomic.Bool               // pebble.Open is running (QuietLogger.Opening)
-	openWatch         atomic.Pointer[openWatch] // the pebble.Open running, watched for a flush that cannot succeed (openstuck.go)
+	opener            OpenWatch                 // watches pebble.Open for a flush that cannot succeed (openstuck.go)
 	walFailed         atomic.Bool               // a write or sync of a WAL file failed (reserveFile)
 	wal               walSizes                  // bytes committed into each live WAL (closeflush.go)
 	// park learns when QuietLogger parks one of the log's Pebble
@@ -161,6 +161,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		stopCh:         make(chan struct{}),
 		tail:           tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
+	l.opener = OpenWatch{Dir: dir, Fatal: l.fatalErr, Park: &l.park, Logf: l.logf}
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil && !isDiskFull(err) {
 		comp.close()
 		return nil, fmt.Errorf("lazymem: segment: open %q: %w", dir, err)
