@@ -110,10 +110,10 @@ type Log struct {
 	reserveReleases   atomic.Uint64 // times the reserve was released
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
-	opening           atomic.Bool               // pebble.Open is running (QuietLogger.Opening)
-	opener            OpenWatch                 // watches pebble.Open for a flush that cannot succeed (openstuck.go)
-	walFailed         atomic.Bool               // a write or sync of a WAL file failed (reserveFile)
-	wal               walSizes                  // bytes committed into each live WAL (closeflush.go)
+	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
+	opener            OpenWatch   // watches pebble.Open for a flush that cannot succeed (openstuck.go)
+	walFailed         atomic.Bool // a write or sync of a WAL file failed (reserveFile)
+	wal               walSizes    // bytes committed into each live WAL (closeflush.go)
 	// park learns when QuietLogger parks one of the log's Pebble
 	// goroutines, and bounds the calls that goroutine can hold up.
 	park ParkGuard
