@@ -94,15 +94,16 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // appendFramed appends the framed value (version 3, or 4 for a head
 // whose names are ids in the log's table, or 5 for version 4 with its text
-// frames coded as words of the vocabulary words) of a columnar body (body,
+// frames coded as words of words' vocabulary, which notes the words it
+// wrote out) of a columnar body (body,
 // whose last textsLen bytes are its texts column) holding count records.
-func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int, words map[string]uint32) ([]byte, error) {
+func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int, words *wordCoder) ([]byte, error) {
 	return c.appendFramedSized(dst, version, count, body, textsLen, sealFrameBytes, words)
 }
 
 // appendFramedSized is appendFramed with text frames of fb raw bytes (at
 // most frameBytes): the frames of earlier sealers in tests.
-func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int, words map[string]uint32) ([]byte, error) {
+func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int, words *wordCoder) ([]byte, error) {
 	head, texts := body[:len(body)-textsLen], body[len(body)-textsLen:]
 	n := (len(texts) + fb - 1) / fb
 	dict := c.encDict()
@@ -117,7 +118,7 @@ func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body
 		var err error
 		src := texts[k*fb : min(len(texts), (k+1)*fb)]
 		if version == segmentVersionWords {
-			codes = encodeWords(codes[:0], words, src)
+			codes = encodeWordsMiss(codes[:0], words.ids, src, &words.misses)
 			src = codes
 		}
 		if scratch, err = c.compress(scratch, src, dict); err != nil {
@@ -269,6 +270,22 @@ func (c *compressor) frame(f *framedValue, k int, dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// frameCodes checks version-5 text frame k and appends its tokens,
+// decompressed, to dst.
+func (c *compressor) frameCodes(f *framedValue, k int, dst []byte) ([]byte, error) {
+	s := f.frames[k]
+	b := f.v[s.off : s.off+s.stored]
+	if sum, want := binary.LittleEndian.Uint32(f.v[s.off+s.stored:]), frameCRC(b); sum != want {
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off + s.stored),
+			Err: fmt.Errorf("%w: text frame %d (stored %08x, computed %08x)", ErrChecksum, k, sum, want)}
+	}
+	out, err := c.decompress(f.algo, f.dict, dst, b)
+	if err != nil {
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+	}
+	return out, nil
+}
+
 // expand decompresses the frame at s (text frame k, or the head when k
 // is negative), appending it to dst.
 func (c *compressor) expand(f *framedValue, s frameSpan, dst []byte, k int) ([]byte, error) {
@@ -405,11 +422,22 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 
 // frameReader holds the text frames a readFramed call decompressed, in
 // buffers of framePool (the records handed out are rebuilt copies: the
-// frames are not kept past the call).
+// frames are not kept past the call). A version-5 frame is decoded only
+// as far as the records read need (w: where its decoding stopped).
 type frameReader struct {
 	k    []int
 	b    []*[]byte
+	w    []wordResume
 	join []byte
+}
+
+// wordResume is where the decoding of a version-5 frame stopped: its
+// tokens (a framePool buffer; nil once decoded whole), those left, and
+// whether the last one decoded was a word.
+type wordResume struct {
+	codes *[]byte
+	rest  []byte
+	space bool
 }
 
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, frameBytes); return &b }}
@@ -419,24 +447,67 @@ func (fr *frameReader) release() {
 	for _, b := range fr.b {
 		framePool.Put(b)
 	}
-	fr.k, fr.b = fr.k[:0], fr.b[:0]
+	for _, w := range fr.w {
+		if w.codes != nil {
+			framePool.Put(w.codes)
+		}
+	}
+	fr.k, fr.b, fr.w = fr.k[:0], fr.b[:0], fr.w[:0]
 }
 
-func (fr *frameReader) get(c *compressor, f *framedValue, k int) ([]byte, error) {
+// get returns text frame k, decoded at least up to need bytes (a
+// version-5 frame; others are decoded whole).
+func (fr *frameReader) get(c *compressor, f *framedValue, k, need int) ([]byte, error) {
 	for i, kk := range fr.k {
 		if kk == k {
+			if fr.w[i].codes != nil && len(*fr.b[i]) < need {
+				return fr.more(c, f, i, need)
+			}
 			return *fr.b[i], nil
 		}
 	}
 	buf := framePool.Get().(*[]byte)
-	b, err := c.frame(f, k, (*buf)[:0])
+	if !f.words {
+		b, err := c.frame(f, k, (*buf)[:0])
+		if err != nil {
+			framePool.Put(buf)
+			return nil, err
+		}
+		*buf = b
+		fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, wordResume{})
+		return b, nil
+	}
+	codes := framePool.Get().(*[]byte)
+	cb, err := c.frameCodes(f, k, (*codes)[:0])
 	if err != nil {
 		framePool.Put(buf)
+		framePool.Put(codes)
 		return nil, err
 	}
-	*buf = b
-	fr.k, fr.b = append(fr.k, k), append(fr.b, buf)
-	return b, nil
+	*codes, *buf = cb, (*buf)[:0]
+	fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, wordResume{codes: codes, rest: cb})
+	return fr.more(c, f, len(fr.k)-1, need)
+}
+
+// more decodes version-5 frame i of fr further, up to need bytes.
+func (fr *frameReader) more(c *compressor, f *framedValue, i, need int) ([]byte, error) {
+	w := &fr.w[i]
+	k := fr.k[i]
+	raw := f.frames[k].raw
+	out, rest, space, err := decodeWordsTo(*fr.b[i], c.words.snap.Load(), w.rest, raw, need, w.space)
+	if err == nil && len(rest) == 0 && len(out) != raw {
+		err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), len(out), raw)
+	}
+	if err != nil {
+		return nil, &CorruptionError{Segment: f.first, Offset: int64(f.frames[k].off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+	}
+	*fr.b[i] = out
+	w.rest, w.space = rest, space
+	if len(rest) == 0 {
+		framePool.Put(w.codes)
+		w.codes = nil
+	}
+	return out, nil
 }
 
 // text returns bytes [a, b) of the texts column.
@@ -450,7 +521,7 @@ func (fr *frameReader) text(c *compressor, f *framedValue, a, b uint64) ([]byte,
 		return nil, nil
 	}
 	k := sort.Search(len(f.frames), func(k int) bool { return f.starts[k+1] > a })
-	fb, err := fr.get(c, f, k)
+	fb, err := fr.get(c, f, k, int(min(b, f.starts[k+1])-f.starts[k]))
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +531,7 @@ func (fr *frameReader) text(c *compressor, f *framedValue, a, b uint64) ([]byte,
 	// The text spans frames.
 	fr.join = append(fr.join[:0], fb[a-f.starts[k]:]...)
 	for k++; f.starts[k] < b; k++ {
-		if fb, err = fr.get(c, f, k); err != nil {
+		if fb, err = fr.get(c, f, k, int(min(b, f.starts[k+1])-f.starts[k])); err != nil {
 			return nil, err
 		}
 		fr.join = append(fr.join, fb[:min(uint64(len(fb)), b-f.starts[k])]...)

@@ -70,6 +70,7 @@ type Log struct {
 	sealBody     []byte
 	sealVal      []byte
 	sealCols     colEncoder
+	sealWords    wordCoder
 	// columnsVersion is the version a columnar segment is written as:
 	// segmentVersionNames; tests set segmentVersionColumns or
 	// segmentVersionFrames to write an earlier layout.

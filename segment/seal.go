@@ -248,17 +248,25 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			l.sampleDict(first, payloads, texts, l.sealCols.cols[colTextLens])
 		}
 		version := l.columnsVersion
-		var words map[string]uint32
+		var words *wordCoder
 		if l.wordsOn() && l.words.active {
-			if first >= l.sealed {
-				l.words.grow(texts) // a new seal: its words counted once
-			}
-			// Readers know the new words before the batch that uses them
-			// is in Pebble.
-			l.words.publish()
-			version, words = segmentVersionWords, l.words.ids
+			version = segmentVersionWords
+			words = &l.sealWords
+			words.ids, words.misses = l.words.ids, words.misses[:0]
 		}
 		val, err = l.comp.appendFramed(l.sealVal[:0], version, n, body, len(texts), words)
+		if words != nil {
+			if err == nil && first >= l.sealed {
+				// A new seal: the words it wrote out are counted once, and
+				// those met before enter the vocabulary (written in this
+				// seal's batch, used from the next seal on).
+				l.words.growFrom(words.misses)
+			}
+			clear(words.misses)
+			// Readers know every word assigned before a batch that uses
+			// it is in Pebble.
+			l.words.publish()
+		}
 	}
 	l.sealBody = body
 	if err != nil {

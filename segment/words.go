@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -89,8 +90,22 @@ func wordToken(s []byte) (tok []byte, word bool) {
 	return s[:i], w
 }
 
+// wordCoder is what a seal codes its text frames with: the vocabulary,
+// and the words it wrote out (not in it), which the vocabulary then
+// grows from.
+type wordCoder struct {
+	ids    map[string]uint32
+	misses [][]byte // slices of the texts coded: valid while they are
+}
+
 // encodeWords appends the tokens of text to dst; ids is the vocabulary.
 func encodeWords(dst []byte, ids map[string]uint32, text []byte) []byte {
+	return encodeWordsMiss(dst, ids, text, nil)
+}
+
+// encodeWordsMiss is encodeWords noting in misses (unless nil) every word
+// written out.
+func encodeWordsMiss(dst []byte, ids map[string]uint32, text []byte, misses *[][]byte) []byte {
 	prevWord := false
 	for s := text; len(s) > 0; {
 		tok, w := wordToken(s)
@@ -114,6 +129,9 @@ func encodeWords(dst []byte, ids map[string]uint32, text []byte) []byte {
 			dst = binary.AppendUvarint(dst, tokLiteral)
 			dst = binary.AppendUvarint(dst, uint64(len(tok)))
 			dst = append(dst, tok...)
+			if misses != nil {
+				*misses = append(*misses, tok)
+			}
 		}
 		prevWord = true
 	}
@@ -126,25 +144,33 @@ var errWordCode = errors.New("malformed word code")
 // decodeWords appends the text of the tokens enc to dst: at most limit
 // bytes (more is an error), with the vocabulary v.
 func decodeWords(dst []byte, v *wordSnap, enc []byte, limit int) ([]byte, error) {
-	limit += len(dst)
-	space := false // the previous token was a word: a word now follows a space
-	for len(enc) > 0 {
+	dst, _, _, err := decodeWordsTo(dst, v, enc, len(dst)+limit, math.MaxInt, false)
+	return dst, err
+}
+
+// decodeWordsTo appends the text of the tokens enc to dst until dst holds
+// need bytes or more (or enc ends), never more than limit bytes in all,
+// and returns the tokens left and whether the last token was a word
+// (space: what the next call takes to go on). A cold read of one record
+// decodes its frame only up to the record's end.
+func decodeWordsTo(dst []byte, v *wordSnap, enc []byte, limit, need int, space bool) ([]byte, []byte, bool, error) {
+	for len(enc) > 0 && len(dst) < need {
 		c, n := binary.Uvarint(enc)
 		if n <= 0 {
-			return dst, errWordCode
+			return dst, nil, false, errWordCode
 		}
 		enc = enc[n:]
 		var b []byte
 		if c == tokSep || c == tokLiteral {
 			l, n := binary.Uvarint(enc)
 			if n <= 0 || uint64(len(enc)-n) < l || l == 0 {
-				return dst, errWordCode
+				return dst, nil, false, errWordCode
 			}
 			b, enc = enc[n:n+int(l)], enc[n+int(l):]
 		} else {
 			w, ok := v.word(c - tokWord)
 			if !ok {
-				return dst, fmt.Errorf("%w: word %d not in the log's vocabulary", errWordCode, c-tokWord)
+				return dst, nil, false, fmt.Errorf("%w: word %d not in the log's vocabulary", errWordCode, c-tokWord)
 			}
 			b = w
 		}
@@ -152,15 +178,15 @@ func decodeWords(dst []byte, v *wordSnap, enc []byte, limit int) ([]byte, error)
 			dst = append(dst, ' ')
 		}
 		if len(dst)+len(b) > limit {
-			return dst, fmt.Errorf("%w: more text than the frame holds", errWordCode)
+			return dst, nil, false, fmt.Errorf("%w: more text than the frame holds", errWordCode)
 		}
 		dst = append(dst, b...)
 		space = c != tokSep
 	}
 	if len(dst) > limit {
-		return dst, fmt.Errorf("%w: more text than the frame holds", errWordCode)
+		return dst, nil, false, fmt.Errorf("%w: more text than the frame holds", errWordCode)
 	}
-	return dst, nil
+	return dst, enc, space, nil
 }
 
 // wordsUsed marks in used (indexed by id) every word id of the tokens
@@ -265,16 +291,35 @@ func (t *wordTable) grow(texts []byte) {
 	for s := texts; len(s) > 0; {
 		tok, w := wordToken(s)
 		s = s[len(tok):]
-		if !w || len(tok) > maxWordLen {
-			continue
+		if w {
+			t.met(tok)
+		}
+	}
+}
+
+// growFrom adds the words a seal wrote out (wordCoder.misses) met for
+// the second time (or more) to the vocabulary: the seal's coding looked
+// every word up once already (measured, BenchmarkWords: looking every
+// word of the texts up again to grow was a quarter of a seal's CPU).
+func (t *wordTable) growFrom(misses [][]byte) {
+	for _, tok := range misses {
+		t.met(tok)
+	}
+}
+
+// met counts one sighting of word tok.
+func (t *wordTable) met(tok []byte) {
+	{
+		if len(tok) > maxWordLen {
+			return
 		}
 		if _, ok := t.ids[string(tok)]; ok {
-			continue
+			return
 		}
 		if _, ok := t.seen[string(tok)]; ok {
 			delete(t.seen, string(tok))
 			t.assign(tok)
-			continue
+			return
 		}
 		if len(t.seen) >= maxSeen {
 			clear(t.seen)
