@@ -45,7 +45,8 @@ import (
 // It grows as the log seals: the sealer seeds it, when its zstd dictionary
 // sample is full (dict.go), with the sample's words used twice or more,
 // by falling frequency (the frequent words take one-byte codes), and
-// then adds a word the second time a new seal meets it. Bounds:
+// then adds a word the second time a new seal writes it out (it is used
+// from the next seal on). Bounds:
 // maxWords ids, words of at most maxWordLen bytes (a longer word is
 // always written out), and at most maxSeen words met once remembered
 // (the set is cleared when full): the readers' table is at most 4 MiB of
