@@ -77,6 +77,9 @@ type vecCache struct {
 	// park bounds the calls into the disk tier that a goroutine parked by
 	// the logger would hold up for good (segment.ParkGuard).
 	park segment.ParkGuard
+	// watch ends an Open of the disk tier whose WAL cannot be flushed
+	// (segment.OpenWatch), which would otherwise hang.
+	watch segment.OpenWatch
 	// beforeClose, a test hook (nil outside tests), runs just before the
 	// disk tier's Pebble Close in close.
 	beforeClose func()
@@ -162,7 +165,7 @@ func newVecCache(cfg cacheConfig) (*vecCache, error) {
 			BackgroundError: func(err error) {
 				c.onErr(fmt.Errorf("lazymem: engine: embedding cache: %w", err))
 			},
-			FlushEnd:      func(i pebble.FlushInfo) { c.backoff(i.Err) },
+			FlushEnd:      func(i pebble.FlushInfo) { c.watch.FlushEnd(i); c.backoff(i.Err) },
 			CompactionEnd: func(i pebble.CompactionInfo) { c.backoff(i.Err) },
 			TableDeleted:  func(i pebble.TableDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },
 			WALDeleted:    func(i pebble.WALDeleteInfo) { unarchive(cfg.fs, i.Path, c.onErr) },

@@ -126,7 +126,16 @@ func (c *vecCache) diskFull(err error) {
 func (c *vecCache) openDisk(dir string) (*pebble.DB, error) {
 	c.opening.Store(true)
 	defer c.opening.Store(false)
-	return pebble.Open(dir, c.popts)
+	// Watched: a WAL replayed on a disk failing MANIFEST writes would
+	// hang pebble.Open (segment.OpenWatch).
+	c.watch.Dir, c.watch.Park = dir, &c.park
+	c.watch.Fatal = func() error {
+		if p := c.fatal.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	return c.watch.Open(func() (*pebble.DB, error) { return pebble.Open(dir, c.popts) })
 }
 
 // onFatal records the first fatal report of the disk tier's Pebble and

@@ -108,13 +108,21 @@ type coreUnitEntry struct {
 func openCoreStore(db *DB) (*coreStore, error) {
 	fs := db.opts.FS
 	cs := &coreStore{}
+	var fatal atomic.Pointer[error] // the first fatal report (the Open's watch)
 	onFatal := func(err error) {
+		fatal.CompareAndSwap(nil, &err)
 		cs.park.Note(err)
 		db.backgroundError(fmt.Errorf("lazymem: engine: core store: %w", err))
 	}
 	// The archive cleaner turns off Pebble's recycling of obsolete WAL
 	// files, which would keep the old bytes of forgotten units; the
 	// listeners delete what it archives (as the embedding cache does).
+	watch := &segment.OpenWatch{Fatal: func() error {
+		if p := fatal.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}}
 	popts := &pebble.Options{FS: fs, Logger: segment.QuietLogger{OnFatal: onFatal, Opening: cs.opening.Load},
 		Cleaner: pebble.ArchiveCleaner{}}
 	// A canceled Compact must not leave a picked compaction behind (see
@@ -125,6 +133,7 @@ func openCoreStore(db *DB) (*coreStore, error) {
 		BackgroundError: onErr,
 		TableDeleted:    func(i pebble.TableDeleteInfo) { unarchive(fs, i.Path, onErr) },
 		WALDeleted:      func(i pebble.WALDeleteInfo) { unarchive(fs, i.Path, onErr) },
+		FlushEnd:        func(i pebble.FlushInfo) { watch.FlushEnd(i) },
 	}
 	// Uncompressed: the store is small, vectors do not compress, and a
 	// purge can then be checked byte for byte.
@@ -132,7 +141,10 @@ func openCoreStore(db *DB) (*coreStore, error) {
 	cs.dir = fs.PathJoin(db.dir, "core")
 	cs.fs = fs
 	cs.opening.Store(true)
-	pdb, err := pebble.Open(cs.dir, popts)
+	// Watched: a WAL replayed on a disk failing MANIFEST writes would
+	// hang pebble.Open (segment.OpenWatch).
+	watch.Dir, watch.Park = cs.dir, &cs.park
+	pdb, err := watch.Open(func() (*pebble.DB, error) { return pebble.Open(cs.dir, popts) })
 	cs.opening.Store(false)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: open core store: %w", err)

@@ -65,6 +65,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Log.ZstdLevel":             func(o *Options) { o.Log.ZstdLevel = 1 },
 		"Log.DisableColumns":        func(o *Options) { o.Log.DisableColumns = true },
 		"Log.DisableDictionary":     func(o *Options) { o.Log.DisableDictionary = true },
+		"Log.DisableWords":          func(o *Options) { o.Log.DisableWords = true },
 		"Log.CacheBytes":            func(o *Options) { o.Log.CacheBytes = 1 << 20 },
 		"Log.MaxRecordBytes":        func(o *Options) { o.Log.MaxRecordBytes = 2 << 20 },
 		"Log.MemTableBytes":         func(o *Options) { o.Log.MemTableBytes = 8 << 20 },

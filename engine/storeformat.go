@@ -35,10 +35,12 @@ import (
 // pieces in the dictionary. Format 4 adds index segments of version 4
 // (packed gaps and each block's document lengths), which a format-3
 // engine would take for damage. Format 5 adds index segments of version
-// 5 (version 4's blocks without the lengths), which a format-4 engine
-// would take for damage.
+// 5 (version 4's blocks without the lengths) and the log's segments of
+// version 5 (text frames coded as words of the log's vocabulary, its 'w'
+// keys): a format-4 engine would take either for damage, and its Compact
+// would not purge the vocabulary of a forgotten record's words.
 // Open marks a store of an older format with this engine's before the
-// log opens, since the log may write version-4 segments from then on;
+// log opens, since the log may write version-5 segments from then on;
 // a store of a newer format than this engine knows is refused
 // (ErrFormat) before anything is opened. Wire constants: never change.
 const (

@@ -56,7 +56,9 @@ const (
 const segmentVersionNames = 4
 
 // isFramed reports whether a value of version v is framed (frames.go).
-func isFramed(v byte) bool { return v == segmentVersionFrames || v == segmentVersionNames }
+func isFramed(v byte) bool {
+	return v == segmentVersionFrames || v == segmentVersionNames || v == segmentVersionWords
+}
 
 const (
 	colDeleted = iota

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -73,6 +74,24 @@ func TestColumnBytesDiag(t *testing.T) {
 	}
 	r := func(b int64) float64 { return float64(b) / float64(texts) }
 	fmt.Printf("%d framed segments, %d records, texts %d bytes; values %d (%.3fx)\n", segs, recs, texts, values, r(values))
+	// The log-wide tables the values refer to: names, vocabulary,
+	// dictionaries (keys and values).
+	for _, p := range []struct {
+		name   string
+		prefix byte
+	}{{"names", prefixName}, {"vocabulary", prefixWords}, {"dictionaries", prefixDict}, {"dictionary ids", prefixDictIDs}} {
+		it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: []byte{p.prefix}, UpperBound: []byte{p.prefix + 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, b int64
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+			b += int64(len(it.Key()) + len(it.Value()))
+		}
+		it.Close()
+		fmt.Printf("  %-14s %6d keys, %9d bytes (%.4fx); values with it %.4fx\n", p.name, n, b, r(b), r(values+b))
+	}
 	fmt.Printf("heads raw %d (%.3fx), stored %d (%.3fx); text frames stored %d (%.3fx); headers etc %d (%.3fx)\n",
 		headRaw, r(headRaw), headStored, r(headStored), frames, r(frames), values-headStored-frames, r(values-headStored-frames))
 	for i, n := range names {

@@ -27,6 +27,7 @@ type compressor struct {
 	dictMu  sync.Mutex              // serialises addDict
 	oldDecs []*zstd.Decoder         // decoders of earlier dictSets, closed with c
 	names   *nameTable              // the log's names (names.go); version-4 heads refer to them
+	words   *wordTable              // the log's vocabulary (words.go); version-5 text frames refer to it
 }
 
 func newCompressor(algo Compression, level int) (*compressor, error) {

@@ -118,6 +118,10 @@ func (l *Log) Compact(ctx context.Context) error {
 			l.sealMu.Unlock()
 			return err
 		}
+		if err := l.gcWords(); err != nil {
+			l.sealMu.Unlock()
+			return err
+		}
 	}
 	l.sealMu.Unlock()
 	db, err := l.rdb()

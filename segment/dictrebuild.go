@@ -128,7 +128,7 @@ func (l *Log) rebuildDict(ctx context.Context) error {
 	var raw []byte
 	var hist []uint64
 	if len(sample) >= dictMinSample && !l.opts.DisableDictionary {
-		raw, hist, err = buildDict(num, sample, recs)
+		raw, hist, err = l.buildDict(num, sample, recs)
 		if err != nil {
 			l.logf("lazymem: segment: compact: building a zstd dictionary: %v", err)
 		}

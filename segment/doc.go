@@ -62,10 +62,14 @@
 // compressed and checksummed on its own, with the log's zstd dictionary
 // (frames.go, dict.go); GetMany decompresses only the head and the frames
 // its records lie in, and a damaged frame loses only its records. Version
-// 4 (what the sealer writes now): version 3 whose head refers to agents,
+// 4: version 3 whose head refers to agents,
 // sessions, roles and metadata strings by their id in the log's name table, each name
 // stored once in the log (names.go); Compact deletes the names no segment
-// uses any more. Readers take all four versions.
+// uses any more. Version 5 (what the sealer writes once its first 512 KiB
+// of text is sampled): version 4 whose text frames hold the text as word
+// tokens, a word of the log's vocabulary as its id (words.go); Compact
+// deletes the words no frame uses any more. Readers take all five
+// versions.
 //
 // # Deletion and retention
 //

@@ -14,6 +14,7 @@ const (
 	prefixDict    = 'y'       // y<id:8 BE>         -> zstd dictionary | crc32c (dict.go)
 	prefixDictIDs = 'z'       // z<id:8 BE>         -> ids of the records whose text dictionary id holds | crc32c (dict.go)
 	prefixName    = 'n'       // n<id:8 BE>         -> agent, session or role name | crc32c (names.go)
+	prefixWords   = 'w'       // w<firstID:8 BE>    -> words of the log's vocabulary | crc32c (words.go)
 	keyNext       = "mnext"   // next id to assign, 8 BE; written with every append group
 	keySealed     = "msealed" // ids below it are sealed or dropped, 8 BE; written with every seal
 )

@@ -78,7 +78,8 @@ type frameSpan struct {
 type framedValue struct {
 	first  uint64
 	v      []byte
-	names  bool // version 4: the head's names are ids in the log's table
+	names  bool // version 4 or 5: the head's names are ids in the log's table
+	words  bool // version 5: the text frames are word tokens (words.go)
 	algo   Compression
 	count  int
 	dict   uint32
@@ -92,15 +93,17 @@ func frameCRC(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // appendFramed appends the framed value (version 3, or 4 for a head
-// whose names are ids in the log's table) of a columnar body (body,
+// whose names are ids in the log's table, or 5 for version 4 with its text
+// frames coded as words of words' vocabulary, which notes the words it
+// wrote out) of a columnar body (body,
 // whose last textsLen bytes are its texts column) holding count records.
-func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int) ([]byte, error) {
-	return c.appendFramedSized(dst, version, count, body, textsLen, sealFrameBytes)
+func (c *compressor) appendFramed(dst []byte, version byte, count int, body []byte, textsLen int, words *wordCoder) ([]byte, error) {
+	return c.appendFramedSized(dst, version, count, body, textsLen, sealFrameBytes, words)
 }
 
 // appendFramedSized is appendFramed with text frames of fb raw bytes (at
 // most frameBytes): the frames of earlier sealers in tests.
-func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int) ([]byte, error) {
+func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body []byte, textsLen, fb int, words *wordCoder) ([]byte, error) {
 	head, texts := body[:len(body)-textsLen], body[len(body)-textsLen:]
 	n := (len(texts) + fb - 1) / fb
 	dict := c.encDict()
@@ -109,10 +112,16 @@ func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body
 	start := len(dst)
 	scratch := dst
 	var stored []int
+	var codes []byte
 	for k := range n {
 		fs := len(scratch)
 		var err error
-		if scratch, err = c.compress(scratch, texts[k*fb:min(len(texts), (k+1)*fb)], dict); err != nil {
+		src := texts[k*fb : min(len(texts), (k+1)*fb)]
+		if version == segmentVersionWords {
+			codes = encodeWordsMiss(codes[:0], words.ids, src, &words.misses)
+			src = codes
+		}
+		if scratch, err = c.compress(scratch, src, dict); err != nil {
 			return nil, err
 		}
 		stored = append(stored, len(scratch)-fs)
@@ -158,7 +167,8 @@ func parseFramed(first uint64, v []byte) (*framedValue, error) {
 		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes", ErrFormat, len(v)))
 	}
 	f.algo = Compression(v[1])
-	f.names = v[0] == segmentVersionNames
+	f.names = v[0] == segmentVersionNames || v[0] == segmentVersionWords
+	f.words = v[0] == segmentVersionWords
 	off := 2
 	uv := func(what string, max uint64) (int, error) {
 		x, n := binary.Uvarint(v[off:])
@@ -242,7 +252,38 @@ func (c *compressor) frame(f *framedValue, k int, dst []byte) ([]byte, error) {
 		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off + s.stored),
 			Err: fmt.Errorf("%w: text frame %d (stored %08x, computed %08x)", ErrChecksum, k, sum, want)}
 	}
-	return c.expand(f, s, dst, k)
+	if !f.words {
+		return c.expand(f, s, dst, k)
+	}
+	codes := framePool.Get().(*[]byte)
+	defer framePool.Put(codes)
+	var err error
+	if *codes, err = c.decompress(f.algo, f.dict, (*codes)[:0], b); err == nil {
+		start := len(dst)
+		if dst, err = decodeWords(slices.Grow(dst, s.raw), c.words.snap.Load(), *codes, s.raw); err == nil && len(dst)-start != s.raw {
+			err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), len(dst)-start, s.raw)
+		}
+	}
+	if err != nil {
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+	}
+	return dst, nil
+}
+
+// frameCodes checks version-5 text frame k and appends its tokens,
+// decompressed, to dst.
+func (c *compressor) frameCodes(f *framedValue, k int, dst []byte) ([]byte, error) {
+	s := f.frames[k]
+	b := f.v[s.off : s.off+s.stored]
+	if sum, want := binary.LittleEndian.Uint32(f.v[s.off+s.stored:]), frameCRC(b); sum != want {
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off + s.stored),
+			Err: fmt.Errorf("%w: text frame %d (stored %08x, computed %08x)", ErrChecksum, k, sum, want)}
+	}
+	out, err := c.decompress(f.algo, f.dict, dst, b)
+	if err != nil {
+		return dst, &CorruptionError{Segment: f.first, Offset: int64(s.off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+	}
+	return out, nil
 }
 
 // expand decompresses the frame at s (text frame k, or the head when k
@@ -381,11 +422,22 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 
 // frameReader holds the text frames a readFramed call decompressed, in
 // buffers of framePool (the records handed out are rebuilt copies: the
-// frames are not kept past the call).
+// frames are not kept past the call). A version-5 frame is decoded only
+// as far as the records read need (w: where its decoding stopped).
 type frameReader struct {
 	k    []int
 	b    []*[]byte
+	w    []wordResume
 	join []byte
+}
+
+// wordResume is where the decoding of a version-5 frame stopped: its
+// tokens (a framePool buffer; nil once decoded whole), those left, and
+// whether the last one decoded was a word.
+type wordResume struct {
+	codes *[]byte
+	rest  []byte
+	space bool
 }
 
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, frameBytes); return &b }}
@@ -395,24 +447,67 @@ func (fr *frameReader) release() {
 	for _, b := range fr.b {
 		framePool.Put(b)
 	}
-	fr.k, fr.b = fr.k[:0], fr.b[:0]
+	for _, w := range fr.w {
+		if w.codes != nil {
+			framePool.Put(w.codes)
+		}
+	}
+	fr.k, fr.b, fr.w = fr.k[:0], fr.b[:0], fr.w[:0]
 }
 
-func (fr *frameReader) get(c *compressor, f *framedValue, k int) ([]byte, error) {
+// get returns text frame k, decoded at least up to need bytes (a
+// version-5 frame; others are decoded whole).
+func (fr *frameReader) get(c *compressor, f *framedValue, k, need int) ([]byte, error) {
 	for i, kk := range fr.k {
 		if kk == k {
+			if fr.w[i].codes != nil && len(*fr.b[i]) < need {
+				return fr.more(c, f, i, need)
+			}
 			return *fr.b[i], nil
 		}
 	}
 	buf := framePool.Get().(*[]byte)
-	b, err := c.frame(f, k, (*buf)[:0])
+	if !f.words {
+		b, err := c.frame(f, k, (*buf)[:0])
+		if err != nil {
+			framePool.Put(buf)
+			return nil, err
+		}
+		*buf = b
+		fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, wordResume{})
+		return b, nil
+	}
+	codes := framePool.Get().(*[]byte)
+	cb, err := c.frameCodes(f, k, (*codes)[:0])
 	if err != nil {
 		framePool.Put(buf)
+		framePool.Put(codes)
 		return nil, err
 	}
-	*buf = b
-	fr.k, fr.b = append(fr.k, k), append(fr.b, buf)
-	return b, nil
+	*codes, *buf = cb, (*buf)[:0]
+	fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, wordResume{codes: codes, rest: cb})
+	return fr.more(c, f, len(fr.k)-1, need)
+}
+
+// more decodes version-5 frame i of fr further, up to need bytes.
+func (fr *frameReader) more(c *compressor, f *framedValue, i, need int) ([]byte, error) {
+	w := &fr.w[i]
+	k := fr.k[i]
+	raw := f.frames[k].raw
+	out, rest, space, err := decodeWordsTo(*fr.b[i], c.words.snap.Load(), w.rest, raw, need, w.space)
+	if err == nil && len(rest) == 0 && len(out) != raw {
+		err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), len(out), raw)
+	}
+	if err != nil {
+		return nil, &CorruptionError{Segment: f.first, Offset: int64(f.frames[k].off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+	}
+	*fr.b[i] = out
+	w.rest, w.space = rest, space
+	if len(rest) == 0 {
+		framePool.Put(w.codes)
+		w.codes = nil
+	}
+	return out, nil
 }
 
 // text returns bytes [a, b) of the texts column.
@@ -426,7 +521,7 @@ func (fr *frameReader) text(c *compressor, f *framedValue, a, b uint64) ([]byte,
 		return nil, nil
 	}
 	k := sort.Search(len(f.frames), func(k int) bool { return f.starts[k+1] > a })
-	fb, err := fr.get(c, f, k)
+	fb, err := fr.get(c, f, k, int(min(b, f.starts[k+1])-f.starts[k]))
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +531,7 @@ func (fr *frameReader) text(c *compressor, f *framedValue, a, b uint64) ([]byte,
 	// The text spans frames.
 	fr.join = append(fr.join[:0], fb[a-f.starts[k]:]...)
 	for k++; f.starts[k] < b; k++ {
-		if fb, err = fr.get(c, f, k); err != nil {
+		if fb, err = fr.get(c, f, k, int(min(b, f.starts[k+1])-f.starts[k])); err != nil {
 			return nil, err
 		}
 		fr.join = append(fr.join, fb[:min(uint64(len(fb)), b-f.starts[k])]...)

@@ -17,14 +17,17 @@ import (
 // segment decompressed and rebuilt), framed version 4 (its head, whose
 // names are ids in the log's table, and the text frame holding the
 // record), framed-v3 version 3 (names in the head), framed-nodict
-// version 4 without the log's dictionary.
+// version 4 without the log's dictionary, words version 5 (the text
+// frames word-coded, each decoded up to the record's end; the first 512
+// KiB of text sealed as version 4).
 //
 //	go test ./segment -run XXX -bench ColdRead
 func BenchmarkColdRead(b *testing.B) {
 	payloads := workloadPayloads(20000)
-	for _, layout := range []string{"columns", "framed", "framed-v3", "framed-nodict"} {
+	for _, layout := range []string{"columns", "framed", "framed-v3", "framed-nodict", "words"} {
 		b.Run("layout="+layout, func(b *testing.B) {
-			l, err := Open(b.TempDir(), Options{CacheBytes: 1, DisableBackgroundSeal: true, DisableDictionary: layout == "framed-nodict"})
+			l, err := Open(b.TempDir(), Options{CacheBytes: 1, DisableBackgroundSeal: true, DisableDictionary: layout == "framed-nodict",
+				DisableWords: layout != "words"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -126,7 +129,7 @@ func BenchmarkSealBody(b *testing.B) {
 				if layout == "columns" {
 					dst, err = c.appendSegment(dst[:0], segmentVersionColumns, 100, segs[k])
 				} else {
-					dst, err = c.appendFramed(dst[:0], segmentVersionFrames, 100, segs[k], texts[k])
+					dst, err = c.appendFramed(dst[:0], segmentVersionFrames, 100, segs[k], texts[k], nil)
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -192,7 +195,7 @@ func BenchmarkReadFramed(b *testing.B) {
 				b.Fatal("not records")
 			}
 			c.names.add(e.pending)
-			v, err := c.appendFramed(nil, version, n, body, len(e.cols[colTexts]))
+			v, err := c.appendFramed(nil, version, n, body, len(e.cols[colTexts]), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

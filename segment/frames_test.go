@@ -174,7 +174,7 @@ func TestFramedDictionary(t *testing.T) {
 	stored := map[bool]int64{}
 	for _, disable := range []bool{true, false} {
 		fs := vfs.NewMem()
-		opts := Options{DisableBackgroundSeal: true, DisableDictionary: disable}
+		opts := Options{DisableBackgroundSeal: true, DisableDictionary: disable, DisableWords: true}
 		l := framedLog(t, fs, opts, recs, nil)
 		dicts := map[uint32]int{}
 		for i, m := range l.segs {
@@ -356,7 +356,7 @@ func FuzzFramed(f *testing.F) {
 		var e colEncoder
 		body, _ := e.encode(nil, payloads)
 		texts := e.cols[colTexts]
-		v, err := c.appendFramed(nil, segmentVersionFrames, n, body, len(texts))
+		v, err := c.appendFramed(nil, segmentVersionFrames, n, body, len(texts), nil)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -385,7 +385,7 @@ func FuzzFramed(f *testing.F) {
 		}
 		if count > 0 {
 			body := append(bytes.Clone(head), texts...)
-			if v, err := c.appendFramed(nil, segmentVersionFrames, int(count), body, len(texts)); err == nil {
+			if v, err := c.appendFramed(nil, segmentVersionFrames, int(count), body, len(texts), nil); err == nil {
 				readAll(v, int(count))
 			}
 		}
@@ -513,7 +513,7 @@ func TestFramedFrameSizes(t *testing.T) {
 	c.names.add(e.pending)
 	n := len(payloads)
 	for _, fb := range []int{frameBytes, sealFrameBytes, 1000} {
-		v, err := c.appendFramedSized(nil, segmentVersionNames, n, body, len(e.cols[colTexts]), fb)
+		v, err := c.appendFramedSized(nil, segmentVersionNames, n, body, len(e.cols[colTexts]), fb, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

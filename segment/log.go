@@ -37,6 +37,8 @@ type Log struct {
 	comp *compressor
 	// names is the log's name table (names.go), shared with comp.
 	names *nameTable
+	// words is the log's vocabulary (words.go), shared with comp.
+	words *wordTable
 	// cache holds decompressed segments and records GetMany read.
 	cache *segCache
 
@@ -68,6 +70,7 @@ type Log struct {
 	sealBody     []byte
 	sealVal      []byte
 	sealCols     colEncoder
+	sealWords    wordCoder
 	// columnsVersion is the version a columnar segment is written as:
 	// segmentVersionNames; tests set segmentVersionColumns or
 	// segmentVersionFrames to write an earlier layout.
@@ -108,10 +111,10 @@ type Log struct {
 	reserveReleases   atomic.Uint64 // times the reserve was released
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
-	opening           atomic.Bool               // pebble.Open is running (QuietLogger.Opening)
-	openWatch         atomic.Pointer[openWatch] // the pebble.Open running, watched for a flush that cannot succeed (openstuck.go)
-	walFailed         atomic.Bool               // a write or sync of a WAL file failed (reserveFile)
-	wal               walSizes                  // bytes committed into each live WAL (closeflush.go)
+	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
+	opener            OpenWatch   // watches pebble.Open for a flush that cannot succeed (openstuck.go)
+	walFailed         atomic.Bool // a write or sync of a WAL file failed (reserveFile)
+	wal               walSizes    // bytes committed into each live WAL (closeflush.go)
 	// park learns when QuietLogger parks one of the log's Pebble
 	// goroutines, and bounds the calls that goroutine can hold up.
 	park ParkGuard
@@ -143,11 +146,13 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	comp.names = newNameTable()
+	comp.words = newWordTable()
 	l := &Log{
 		dir:   dir,
 		opts:  opts,
 		comp:  comp,
 		names: comp.names,
+		words: comp.words,
 		cache: newSegCache(opts.CacheBytes),
 
 		columnsVersion: segmentVersionNames,
@@ -157,6 +162,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		stopCh:         make(chan struct{}),
 		tail:           tailMirror{max: mirrorSegments * opts.SegmentBytes},
 	}
+	l.opener = OpenWatch{Dir: dir, Fatal: l.fatalErr, Park: &l.park, Logf: l.logf}
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil && !isDiskFull(err) {
 		comp.close()
 		return nil, fmt.Errorf("lazymem: segment: open %q: %w", dir, err)
@@ -385,6 +391,15 @@ func (l *Log) recover() error {
 	}
 	if err := l.loadNames(it); err != nil {
 		return err
+	}
+	if err := l.loadWords(it); err != nil {
+		return err
+	}
+	// A log with a dictionary but no vocabulary (its dictionary was built
+	// from text, before version 5) or one that will build no dictionary
+	// grows its vocabulary from nothing, unseeded.
+	if l.dict.done || l.opts.DisableDictionary || l.comp.algo != CompressionZstd {
+		l.words.active = true
 	}
 	// Tombstones of sealed records awaiting compaction.
 	for ok := it.SeekGE([]byte{prefixDeleted}); ok && it.Key()[0] == prefixDeleted; ok = it.Next() {

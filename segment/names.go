@@ -263,7 +263,7 @@ func (l *Log) gcNames() error {
 		if err != nil {
 			return err
 		}
-		if len(v) > 0 && v[0] == segmentVersionNames {
+		if len(v) > 0 && (v[0] == segmentVersionNames || v[0] == segmentVersionWords) {
 			err = l.comp.namesUsed(m.first, v, used)
 		}
 		closer.Close()
@@ -299,24 +299,32 @@ func (l *Log) gcNames() error {
 	if err != nil {
 		return wrapWrite("compact names", err)
 	}
-	// Wait for the reads in flight (TryLock: a read may read again from
-	// its callback, which a waiting Lock would block). A read that holds
-	// on past gcWait (its callback waits for something this compaction
-	// holds) leaves the names in memory until the next compaction; they
-	// are gone from the store already.
-	deadline := time.Now().Add(gcWait)
-	for !l.names.readers.TryLock() {
-		if time.Now().After(deadline) {
-			l.logf("lazymem: segment: compact: %d names kept in memory: a read held on for %v", len(drop), gcWait)
-			return nil
-		}
-		time.Sleep(50 * time.Microsecond)
+	if !l.waitReaders(len(drop), "names") {
+		return nil
 	}
 	l.names.mu.Lock()
 	l.names.remove(drop)
 	l.names.mu.Unlock()
 	l.names.readers.Unlock()
 	return nil
+}
+
+// waitReaders waits for the reads in flight and returns true holding
+// names.readers exclusively (TryLock: a read may read again from its
+// callback, which a waiting Lock would block). A read that holds on past
+// gcWait (its callback waits for something this compaction holds)
+// leaves the n entries (what) in memory until the next compaction; they
+// are gone from the store already.
+func (l *Log) waitReaders(n int, what string) bool {
+	deadline := time.Now().Add(gcWait)
+	for !l.names.readers.TryLock() {
+		if time.Now().After(deadline) {
+			l.logf("lazymem: segment: compact: %d %s kept in memory: a read held on for %v", n, what, gcWait)
+			return false
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return true
 }
 
 // namesUsed adds the name ids the head of version-4 value v refers to.

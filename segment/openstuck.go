@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -44,27 +45,50 @@ import (
 // single failed sstable write is retried by Pebble and may succeed.
 const openFlushTries = 3
 
-// openWatch is one pebble.Open that the log watches.
+// openWatch is one pebble.Open that an OpenWatch watches.
 type openWatch struct {
 	once  sync.Once
 	stuck chan error // buffered 1: the reason the Open cannot end
 	fails int        // flushes in a row that failed (under Pebble's DB mutex)
 }
 
-// openDB is openRecovering on a goroutine of its own, returning early
-// with an error wrapping ErrFailed and ErrStopped when the Open's flush
-// cannot succeed (see above).
-func (l *Log) openDB(popts *pebble.Options) (*pebble.DB, error) {
+// OpenWatch runs the pebble.Open of one store so that it cannot hang on a
+// flush that cannot succeed (see above). The log uses one for its store;
+// the engine's other Pebble stores (its core store, the embedding cache's
+// disk tier) use their own: each replays its WAL at Open as the log does.
+// The store's options must send every FlushEnd to FlushEnd.
+type OpenWatch struct {
+	// Dir names the store in errors.
+	Dir string
+	// Fatal returns the first fatal report of the store's logger during
+	// this Open (nil for none): a flush that failed after one cannot
+	// succeed.
+	Fatal func() error
+	// Park, when not nil, is noted when an Open is abandoned: the parked
+	// flush may hold up calls into the store.
+	Park *ParkGuard
+	// Logf, when not nil, logs the abandoned Open.
+	Logf func(format string, args ...any)
+
+	cur atomic.Pointer[openWatch] // the Open running
+}
+
+// Open calls open (a pebble.Open of the store) on a goroutine of its own
+// and returns what it returns, or an error wrapping ErrFailed and
+// ErrStopped when the Open's flush cannot succeed (see above). The
+// abandoned Open and its flush stay parked, holding the store's directory
+// lock, until the process exits.
+func (o *OpenWatch) Open(open func() (*pebble.DB, error)) (*pebble.DB, error) {
 	w := &openWatch{stuck: make(chan error, 1)}
-	l.openWatch.Store(w)
+	o.cur.Store(w)
 	type result struct {
 		db  *pebble.DB
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		db, err := openRecovering(l.dir, popts)
-		l.openWatch.CompareAndSwap(w, nil) // Open returned: later flushes are no longer its own
+		db, err := open()
+		o.cur.CompareAndSwap(w, nil) // Open returned: later flushes are no longer its own
 		done <- result{db, err}
 	}()
 	select {
@@ -75,11 +99,16 @@ func (l *Log) openDB(popts *pebble.Options) (*pebble.DB, error) {
 	}
 }
 
-// watchOpenFlush is called by the event listener for every flush that
-// ends. While an Open is watched, a flush that failed for good parks the
-// calling goroutine (Pebble's flush) and hands the error to openDB.
-func (l *Log) watchOpenFlush(info pebble.FlushInfo) {
-	w := l.openWatch.Load()
+// openDB is openRecovering watched by the log's OpenWatch.
+func (l *Log) openDB(popts *pebble.Options) (*pebble.DB, error) {
+	return l.opener.Open(func() (*pebble.DB, error) { return openRecovering(l.dir, popts) })
+}
+
+// FlushEnd is to be called by the store's event listener for every flush
+// that ends. While an Open is watched, a flush that failed for good parks
+// the calling goroutine (Pebble's flush) and hands the error to Open.
+func (o *OpenWatch) FlushEnd(info pebble.FlushInfo) {
+	w := o.cur.Load()
 	if w == nil {
 		return
 	}
@@ -87,7 +116,10 @@ func (l *Log) watchOpenFlush(info pebble.FlushInfo) {
 		w.fails = 0
 		return
 	}
-	fatal := l.fatalErr()
+	var fatal error
+	if o.Fatal != nil {
+		fatal = o.Fatal()
+	}
 	if fatal == nil && isDiskFull(info.Err) {
 		return // retried until space returns (see above)
 	}
@@ -99,16 +131,20 @@ func (l *Log) watchOpenFlush(info pebble.FlushInfo) {
 	if fatal != nil {
 		cause = fatal
 	}
-	err := &openStuckError{dir: l.dir, tries: w.fails, cause: cause}
+	err := &openStuckError{dir: o.Dir, tries: w.fails, cause: cause}
 	w.once.Do(func() {
-		l.logf("%v", err)
+		if o.Logf != nil {
+			o.Logf("%v", err)
+		}
 		// Should pebble.Open have returned meanwhile (the failed flush was
-		// scheduled at its end), the log holds a store with a parked
+		// scheduled at its end), the caller holds a store with a parked
 		// flush: the ParkGuard then bounds the calls it would hold up.
-		l.park.Note(&pebbleFatal{msg: err.Error(), cause: cause, parked: true})
+		if o.Park != nil {
+			o.Park.Note(&pebbleFatal{msg: err.Error(), cause: cause, parked: true})
+		}
 		w.stuck <- err
 	})
-	l.openWatch.CompareAndSwap(w, nil)
+	o.cur.CompareAndSwap(w, nil)
 	select {} // see above: a retry would fail again, and Open waits for it
 }
 

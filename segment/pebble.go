@@ -329,7 +329,7 @@ func (l *Log) eventListener() *pebble.EventListener {
 			l.logf("lazymem: segment: background: %v", err)
 		},
 		FlushEnd: func(info pebble.FlushInfo) {
-			l.watchOpenFlush(info) // an Open that cannot end (openstuck.go)
+			l.opener.FlushEnd(info) // an Open that cannot end (openstuck.go)
 			if !isDiskFull(info.Err) {
 				l.bgFull.Store(0)
 				return

@@ -247,7 +247,26 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			// sealed).
 			l.sampleDict(first, payloads, texts, l.sealCols.cols[colTextLens])
 		}
-		val, err = l.comp.appendFramed(l.sealVal[:0], l.columnsVersion, n, body, len(texts))
+		version := l.columnsVersion
+		var words *wordCoder
+		if l.wordsOn() && l.words.active {
+			version = segmentVersionWords
+			words = &l.sealWords
+			words.ids, words.misses = l.words.ids, words.misses[:0]
+		}
+		val, err = l.comp.appendFramed(l.sealVal[:0], version, n, body, len(texts), words)
+		if words != nil {
+			if err == nil && first >= l.sealed {
+				// A new seal: the words it wrote out are counted once, and
+				// those met before enter the vocabulary (written in this
+				// seal's batch, used from the next seal on).
+				l.words.growFrom(words.misses)
+			}
+			clear(words.misses)
+			// Readers know every word assigned before a batch that uses
+			// it is in Pebble.
+			l.words.publish()
+		}
 	}
 	l.sealBody = body
 	if err != nil {
@@ -293,6 +312,13 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 			}
 		}
 	}
+	if wv := l.words.pendingValue(); wv != nil {
+		// The words the segment is the first to use (or that a failed
+		// commit left pending), in its batch.
+		if err := b.Set(makeKey(prefixWords, uint64(l.words.pendBase)), wv, nil); err != nil {
+			return m, err
+		}
+	}
 	dict := l.comp.encDict()
 	if dict != nil && !l.dict.stored {
 		// Stored with the first segment that uses it (again, until a
@@ -330,6 +356,7 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		l.dict.keys = append(l.dict.keys, dict.num)
 	}
 	l.names.add(names)
+	l.words.committed()
 	l.cache.invalidate(first)
 	i := searchSegs(l.segs, first)
 	if i < len(l.segs) && l.segs[i].first == first {
@@ -408,8 +435,15 @@ func (l *Log) sampleDict(first uint64, payloads [][]byte, texts, lens []byte) {
 	}
 	sample, recs := l.dict.texts, l.dict.recs
 	l.dict.texts, l.dict.recs, l.dict.done = nil, nil, true
+	if l.wordsOn() {
+		// The vocabulary's seed: the sample's words by frequency; from now
+		// on new seals are word-coded, and the dictionary is built from the
+		// sample's tokens.
+		l.words.seed(sample)
+		l.words.active = true
+	}
 	num := l.dict.max + 1
-	raw, hist, err := buildDict(num, sample, recs)
+	raw, hist, err := l.buildDict(num, sample, recs)
 	if err == nil {
 		err = l.comp.addDict(num, raw)
 	}

@@ -150,7 +150,7 @@ func wordEncode(dst []byte, v *wordVocab, text []byte) []byte {
 	return dst
 }
 
-var errWordCode = errors.New("lazymem: segment: malformed word code")
+var errWordCodeDiag = errors.New("lazymem: segment: malformed word code")
 
 // wordDecode appends the text of enc to dst.
 func wordDecode(dst []byte, v *wordVocab, enc []byte) ([]byte, error) {
@@ -158,14 +158,14 @@ func wordDecode(dst []byte, v *wordVocab, enc []byte) ([]byte, error) {
 	for len(enc) > 0 {
 		c, n := binary.Uvarint(enc)
 		if n <= 0 {
-			return dst, errWordCode
+			return dst, errWordCodeDiag
 		}
 		enc = enc[n:]
 		switch {
 		case c == wcSep:
 			l, n := binary.Uvarint(enc)
 			if n <= 0 || uint64(len(enc)-n) < l {
-				return dst, errWordCode
+				return dst, errWordCodeDiag
 			}
 			dst = append(dst, enc[n:n+int(l)]...)
 			enc = enc[n+int(l):]
@@ -174,7 +174,7 @@ func wordDecode(dst []byte, v *wordVocab, enc []byte) ([]byte, error) {
 		case c == wcLiteral:
 			l, n := binary.Uvarint(enc)
 			if n <= 0 || uint64(len(enc)-n) < l {
-				return dst, errWordCode
+				return dst, errWordCodeDiag
 			}
 			if prevWord {
 				dst = append(dst, ' ')
@@ -184,7 +184,7 @@ func wordDecode(dst []byte, v *wordVocab, enc []byte) ([]byte, error) {
 		default:
 			id := c - wcWord
 			if id >= uint64(len(v.ends)) {
-				return dst, errWordCode
+				return dst, errWordCodeDiag
 			}
 			if prevWord {
 				dst = append(dst, ' ')
@@ -217,13 +217,13 @@ func wordExtract(dst []byte, v *wordVocab, enc []byte, from, to int) ([]byte, er
 	for len(enc) > 0 && pos < to {
 		c, n := binary.Uvarint(enc)
 		if n <= 0 {
-			return dst, errWordCode
+			return dst, errWordCodeDiag
 		}
 		enc = enc[n:]
 		if c == wcSep || c == wcLiteral {
 			l, n := binary.Uvarint(enc)
 			if n <= 0 || uint64(len(enc)-n) < l {
-				return dst, errWordCode
+				return dst, errWordCodeDiag
 			}
 			if c == wcLiteral && prevWord {
 				emit(space)
@@ -235,7 +235,7 @@ func wordExtract(dst []byte, v *wordVocab, enc []byte, from, to int) ([]byte, er
 		}
 		id := c - wcWord
 		if id >= uint64(len(v.ends)) {
-			return dst, errWordCode
+			return dst, errWordCodeDiag
 		}
 		if prevWord {
 			emit(space)
