@@ -180,14 +180,7 @@ func (r *ClassReport) Markdown() string {
 	if r.State != "" {
 		fmt.Fprintf(&sb, "Index state at query time: %s.\n\n", r.State)
 	}
-	sb.WriteString("| ingest | records | applied | durable | records/s (durable) |\n|---|---:|---:|---:|---:|\n")
-	for _, s := range r.Ingest {
-		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %.0f |\n", s.Engine, s.Records,
-			s.Apply.Round(time.Millisecond), s.Durable.Round(time.Millisecond), s.RecordsPerSec())
-	}
-	if len(r.Ingest) == 2 && r.Ingest[1].RecordsPerSec() > 0 {
-		fmt.Fprintf(&sb, "\nIngest ratio lazymem / bleve: %.1fx.\n", r.Ingest[0].RecordsPerSec()/r.Ingest[1].RecordsPerSec())
-	}
+	sb.WriteString(IngestMarkdown(r.Ingest))
 	sb.WriteString("\n| class/filter | queries | lazymem p50 | lazymem p99 | peer | peer p50 | peer p99 | p50 ratio | p99 ratio | hits lazymem / peer | pruned = exhaustive |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|\n")
 	for i := range r.Rows {
 		row := &r.Rows[i]

@@ -166,7 +166,7 @@ func LoadEngine(dir string, recs []engine.Record, batch int, opts engine.Options
 	if batch <= 0 {
 		batch = 1000
 	}
-	st := IngestStats{Engine: "lazymem", Records: len(recs)}
+	st := IngestStats{Engine: IngestEngine, Records: len(recs)}
 	for i := range recs {
 		st.Bytes += int64(len(recs[i].Text))
 	}
@@ -311,14 +311,7 @@ func RunIngest(dir string, docs []Doc, batch int, opts engine.Options, bopts Ble
 
 // Markdown renders the run as the tables of docs/benchmarks/ingest-context.md.
 func (r *IngestRun) Markdown() string {
-	s := "| ingest | records | applied | durable | records/s (durable) |\n|---|---:|---:|---:|---:|\n"
-	for _, st := range r.Ingest {
-		s += fmt.Sprintf("| %s | %d | %v | %v | %.0f |\n", st.Engine, st.Records, st.Apply.Round(time.Millisecond),
-			st.Durable.Round(time.Millisecond), st.RecordsPerSec())
-	}
-	if len(r.Ingest) == 2 && r.Ingest[1].RecordsPerSec() > 0 {
-		s += fmt.Sprintf("\nIngest ratio lazymem / bleve: %.1fx.\n", r.Ingest[0].RecordsPerSec()/r.Ingest[1].RecordsPerSec())
-	}
+	s := IngestMarkdown(r.Ingest)
 	s += "\n| store | text MB | peak during load | loaded | after close | after reopen | heap MB per 1M records |\n|---|---:|---:|---:|---:|---:|---:|\n"
 	n := 0
 	if len(r.Ingest) > 0 {

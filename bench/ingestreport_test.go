@@ -95,9 +95,9 @@ func TestIngestReport(t *testing.T) {
 		st.Durable += time.Since(t1)
 		fmt.Printf("Run %s on %s/%s, %d CPUs, %s: %d %s records, lazymem only.\n\nLoad average before: %safter: %s\n"+
 			"| ingest | records | applied | durable | records/s (durable) | heap MB per 1M records |\n|---|---:|---:|---:|---:|---:|\n"+
-			"| lazymem | %d | %v | %v | %.0f | %.0f |\n",
+			"| %s | %d | %v | %v | %.0f | %.0f |\n",
 			start.Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), n, corpus,
-			before, load(), st.Records, st.Apply.Round(time.Millisecond), st.Durable.Round(time.Millisecond),
+			before, load(), st.Engine, st.Records, st.Apply.Round(time.Millisecond), st.Durable.Round(time.Millisecond),
 			st.RecordsPerSec(), float64(heap)/float64(n))
 		runtime.KeepAlive(recs)
 		return

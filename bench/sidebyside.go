@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/bench/workload"
+	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/index"
 )
 
@@ -32,6 +33,13 @@ type SideBySideOptions struct {
 	Bleve BleveOptions
 	// Index configures lazymem's index (zero value: its defaults).
 	Index index.Options
+	// Engine, when set, also loads the corpus into the whole engine
+	// (engine.DB: the durable log and the index, one writer, batches of
+	// BatchSize), timed until its Close returns, before the index alone
+	// and Bleve: the ingest a user gets, and the report's first ingest
+	// row. The store is removed afterwards (queries run on the index
+	// alone). Default nil: the index alone and Bleve.
+	Engine *engine.Options
 	// Corpus, when set, is the corpus to compare on; Workload, Queries and
 	// QuerySeed are then ignored.
 	Corpus *Corpus
@@ -77,9 +85,11 @@ func (o *SideBySideOptions) Validate() error {
 // disk after the build so queries run against the persisted state, with no
 // background merging on either side.
 type SideBySide struct {
-	Opts    SideBySideOptions
-	Corpus  *Corpus
-	Ingest  []IngestStats // lazymem, bleve
+	Opts   SideBySideOptions
+	Corpus *Corpus
+	// Ingest is one row per load: the whole engine (with Opts.Engine),
+	// the index alone, Bleve.
+	Ingest  []IngestStats
 	Lazymem *Lazymem
 	Bleve   *Bleve
 	GenTime time.Duration // corpus generation, not part of any ingest figure
@@ -105,7 +115,7 @@ func BuildSideBySide(o SideBySideOptions) (*SideBySide, error) {
 	s.GenTime = time.Since(t0)
 
 	ldir, bdir := filepath.Join(o.Dir, "lazymem"), filepath.Join(o.Dir, "bleve")
-	if st, ok := readBuilt(o.Dir, o.CacheKey); ok {
+	if st, ok := readBuilt(o.Dir, o.CacheKey, o.ingestRows()); ok {
 		s.Ingest = st
 	} else if err := s.build(ldir, bdir); err != nil {
 		return nil, err
@@ -127,16 +137,51 @@ func BuildSideBySide(o SideBySideOptions) (*SideBySide, error) {
 	return s, nil
 }
 
-// build ingests the corpus into both engines, lazymem first, each timed
-// alone, and closes them; with a CacheKey it records the build in Dir.
+// Labels of the ingest rows: the whole engine is the headline; the index
+// alone leaves out the log (the records' durable copy).
+const (
+	IngestEngine    = "lazymem engine (log + index)"
+	IngestIndexOnly = "lazymem index alone (no log)"
+)
+
+// contextLabel names the session context state in an ingest row.
+func contextLabel(on bool) string {
+	if on {
+		return ", session context on"
+	}
+	return ", session context off"
+}
+
+// ingestRows is the number of ingest rows a build records.
+func (o *SideBySideOptions) ingestRows() int {
+	if o.Engine != nil {
+		return 3
+	}
+	return 2
+}
+
+// build ingests the corpus into the whole engine (with Opts.Engine), the
+// index alone and Bleve, in that order, each timed alone on a collected
+// heap, and closes them; with a CacheKey it records the build in Dir.
 func (s *SideBySide) build(ldir, bdir string) error {
 	o, c := &s.Opts, s.Corpus
+	edir := ldir + "-engine"
 	if o.CacheKey != "" { // a half-built cache must not be reused
 		_ = os.Remove(filepath.Join(o.Dir, builtFile))
-		if err := os.RemoveAll(ldir); err != nil {
+		for _, d := range []string{ldir, bdir, edir} {
+			if err := os.RemoveAll(d); err != nil {
+				return err
+			}
+		}
+	}
+	if o.Engine != nil {
+		st, err := loadEngineTimed(edir, c.Docs, o.BatchSize, *o.Engine)
+		if err != nil {
 			return err
 		}
-		if err := os.RemoveAll(bdir); err != nil {
+		st.Engine = IngestEngine + contextLabel(!o.Engine.DisableSessionContext)
+		s.Ingest = append(s.Ingest, st)
+		if err := os.RemoveAll(edir); err != nil {
 			return err
 		}
 	}
@@ -144,6 +189,9 @@ func (s *SideBySide) build(ldir, bdir string) error {
 	l, st, err := BuildLazymem(ldir, c.Docs, o.BatchSize, o.Index)
 	if err != nil {
 		return err
+	}
+	if o.Engine != nil {
+		st.Engine = IngestIndexOnly + contextLabel(o.Index.SessionContext)
 	}
 	s.Ingest = append(s.Ingest, st)
 	if err := l.Close(); err != nil {
@@ -173,9 +221,28 @@ type built struct {
 	Ingest []IngestStats
 }
 
+// loadEngineTimed loads docs into a new whole-engine store at dir (one
+// writer, batches of batch) and closes it: Durable runs until Close
+// returned (every record in the log, the index flushed).
+func loadEngineTimed(dir string, docs []Doc, batch int, opts engine.Options) (IngestStats, error) {
+	recs := EngineRecords(docs) // the caller's work, not timed
+	runtime.GC()
+	db, st, err := LoadEngine(dir, recs, batch, opts)
+	if err != nil {
+		return st, err
+	}
+	t1 := time.Now()
+	if err := db.Close(); err != nil {
+		return st, err
+	}
+	st.Durable += time.Since(t1)
+	return st, nil
+}
+
 // readBuilt returns the ingest figures of the build recorded in dir under
-// key; false when there is none, or it was made under another key.
-func readBuilt(dir, key string) ([]IngestStats, bool) {
+// key with rows rows; false when there is none, or it was made under
+// another key or with other rows.
+func readBuilt(dir, key string, rows int) ([]IngestStats, bool) {
 	if key == "" {
 		return nil, false
 	}
@@ -184,7 +251,7 @@ func readBuilt(dir, key string) ([]IngestStats, bool) {
 		return nil, false
 	}
 	var b built
-	if json.Unmarshal(data, &b) != nil || b.Key != key || len(b.Ingest) != 2 {
+	if json.Unmarshal(data, &b) != nil || b.Key != key || len(b.Ingest) != rows {
 		return nil, false
 	}
 	return b.Ingest, true
@@ -319,11 +386,7 @@ func (r *Report) Markdown() string {
 	if r.State != "" {
 		fmt.Fprintf(&sb, "Index state at query time: %s.\n\n", r.State)
 	}
-	sb.WriteString("| ingest | records | applied | durable | records/s (durable) |\n|---|---:|---:|---:|---:|\n")
-	for _, s := range r.Ingest {
-		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %.0f |\n", s.Engine, s.Records,
-			s.Apply.Round(time.Millisecond), s.Durable.Round(time.Millisecond), s.RecordsPerSec())
-	}
+	sb.WriteString(IngestMarkdown(r.Ingest))
 	sb.WriteString("\n| engine | k | p50 | p99 | mean | max | mean hits |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Latency {
 		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %v | %v | %.1f |\n", l.Engine, l.K,
@@ -355,4 +418,28 @@ func rd(d time.Duration) time.Duration {
 		return d.Round(time.Microsecond)
 	}
 	return d.Round(100 * time.Microsecond)
+}
+
+// IngestMarkdown renders ingest rows as a table, then each lazymem row's
+// rate over Bleve's.
+func IngestMarkdown(rows []IngestStats) string {
+	var sb strings.Builder
+	sb.WriteString("| ingest | records | applied | durable | records/s (durable) |\n|---|---:|---:|---:|---:|\n")
+	var peer float64
+	for _, s := range rows {
+		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %.0f |\n", s.Engine, s.Records,
+			s.Apply.Round(time.Millisecond), s.Durable.Round(time.Millisecond), s.RecordsPerSec())
+		if s.Engine == "bleve" {
+			peer = s.RecordsPerSec()
+		}
+	}
+	if peer > 0 {
+		sb.WriteString("\n")
+		for _, s := range rows {
+			if s.Engine != "bleve" {
+				fmt.Fprintf(&sb, "Ingest ratio %s / bleve: %.1fx.\n", s.Engine, s.RecordsPerSec()/peer)
+			}
+		}
+	}
+	return sb.String()
 }

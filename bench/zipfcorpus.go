@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/lazymem/lazymem/bench/zipf"
+	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/index"
 )
 
@@ -59,7 +60,8 @@ type ZipfOptions struct {
 	// a change to either engine's indexing.
 	Cache bool
 	// SessionContext indexes each record with its session's previous turn,
-	// as the engine does by default.
+	// as the engine does by default; it applies to both lazymem loads (the
+	// whole engine and the index alone).
 	SessionContext bool
 }
 
@@ -80,7 +82,9 @@ func ZipfSideBySide(o ZipfOptions) (*SideBySide, error) {
 	if err != nil {
 		return nil, err
 	}
-	so := SideBySideOptions{Dir: o.Dir, Corpus: c, Index: index.Options{SessionContext: o.SessionContext}}
+	// The whole engine's ingest is the headline; the index alone second.
+	so := SideBySideOptions{Dir: o.Dir, Corpus: c, Index: index.Options{SessionContext: o.SessionContext},
+		Engine: &engine.Options{DisableSessionContext: !o.SessionContext}}
 	if o.Cache {
 		// Every field that changes the corpus, the queries or the indexes.
 		so.CacheKey = fmt.Sprintf("zipf %+v per=%d qseed=%d context=%v", cfg, o.PerClass, o.QuerySeed, o.SessionContext)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/bench/zipf"
+	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/index"
 )
 
@@ -26,7 +28,8 @@ func TestZipfSideBySideSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	opts := SideBySideOptions{Dir: dir, Corpus: c, BatchSize: 500, CacheKey: "small-1", Index: index.Options{SessionContext: true}}
+	opts := SideBySideOptions{Dir: dir, Corpus: c, BatchSize: 500, CacheKey: "small-1", Index: index.Options{SessionContext: true},
+		Engine: &engine.Options{}}
 	s, err := BuildSideBySide(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -78,10 +81,28 @@ func TestZipfSideBySideSmall(t *testing.T) {
 	if all := r.Rows[len(r.Rows)-1]; all.Class != "all" || all.Queries != len(c.Queries) {
 		t.Fatalf("last row %+v", all)
 	}
-	if md := r.Markdown(); !strings.Contains(md, "| cjk/session | 4 |") {
+	md := r.Markdown()
+	if !strings.Contains(md, "| cjk/session | 4 |") {
 		t.Fatalf("markdown lacks the cjk/session row:\n%s", md)
 	}
+	// The whole engine first (the headline), the index alone, Bleve, each
+	// timed over every record, and a ratio for each lazymem row.
 	ingest := s.Ingest
+	if len(ingest) != 3 || ingest[0].Engine != IngestEngine+", session context on" ||
+		ingest[1].Engine != IngestIndexOnly+", session context on" || ingest[2].Engine != "bleve" {
+		t.Fatalf("ingest rows %+v", ingest)
+	}
+	for _, st := range ingest {
+		if st.Records != len(c.Docs) || st.Durable < st.Apply || st.Apply <= 0 {
+			t.Errorf("ingest %+v", st)
+		}
+	}
+	if strings.Count(md, "Ingest ratio ") != 2 || !strings.Contains(md, "Ingest ratio "+IngestEngine) {
+		t.Fatalf("markdown lacks the ingest ratios:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lazymem-engine")); !os.IsNotExist(err) {
+		t.Fatalf("the whole engine's store was left behind: %v", err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +110,7 @@ func TestZipfSideBySideSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s2.Ingest) != 2 || s2.Ingest[0] != ingest[0] || s2.Ingest[1] != ingest[1] {
+	if len(s2.Ingest) != 3 || s2.Ingest[0] != ingest[0] || s2.Ingest[1] != ingest[1] || s2.Ingest[2] != ingest[2] {
 		t.Fatalf("cached build: ingest %+v, first build %+v", s2.Ingest, ingest)
 	}
 	if n := s2.Lazymem.Index().Metrics().Docs; n != uint64(len(c.Docs)) {

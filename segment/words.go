@@ -95,18 +95,18 @@ func wordToken(s []byte) (tok []byte, word bool) {
 // and the words it wrote out (not in it), which the vocabulary then
 // grows from.
 type wordCoder struct {
-	ids    map[string]uint32
+	ids    *wordIDs
 	misses [][]byte // slices of the texts coded: valid while they are
 }
 
 // encodeWords appends the tokens of text to dst; ids is the vocabulary.
-func encodeWords(dst []byte, ids map[string]uint32, text []byte) []byte {
+func encodeWords(dst []byte, ids *wordIDs, text []byte) []byte {
 	return encodeWordsMiss(dst, ids, text, nil)
 }
 
 // encodeWordsMiss is encodeWords noting in misses (unless nil) every word
 // written out.
-func encodeWordsMiss(dst []byte, ids map[string]uint32, text []byte, misses *[][]byte) []byte {
+func encodeWordsMiss(dst []byte, ids *wordIDs, text []byte, misses *[][]byte) []byte {
 	prevWord := false
 	for s := text; len(s) > 0; {
 		tok, w := wordToken(s)
@@ -124,7 +124,7 @@ func encodeWordsMiss(dst []byte, ids map[string]uint32, text []byte, misses *[][
 			prevWord = false
 			continue
 		}
-		if id, ok := ids[string(tok)]; ok {
+		if id, ok := ids.get(tok); ok {
 			dst = binary.AppendUvarint(dst, uint64(id)+tokWord)
 		} else {
 			dst = binary.AppendUvarint(dst, tokLiteral)
@@ -254,7 +254,7 @@ type wordTable struct {
 	// version 5.
 	flat     []byte
 	offs     []uint32
-	ids      map[string]uint32
+	ids      *wordIDs
 	pendBase uint32
 	pend     []string
 	seen     map[string]struct{}
@@ -263,7 +263,7 @@ type wordTable struct {
 }
 
 func newWordTable() *wordTable {
-	t := &wordTable{ids: map[string]uint32{}, seen: map[string]struct{}{}, chunks: map[uint32]uint32{}, offs: []uint32{0}}
+	t := &wordTable{ids: newWordIDs(), seen: map[string]struct{}{}, chunks: map[uint32]uint32{}, offs: []uint32{0}}
 	t.publish()
 	return t
 }
@@ -280,7 +280,7 @@ func (t *wordTable) assign(w []byte) {
 	if n >= maxWords || len(w) > maxWordLen {
 		return
 	}
-	t.ids[string(w)] = uint32(n)
+	t.ids.set(w, uint32(n))
 	t.flat = append(t.flat, w...)
 	t.offs = append(t.offs, uint32(len(t.flat)))
 	t.pend = append(t.pend, string(w))
@@ -314,7 +314,7 @@ func (t *wordTable) met(tok []byte) {
 		if len(tok) > maxWordLen {
 			return
 		}
-		if _, ok := t.ids[string(tok)]; ok {
+		if t.ids.has(tok) {
 			return
 		}
 		if _, ok := t.seen[string(tok)]; ok {
@@ -337,7 +337,7 @@ func (t *wordTable) seed(sample []byte) {
 		tok, w := wordToken(s)
 		s = s[len(tok):]
 		if w && len(tok) <= maxWordLen {
-			if _, ok := t.ids[string(tok)]; !ok {
+			if !t.ids.has(tok) {
 				counts[string(tok)]++
 			}
 		}
@@ -429,7 +429,7 @@ func (l *Log) loadWords(it *pebble.Iterator) error {
 	t := l.words
 	// From the store alone (a reopen after a full disk loads it again: a
 	// seal committed without sync may be lost, and its words with it).
-	t.ids, t.chunks, t.pend, t.pendBase = map[string]uint32{}, map[uint32]uint32{}, nil, 0
+	t.ids, t.chunks, t.pend, t.pendBase = newWordIDs(), map[uint32]uint32{}, nil, 0
 	t.flat, t.offs = nil, []uint32{0}
 	byID := map[uint32]string{}
 	top := uint32(0)
@@ -464,7 +464,7 @@ func (l *Log) loadWords(it *pebble.Iterator) error {
 		t.flat = append(t.flat, w...)
 		t.offs = append(t.offs, uint32(len(t.flat)))
 		if w != "" {
-			t.ids[w] = id
+			t.ids.set([]byte(w), id)
 		}
 	}
 	t.pendBase = top
@@ -588,16 +588,17 @@ func (l *Log) gcWords() error {
 	// A fresh copy: readers keep the old one. The pending words (a commit
 	// failed since they were assigned) stay.
 	old := &wordSnap{flat: t.flat, offs: t.offs}
+	unused := func(id uint32) bool { return int(id) < len(used) && !used[id] && id < t.pendBase }
 	t.flat, t.offs = make([]byte, 0, len(old.flat)), make([]uint32, 1, len(old.offs))
 	for id := range old.size() {
 		w, ok := old.word(uint64(id))
-		if ok && id < len(used) && !used[id] && uint32(id) < t.pendBase {
-			delete(t.ids, string(w))
+		if ok && unused(uint32(id)) {
 			w = nil
 		}
 		t.flat = append(t.flat, w...)
 		t.offs = append(t.offs, uint32(len(t.flat)))
 	}
+	t.ids = t.ids.without(unused)
 	t.publish()
 	l.names.readers.Unlock()
 	return nil

@@ -353,7 +353,7 @@ func TestWordsLog(t *testing.T) {
 			t.Fatalf("versions %v of %d segments, %d words in %d chunks", vers, len(l.segs), words, len(l.words.chunks))
 		}
 		if !off {
-			if _, ok := l.words.ids["quillforget0170z3"]; !ok {
+			if ok := l.words.ids.has([]byte("quillforget0170z3")); !ok {
 				t.Fatal("a word met twice after the seed did not enter the vocabulary")
 			}
 		}
@@ -411,7 +411,7 @@ func TestWordsForgotten(t *testing.T) {
 		dicts = append(dicts, raw)
 	}
 	for _, w := range []string{"quillforget0170z3", "quillkeep0170z3", "sharedwordzz"} {
-		if _, ok := l.words.ids[w]; !ok {
+		if ok := l.words.ids.has([]byte(w)); !ok {
 			t.Fatalf("%s is not in the vocabulary: the test proves nothing", w)
 		}
 	}
@@ -437,13 +437,13 @@ func TestWordsForgotten(t *testing.T) {
 	}
 	for _, toks := range s.secret {
 		for _, w := range toks {
-			if _, ok := l.words.ids[w]; ok {
+			if ok := l.words.ids.has([]byte(w)); ok {
 				t.Fatalf("%s is still in the vocabulary in memory", w)
 			}
 		}
 	}
 	for _, w := range []string{"quillkeep0170z3", "sharedwordzz"} {
-		if _, ok := l.words.ids[w]; !ok {
+		if ok := l.words.ids.has([]byte(w)); !ok {
 			t.Fatalf("%s left the vocabulary: a live record uses it", w)
 		}
 	}
@@ -472,7 +472,7 @@ func TestWordsForgotten(t *testing.T) {
 	if err := checkRecords(l, s.recs, s.secret); err != nil {
 		t.Fatalf("after a reopen: %v", err)
 	}
-	if _, ok := l.words.ids["quillforget0170z3"]; ok {
+	if ok := l.words.ids.has([]byte("quillforget0170z3")); ok {
 		t.Fatal("a forgotten word is back after a reopen")
 	}
 }

@@ -15,7 +15,8 @@ func TestBenchZipf(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench --corpus zipf: code %d: %s", code, errs)
 	}
-	for _, want := range []string{"| lazymem | 2000 |", "| bleve | 2000 |", "| mid/none | 2 |", "| cjk/session | 2 |", "| all | 40 |"} {
+	for _, want := range []string{"| lazymem engine (log + index), session context on | 2000 |",
+		"| lazymem index alone (no log), session context on | 2000 |", "| bleve | 2000 |", "| mid/none | 2 |", "| cjk/session | 2 |", "| all | 40 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
