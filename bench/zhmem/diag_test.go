@@ -9,7 +9,8 @@ package zhmem_test
 // the LoCoMo conversations (26/41/43 and 30/42/44: a rule chosen on one
 // half is checked on the other). Lazy mode, hash embedder, the engine's
 // defaults except what the environment sets: XFD (Query.FeedbackDocs),
-// XDW (DenseWeight), XSB (SpeakerBoost), XNOEXP (NoExpansion). The LoCoMo
+// XDW (DenseWeight), XSB (SpeakerBoost), XNOEXP (NoExpansion), XK (the
+// Chinese questions' K, default 10). The LoCoMo
 // files are read from $LAZYMEM_LOCOMO (default ../../../shared/data/locomo).
 //
 //	DIAG_OUT=/tmp/d go test -tags diag -run TestDiag -v ./bench/zhmem/
@@ -165,7 +166,7 @@ func TestDiagZh(t *testing.T) {
 	all := map[int]float64{}
 	now := s.Last.AddDate(0, 0, 1)
 	for _, q := range s.Questions {
-		res, err := db.Recall(ctx, engine.Query{Agent: s.Agent, Text: q.Text, K: 10, Mode: cmp.Or(engine.Mode(os.Getenv("XMODE")), engine.ModeLazy), Now: now})
+		res, err := db.Recall(ctx, engine.Query{Agent: s.Agent, Text: q.Text, K: max(10, int(xf("XK"))), Mode: cmp.Or(engine.Mode(os.Getenv("XMODE")), engine.ModeLazy), Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +185,7 @@ func TestDiagZh(t *testing.T) {
 			}
 			all[k] += float64(n) / float64(len(q.Evidence))
 		}
-		fmt.Fprintf(out, "== %s %s ranks=%v/%d Q: %s  [%s]\n   text: %s\n", q.ID, q.Kind, ranks, len(q.Evidence), q.Text, q.Note, res.Stats.Text)
+		fmt.Fprintf(out, "== %s %s ranks=%v/%d Q: %s  [%s]\n   text: %s\n   stats: candidates %d\n", q.ID, q.Kind, ranks, len(q.Evidence), q.Text, q.Note, res.Stats.Text, res.Stats.Candidates)
 		for _, e := range q.Evidence {
 			fmt.Fprintf(out, "   EV %s %s\n", e, texts[e])
 		}

@@ -7,7 +7,11 @@
 // a third, testdata/third (written the same way once the second was
 // in-sample too), checks the rules chosen on both, with questions that
 // name people by the names the chat defines and questions about an
-// earlier state (docs/benchmarks/zh-sets.md).
+// earlier state (docs/benchmarks/zh-sets.md); a fourth, testdata/fourth
+// (an assistant chat mixed with a family and a work group chat, questions
+// of ten kinds: who said, when, facts, preferences, plans, changes,
+// paraphrases sharing no word), is the out-of-sample check of the
+// query-understanding changes measured after it was written.
 //
 // Load reads a directory holding
 //
