@@ -215,3 +215,28 @@ func eachSegmentText(t *testing.T, l *Log, segs []segMeta, fn func(m segMeta, pa
 		closer.Close()
 	}
 }
+
+// TestPrefixUsageDiag prints, for each key prefix of the log in
+// LAZYMEM_LOG_DIR, the bytes Pebble's sstables spend on its keys
+// (EstimateDiskUsage: data blocks, with their share of the index), and the
+// log directory's allocated bytes (du). Run it on a closed store: it opens
+// the log without sealing, so what it reads is what the store held.
+func TestPrefixUsageDiag(t *testing.T) {
+	l := openDiagLog(t)
+	var sum uint64
+	for _, p := range []struct {
+		name   string
+		prefix byte
+	}{{"tail", prefixTail}, {"segments", prefixSegment}, {"summaries", prefixSegMeta}, {"tombstones", prefixDeleted},
+		{"names", prefixName}, {"vocabulary", prefixWords}, {"dictionaries", prefixDict}, {"dictionary ids", prefixDictIDs}, {"m keys", 'm'}} {
+		n, err := l.db.EstimateDiskUsage([]byte{p.prefix}, []byte{p.prefix + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += n
+		fmt.Printf("  %-14s %10d bytes\n", p.name, n)
+	}
+	dir := os.Getenv("LAZYMEM_LOG_DIR")
+	fmt.Printf("  %-14s %10d bytes; directory (du, less the space reserve) %d bytes\n", "sum", sum,
+		allocated(t, dir, "")-allocated(t, dir, reserveName))
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
 )
 
 // Writer is the narrow append path. The local Log implements it; a later
@@ -239,9 +240,9 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// flush's new segments overlap no older table; peak 0.94x -> 0.60x of
 	// the text (log-size.md section 6).
 	popts.Experimental.SpanPolicyFunc = spanByPrefix
-	// Segment values are already compressed; Pebble's own block compression
-	// would spend CPU for nothing.
-	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	// Segment values are already compressed, but the rest is not: tail
+	// records waiting for their seal, the name table and the vocabulary.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.UniformDBCompressionSettings(block.ZstdCompression) })
 	l.opening.Store(true)
 	defer l.opening.Store(false)
 	db, err = l.openDB(popts)
