@@ -241,7 +241,11 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// the text (log-size.md section 6).
 	popts.Experimental.SpanPolicyFunc = spanByPrefix
 	// Segment values are already compressed, but the rest is not: tail
-	// records waiting for their seal, the name table and the vocabulary.
+	// records waiting for their seal, the name table, the vocabulary, the
+	// dictionary (Zipf 200k at rest: 263+383+62 KB -> 135+208+43 KB). zstd
+	// everywhere, segments too (a block that does not shrink by 12% is
+	// kept as it is): a store's every compressed byte is then in a zstd
+	// frame, where the scans for forgotten data look (internal/storetest).
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.UniformDBCompressionSettings(block.ZstdCompression) })
 	l.opening.Store(true)
 	defer l.opening.Store(false)

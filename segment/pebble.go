@@ -176,10 +176,7 @@ func spanByPrefix(start []byte) (pebble.SpanPolicy, []byte, error) {
 	if len(start) == 0 || start[0] == 0xff {
 		return pebble.SpanPolicy{}, nil, nil
 	}
-	// Segment values are compressed already: the fastest algorithm's
-	// attempt on them costs least (a block that does not shrink is stored
-	// as it is).
-	return pebble.SpanPolicy{PreferFastCompression: start[0] == prefixSegment}, []byte{start[0] + 1}, nil
+	return pebble.SpanPolicy{}, []byte{start[0] + 1}, nil
 }
 
 // noArchiveFS is the filesystem Pebble sees: the log keeps Pebble's
