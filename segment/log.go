@@ -69,9 +69,13 @@ type Log struct {
 	sealEnds     []int
 	sealPayloads [][]byte
 	sealBody     []byte
-	sealVal      []byte
-	sealCols     colEncoder
-	sealWords    wordCoder
+	sealPacked   []byte // a version-6 body (packed.go)
+	// noPacking makes the sealer write version 5 where it would write
+	// version 6 (tests of the older layout).
+	noPacking bool
+	sealVal   []byte
+	sealCols  colEncoder
+	sealWords wordCoder
 	// columnsVersion is the version a columnar segment is written as:
 	// segmentVersionNames; tests set segmentVersionColumns or
 	// segmentVersionFrames to write an earlier layout.
