@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sync"
 )
 
@@ -479,11 +480,12 @@ func openCursorPacked(body []byte, count int, packed bool) (*colCursor, error) {
 	}
 	c.sc.reset()
 	if packed {
-		live := 0
-		for i := range count {
-			if !c.dead(i) {
-				live++
+		live := count
+		for i, b := range c.del {
+			if i == len(c.del)-1 && count%8 != 0 {
+				b &= 1<<(count%8) - 1 // bits past count mean nothing
 			}
+			live -= bits.OnesCount8(b)
 		}
 		var err error
 		if c.sc.times, err = decodeTimesColumn(c.cols[colTimes].b, live, c.sc.times); err == nil {

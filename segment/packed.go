@@ -263,6 +263,13 @@ func newBitReader(b []byte, n int, w uint) (bitReader, error) {
 }
 
 func (r *bitReader) read() uint64 {
+	if i := r.pos / 8; r.w <= 56 && i+8 <= uint(len(r.b)) {
+		// One load: a value of w <= 56 bits starting at any bit of a
+		// byte lies in the 8 bytes from that byte.
+		v := binary.LittleEndian.Uint64(r.b[i:]) >> (r.pos % 8) & (1<<r.w - 1)
+		r.pos += r.w
+		return v
+	}
 	var v uint64
 	for got := uint(0); got < r.w; {
 		off := r.pos % 8
