@@ -38,9 +38,12 @@ import (
 // 5 (version 4's blocks without the lengths) and the log's segments of
 // version 5 (text frames coded as words of the log's vocabulary, its 'w'
 // keys): a format-4 engine would take either for damage, and its Compact
-// would not purge the vocabulary of a forgotten record's words.
+// would not purge the vocabulary of a forgotten record's words. Format 6
+// adds the log's segments of version 6 (version 5 with bit-packed times
+// and text lengths in the head), which a format-5 engine would take for
+// damage.
 // Open marks a store of an older format with this engine's before the
-// log opens, since the log may write version-5 segments from then on;
+// log opens, since the log may write version-6 segments from then on;
 // a store of a newer format than this engine knows is refused
 // (ErrFormat) before anything is opened. Wire constants: never change.
 const (
@@ -48,7 +51,7 @@ const (
 	formatTemp    = "FORMAT.tmp"
 	formatMagic   = "LZMSTORE"
 	formatSize    = 8 + 4 + codec.ChecksumSize
-	formatVersion = 5 // the format this engine writes and the newest it reads
+	formatVersion = 6 // the format this engine writes and the newest it reads
 )
 
 // appendFormat appends the FORMAT file of version v.

@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sync"
 )
 
@@ -57,8 +58,18 @@ const segmentVersionNames = 4
 
 // isFramed reports whether a value of version v is framed (frames.go).
 func isFramed(v byte) bool {
-	return v == segmentVersionFrames || v == segmentVersionNames || v == segmentVersionWords
+	return v == segmentVersionFrames || v == segmentVersionNames || v == segmentVersionWords || v == segmentVersionPacked
 }
+
+// hasNames reports whether a value of version v refers to the log's name
+// table (versions 4 to 6).
+func hasNames(v byte) bool {
+	return v == segmentVersionNames || v == segmentVersionWords || v == segmentVersionPacked
+}
+
+// hasWords reports whether a value of version v codes its text frames as
+// words of the log's vocabulary (versions 5 and 6).
+func hasWords(v byte) bool { return v == segmentVersionWords || v == segmentVersionPacked }
 
 const (
 	colDeleted = iota
@@ -94,6 +105,11 @@ type colEncoder struct {
 	pendingIDs   map[string]uint64
 	pendingBytes int
 	lastSess     []uint64 // per agent (its index in tables[0]): 1 + its last session's index in tables[1], 0 none
+	// The live records' times and text lengths, for a version-6 head's
+	// packed columns (packed.go), and those columns.
+	times                   []int64
+	lens                    []uint64
+	packedTimes, packedLens []byte
 }
 
 // encode appends the columnar body of payloads (nil = deleted) to dst;
@@ -116,6 +132,7 @@ func (e *colEncoder) encode(dst []byte, payloads [][]byte) ([]byte, bool) {
 	clear(e.pendingIDs)
 	e.pendingBytes = 0
 	e.lastSess = e.lastSess[:0]
+	e.times, e.lens = e.times[:0], e.lens[:0]
 	del := e.cols[colDeleted]
 	for range (len(payloads) + 7) / 8 {
 		del = append(del, 0)
@@ -132,13 +149,25 @@ func (e *colEncoder) encode(dst []byte, payloads [][]byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
+	return e.appendBody(dst, false), true
+}
+
+// appendBody appends the body encode built last, with the times and
+// text_lens columns of a version-6 head (packed.go) if packed.
+func (e *colEncoder) appendBody(dst []byte, packed bool) []byte {
+	cols := e.cols
+	if packed {
+		e.packedTimes = appendTimesColumn(e.packedTimes[:0], e.times)
+		e.packedLens = appendLensColumn(e.packedLens[:0], e.lens)
+		cols[colTimes], cols[colTextLens] = e.packedTimes, e.packedLens
+	}
 	for i := colDeleted; i < colTexts; i++ {
-		dst = binary.AppendUvarint(dst, uint64(len(e.cols[i])))
+		dst = binary.AppendUvarint(dst, uint64(len(cols[i])))
 	}
-	for i := range e.cols {
-		dst = append(dst, e.cols[i]...)
+	for i := range cols {
+		dst = append(dst, cols[i]...)
 	}
-	return dst, true
+	return dst
 }
 
 // record adds payload p to the columns; prev is the previous live record's
@@ -158,6 +187,7 @@ func (e *colEncoder) record(p []byte, prev int64) (t int64, ok bool) {
 	}
 	t = int64(binary.LittleEndian.Uint64(tb))
 	e.cols[colTimes] = binary.AppendVarint(e.cols[colTimes], t-prev)
+	e.times = append(e.times, t)
 	if e.names != nil {
 		e.namesOf(r.str(), r.str(), r.str())
 	} else {
@@ -184,6 +214,7 @@ func (e *colEncoder) record(p []byte, prev int64) (t int64, ok bool) {
 		return 0, false
 	}
 	e.cols[colTextLens] = binary.AppendUvarint(e.cols[colTextLens], uint64(len(text)))
+	e.lens = append(e.lens, uint64(len(text)))
 	e.cols[colTexts] = append(e.cols[colTexts], text...)
 	return t, true
 }
@@ -341,7 +372,13 @@ func (c *colReader) at(s span) []byte { return c.b[s.off:s.end] }
 // version-4 head, else nil). The result owns a new buffer: body is not
 // referenced.
 func parseColumns(first uint64, count int, body []byte, names *nameTable) (*decoded, error) {
-	cur, err := openCursor(body, count)
+	return parseColumnsPacked(first, count, body, names, false)
+}
+
+// parseColumnsPacked is parseColumns for a body whose head is version 6's
+// if packed.
+func parseColumnsPacked(first uint64, count int, body []byte, names *nameTable, packed bool) (*decoded, error) {
+	cur, err := openCursorPacked(body, count, packed)
 	if err != nil {
 		return nil, err
 	}
@@ -387,6 +424,10 @@ type colCursor struct {
 	sc    *colScratch
 	t     int64  // the previous live record's time
 	text  uint64 // where the next live record's text starts in the texts
+	// packed: a version-6 head; the times and text lengths are in sc,
+	// live is the next live record's index in them.
+	packed bool
+	live   int
 }
 
 // colRecord is one record's fields as next decoded them; the metadata
@@ -403,6 +444,13 @@ type colRecord struct {
 // bitmap; the texts column is what follows the others (empty in a framed
 // segment's head). The caller releases the cursor.
 func openCursor(body []byte, count int) (*colCursor, error) {
+	return openCursorPacked(body, count, false)
+}
+
+// openCursorPacked is openCursor for a head whose times and text_lens
+// columns are version 6's (packed.go) if packed: they are decoded whole
+// here, into the cursor's scratch.
+func openCursorPacked(body []byte, count int, packed bool) (*colCursor, error) {
 	hdr := colReader{b: body}
 	off := uint64(0)
 	var lens [nCols - 1]uint64
@@ -431,6 +479,25 @@ func openCursor(body []byte, count int) (*colCursor, error) {
 		return nil, fmt.Errorf("%w: columnar body: deletion bitmap of %d bytes for %d records", ErrFormat, len(c.del), count)
 	}
 	c.sc.reset()
+	if packed {
+		live := count
+		for i, b := range c.del {
+			if i == len(c.del)-1 && count%8 != 0 {
+				b &= 1<<(count%8) - 1 // bits past count mean nothing
+			}
+			live -= bits.OnesCount8(b)
+		}
+		var err error
+		if c.sc.times, err = decodeTimesColumn(c.cols[colTimes].b, live, c.sc.times); err == nil {
+			c.sc.lens, err = decodeLensColumn(c.cols[colTextLens].b, live, c.sc.lens)
+		}
+		if err != nil {
+			cursorPool.Put(c)
+			return nil, err
+		}
+		c.packed = true
+		c.cols[colTimes].off, c.cols[colTextLens].off = len(c.cols[colTimes].b), len(c.cols[colTextLens].b)
+	}
 	return c, nil
 }
 
@@ -443,7 +510,16 @@ func (c *colCursor) dead(i int) bool { return c.del[i/8]&(1<<(i%8)) != 0 }
 // next decodes the next live record's fields into r.
 func (c *colCursor) next(r *colRecord) error {
 	cols, sc := &c.cols, c.sc
-	c.t += cols[colTimes].varint("time")
+	var n uint64
+	if c.packed {
+		if c.live >= len(sc.times) {
+			return fmt.Errorf("%w: packed head: more live records than times", ErrFormat)
+		}
+		c.t, n = sc.times[c.live], sc.lens[c.live]
+		c.live++
+	} else {
+		c.t += cols[colTimes].varint("time")
+	}
 	r.t = c.t
 	if c.names != nil {
 		c.namesOf(r)
@@ -457,7 +533,9 @@ func (c *colCursor) next(r *colRecord) error {
 	} else {
 		c.metaSpans(r)
 	}
-	n := cols[colTextLens].uvarint("text length")
+	if !c.packed {
+		n = cols[colTextLens].uvarint("text length")
+	}
 	for i := range cols {
 		if cols[i].err != nil {
 			return cols[i].err
@@ -553,6 +631,8 @@ type colScratch struct {
 	nAgents, nSessions, nRoles, nMeta         [][]byte // a version-4 head's names
 	mKeys, mVals                              [][]byte // a version-4 record's metadata (keys, nvs and flat values)
 	lastSess                                  []int    // per agent (its index in nAgents): its last session's index in nSessions, -1 none
+	times                                     []int64  // a version-6 head's live records' times
+	lens                                      []uint64 // and text lengths
 }
 
 func (s *colScratch) reset() {

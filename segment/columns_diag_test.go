@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/klauspost/compress/zstd"
@@ -213,5 +214,83 @@ func eachSegmentText(t *testing.T, l *Log, segs []segMeta, fn func(m segMeta, pa
 			fn(m, payloads, enc.cols[colTexts], enc.cols[colTextLens])
 		}
 		closer.Close()
+	}
+}
+
+// TestPrefixUsageDiag prints, for each key prefix of the log in
+// LAZYMEM_LOG_DIR, the bytes Pebble's sstables spend on its keys
+// (EstimateDiskUsage: data blocks, with their share of the index), and the
+// log directory's allocated bytes (du). Run it on a closed store: it opens
+// the log without sealing, so what it reads is what the store held.
+func TestPrefixUsageDiag(t *testing.T) {
+	l := openDiagLog(t)
+	var sum uint64
+	for _, p := range []struct {
+		name   string
+		prefix byte
+	}{{"tail", prefixTail}, {"segments", prefixSegment}, {"summaries", prefixSegMeta}, {"tombstones", prefixDeleted},
+		{"names", prefixName}, {"vocabulary", prefixWords}, {"dictionaries", prefixDict}, {"dictionary ids", prefixDictIDs}, {"m keys", 'm'}} {
+		n, err := l.db.EstimateDiskUsage([]byte{p.prefix}, []byte{p.prefix + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += n
+		fmt.Printf("  %-14s %10d bytes\n", p.name, n)
+	}
+	dir := os.Getenv("LAZYMEM_LOG_DIR")
+	fmt.Printf("  %-14s %10d bytes; directory (du, less the space reserve) %d bytes\n", "sum", sum,
+		allocated(t, dir, "")-allocated(t, dir, reserveName))
+}
+
+// TestHeadLevelsDiag re-compresses the heads of the framed segments of the
+// log in LAZYMEM_LOG_DIR with the log's dictionary at zstd's fastest,
+// default and better levels, and prints their bytes over the texts' and
+// the CPU time each level took.
+func TestHeadLevelsDiag(t *testing.T) {
+	l := openDiagLog(t)
+	d := l.comp.encDict()
+	if d == nil {
+		t.Skip("the log has no dictionary")
+	}
+	var heads [][]byte
+	var texts int64
+	for _, m := range sealedSegments(l) {
+		v, closer, err := value(l.db, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isFramed(v[0]) {
+			f, err := parseFramed(m.first, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, err := l.comp.expand(f, f.head, nil, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			heads = append(heads, head)
+			for _, fr := range f.frames {
+				texts += int64(fr.raw)
+			}
+		}
+		closer.Close()
+	}
+	for _, lv := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression} {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(lv), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithEncoderDict(d.raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			var n int64
+			var buf []byte
+			start := time.Now()
+			for _, h := range heads {
+				buf = enc.EncodeAll(h, buf[:0])
+				n += int64(len(buf))
+			}
+			fmt.Printf("heads at %-8v round %d: %d bytes (%.4fx), %v (%.1f µs a head)\n", lv, round, n, float64(n)/float64(texts),
+				time.Since(start).Round(time.Millisecond), float64(time.Since(start).Microseconds())/float64(len(heads)))
+		}
 	}
 }

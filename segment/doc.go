@@ -65,11 +65,20 @@
 // 4: version 3 whose head refers to agents,
 // sessions, roles and metadata strings by their id in the log's name table, each name
 // stored once in the log (names.go); Compact deletes the names no segment
-// uses any more. Version 5 (what the sealer writes once its first 512 KiB
-// of text is sampled): version 4 whose text frames hold the text as word
-// tokens, a word of the log's vocabulary as its id (words.go); Compact
-// deletes the words no frame uses any more. Readers take all five
-// versions.
+// uses any more. Version 5: version 4 whose text frames hold the text as
+// word tokens, a word of the log's vocabulary as its id (words.go);
+// Compact deletes the words no frame uses any more. Version 6 (what the
+// sealer writes once its first 512 KiB of text is sampled): version 5
+// whose head's times and text lengths start with a mode byte and may be
+// bit-packed (packed.go has the drawing):
+//
+//	times, mode 1:     1 | varint t0 | uvarint g | varint lo | w:1 | bits
+//	                   delta i = t_i - t_{i-1} = g * (lo + u_i)
+//	text_lens, mode 1: 1 | uvarint lo | w:1 | bits; length i = lo + u_i
+//	mode 0:            0 | versions 2-5's varints
+//	bits:              the u_i, w bits each, least significant bit first
+//
+// Readers take all six versions.
 //
 // # Deletion and retention
 //
@@ -86,7 +95,8 @@
 // Every record is in Pebble's WAL raw until its memtable is flushed: the
 // memtable is small (Options.MemTableBytes, 4 MiB), Pebble cuts its
 // sstables at key-prefix boundaries so that compactions do not rewrite
-// older segments, and Close flushes the memtable when the WAL is healthy
+// older segments and compresses its blocks with zstd (the tail's records,
+// the name table, the vocabulary), and Close flushes the memtable when the WAL is healthy
 // (closeflush.go). The log on disk stays near its segments' size during a
 // load and after Close, not only after the next Open.
 //

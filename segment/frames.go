@@ -78,8 +78,9 @@ type frameSpan struct {
 type framedValue struct {
 	first  uint64
 	v      []byte
-	names  bool // version 4 or 5: the head's names are ids in the log's table
-	words  bool // version 5: the text frames are word tokens (words.go)
+	names  bool // versions 4 to 6: the head's names are ids in the log's table
+	words  bool // versions 5 and 6: the text frames are word tokens (words.go)
+	packed bool // version 6: the head's times and text lengths are packed.go's
 	algo   Compression
 	count  int
 	dict   uint32
@@ -117,7 +118,7 @@ func (c *compressor) appendFramedSized(dst []byte, version byte, count int, body
 		fs := len(scratch)
 		var err error
 		src := texts[k*fb : min(len(texts), (k+1)*fb)]
-		if version == segmentVersionWords {
+		if hasWords(version) {
 			codes = encodeWordsMiss(codes[:0], words.ids, src, &words.misses)
 			src = codes
 		}
@@ -167,8 +168,7 @@ func parseFramed(first uint64, v []byte) (*framedValue, error) {
 		return nil, corrupt(0, fmt.Errorf("%w: segment value of %d bytes", ErrFormat, len(v)))
 	}
 	f.algo = Compression(v[1])
-	f.names = v[0] == segmentVersionNames || v[0] == segmentVersionWords
-	f.words = v[0] == segmentVersionWords
+	f.names, f.words, f.packed = hasNames(v[0]), hasWords(v[0]), v[0] == segmentVersionPacked
 	off := 2
 	uv := func(what string, max uint64) (int, error) {
 		x, n := binary.Uvarint(v[off:])
@@ -335,7 +335,7 @@ func (c *compressor) openFramed(first uint64, v []byte) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := parseColumns(first, f.count, body, names)
+	d, err := parseColumnsPacked(first, f.count, body, names, f.packed)
 	if err != nil {
 		return nil, &CorruptionError{Segment: first, Offset: int64(f.head.off), Err: err}
 	}
@@ -371,7 +371,7 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 	if err != nil {
 		return err
 	}
-	cur, err := openCursor(head, f.count)
+	cur, err := openCursorPacked(head, f.count, f.packed)
 	if err != nil {
 		return bad(err)
 	}

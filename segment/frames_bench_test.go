@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/lazymem/lazymem/bench/workload"
@@ -17,21 +18,23 @@ import (
 // segment decompressed and rebuilt), framed version 4 (its head, whose
 // names are ids in the log's table, and the text frame holding the
 // record), framed-v3 version 3 (names in the head), framed-nodict
-// version 4 without the log's dictionary, words version 5 (the text
-// frames word-coded, each decoded up to the record's end; the first 512
-// KiB of text sealed as version 4).
+// version 4 without the log's dictionary, words version 6 (the text
+// frames word-coded, each decoded up to the record's end, the head's
+// times and text lengths packed; the first 512 KiB of text sealed as
+// version 4), words-v5 version 5 (the same, the head as version 4's).
 //
 //	go test ./segment -run XXX -bench ColdRead
 func BenchmarkColdRead(b *testing.B) {
 	payloads := workloadPayloads(20000)
-	for _, layout := range []string{"columns", "framed", "framed-v3", "framed-nodict", "words"} {
+	for _, layout := range []string{"columns", "framed", "framed-v3", "framed-nodict", "words", "words-v5"} {
 		b.Run("layout="+layout, func(b *testing.B) {
 			l, err := Open(b.TempDir(), Options{CacheBytes: 1, DisableBackgroundSeal: true, DisableDictionary: layout == "framed-nodict",
-				DisableWords: layout != "words"})
+				DisableWords: !strings.HasPrefix(layout, "words")})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
+			l.noPacking = layout == "words-v5"
 			switch layout {
 			case "columns":
 				l.columnsVersion = segmentVersionColumns

@@ -263,7 +263,7 @@ func (l *Log) gcNames() error {
 		if err != nil {
 			return err
 		}
-		if len(v) > 0 && (v[0] == segmentVersionNames || v[0] == segmentVersionWords) {
+		if len(v) > 0 && hasNames(v[0]) {
 			err = l.comp.namesUsed(m.first, v, used)
 		}
 		closer.Close()

@@ -249,12 +249,18 @@ func (l *Log) writeSegment(first uint64, payloads [][]byte, clearTombstones []ui
 		}
 		version := l.columnsVersion
 		var words *wordCoder
+		framed := body
 		if l.wordsOn() && l.words.active {
 			version = segmentVersionWords
+			if !l.noPacking {
+				version = segmentVersionPacked
+				l.sealPacked = l.sealCols.appendBody(l.sealPacked[:0], true)
+				framed = l.sealPacked
+			}
 			words = &l.sealWords
 			words.ids, words.misses = l.words.ids, words.misses[:0]
 		}
-		val, err = l.comp.appendFramed(l.sealVal[:0], version, n, body, len(texts), words)
+		val, err = l.comp.appendFramed(l.sealVal[:0], version, n, framed, len(texts), words)
 		if words != nil {
 			if err == nil && first >= l.sealed {
 				// A new seal: the words it wrote out are counted once, and

@@ -524,7 +524,7 @@ func (l *Log) gcWords() error {
 		if err != nil {
 			return err
 		}
-		if len(v) > 0 && v[0] == segmentVersionWords {
+		if len(v) > 0 && hasWords(v[0]) {
 			err = l.comp.wordsUsed(m.first, v, used, &codes)
 		}
 		closer.Close()
