@@ -132,7 +132,12 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			}
 		}
 	}
-	recallCtx := pprof.WithLabels(ctx, pprof.Labels("bench", "recall")) // see benchRecall
+	// bench=recall as benchRecall's, and the query's class (class=long):
+	// go tool pprof -tagfocus class=long shows one class's recalls.
+	classCtx := map[zipf.Class]context.Context{}
+	for _, c := range zipf.Classes {
+		classCtx[c] = pprof.WithLabels(ctx, pprof.Labels("bench", "recall", "class", string(c)))
+	}
 	lat := make([]time.Duration, 0, b.N)
 	byClass := map[zipf.Class][]time.Duration{}
 	var stages [5][]time.Duration
@@ -158,6 +163,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		}
 		gp.start()
 		t := time.Now()
+		recallCtx := classCtx[classes[i%len(qs)]]
 		pprof.SetGoroutineLabels(recallCtx)
 		res, err := s.db.Recall(recallCtx, qs[i%len(qs)])
 		pprof.SetGoroutineLabels(ctx)

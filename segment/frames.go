@@ -423,7 +423,11 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 // frameReader holds the text frames a readFramed call decompressed, in
 // buffers of framePool (the records handed out are rebuilt copies: the
 // frames are not kept past the call). A version-5 frame is decoded only
-// as far as the records read need (w: where its decoding stopped).
+// as far as the records read need (w: where its decoding stopped), and
+// from the token holding the first byte the call asked of it (w.base:
+// the frame's bytes before the buffer's first; the tokens before it are
+// walked for their lengths, skipWordsTo). A call asks for its records in
+// order, so for ascending bytes of a frame.
 type frameReader struct {
 	k    []int
 	b    []*[]byte
@@ -438,6 +442,7 @@ type wordResume struct {
 	codes *[]byte
 	rest  []byte
 	space bool
+	base  int
 }
 
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, frameBytes); return &b }}
@@ -455,51 +460,88 @@ func (fr *frameReader) release() {
 	fr.k, fr.b, fr.w = fr.k[:0], fr.b[:0], fr.w[:0]
 }
 
-// get returns text frame k, decoded at least up to need bytes (a
+// get returns text frame k from byte base on (base <= from; 0 but for a
+// version-5 frame), decoded at least from byte from up to byte need (a
 // version-5 frame; others are decoded whole).
-func (fr *frameReader) get(c *compressor, f *framedValue, k, need int) ([]byte, error) {
+func (fr *frameReader) get(c *compressor, f *framedValue, k, from, need int) ([]byte, int, error) {
 	for i, kk := range fr.k {
-		if kk == k {
-			if fr.w[i].codes != nil && len(*fr.b[i]) < need {
-				return fr.more(c, f, i, need)
-			}
-			return *fr.b[i], nil
+		if kk != k {
+			continue
 		}
+		if w := &fr.w[i]; w.base > from {
+			// Bytes before the buffer's: not asked by readFramed, whose
+			// records come in order; decoded again from the frame's start.
+			fr.drop(i)
+			break
+		}
+		if fr.w[i].codes != nil && fr.w[i].base+len(*fr.b[i]) < need {
+			b, err := fr.more(c, f, i, need)
+			return b, fr.w[i].base, err
+		}
+		return *fr.b[i], fr.w[i].base, nil
 	}
 	buf := framePool.Get().(*[]byte)
 	if !f.words {
 		b, err := c.frame(f, k, (*buf)[:0])
 		if err != nil {
 			framePool.Put(buf)
-			return nil, err
+			return nil, 0, err
 		}
 		*buf = b
 		fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, wordResume{})
-		return b, nil
+		return b, 0, nil
 	}
 	codes := framePool.Get().(*[]byte)
 	cb, err := c.frameCodes(f, k, (*codes)[:0])
 	if err != nil {
 		framePool.Put(buf)
 		framePool.Put(codes)
-		return nil, err
+		return nil, 0, err
 	}
 	*codes, *buf = cb, (*buf)[:0]
-	fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, wordResume{codes: codes, rest: cb})
-	return fr.more(c, f, len(fr.k)-1, need)
+	w := wordResume{codes: codes, rest: cb}
+	if from > 0 {
+		if w.base, w.rest, w.space, err = skipWordsTo(c.words.snap.Load(), cb, 0, from, f.frames[k].raw, false); err != nil {
+			framePool.Put(buf)
+			framePool.Put(codes)
+			return nil, 0, fr.bad(f, k, err)
+		}
+	}
+	fr.k, fr.b, fr.w = append(fr.k, k), append(fr.b, buf), append(fr.w, w)
+	i := len(fr.k) - 1
+	b, err := fr.more(c, f, i, need)
+	return b, fr.w[i].base, err
 }
 
-// more decodes version-5 frame i of fr further, up to need bytes.
+// drop returns frame i's buffers to framePool and forgets it.
+func (fr *frameReader) drop(i int) {
+	framePool.Put(fr.b[i])
+	if fr.w[i].codes != nil {
+		framePool.Put(fr.w[i].codes)
+	}
+	fr.k = slices.Delete(fr.k, i, i+1)
+	fr.b = slices.Delete(fr.b, i, i+1)
+	fr.w = slices.Delete(fr.w, i, i+1)
+}
+
+// bad is the error of a version-5 text frame k whose tokens do not
+// decode.
+func (fr *frameReader) bad(f *framedValue, k int, err error) error {
+	return &CorruptionError{Segment: f.first, Offset: int64(f.frames[k].off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+}
+
+// more decodes version-5 frame i of fr further, up to byte need of the
+// frame.
 func (fr *frameReader) more(c *compressor, f *framedValue, i, need int) ([]byte, error) {
 	w := &fr.w[i]
 	k := fr.k[i]
-	raw := f.frames[k].raw
-	out, rest, space, err := decodeWordsTo(*fr.b[i], c.words.snap.Load(), w.rest, raw, need, w.space)
+	raw := f.frames[k].raw - w.base
+	out, rest, space, err := decodeWordsTo(*fr.b[i], c.words.snap.Load(), w.rest, raw, need-w.base, w.space)
 	if err == nil && len(rest) == 0 && len(out) != raw {
-		err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), len(out), raw)
+		err = fmt.Errorf("%w: %s is %d bytes, header says %d", ErrFormat, frameName(k), w.base+len(out), f.frames[k].raw)
 	}
 	if err != nil {
-		return nil, &CorruptionError{Segment: f.first, Offset: int64(f.frames[k].off), Err: fmt.Errorf("%w: %s: %w", ErrFormat, frameName(k), err)}
+		return nil, fr.bad(f, k, err)
 	}
 	*fr.b[i] = out
 	w.rest, w.space = rest, space
@@ -521,17 +563,18 @@ func (fr *frameReader) text(c *compressor, f *framedValue, a, b uint64) ([]byte,
 		return nil, nil
 	}
 	k := sort.Search(len(f.frames), func(k int) bool { return f.starts[k+1] > a })
-	fb, err := fr.get(c, f, k, int(min(b, f.starts[k+1])-f.starts[k]))
+	fb, base, err := fr.get(c, f, k, int(a-f.starts[k]), int(min(b, f.starts[k+1])-f.starts[k]))
 	if err != nil {
 		return nil, err
 	}
+	lo := a - f.starts[k] - uint64(base)
 	if b <= f.starts[k+1] {
-		return fb[a-f.starts[k] : b-f.starts[k]], nil
+		return fb[lo : b-f.starts[k]-uint64(base)], nil
 	}
 	// The text spans frames.
-	fr.join = append(fr.join[:0], fb[a-f.starts[k]:]...)
+	fr.join = append(fr.join[:0], fb[lo:]...)
 	for k++; f.starts[k] < b; k++ {
-		if fb, err = fr.get(c, f, k, int(min(b, f.starts[k+1])-f.starts[k])); err != nil {
+		if fb, _, err = fr.get(c, f, k, 0, int(min(b, f.starts[k+1])-f.starts[k])); err != nil {
 			return nil, err
 		}
 		fr.join = append(fr.join, fb[:min(uint64(len(fb)), b-f.starts[k])]...)

@@ -190,6 +190,52 @@ func decodeWordsTo(dst []byte, v *wordSnap, enc []byte, limit, need int, space b
 	return dst, enc, space, nil
 }
 
+// skipWordsTo walks the tokens enc from pos (the bytes of the frame
+// before them, space as decodeWordsTo's) without writing their text,
+// consuming every token that ends at or before to, and returns where the
+// next token's text starts, the tokens left and space. It checks what
+// decodeWordsTo checks of each token it consumes (a malformed token, a
+// word id with no word, more than limit bytes) and reads only the words'
+// lengths: a cold read of one record need not copy the frame's text
+// before the record (most of a 3 KiB frame), nor touch those words'
+// bytes.
+func skipWordsTo(v *wordSnap, enc []byte, pos, to, limit int, space bool) (int, []byte, bool, error) {
+	for len(enc) > 0 {
+		c, n := binary.Uvarint(enc)
+		if n <= 0 {
+			return pos, nil, false, errWordCode
+		}
+		rest := enc[n:]
+		var l int
+		if c == tokSep || c == tokLiteral {
+			ll, n := binary.Uvarint(rest)
+			if n <= 0 || uint64(len(rest)-n) < ll || ll == 0 {
+				return pos, nil, false, errWordCode
+			}
+			l, rest = int(ll), rest[n+int(ll):]
+		} else {
+			wl, ok := v.wordLen(c - tokWord)
+			if !ok {
+				return pos, nil, false, fmt.Errorf("%w: word %d not in the log's vocabulary", errWordCode, c-tokWord)
+			}
+			l = wl
+		}
+		if c != tokSep && space {
+			l++
+		}
+		if pos+l > to {
+			break
+		}
+		if pos+l > limit {
+			return pos, nil, false, fmt.Errorf("%w: more text than the frame holds", errWordCode)
+		}
+		pos += l
+		enc = rest
+		space = c != tokSep
+	}
+	return pos, enc, space, nil
+}
+
 // wordsUsed marks in used (indexed by id) every word id of the tokens
 // enc; an id past used is an error.
 func wordsUsed(enc []byte, used []bool) error {
@@ -230,6 +276,16 @@ func (s *wordSnap) word(id uint64) ([]byte, bool) {
 	}
 	a, b := s.offs[id], s.offs[id+1]
 	return s.flat[a:b], a < b
+}
+
+// wordLen returns the length of word id, and false when the vocabulary
+// has none: word's answer without its bytes.
+func (s *wordSnap) wordLen(id uint64) (int, bool) {
+	if s == nil || id+1 >= uint64(len(s.offs)) {
+		return 0, false
+	}
+	a, b := s.offs[id], s.offs[id+1]
+	return int(b - a), a < b
 }
 
 // size is the number of ids the snapshot covers.

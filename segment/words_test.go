@@ -95,6 +95,45 @@ func TestWordsCode(t *testing.T) {
 	}
 }
 
+// TestSkipWords: walking a text's tokens to any byte and decoding the
+// rest gives the text's bytes from where the walk stopped (at or before
+// that byte, at a token's start), and the walk fails on what the decode
+// fails on: an id not in the vocabulary, a malformed token, a limit.
+func TestSkipWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	texts := wordTexts(r, 1500)
+	tab := wordTableOf(texts[:800])
+	v := tab.snap.Load()
+	var joined []byte
+	for _, s := range texts {
+		joined = append(joined, s...)
+	}
+	for _, s := range append(texts, joined) {
+		enc := encodeWords(nil, tab.ids, s)
+		step := 1 + len(s)/200 // the joined text: about 200 places
+		for to := 0; to <= len(s); to += step {
+			pos, rest, space, err := skipWordsTo(v, enc, 0, to, len(s), false)
+			if err != nil || pos > to {
+				t.Fatalf("%q to %d: at %d, %v", s, to, pos, err)
+			}
+			got, left, _, err := decodeWordsTo(nil, v, rest, len(s)-pos, len(s)-pos, space)
+			if err != nil || len(left) != 0 || !bytes.Equal(got, s[pos:]) {
+				t.Fatalf("%q from %d (to %d): %q, %v", s, pos, to, got, err)
+			}
+		}
+		if len(s) > 0 {
+			if _, _, _, err := skipWordsTo(v, enc, 0, len(s), len(s)-1, false); err == nil {
+				t.Fatalf("%q: walked past a limit of %d", s, len(s)-1)
+			}
+		}
+	}
+	for _, bad := range [][]byte{{byte(tokWord + v.size())}, {tokLiteral}, {tokSep, 5, 'a'}, {tokLiteral, 0}, {0x80}} {
+		if _, _, _, err := skipWordsTo(v, bad, 0, 100, 100, false); !errors.Is(err, errWordCode) {
+			t.Errorf("%x walks: %v", bad, err)
+		}
+	}
+}
+
 // FuzzWords: any text decodes back from its tokens; any tokens decode
 // without a panic to at most their limit.
 func FuzzWords(f *testing.F) {
