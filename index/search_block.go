@@ -276,21 +276,7 @@ func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
 	out := &s.bScore[i]
 	tfs := it.tfs
 	if lens := it.blockLens(); lens != nil {
-		lens = lens[:len(tfs)]
-		t1 := s.tf1Table(s.segT[i].q)
-		for j := it.i; j < len(tfs); j++ {
-			tf, dl := tfs[j], lens[j]
-			if tf == 1 && dl < tf1Lens {
-				v := t1[dl]
-				if v < 0 {
-					v = scoreNorm(w, 1, sc.norm(dl))
-					t1[dl] = v
-				}
-				out[j] = v
-				continue
-			}
-			out[j] = scoreNorm(w, tf, sc.norm(dl))
-		}
+		scoreLens(out, tfs, lens[:len(tfs)], it.i, s.tf1Table(s.segT[i].q), sc, w)
 		return
 	}
 	if seg.mut != nil {
@@ -313,9 +299,15 @@ func (s *searcher) blockScores(sc *scorer, seg *segment, i int, w float64) {
 			dls[j] = seg.docLen(docs[j])
 		}
 	}
-	t1 := s.tf1Table(s.segT[i].q)
-	for j := it.i; j < len(tfs); j++ {
-		tf, dl := tfs[j], dls[j]
+	scoreLens(out, tfs, dls[:len(tfs)], it.i, s.tf1Table(s.segT[i].q), sc, w)
+}
+
+// scoreLens scores a block's postings from j = from on, given their tfs
+// and lengths; a tf-1 posting's score comes from (and fills) the query
+// term's table t1 by length, the most common case in chat text.
+func scoreLens(out *[blockSize]float64, tfs, lens []uint32, from int, t1 *[tf1Lens]float64, sc *scorer, w float64) {
+	for j := from; j < len(tfs); j++ {
+		tf, dl := tfs[j], lens[j]
 		if tf == 1 && dl < tf1Lens {
 			v := t1[dl]
 			if v < 0 {
