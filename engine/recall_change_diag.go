@@ -39,41 +39,17 @@ func init() {
 			changeDemote = float32(d)
 		}
 	}
-	if v := os.Getenv("LAZYMEM_SUPERSEDE"); v != "" {
-		for i, f := range strings.Split(v, ",") {
-			x, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				continue
-			}
-			switch i {
-			case 0:
-				supersedeRatio = x
-			case 1:
-				supersedeOverlap = x
-			case 2:
-				supersedeSim = x
-			}
-		}
-	}
+	envFloats("LAZYMEM_SUPERSEDE",
+		func(x float64) { supersedeRatio = x },
+		func(x float64) { supersedeOverlap = x },
+		func(x float64) { supersedeSim = x })
 	if os.Getenv("LAZYMEM_NO_SLOT") != "" {
 		slotOn = false
 	}
-	if v := os.Getenv("LAZYMEM_SLOT"); v != "" {
-		for i, f := range strings.Split(v, ",") {
-			x, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				continue
-			}
-			switch i {
-			case 0:
-				slotRatio = x
-			case 1:
-				slotOverlap = x
-			case 2:
-				slotTypeBoost = float32(x)
-			}
-		}
-	}
+	envFloats("LAZYMEM_SLOT",
+		func(x float64) { slotRatio = x },
+		func(x float64) { slotOverlap = x },
+		func(x float64) { slotTypeBoost = float32(x) })
 	if n, err := strconv.Atoi(os.Getenv("LAZYMEM_ALIAS_REPS")); err == nil {
 		aliasReps = n
 	}
@@ -82,5 +58,20 @@ func init() {
 	}
 	if os.Getenv("LAZYMEM_NO_ALIASES") != "" {
 		useAliases = false
+	}
+}
+
+// envFloats hands the comma-separated numbers of the environment variable
+// name to set, the i-th number to set[i]; a number that does not parse is
+// passed over, so "1.2,,0.5" leaves the second setting as it was.
+func envFloats(name string, set ...func(float64)) {
+	v := os.Getenv(name)
+	if v == "" {
+		return
+	}
+	for i, f := range strings.Split(v, ",") {
+		if x, err := strconv.ParseFloat(f, 64); err == nil && i < len(set) {
+			set[i](x)
+		}
 	}
 }

@@ -31,22 +31,10 @@ func TestColumnBytesDiag(t *testing.T) {
 	names := []string{"deleted", "times", "agents", "sessions", "roles", "meta", "text_lens"}
 	var raw, z3, z1 [nCols - 1]int64
 	var headRaw, headStored, frames, texts, values, segs, recs int64
-	l.segMu.RLock()
-	segsCopy := append([]segMeta(nil), l.segs...)
-	l.segMu.RUnlock()
-	for _, m := range segsCopy {
-		v, closer, err := value(l.db, m)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachFramed(t, l, func(v []byte, f *framedValue) {
 		values += int64(len(v))
-		if !isFramed(v[0]) {
-			closer.Close()
-			continue
-		}
-		f, err := parseFramed(m.first, v)
-		if err != nil {
-			t.Fatal(err)
+		if f == nil {
+			return
 		}
 		head, err := l.comp.expand(f, f.head, nil, -1)
 		if err != nil {
@@ -71,8 +59,7 @@ func TestColumnBytesDiag(t *testing.T) {
 			z1[i] += int64(len(enc1.EncodeAll(b, nil)))
 		}
 		cur.release()
-		closer.Close()
-	}
+	})
 	r := func(b int64) float64 { return float64(b) / float64(texts) }
 	fmt.Printf("%d framed segments, %d records, texts %d bytes; values %d (%.3fx)\n", segs, recs, texts, values, r(values))
 	// The log-wide tables the values refer to: names, vocabulary,
@@ -108,21 +95,11 @@ func TestColumnBytesDiag(t *testing.T) {
 // level, and prints the stored bytes over the texts'.
 func TestTextFramesVariantsDiag(t *testing.T) {
 	l := openDiagLog(t)
-	l.segMu.RLock()
-	segsCopy := append([]segMeta(nil), l.segs...)
-	l.segMu.RUnlock()
 	var all [][]byte
 	var total int64
-	for _, m := range segsCopy {
-		v, closer, err := value(l.db, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if isFramed(v[0]) {
-			f, err := parseFramed(m.first, v)
-			if err != nil {
-				t.Fatal(err)
-			}
+	eachFramed(t, l, func(_ []byte, f *framedValue) {
+		if f != nil {
+			var err error
 			var texts []byte
 			for k := range f.frames {
 				if texts, err = l.comp.frame(f, k, texts); err != nil {
@@ -132,8 +109,7 @@ func TestTextFramesVariantsDiag(t *testing.T) {
 			all = append(all, texts)
 			total += int64(len(texts))
 		}
-		closer.Close()
-	}
+	})
 	var sample []byte
 	for _, x := range all {
 		if len(sample) >= dictSample {
@@ -192,6 +168,27 @@ func sealedSegments(l *Log) []segMeta {
 	l.segMu.RLock()
 	defer l.segMu.RUnlock()
 	return slices.Clone(l.segs)
+}
+
+// eachFramed calls fn with each sealed segment's stored value and, for a
+// framed segment, its parsed frames (nil for any other kind); the value is
+// released when fn returns.
+func eachFramed(t *testing.T, l *Log, fn func(v []byte, f *framedValue)) {
+	t.Helper()
+	for _, m := range sealedSegments(l) {
+		v, closer, err := value(l.db, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f *framedValue
+		if isFramed(v[0]) {
+			if f, err = parseFramed(m.first, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fn(v, f)
+		closer.Close()
+	}
 }
 
 // eachSegmentText calls fn for each of segs with its records' payloads and
@@ -254,16 +251,8 @@ func TestHeadLevelsDiag(t *testing.T) {
 	}
 	var heads [][]byte
 	var texts int64
-	for _, m := range sealedSegments(l) {
-		v, closer, err := value(l.db, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if isFramed(v[0]) {
-			f, err := parseFramed(m.first, v)
-			if err != nil {
-				t.Fatal(err)
-			}
+	eachFramed(t, l, func(_ []byte, f *framedValue) {
+		if f != nil {
 			head, err := l.comp.expand(f, f.head, nil, -1)
 			if err != nil {
 				t.Fatal(err)
@@ -273,8 +262,7 @@ func TestHeadLevelsDiag(t *testing.T) {
 				texts += int64(fr.raw)
 			}
 		}
-		closer.Close()
-	}
+	})
 	for _, lv := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression} {
 		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(lv), zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithEncoderDict(d.raw))

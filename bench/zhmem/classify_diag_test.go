@@ -3,16 +3,12 @@
 package zhmem_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/lazymem/lazymem/bench/zhmem"
 	"github.com/lazymem/lazymem/engine"
 )
 
@@ -23,27 +19,7 @@ import (
 // candidate budget never reached the selective stage.
 func TestDiagMisses(t *testing.T) {
 	ctx := context.Background()
-	set := cmp.Or(os.Getenv("DIAG_ZH_SET"), "testdata")
-	s, err := zhmem.Load(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := engine.Open(t.TempDir(), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	texts := map[string]string{}
-	var recs []engine.Record
-	for _, r := range s.Records {
-		recs = append(recs, engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta})
-		texts[r.Key()] = r.Role + ": " + r.Text
-	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := os.Create(filepath.Join(os.Getenv("DIAG_OUT"), "misses.txt"))
-	defer out.Close()
+	s, db, texts, out := openDiagZh(t, "misses.txt")
 	now := s.Last.AddDate(0, 0, 1)
 	rank := func(res *engine.Result, ev []string) int {
 		for i, m := range res.Memories {

@@ -136,13 +136,13 @@ func TestDiagLoCoMo(t *testing.T) {
 	fmt.Fprintln(out, line)
 }
 
-// TestDiagZh writes every Chinese question's evidence ranks (lazy, hash)
-// and the top five: of the set in DIAG_ZH_SET (default testdata; the
-// second set is testdata/second).
-func TestDiagZh(t *testing.T) {
-	ctx := context.Background()
-	set := cmp.Or(os.Getenv("DIAG_ZH_SET"), "testdata")
-	s, err := zhmem.Load(set)
+// openDiagZh loads the Chinese set named by DIAG_ZH_SET (default testdata)
+// into a new store and creates $DIAG_OUT/name. It returns the set, the open
+// store, every record's "role: text" by key, and the output file; the store
+// and the file are closed when the test ends.
+func openDiagZh(t *testing.T, name string) (*zhmem.Set, *engine.DB, map[string]string, *os.File) {
+	t.Helper()
+	s, err := zhmem.Load(cmp.Or(os.Getenv("DIAG_ZH_SET"), "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,18 +150,30 @@ func TestDiagZh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	texts := map[string]string{}
 	var recs []engine.Record
 	for _, r := range s.Records {
 		recs = append(recs, engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta})
 		texts[r.Key()] = r.Role + ": " + r.Text
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
+	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := os.Create(filepath.Join(os.Getenv("DIAG_OUT"), "zh.txt"))
-	defer out.Close()
+	out, err := os.Create(filepath.Join(os.Getenv("DIAG_OUT"), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	return s, db, texts, out
+}
+
+// TestDiagZh writes every Chinese question's evidence ranks (lazy, hash)
+// and the top five: of the set in DIAG_ZH_SET (default testdata; the
+// second set is testdata/second).
+func TestDiagZh(t *testing.T) {
+	ctx := context.Background()
+	s, db, texts, out := openDiagZh(t, "zh.txt")
 	ks := []int{1, 5, 10}
 	all := map[int]float64{}
 	now := s.Last.AddDate(0, 0, 1)
