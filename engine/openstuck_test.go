@@ -61,23 +61,7 @@ func TestOpenStuckLogFlush(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		db, err := Open("db", Options{FS: errorfs.Wrap(img, failLogManifest{})})
-		if err == nil {
-			db.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("Open hung (no return after 20s)")
-	}
-	if !errors.Is(err, segment.ErrStopped) || !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "MANIFEST") {
-		t.Fatalf("Open: %v, want an error wrapping segment.ErrStopped and EIO, naming the MANIFEST", err)
-	}
-	t.Logf("Open: %v", err)
+	openFailsStopped(t, Options{FS: errorfs.Wrap(img, failLogManifest{})})
 	db, err = Open("db", Options{FS: img.CrashClone(vfs.CrashCloneCfg{})})
 	if err != nil {
 		t.Fatalf("reopen on a healthy disk: %v", err)
@@ -89,6 +73,32 @@ func TestOpenStuckLogFlush(t *testing.T) {
 		}
 	}
 	faultfs.Done(t)
+}
+
+// openFailsStopped opens the store "db" with opts on a disk whose MANIFEST
+// writes fail and fails t unless Open returns within 20 s an error wrapping
+// segment.ErrStopped and EIO that names the MANIFEST. The Open runs on a
+// goroutine: one that hangs stays parked (the tests run in child processes).
+func openFailsStopped(t *testing.T, opts Options) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		db, err := Open("db", opts)
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Open hung (no return after 20s)")
+	}
+	if !errors.Is(err, segment.ErrStopped) || !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "MANIFEST") {
+		t.Fatalf("Open: %v, want an error wrapping segment.ErrStopped and EIO, naming the MANIFEST", err)
+	}
+	t.Logf("Open: %v", err)
 }
 
 // failManifestOf fails every write and sync of the MANIFEST files under
@@ -161,23 +171,7 @@ func openStuckStore(t *testing.T, sub string, store func(*DB) *pebble.DB) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		db, err := Open("db", Options{FS: errorfs.Wrap(img, failManifestOf("db/"+sub)), Embedder: h})
-		if err == nil {
-			db.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("Open hung (no return after 20s)")
-	}
-	if !errors.Is(err, segment.ErrStopped) || !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "MANIFEST") {
-		t.Fatalf("Open: %v, want an error wrapping segment.ErrStopped and EIO, naming the MANIFEST", err)
-	}
-	t.Logf("Open: %v", err)
+	openFailsStopped(t, Options{FS: errorfs.Wrap(img, failManifestOf("db/"+sub)), Embedder: h})
 	db, err = Open("db", Options{FS: img.CrashClone(vfs.CrashCloneCfg{}), Embedder: h})
 	if err != nil {
 		t.Fatalf("reopen on a healthy disk: %v", err)

@@ -335,6 +335,31 @@ func TestFramedCorruptFrame(t *testing.T) {
 	}
 }
 
+// checkAlone reads each of the n records of the framed value v alone
+// (readFramed) and fails t unless each equals the same record of d, the
+// whole segment as openFramed returned it with openErr; when openErr is
+// set, the reads alone need only not panic.
+func checkAlone(t *testing.T, c *compressor, v []byte, n int, d *decoded, openErr error) {
+	t.Helper()
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = 1 + uint64(i)
+	}
+	rerr := c.readFramed(1, v, uint32(n), ids, func(id uint64, p []byte, dead bool, ferr error) error {
+		if openErr != nil {
+			return nil
+		}
+		q, ok := d.get(id)
+		if ferr != nil || ok == dead || !bytes.Equal(p, q) {
+			t.Fatalf("record %d alone: %x (deleted %v, %v); whole: %x", id, p, dead, ferr, q)
+		}
+		return nil
+	})
+	if openErr == nil && rerr != nil {
+		t.Fatalf("the whole segment opens, its records alone fail: %v", rerr)
+	}
+}
+
 // FuzzFramed: a framed value built from any head and texts (no
 // compression) either fails to open, or every record read alone
 // (readFramed) equals the same record of the whole segment; and any
@@ -365,23 +390,7 @@ func FuzzFramed(f *testing.F) {
 	f.Fuzz(func(t *testing.T, count uint16, head, texts, raw []byte) {
 		readAll := func(v []byte, n int) {
 			d, err := c.openFramed(1, v)
-			ids := make([]uint64, n)
-			for i := range ids {
-				ids[i] = 1 + uint64(i)
-			}
-			rerr := c.readFramed(1, v, uint32(n), ids, func(id uint64, p []byte, dead bool, ferr error) error {
-				if err != nil {
-					return nil
-				}
-				q, ok := d.get(id)
-				if ferr != nil || ok == dead || !bytes.Equal(p, q) {
-					t.Fatalf("record %d alone: %x (deleted %v, %v); whole: %x", id, p, dead, ferr, q)
-				}
-				return nil
-			})
-			if err == nil && rerr != nil {
-				t.Fatalf("the whole segment opens, its records alone fail: %v", rerr)
-			}
+			checkAlone(t, c, v, n, d, err)
 		}
 		if count > 0 {
 			body := append(bytes.Clone(head), texts...)

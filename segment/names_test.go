@@ -296,23 +296,7 @@ func FuzzNames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, count uint16, head, texts, raw []byte) {
 		readAll := func(v []byte, n int) {
 			d, err := c.openFramed(1, v)
-			ids := make([]uint64, n)
-			for i := range ids {
-				ids[i] = 1 + uint64(i)
-			}
-			rerr := c.readFramed(1, v, uint32(n), ids, func(id uint64, p []byte, dead bool, ferr error) error {
-				if err != nil {
-					return nil
-				}
-				q, ok := d.get(id)
-				if ferr != nil || ok == dead || !bytes.Equal(p, q) {
-					t.Fatalf("record %d alone: %x (deleted %v, %v); whole: %x", id, p, dead, ferr, q)
-				}
-				return nil
-			})
-			if err == nil && rerr != nil {
-				t.Fatalf("the whole segment opens, its records alone fail: %v", rerr)
-			}
+			checkAlone(t, c, v, n, d, err)
 			used := map[uint64]bool{}
 			if c.namesUsed(1, v, used) == nil && err == nil {
 				for id := range used {

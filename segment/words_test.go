@@ -214,23 +214,7 @@ func FuzzWordsFramed(f *testing.F) {
 					}
 				}
 			}
-			ids := make([]uint64, n)
-			for i := range ids {
-				ids[i] = 1 + uint64(i)
-			}
-			rerr := c.readFramed(1, v, uint32(n), ids, func(id uint64, p []byte, dead bool, ferr error) error {
-				if err != nil {
-					return nil
-				}
-				q, ok := d.get(id)
-				if ferr != nil || ok == dead || !bytes.Equal(p, q) {
-					t.Fatalf("record %d alone: %x (deleted %v, %v); whole: %x", id, p, dead, ferr, q)
-				}
-				return nil
-			})
-			if err == nil && rerr != nil {
-				t.Fatalf("the whole segment opens, its records alone fail: %v", rerr)
-			}
+			checkAlone(t, c, v, n, d, err)
 			// Some records only: each frame decoded as far as they need.
 			for step := 2; step <= 5 && err == nil; step++ {
 				var some []uint64
