@@ -242,7 +242,10 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 		}
 		return nil
 	}
-	words := strings.FieldsFunc(text, func(r rune) bool { return !analysis.IsWordRune(r) })
+	var words []string
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !analysis.IsWordRune(r) }) {
+		words = appendScriptRuns(words, w)
+	}
 	if len(words) > maxSpeakerWords {
 		words = words[:maxSpeakerWords]
 	}
@@ -347,6 +350,22 @@ func (db *DB) notAssistant(agents []string) (*roaring.Bitmap, error) {
 // stripWords removes every whole-word, case-insensitive occurrence of ws
 // from text; a CJK name is removed wherever it occurs (CJK text has no
 // spaces to mark a word).
+// appendScriptRuns appends w to words cut where it changes between CJK
+// and other scripts: Chinese is written without spaces, so a Latin name
+// in a Chinese question ("Emily说了什么") is glued to the words after it.
+func appendScriptRuns(words []string, w string) []string {
+	start, cjk := 0, false
+	for i, r := range w {
+		if c := analysis.IsCJK(r); i == 0 {
+			cjk = c
+		} else if c != cjk {
+			words = append(words, w[start:i])
+			start, cjk = i, c
+		}
+	}
+	return append(words, w[start:])
+}
+
 func stripWords(text string, ws []string) string {
 	drop := map[string]bool{}
 	for _, w := range ws {
@@ -366,10 +385,14 @@ func stripWords(text string, ws []string) string {
 			start = -1
 		}
 	}
+	cjk := false // the script of the word from start
 	for i, r := range text {
 		if analysis.IsWordRune(r) {
+			if start >= 0 && analysis.IsCJK(r) != cjk {
+				flush(i) // "Emily说了": a name ends where the script changes
+			}
 			if start < 0 {
-				start = i
+				start, cjk = i, analysis.IsCJK(r)
 			}
 			continue
 		}

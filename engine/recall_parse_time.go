@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/lazymem/lazymem/index/analysis"
@@ -79,6 +80,8 @@ type TimeRange struct {
 //	                                    the text
 //	between X and Y, from X to Y, X to Y, X到Y(之间), 从X到Y, X至Y
 //	                                    from the start of X to the end of Y
+//	11月16日到20日, Nov 16 to 20        a date, then a bare later day of
+//	                                    the same month
 //	since X, 自从X, X以来, X之后          from the start of X to now
 //
 // N is digits or a number word (a, an, one ... twenty, thirty, a couple
@@ -114,6 +117,9 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 		}
 	}
 	if s.end == first.end && s.start == first.start {
+		s = dayRangeTail(text, s)
+	}
+	if s.end == first.end && s.start == first.start {
 		// Since X: from X to now.
 		pre := sinceOpen.FindStringIndex(text[:s.start])
 		post := sinceClose.FindStringIndex(text[s.end:])
@@ -136,6 +142,58 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 		Expr:  strings.TrimSpace(text[s.start:s.end]),
 		Rest:  joinTidy(text[:s.start], text[s.end:]),
 	}, true
+}
+
+// dayTail is a range word and a bare day of the month after a date:
+// "11月16日到20日", "16日至20号", "Nov 16 to 20", "between Nov 16 and 20th".
+var dayTail = regexp.MustCompile(`^\s*(?:到|至|-|–|~|(?i:to|until|till|through|thru|and))\s*(?:([0-9]{1,2})|([一二三四五六七八九十]{1,3}))\s*([日号]|(?i:st|nd|rd|th)\b)?`)
+
+// dayRangeTail extends s, a single day's expression, over a range whose
+// end is a bare day of the same month ("11月16日到20日"): the bare day
+// alone is no expression (it would be this month's), so the range word's
+// other side names the first date's month. A bare number needs 日/号/th
+// or nothing but the end of a word after it ("to 20 people" is a count);
+// "and" needs "between" before the date, as for two full dates.
+func dayRangeTail(text string, s span) span {
+	if s.until.Sub(s.since) < 20*time.Hour || s.until.Sub(s.since) > 28*time.Hour {
+		return s // not one day
+	}
+	m := dayTail.FindStringSubmatchIndex(text[s.end:])
+	if m == nil {
+		return s
+	}
+	end := s.end + m[1]
+	num := [2]int{m[2], m[3]} // the digits, or the Chinese numeral
+	if num[0] < 0 {
+		num = [2]int{m[4], m[5]}
+	}
+	if m[6] < 0 { // no 日/号/th: the number must end the phrase
+		rest := strings.TrimLeft(text[end:], " ")
+		if r, _ := utf8.DecodeRuneInString(rest); unicode.IsDigit(r) || unicode.IsLetter(r) && !analysis.IsCJK(r) {
+			return s // "Nov 16 to 20 people"
+		}
+	}
+	joiner := strings.ToLower(strings.TrimSpace(text[s.end : s.end+num[0]]))
+	pre := rangeOpen.FindStringIndex(text[:s.start])
+	if joiner == "and" && pre == nil {
+		return s
+	}
+	d, ok := parseZhNum(text[s.end+num[0] : s.end+num[1]])
+	first := s.since
+	last := time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, first.Location())
+	if !ok || d <= first.Day() || last.Day() != d {
+		return s
+	}
+	out := s
+	out.end = end
+	if pre != nil {
+		out.start = pre[0]
+	}
+	if c := rangeClose.FindStringIndex(text[out.end:]); c != nil {
+		out.end += c[1]
+	}
+	out.until = last.AddDate(0, 0, 1)
+	return out
 }
 
 // joinTidy joins the text around a removed expression with one space, or

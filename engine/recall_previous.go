@@ -14,7 +14,7 @@ import (
 // previous session is the one that started last before the current one
 // (Query.CurrentSession; without it, the latest session is the one
 // meant: the question is asked outside it), and the previous meeting one
-// where at least meetingSpeakers people spoke (previousSession says
+// where at least meetingSpeakers people spoke (previousSessions says
 // which exactly). The
 // phrase leaves the searched and the embedded text (its words, "last",
 // "time", "上", "次", match any record), and the question does not prefer
@@ -37,6 +37,9 @@ const (
 	// meetingSample bounds the records of a session read to count its
 	// speakers.
 	meetingSample = 24
+	// maxPreviousMeetingsTried bounds the meetings searched for the
+	// question's words when the latest holds none: one index search each.
+	maxPreviousMeetingsTried = 4
 )
 
 // findPrevious removes a phrase naming the previous session or meeting
@@ -68,7 +71,7 @@ func (lx *lexicon) findPrevious(text string) (rest, expr string, meeting bool) {
 	return text, "", false
 }
 
-// session is one session found by previousSession.
+// session is one session found by previousSessions.
 type session struct {
 	name        string
 	bm          *roaring.Bitmap // its records passing the filter
@@ -86,21 +89,40 @@ func (p *plan) previous() error {
 	if p.prevMeeting {
 		what = "meeting"
 	}
-	s, err := p.previousSession()
+	ss, err := p.previousSessions()
 	if err != nil {
 		return err
 	}
-	if s == nil {
+	if len(ss) == 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("%q: no previous %s found", p.prevExpr, what))
 		return nil
 	}
+	s := ss[0]
 	if theLexicon().contentLeft(p.denseText) {
-		hits, err := p.db.idx.Search(theLexicon().stripQuestionWords(p.denseText), s.bm, 1, nil)
-		if err != nil {
-			return fmt.Errorf("lazymem: engine: search: %w", err)
+		// "Last time" may not name a session at all ("when did I last
+		// time go running?"): the previous session must hold one of the
+		// question's words. A meeting named as such ("上次开会我们定了
+		// 什么") is one whatever its words: when the latest holds none of
+		// them (a group chat counted as a meeting, a meeting about
+		// something else), the latest earlier meeting that does is meant.
+		tries := 1
+		if p.prevMeeting {
+			tries = min(len(ss), maxPreviousMeetingsTried)
 		}
-		if len(hits) == 0 {
-			st.Notes = append(st.Notes, fmt.Sprintf("%q: the previous %s (%s) holds none of the question's words: not narrowed to it", p.prevExpr, what, s.name))
+		s = nil
+		words := theLexicon().stripQuestionWords(p.denseText)
+		for _, c := range ss[:tries] {
+			hits, err := p.db.idx.Search(words, c.bm, 1, nil)
+			if err != nil {
+				return fmt.Errorf("lazymem: engine: search: %w", err)
+			}
+			if len(hits) > 0 {
+				s = c
+				break
+			}
+		}
+		if s == nil {
+			st.Notes = append(st.Notes, fmt.Sprintf("%q: the previous %s (%s) holds none of the question's words: not narrowed to it", p.prevExpr, what, ss[0].name))
 			return nil
 		}
 	}
@@ -111,7 +133,9 @@ func (p *plan) previous() error {
 	return nil
 }
 
-// previousSession finds the session the phrase names among the latest
+// previousSessions returns the sessions the phrase may name, latest start
+// first: the first is the one it names (below), the others the earlier
+// ones of the same kind. They are found among the latest
 // maxPreviousSessions sessions of the records passing the filter, the
 // current session excluded. The previous session is the latest to start
 // among those that ended before the current one started (a session
@@ -122,7 +146,7 @@ func (p *plan) previous() error {
 // "the last meeting" is that one, even though the chat began during it.
 // Without a current session (or with one that has no record yet), the
 // latest session or meeting is the one meant.
-func (p *plan) previousSession() (*session, error) {
+func (p *plan) previousSessions() ([]*session, error) {
 	cur := p.q.CurrentSession
 	rest := p.bm.Clone()
 	var found []*session
@@ -186,10 +210,8 @@ func (p *plan) previousSession() (*session, error) {
 			}
 		}
 	}
-	if len(found) == 0 {
-		return nil, nil
-	}
-	return slices.MaxFunc(found, func(a, b *session) int { return a.first.Compare(b.first) }), nil
+	slices.SortStableFunc(found, func(a, b *session) int { return b.first.Compare(a.first) })
+	return found, nil
 }
 
 // sampleIDs returns at most n ids of bm, evenly spaced, the first among
