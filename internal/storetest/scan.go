@@ -21,10 +21,9 @@ type Image struct {
 }
 
 // Images reads every file under dir and decompresses every zstd frame
-// found in it.
+// found in it, and the frames nested in those (unzstd).
 func Images(t testing.TB, dir string) []Image {
 	t.Helper()
-	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
 	var out []Image
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -42,25 +41,43 @@ func Images(t testing.TB, dir string) []Image {
 		if err != nil {
 			return err
 		}
-		im := Image{Path: p, Raw: raw}
-		for off := 0; ; {
-			i := bytes.Index(raw[off:], magic)
-			if i < 0 {
-				break
-			}
-			off += i
-			if r, err := zstd.NewReader(bytes.NewReader(raw[off:])); err == nil {
-				b, _ := io.ReadAll(r) // a partial frame still yields its blocks
-				im.Zstd = append(im.Zstd, b...)
-				r.Close()
-			}
-			off += len(magic)
-		}
+		im := Image{Path: p, Raw: raw, Zstd: unzstd(raw, maxNesting)}
 		out = append(out, im)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// maxNesting bounds how deep unzstd looks for frames inside frames.
+const maxNesting = 3
+
+// unzstd decompresses every zstd frame found in b and, up to depth more
+// levels, the frames found inside what they decompress to: a log segment
+// is a zstd frame of its own inside a Pebble block that Pebble may have
+// compressed again (whether it does depends on how well the block
+// compresses), and a scan that stopped at the outer frame would miss
+// whatever the inner one holds.
+func unzstd(b []byte, depth int) []byte {
+	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
+	var out []byte
+	for off := 0; ; {
+		i := bytes.Index(b[off:], magic)
+		if i < 0 {
+			break
+		}
+		off += i
+		if r, err := zstd.NewReader(bytes.NewReader(b[off:]), zstd.WithDecoderConcurrency(1)); err == nil {
+			d, _ := io.ReadAll(r) // a partial frame still yields its blocks
+			r.Close()
+			out = append(out, d...)
+			if depth > 1 {
+				out = append(out, unzstd(d, depth-1)...)
+			}
+		}
+		off += len(magic)
 	}
 	return out
 }
