@@ -27,7 +27,7 @@ func (p *plan) parse() {
 	text := q.Text
 	since, until := q.Since, q.Until
 	if q.ParseTime {
-		if tr, ok := ParseTime(text, p.now); ok {
+		if tr, ok := ParseTime(text, p.now); ok && !p.nameEndingGang(text, tr) {
 			text = tr.Rest
 			st.TimeExpr = tr.Expr
 			if since.IsZero() || tr.Since.After(since) {
@@ -53,6 +53,37 @@ func (p *plan) parse() {
 	p.earlier = p.prevExpr != "" || lx.asksEarlier(p.denseText)
 	p.current = lx.asksCurrent(p.denseText)
 	p.mention = lx.asksMention(p.denseText)
+}
+
+// nameEndingGang reports whether the time expression tr of text is a bare
+// "刚说" ("just said") whose 刚 ends a speaker's name: "吴刚说了什么？"
+// asks what 吴刚 said, not what was said just now. A name is the one or
+// two characters before 刚 with it, a role of the query's agents; only
+// this expression costs the one or two role lookups.
+func (p *plan) nameEndingGang(text string, tr TimeRange) bool {
+	if tr.Expr != "刚说" {
+		return false
+	}
+	i := strings.Index(text, tr.Expr)
+	if i <= 0 {
+		return false
+	}
+	before := []rune(text[:i])
+	agents := p.q.Agents
+	if p.q.Agent != "" {
+		agents = append([]string{p.q.Agent}, agents...)
+	}
+	for n := 1; n <= 2 && n <= len(before); n++ {
+		name := string(before[len(before)-n:]) + "刚"
+		if r, _ := utf8.DecodeRuneInString(name); !analysis.IsCJK(r) {
+			break
+		}
+		bm, err := p.db.idx.Filter(&index.Filter{Agents: agents, Roles: []string{name}})
+		if err == nil && !bm.IsEmpty() {
+			return true
+		}
+	}
+	return false
 }
 
 // setText sets the BM25 text from the dense text: the lexicon expansion

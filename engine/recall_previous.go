@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
 // "Last time" questions ("what did we talk about last time?", "上次开会定的
@@ -40,6 +42,9 @@ const (
 	// maxPreviousMeetingsTried bounds the meetings searched for the
 	// question's words when the latest holds none: one index search each.
 	maxPreviousMeetingsTried = 4
+	// coverageHits is how many of a meeting's best matches meetingCoverage
+	// reads.
+	coverageHits = 5
 )
 
 // findPrevious removes a phrase naming the previous session or meeting
@@ -102,24 +107,19 @@ func (p *plan) previous() error {
 		// "Last time" may not name a session at all ("when did I last
 		// time go running?"): the previous session must hold one of the
 		// question's words. A meeting named as such ("上次开会我们定了
-		// 什么") is one whatever its words: when the latest holds none of
-		// them (a group chat counted as a meeting, a meeting about
-		// something else), the latest earlier meeting that does is meant.
-		tries := 1
+		// 什么") is one whatever its words, and the session taken for it
+		// may be a group chat of three people or a meeting about
+		// something else: of the latest maxPreviousMeetingsTried
+		// meetings, the latest whose best match covers the most of the
+		// question's content terms is meant (meetingCoverage).
+		var err error
 		if p.prevMeeting {
-			tries = min(len(ss), maxPreviousMeetingsTried)
+			s, err = p.meetingCoverage(ss[:min(len(ss), maxPreviousMeetingsTried)])
+		} else {
+			s, err = p.holdsWords(ss[0])
 		}
-		s = nil
-		words := theLexicon().stripQuestionWords(p.denseText)
-		for _, c := range ss[:tries] {
-			hits, err := p.db.idx.Search(words, c.bm, 1, nil)
-			if err != nil {
-				return fmt.Errorf("lazymem: engine: search: %w", err)
-			}
-			if len(hits) > 0 {
-				s = c
-				break
-			}
+		if err != nil {
+			return err
 		}
 		if s == nil {
 			st.Notes = append(st.Notes, fmt.Sprintf("%q: the previous %s (%s) holds none of the question's words: not narrowed to it", p.prevExpr, what, ss[0].name))
@@ -131,6 +131,81 @@ func (p *plan) previous() error {
 	st.Notes = append(st.Notes, fmt.Sprintf("%q: only the previous %s, %s (%s to %s)", p.prevExpr, what, s.name,
 		s.first.Format(time.RFC3339), s.last.Format(time.RFC3339)))
 	return nil
+}
+
+// holdsWords returns s when one of its records matches the question's
+// words, nil when none does.
+func (p *plan) holdsWords(s *session) (*session, error) {
+	hits, err := p.db.idx.Search(theLexicon().stripQuestionWords(p.denseText), s.bm, 1, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// meetingCoverage returns the meeting of ms (latest first) whose best
+// BM25 matches (the top coverageHits: a short reply that only inherits
+// the words of the turn before it ranks high and holds none of them) one
+// shares the most index terms with the question's content
+// words, the latest of equals; when none shares any, the latest if it
+// matches the question's words at all (holdsWords). The content
+// words are the question's without its question words and Chinese
+// function characters ("了" would tie a group chat to the question
+// "上次开会定了什么"). Coverage, not the score, decides: BM25's length
+// normalisation would prefer an older meeting's shorter turn. It costs
+// one search and up to coverageHits record reads a meeting.
+func (p *plan) meetingCoverage(ms []*session) (*session, error) {
+	text := strings.Map(func(r rune) rune {
+		if embed.IsCJKFunction(r) {
+			return ' '
+		}
+		return r
+	}, theLexicon().stripQuestionWords(p.denseText))
+	want := map[string]bool{}
+	for _, t := range queryAnalyzer().Terms(text) {
+		want[t] = true
+	}
+	if len(want) == 0 {
+		return ms[0], nil // nothing but function characters: the latest
+	}
+	var best *session
+	bestN := 0
+	for _, m := range ms {
+		hits, err := p.db.idx.Search(text, m.bm, coverageHits, nil)
+		if err != nil {
+			return nil, fmt.Errorf("lazymem: engine: search: %w", err)
+		}
+		cs := make([]cand, len(hits))
+		for i, h := range hits {
+			cs[i].id = h.ID
+		}
+		if err := p.db.fetch(cs, nil); err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, c := range cs {
+			if !c.fetched {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, t := range queryAnalyzer().Terms(c.rec.Text) {
+				if want[t] {
+					seen[t] = true
+				}
+			}
+			n = max(n, len(seen))
+		}
+		if n > bestN {
+			best, bestN = m, n
+		}
+	}
+	if best == nil {
+		return p.holdsWords(ms[0]) // no content term anywhere: as "last time"
+	}
+	return best, nil
 }
 
 // previousSessions returns the sessions the phrase may name, latest start

@@ -156,6 +156,19 @@ var scenario2Floors = map[string][2]float64{
 	"recency": {0.40, 1.00}, "previous": {0.75, 1.00}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario3Floors are the third set's floors (testdata/scenarios3). Its
+// first measurement, out of sample (committed at 3b251f4 before any
+// retrieval ran on it, after the second set's fixes), hit@1/hit@5: time
+// 0.83/1.00, inherited 0.60/1.00, speaker 0.60/0.80, paraphrase 0.60/0.80,
+// lowinfo 1/1, recency 0.50/0.75, previous 0.33/0.33, crosslingual
+// 0.67/1.00 (needs), tenancy 1/1, nonempty 1/1. Set after the fixes its
+// misses showed (a name ending in 刚 is not "刚说", the last meeting chosen
+// by the coverage of its best matches).
+var scenario3Floors = map[string][2]float64{
+	"time": {0.83, 1.00}, "inherited": {0.60, 1.00}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 0.80}, "lowinfo": {1, 1},
+	"recency": {0.50, 0.75}, "previous": {1, 1}, "crosslingual": {0.66, 1.00}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // scenarioClasses is the report order.
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
@@ -341,6 +354,12 @@ func TestScenarios(t *testing.T) {
 // before it was measured) against its own floors.
 func TestScenariosSecondSet(t *testing.T) {
 	runScenarioSet(t, "scenarios2", scenario2Floors, "")
+}
+
+// TestScenariosThirdSet runs the third set (testdata/scenarios3, written
+// before it was measured, after the second set's fixes).
+func TestScenariosThirdSet(t *testing.T) {
+	runScenarioSet(t, "scenarios3", scenario3Floors, "")
 }
 
 // runScenarioSet asks the set in testdata/set in lazy mode, logs its table

@@ -38,3 +38,8 @@ var hashStopSet = func() map[uint64]struct{} {
 	}
 	return m
 }()
+
+// IsCJKFunction reports whether r is one of hash-v3's Chinese function
+// characters (hashStopCJK): the engine drops them where a question's
+// content words are wanted alone.
+func IsCJKFunction(r rune) bool { return strings.ContainsRune(hashStopCJK, r) }
