@@ -149,8 +149,8 @@ func readJSONL[T any](t *testing.T, path string) []T {
 // 0.40/1.00, previous 0.50/0.75, crosslingual 0.50/0.50 (needs a
 // multilingual embedder), tenancy 1/1, nonempty 1/1. Set after the fixes
 // its misses showed (a date range ending in a bare day, a Latin name
-// glued to Chinese, the last meeting that holds the question's words,
-// 什么时候 as a question word, three lexicon concepts).
+// glued to Chinese, which earlier meeting "the last meeting" names, three
+// lexicon concepts).
 var scenario2Floors = map[string][2]float64{
 	"time": {0.78, 1.00}, "inherited": {1, 1}, "speaker": {0.83, 0.83}, "paraphrase": {0.66, 0.83}, "lowinfo": {0.80, 1.00},
 	"recency": {0.40, 1.00}, "previous": {0.75, 1.00}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
