@@ -169,6 +169,19 @@ var scenario3Floors = map[string][2]float64{
 	"recency": {0.50, 0.75}, "previous": {1, 1}, "crosslingual": {0.66, 1.00}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario4Floors are the fourth set's floors (testdata/scenarios4). Its
+// first measurement, out of sample (committed at b7e99e9 before any
+// retrieval ran on it, after the third set's fixes), hit@1/hit@5: time
+// 0.92/1.00, inherited 1/1, speaker 0.60/0.80, paraphrase 0.60/0.80,
+// lowinfo 1/1, recency 0.75/1.00, previous 0.67/0.67 (core 1/1),
+// crosslingual 0/0.67 (needs), tenancy 1/1, nonempty 1/1. Set after the
+// fixes its misses showed (the setting of a speaker question, "在组会上",
+// "in the meeting", as frame words; mouse/小鼠/老鼠 in the lexicon).
+var scenario4Floors = map[string][2]float64{
+	"time": {0.91, 1.00}, "inherited": {1, 1}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 1.00}, "lowinfo": {1, 1},
+	"recency": {0.75, 1.00}, "previous": {0.66, 0.66}, "crosslingual": {0, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // scenarioClasses is the report order.
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
@@ -360,6 +373,12 @@ func TestScenariosSecondSet(t *testing.T) {
 // before it was measured, after the second set's fixes).
 func TestScenariosThirdSet(t *testing.T) {
 	runScenarioSet(t, "scenarios3", scenario3Floors, "")
+}
+
+// TestScenariosFourthSet runs the fourth set (testdata/scenarios4, written
+// before it was measured, after the third set's fixes).
+func TestScenariosFourthSet(t *testing.T) {
+	runScenarioSet(t, "scenarios4", scenario4Floors, "")
 }
 
 // runScenarioSet asks the set in testdata/set in lazy mode, logs its table
