@@ -3,6 +3,7 @@ package engine
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -316,7 +317,9 @@ var stopSet = sync.OnceValue(func() map[string]bool {
 // word nor an English stopword: CJK runs count when something other than
 // frame words is left of them.
 func (lx *lexicon) contentLeft(text string) bool {
-	s := strings.ToLower(text)
+	// The setting of a speaker question is frame too: "在复盘会上",
+	// "in the postmortem meeting" say where X spoke, not what about.
+	s := settingPhrase.ReplaceAllString(strings.ToLower(text), " ")
 	// CJK frame words first, longest first, so that 说了什么 leaves nothing.
 	var cjk []string
 	for w := range lx.frame {
@@ -342,6 +345,12 @@ func (lx *lexicon) contentLeft(text string) bool {
 	}
 	return false
 }
+
+// settingPhrase is where a question says someone spoke: at a meeting
+// (在复盘会上, 周会上, 会议上) or in one ("in the postmortem meeting", "at
+// today's stand-up", "during the call"), with up to four characters or
+// two words naming it.
+var settingPhrase = regexp.MustCompile(`在?\p{Han}{0,4}?(?:会议|会)上|\b(?:in|at|during|on)\s+(?:the\s+|our\s+|this\s+|today's\s+|yesterday's\s+|last\s+)?(?:[a-z-]+\s+){0,2}?(?:meeting|call|sync|stand-?up|review|postmortem|post-mortem|retro|retrospective)\b`)
 
 // stripQuestionWords removes the Chinese question words from text (for
 // BM25: they match other questions, not answers); text made only of them

@@ -547,6 +547,12 @@ func calendar(unit string, n int) func(timeMatch) (time.Time, time.Time, bool) {
 func partToday(from, to time.Duration) func(timeMatch) (time.Time, time.Time, bool) {
 	return func(m timeMatch) (time.Time, time.Time, bool) {
 		d := dayStart(m.now)
+		if d.Add(from).After(m.now) {
+			// Not begun yet: "when is tonight's handoff?" at noon names a
+			// plan, as a day still ahead does, and a window on it would
+			// hold nothing.
+			return time.Time{}, time.Time{}, false
+		}
 		return d.Add(from), d.Add(to), true
 	}
 }

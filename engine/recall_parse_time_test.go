@@ -43,8 +43,6 @@ func TestParseTime(t *testing.T) {
 		// Parts of days.
 		{"this morning", "this morning", "", win(d(3, 11, 0), d(3, 11, 12))},
 		{"what came up this afternoon?", "this afternoon", "what came up ?", win(d(3, 11, 12), d(3, 11, 18))},
-		{"this evening", "this evening", "", win(d(3, 11, 18), d(3, 12, 0))},
-		{"tonight", "tonight", "", win(d(3, 11, 18), d(3, 12, 0))},
 		{"last night", "last night", "", win(d(3, 10, 18), d(3, 11, 6))},
 		{"yesterday morning", "yesterday morning", "", win(d(3, 10, 0), d(3, 10, 12))},
 		{"yesterday afternoon's call", "yesterday afternoon", "'s call", win(d(3, 10, 12), d(3, 10, 18))},
@@ -63,7 +61,6 @@ func TestParseTime(t *testing.T) {
 		{"前天晚上", "前天晚上", "", win(d(3, 9, 18), d(3, 10, 0))},
 		{"今早", "今早", "", win(d(3, 11, 0), d(3, 11, 12))},
 		{"今晨", "今晨", "", win(d(3, 11, 0), d(3, 11, 12))},
-		{"今晚", "今晚", "", win(d(3, 11, 18), d(3, 12, 0))},
 		{"昨晚", "昨晚", "", win(d(3, 10, 18), d(3, 11, 6))},
 		{"今天早些时候", "今天早些时候", "", win(d(3, 11, 0), end)},
 		{"周一上午", "周一上午", "", win(d(3, 9, 0), d(3, 9, 12))},
@@ -291,6 +288,8 @@ func TestParseTime(t *testing.T) {
 		"next Monday", "what's due next Friday", "the meeting on Monday next week", "this coming Monday",
 		"the upcoming Tuesday review", "coming Friday", "this Friday", "这周五", "本周五交付", "这个周五",
 		"明天上午的会", "每天下午开站会", "傍晚开会", "后天下午", "王芳周五之前要交什么", "周四前发到群里",
+		// A part of today not begun yet (now is 15:30): a plan.
+		"tonight", "when is tonight's handoff?", "this evening", "今晚", "今晚谁值班",
 	} {
 		if tr, ok := engine.ParseTime(text, now); ok {
 			t.Errorf("%q: found %q [%v, %v), want none", text, tr.Expr, tr.Since, tr.Until)
@@ -360,5 +359,18 @@ func TestFormatContext(t *testing.T) {
 	got = engine.FormatContext(ms, 110)
 	if !strings.HasPrefix(got, "[2026-03-10 09:00]") || !strings.Contains(got, "Postgres") || strings.Contains(got, "Caroline") {
 		t.Errorf("budget 110:\n%s", got)
+	}
+}
+
+// TestParseTimeEvening: once the evening has begun, "tonight" and 今晚 are
+// this evening's window (before it, TestParseTime: a plan).
+func TestParseTimeEvening(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	now := time.Date(2026, 3, 11, 21, 0, 0, 0, loc)
+	for _, text := range []string{"what did we decide tonight?", "今晚谁说了预算", "this evening"} {
+		tr, ok := engine.ParseTime(text, now)
+		if !ok || !tr.Since.Equal(time.Date(2026, 3, 11, 18, 0, 0, 0, loc)) || !tr.Until.Equal(time.Date(2026, 3, 12, 0, 0, 0, 0, loc)) {
+			t.Errorf("%q at 21:00: %v [%v, %v), want this evening", text, ok, tr.Since, tr.Until)
+		}
 	}
 }

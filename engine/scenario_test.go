@@ -182,6 +182,18 @@ var scenario4Floors = map[string][2]float64{
 	"recency": {0.75, 1.00}, "previous": {0.66, 0.66}, "crosslingual": {0, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario5Floors are the fifth set's floors (testdata/scenarios5). Its
+// first measurement, out of sample (committed at 16e89dd before any
+// retrieval ran on it, after the fourth set's fixes), core hit@1/hit@5
+// 0.74/0.92 (lowinfo 0.75/0.75: "when is tonight's handoff?" at noon
+// filtered to an evening still ahead; speaker 0.40/0.80: "在复盘会上"
+// left as content). Set after those two fixes (a part of today not begun
+// is a plan; a speaker question's setting is frame): core 0.77/0.97.
+var scenario5Floors = map[string][2]float64{
+	"time": {0.75, 0.83}, "inherited": {0.75, 1}, "speaker": {0.40, 1}, "paraphrase": {0.20, 0.60}, "lowinfo": {1, 1},
+	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // scenarioClasses is the report order.
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
@@ -379,6 +391,12 @@ func TestScenariosThirdSet(t *testing.T) {
 // before it was measured, after the third set's fixes).
 func TestScenariosFourthSet(t *testing.T) {
 	runScenarioSet(t, "scenarios4", scenario4Floors, "")
+}
+
+// TestScenariosFifthSet runs the fifth set (testdata/scenarios5, written
+// before it was measured, after the fourth set's fixes).
+func TestScenariosFifthSet(t *testing.T) {
+	runScenarioSet(t, "scenarios5", scenario5Floors, "")
 }
 
 // runScenarioSet asks the set in testdata/set in lazy mode, logs its table
