@@ -16,7 +16,7 @@ import (
 // previous session is the one that started last before the current one
 // (Query.CurrentSession; without it, the latest session is the one
 // meant: the question is asked outside it), and the previous meeting one
-// where at least meetingSpeakers people spoke (previousSessions says
+// where at least meetingSpeakers people spoke within meetingMaxSpan (previousSessions says
 // which exactly). The
 // phrase leaves the searched and the embedded text (its words, "last",
 // "time", "上", "次", match any record), and the question does not prefer
@@ -39,6 +39,9 @@ const (
 	// meetingSample bounds the records of a session read to count its
 	// speakers.
 	meetingSample = 24
+	// meetingMaxSpan is the longest a meeting lasts: a group chat of
+	// three people over a weekend is not one.
+	meetingMaxSpan = 6 * time.Hour
 	// maxPreviousMeetingsTried bounds the meetings searched for the
 	// question's words when the latest holds none: one index search each.
 	maxPreviousMeetingsTried = 4
@@ -150,8 +153,8 @@ func (p *plan) holdsWords(s *session) (*session, error) {
 // BM25 matches (the top coverageHits: a short reply that only inherits
 // the words of the turn before it ranks high and holds none of them) one
 // shares the most index terms with the question's content
-// words, the latest of equals; when none shares any, the latest if it
-// matches the question's words at all (holdsWords). The content
+// words, the latest of equals; when none shares any, the latest (for a
+// question in another script, only if it matches its words at all). The content
 // words are the question's without its question words and Chinese
 // function characters ("了" would tie a group chat to the question
 // "上次开会定了什么"). Coverage, not the score, decides: BM25's length
@@ -203,7 +206,16 @@ func (p *plan) meetingCoverage(ms []*session) (*session, error) {
 		}
 	}
 	if best == nil {
-		return p.holdsWords(ms[0]) // no content term anywhere: as "last time"
+		// None holds the question's content terms. A Chinese question
+		// still names the latest meeting ("上次开会定了什么" when no one
+		// said 定); words of another script may simply be in the meeting's
+		// language elsewhere (an English question about a Chinese
+		// meeting, answered by English notes of it): the latest only if it
+		// matches them at all, as for "last time".
+		if hasCJK, _ := scripts(text); hasCJK {
+			return ms[0], nil
+		}
+		return p.holdsWords(ms[0])
 	}
 	return best, nil
 }
@@ -272,8 +284,8 @@ func (p *plan) previousSessions() ([]*session, error) {
 			curStart = s.first
 			continue
 		}
-		if p.prevMeeting && len(roles) < meetingSpeakers {
-			continue
+		if p.prevMeeting && (len(roles) < meetingSpeakers || s.last.Sub(s.first) > meetingMaxSpan) {
+			continue // not a meeting: too few speakers, or a chat over days
 		}
 		found = append(found, s)
 	}

@@ -194,6 +194,18 @@ var scenario5Floors = map[string][2]float64{
 	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario6Floors are the sixth set's floors (testdata/scenarios6). Its
+// first measurement, out of sample (committed before any retrieval ran on
+// it, after the fifth set's fixes), core hit@1/hit@5 0.91/0.98 (previous
+// 0.33/0.67: a family group chat over a weekend taken for "上次开会").
+// Set after the fix (a meeting lasts at most meetingMaxSpan; a Chinese
+// question that no meeting's words match still names the latest):
+// core 0.93/1.00.
+var scenario6Floors = map[string][2]float64{
+	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {1, 1}, "lowinfo": {1, 1},
+	"recency": {0.50, 1}, "previous": {0.66, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // scenarioClasses is the report order.
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
@@ -397,6 +409,12 @@ func TestScenariosFourthSet(t *testing.T) {
 // before it was measured, after the fourth set's fixes).
 func TestScenariosFifthSet(t *testing.T) {
 	runScenarioSet(t, "scenarios5", scenario5Floors, "")
+}
+
+// TestScenariosSixthSet runs the sixth set (testdata/scenarios6, written
+// before it was measured, after the fifth set's fixes).
+func TestScenariosSixthSet(t *testing.T) {
+	runScenarioSet(t, "scenarios6", scenario6Floors, "")
 }
 
 // runScenarioSet asks the set in testdata/set in lazy mode, logs its table
