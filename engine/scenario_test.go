@@ -387,34 +387,24 @@ func TestScenarios(t *testing.T) {
 	runScenarioSet(t, "scenarios", scenarioFloors, *scenarioSummary)
 }
 
-// TestScenariosSecondSet runs the second set (testdata/scenarios2, written
-// before it was measured) against its own floors.
-func TestScenariosSecondSet(t *testing.T) {
-	runScenarioSet(t, "scenarios2", scenario2Floors, "")
-}
-
-// TestScenariosThirdSet runs the third set (testdata/scenarios3, written
-// before it was measured, after the second set's fixes).
-func TestScenariosThirdSet(t *testing.T) {
-	runScenarioSet(t, "scenarios3", scenario3Floors, "")
-}
-
-// TestScenariosFourthSet runs the fourth set (testdata/scenarios4, written
-// before it was measured, after the third set's fixes).
-func TestScenariosFourthSet(t *testing.T) {
-	runScenarioSet(t, "scenarios4", scenario4Floors, "")
-}
-
-// TestScenariosFifthSet runs the fifth set (testdata/scenarios5, written
-// before it was measured, after the fourth set's fixes).
-func TestScenariosFifthSet(t *testing.T) {
-	runScenarioSet(t, "scenarios5", scenario5Floors, "")
-}
-
-// TestScenariosSixthSet runs the sixth set (testdata/scenarios6, written
-// before it was measured, after the fifth set's fixes).
-func TestScenariosSixthSet(t *testing.T) {
-	runScenarioSet(t, "scenarios6", scenario6Floors, "")
+// TestScenarioSets runs the sets written after the first, each before it
+// was measured (testdata/scenarios2 to scenarios6; their README.md files
+// say what they hold), against their own floors:
+//
+//	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
+func TestScenarioSets(t *testing.T) {
+	for _, set := range []struct {
+		dir    string
+		floors map[string][2]float64
+	}{
+		{"scenarios2", scenario2Floors},
+		{"scenarios3", scenario3Floors},
+		{"scenarios4", scenario4Floors},
+		{"scenarios5", scenario5Floors},
+		{"scenarios6", scenario6Floors},
+	} {
+		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
+	}
 }
 
 // runScenarioSet asks the set in testdata/set in lazy mode, logs its table
