@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // "Last time" questions ("what did we talk about last time?", "上次开会定的
@@ -48,6 +50,8 @@ const (
 	// coverageHits is how many of a meeting's best matches meetingCoverage
 	// reads.
 	coverageHits = 5
+	// scriptSample is how many of a meeting's records tell its script.
+	scriptSample = 4
 )
 
 // findPrevious removes a phrase naming the previous session or meeting
@@ -154,7 +158,8 @@ func (p *plan) holdsWords(s *session) (*session, error) {
 // the words of the turn before it ranks high and holds none of them) one
 // shares the most index terms with the question's content
 // words, the latest of equals; when none shares any, the latest (for a
-// question in another script, only if it matches its words at all). The content
+// question in another script than the meeting's, only if it matches its
+// words at all). The content
 // words are the question's without its question words and Chinese
 // function characters ("了" would tie a group chat to the question
 // "上次开会定了什么"). Coverage, not the score, decides: BM25's length
@@ -206,18 +211,56 @@ func (p *plan) meetingCoverage(ms []*session) (*session, error) {
 		}
 	}
 	if best == nil {
-		// None holds the question's content terms. A Chinese question
-		// still names the latest meeting ("上次开会定了什么" when no one
-		// said 定); words of another script may simply be in the meeting's
-		// language elsewhere (an English question about a Chinese
-		// meeting, answered by English notes of it): the latest only if it
-		// matches them at all, as for "last time".
-		if hasCJK, _ := scripts(text); hasCJK {
-			return ms[0], nil
+		// None holds the question's content terms. A question in the
+		// meeting's own language still names the latest meeting
+		// ("上次开会定了什么" when no one said 定, "what did we decide last
+		// meeting?" when no one said "decide"); words of another script
+		// may simply be in the meeting's language elsewhere (an English
+		// question about a Chinese meeting, answered by English notes of
+		// it): the latest only if it matches them at all, as for "last
+		// time".
+		same, err := p.sameScript(text, ms[0])
+		if err != nil || same {
+			return ms[0], err
 		}
 		return p.holdsWords(ms[0])
 	}
 	return best, nil
+}
+
+// sameScript reports whether text and the meeting m are mostly in the
+// same script (CJK or not), m judged by a few of its records.
+func (p *plan) sameScript(text string, m *session) (bool, error) {
+	ids := sampleIDs(m.bm, scriptSample)
+	cs := make([]cand, len(ids))
+	for i, id := range ids {
+		cs[i].id = id
+	}
+	if err := p.db.fetch(cs, nil); err != nil {
+		return false, err
+	}
+	var b strings.Builder
+	for _, c := range cs {
+		if c.fetched {
+			b.WriteString(c.rec.Text)
+		}
+	}
+	return mostlyCJK(text) == mostlyCJK(b.String()), nil
+}
+
+// mostlyCJK reports whether text holds more CJK characters than letters
+// of other scripts.
+func mostlyCJK(text string) bool {
+	cjk, other := 0, 0
+	for _, r := range text {
+		switch {
+		case analysis.IsCJK(r):
+			cjk++
+		case unicode.IsLetter(r):
+			other++
+		}
+	}
+	return cjk > other
 }
 
 // previousSessions returns the sessions the phrase may name, latest start

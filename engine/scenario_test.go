@@ -206,6 +206,17 @@ var scenario6Floors = map[string][2]float64{
 	"recency": {0.50, 1}, "previous": {0.66, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario7Floors are the seventh set's floors (testdata/scenarios7). Its
+// first measurement, out of sample (committed before any retrieval ran on
+// it, after the sixth set's fix), core hit@1/hit@5 0.82/0.97 (previous
+// 0.50/0.50: "what did we decide last meeting?" about an English
+// stand-up left unnarrowed). Set after the fix (the latest meeting is
+// named when the question is in its language): core 0.82/1.00.
+var scenario7Floors = map[string][2]float64{
+	"time": {0.80, 1}, "inherited": {1, 1}, "speaker": {0.80, 1}, "paraphrase": {0.80, 1}, "lowinfo": {0.50, 1},
+	"recency": {0.75, 1}, "previous": {0.66, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // scenarioClasses is the report order.
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
@@ -388,7 +399,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios6; their README.md files
+// was measured (testdata/scenarios2 to scenarios7; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
@@ -402,6 +413,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios4", scenario4Floors},
 		{"scenarios5", scenario5Floors},
 		{"scenarios6", scenario6Floors},
+		{"scenarios7", scenario7Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
