@@ -357,6 +357,10 @@ func (p *postingsIter) Next() bool {
 	return p.cur != endDoc
 }
 
+// seekNear is how many postings ahead of the current one Seek scans
+// before it searches the block.
+const seekNear = 8
+
 // Seek advances to the first posting >= d (never backwards) and reports
 // whether there is one.
 func (p *postingsIter) Seek(d uint32) bool {
@@ -385,7 +389,25 @@ func (p *postingsIter) Seek(d uint32) bool {
 	// filter, mid and common terms, 200k records): Seek was 56% of
 	// filterDriven.
 	docs := p.docs
-	b, n := p.i, len(docs)-p.i
+	b := p.i
+	if e := b + seekNear; e < len(docs) && docs[e] >= d {
+		// The target is among the next seekNear postings: count those
+		// below d, compares that do not wait on each other (each step of
+		// the binary search below waits on the last one's load).
+		// Profile lesson (Zipf 200k, common/agent, filter-driven): the
+		// search's compare line was 780 ms of Seek's 2.81 s, most seeks
+		// landing a few postings ahead.
+		w := docs[b:e:e]
+		c := 0
+		for _, v := range w {
+			c -= int((int64(v) - int64(d)) >> 63)
+		}
+		b += c
+		p.i = b
+		p.cur = docs[b]
+		return true
+	}
+	n := len(docs) - b
 	for n > 1 {
 		half := n >> 1
 		// -1 when docs[b+half] < d, else 0 (ids fit in 32 bits)

@@ -112,6 +112,18 @@ func TestSingleBlockTerms(t *testing.T) {
 				t.Fatalf("%s: Seek(%d) = %v at %d, want doc index %d of %d", term, d, ok, p.At(), i, len(got))
 			}
 		}
+		// Rising targets, near (Seek's scan of the next postings) and far
+		// (its search of the block).
+		for _, step := range []int{1, 3, 12, 40, 700} {
+			p.reset(&ti)
+			for d := uint32(rng.IntN(step + 1)); d < uint32(n+3); d += uint32(1 + rng.IntN(step)) {
+				i, _ := slices.BinarySearchFunc(got, d, func(g posting, d uint32) int { return int(g.doc) - int(d) })
+				ok := p.Seek(d)
+				if ok != (i < len(got)) || (ok && p.At() != got[i].doc) {
+					t.Fatalf("%s: step %d: Seek(%d) = %v at %d, want doc index %d of %d", term, step, d, ok, p.At(), i, len(got))
+				}
+			}
+		}
 		h, err := x.Search(term, nil, 10, nil)
 		if err != nil {
 			t.Fatal(err)
