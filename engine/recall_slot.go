@@ -14,7 +14,8 @@ import (
 
 // Slots: a question asks for a value of one type (askedSlot: when / 哪天 /
 // what time / 几点 a time, where / 哪里 a place, who owns / 谁负责 an owner,
-// how much / 多少 an amount), and the records that answer it state a value of
+// how much / 多少 an amount, and a sum of money when the question is about
+// money: 预算, cost), and the records that answer it state a value of
 // that type (small bilingual detectors: slotPattern, slotValues). Two
 // rules, in a question asking for one, not about an earlier time
 // (recall_change.go's detector, or a window that ends before now) and not
@@ -76,10 +77,11 @@ const (
 	slotPlace
 	slotOwner
 	slotAmount
+	slotMoney
 )
 
 func (k slotKind) String() string {
-	return [...]string{"none", "time", "place", "owner", "amount"}[k]
+	return [...]string{"none", "time", "place", "owner", "amount", "sum of money"}[k]
 }
 
 var (
@@ -90,6 +92,10 @@ var (
 	// Monday?", "下周一谁入职？" ask for a person, not an assignment).
 	askOwner  = regexp.MustCompile(`(?i)\bwho(se)?\b.*\b(own|owns|owner|handles?|handling|responsible|in charge|picks?|keeps?|leads?|runs?|takes? care|manages?|books?)\b|谁.*(负责|接|跟|管|整理|准备|弄|带)|(负责|管|整理|准备).*谁`)
 	askAmount = regexp.MustCompile(`(?i)\bhow (much|many|big)\b|多少|几个|几次|几位|几人|几万`)
+	// askMoney: an amount question about money (the budget, a price, a
+	// bill): its answer states a sum, not a count ("两个区服" answers
+	// "几个区服", not "每月预算多少").
+	askMoney = regexp.MustCompile(`(?i)\b(budget|budgets|cost|costs|price|prices|priced|spend|spent|spending|fee|fees|salary|pay|paid|bill|bills|quote|quoted|rent|charge|charged|worth|money|expense|expenses)\b|预算|费用|花了|花费|多少钱|价格|价钱|报价|成本|开销|经费|资金|工资|薪|账单|房租|租金|收费|贵`)
 )
 
 // askWords: a question asking for a slot holds one of them (a cheap test
@@ -116,6 +122,9 @@ func askedSlot(text string) slotKind {
 	case askOwner.MatchString(text):
 		return slotOwner
 	case askAmount.MatchString(text):
+		if askMoney.MatchString(text) {
+			return slotMoney
+		}
 		return slotAmount
 	}
 	return slotNone
@@ -141,6 +150,12 @@ var (
 	ownerValue = detector{
 		en: regexp.MustCompile(`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`),
 		zh: regexp.MustCompile(`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`),
+	}
+	// moneyValue: a sum of money or a share of one ("75k", "$80", "七万五",
+	// "3000元", "百分之二十").
+	moneyValue = detector{
+		en: regexp.MustCompile(`(?i)[$¥￥€£]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|bucks|rmb|yuan|usd|euros?|eur)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
+		zh: regexp.MustCompile(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万.]+(?:万|元|块|千|%|美元|美金|欧元)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
 	}
 	firstPerson = regexp.MustCompile(`(?i)\b(I'll|I will|I've|I'm|I can|me)\b|我来|我负责|我自己|我去`)
 	amountValue = detector{
@@ -201,6 +216,8 @@ func slotPattern(k slotKind) detector {
 		return placeValue
 	case slotOwner:
 		return ownerVerb
+	case slotMoney:
+		return moneyValue
 	}
 	return amountValue
 }
@@ -241,6 +258,8 @@ func slotValues(k slotKind, text, role string) []string {
 		}
 	case slotAmount:
 		add(amountValue, true)
+	case slotMoney:
+		add(moneyValue, true)
 	}
 	slices.Sort(vs)
 	return slices.Compact(vs)

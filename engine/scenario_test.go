@@ -150,10 +150,11 @@ func readJSONL[T any](t *testing.T, path string) []T {
 // multilingual embedder), tenancy 1/1, nonempty 1/1. Set after the fixes
 // its misses showed (a date range ending in a bare day, a Latin name
 // glued to Chinese, which earlier meeting "the last meeting" names, three
-// lexicon concepts).
+// lexicon concepts). Recency raised 0.40 -> 0.60 when a money question
+// ("每月预算多少") took a sum, not a count, as its slot's value.
 var scenario2Floors = map[string][2]float64{
 	"time": {0.78, 1.00}, "inherited": {1, 1}, "speaker": {0.83, 0.83}, "paraphrase": {0.66, 0.83}, "lowinfo": {0.80, 1.00},
-	"recency": {0.40, 1.00}, "previous": {0.75, 1.00}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.60, 1.00}, "previous": {0.75, 1.00}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario3Floors are the third set's floors (testdata/scenarios3). Its
@@ -163,9 +164,10 @@ var scenario2Floors = map[string][2]float64{
 // lowinfo 1/1, recency 0.50/0.75, previous 0.33/0.33, crosslingual
 // 0.67/1.00 (needs), tenancy 1/1, nonempty 1/1. Set after the fixes its
 // misses showed (a name ending in 刚 is not "刚说", the last meeting chosen
-// by the coverage of its best matches).
+// by the coverage of its best matches). Inherited raised 0.60 -> 0.80 with
+// the money slot.
 var scenario3Floors = map[string][2]float64{
-	"time": {0.83, 1.00}, "inherited": {0.60, 1.00}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 0.80}, "lowinfo": {1, 1},
+	"time": {0.83, 1.00}, "inherited": {0.80, 1.00}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 0.80}, "lowinfo": {1, 1},
 	"recency": {0.50, 0.75}, "previous": {1, 1}, "crosslingual": {0.66, 1.00}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
