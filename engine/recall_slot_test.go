@@ -134,3 +134,46 @@ func TestSlotSupersession(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotTypePast checks that a question about an earlier time still
+// prefers the records stating a value of the asked type (rule 1), and
+// that it did not without that (so the check can fail).
+func TestSlotTypePast(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "m1", Role: "周敏", Time: t0, Text: "今天主要定一下年会的场地和预算。"},
+		{Agent: "a", Session: "m1", Role: "孙浩", Time: t0.Add(5 * time.Minute), Text: "场地定在滨江酒店。"},
+		{Agent: "a", Session: "m1", Role: "周敏", Time: t0.Add(9 * time.Minute), Text: "年会按八万来做。"},
+		{Agent: "a", Session: "c2", Role: "user", Time: t0.Add(10 * 24 * time.Hour), Text: "帮我订明天的机票。"},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	top := func() string {
+		t.Helper()
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "两周前的会上年会预算定了多少？", K: 3, Mode: ModeSparse,
+			Now: t0.Add(14 * 24 * time.Hour), ParseTime: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Fatal("no memories")
+		}
+		return res.Memories[0].Text
+	}
+	defer func(on bool) { slotTypePast = on }(slotTypePast)
+	slotTypePast = false
+	if got := top(); got != recs[0].Text {
+		t.Fatalf("rule off: top %q: want the agenda first, else this test checks nothing", got)
+	}
+	slotTypePast = true
+	if got := top(); got != recs[2].Text {
+		t.Errorf("top %q: want the statement of the sum", got)
+	}
+}

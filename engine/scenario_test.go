@@ -70,9 +70,10 @@ var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3
 // 0.88/1.00 (0.56/1.00 without it). Raised after the when-question rule
 // (a record stating a time x1.5): recency 0.71/1.00, crosslingual
 // 0.50/0.66. Raised when an agenda's "today" (今天主要定补丁的时间) stopped
-// counting as a stated time: recency 0.85/1.00, previous 1.00/1.00.
+// counting as a stated time: recency 0.85/1.00, previous 1.00/1.00; time
+// 0.82 when the answer's type counted in questions about an earlier time.
 var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
-	"time":         {0.78, 1.00},
+	"time":         {0.82, 1.00},
 	"inherited":    {0.85, 1.00},
 	"speaker":      {0.77, 1.00},
 	"paraphrase":   {0.66, 1.00},
@@ -231,10 +232,13 @@ var scenario7Floors = map[string][2]float64{
 // successor inheriting it pass the new budget), lowinfo 1/1, recency
 // 0.57/1.00, previous 0.50/1.00 (core 1/1), crosslingual 0.67/1.00,
 // tenancy 1/1, nonempty 1/1. Main before those rules (5016d38) measured
-// the same but one recency question at rank 5 instead of 4.
+// the same but one recency question at rank 5 instead of 4. Raised when
+// the answer's type counted in questions about an earlier time (read off
+// this set's "两周前的会上预算定了多少", so in sample here): time 1.00,
+// recency 0.71.
 var scenario8Floors = map[string][2]float64{
-	"time": {0.80, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
-	"recency": {0.57, 1}, "previous": {0.50, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
+	"recency": {0.71, 1}, "previous": {0.50, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
