@@ -36,7 +36,7 @@ func (p *plan) changes() error {
 	if len(p.cands) < 2 || !p.earlier || p.current || changeDemote == 1 {
 		return nil
 	}
-	n, top, err := p.boostTexts(changeStatement, changeDemote, func(*cand) {})
+	n, top, err := p.boostTexts(changeStatement.MatchString, changeDemote, func(*cand) {})
 	if n > 0 {
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("a question about an earlier state: %d of the top %d candidates state a change, x%g", n, top, changeDemote))
 	}

@@ -71,7 +71,7 @@ func (p *plan) experience() error {
 	if len(p.cands) < 2 || !experienceQuestion(p.q.Text) {
 		return nil
 	}
-	n, top, err := p.boostTexts(narration, experienceBoost, func(c *cand) { c.narrated = true })
+	n, top, err := p.boostTexts(narration.MatchString, experienceBoost, func(c *cand) { c.narrated = true })
 	if n > 0 {
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("an experience question: %d of the top %d candidates narrate one, boosted x%g", n, top, experienceBoost))
 	}

@@ -21,8 +21,11 @@ func TestAskedSlot(t *testing.T) {
 		"春季展会在哪个场馆？":                               slotPlace,
 		"Who owns the Northwind deal?":             slotOwner,
 		"谁去车站接我妈？":                                 slotOwner,
-		"How much is the rent?":                    slotAmount,
-		"宽带一年多少钱？":                                 slotAmount,
+		"How much is the rent?":                    slotMoney,
+		"宽带一年多少钱？":                                 slotMoney,
+		"现在服务器预算是每月多少？":                            slotMoney,
+		"How many people signed up?":               slotAmount,
+		"新开了几个区服？":                                 slotAmount,
 		"Why did we switch vendors?":               slotNone,
 		"What did Maria say?":                      slotNone,
 		"王芳说了什么":                                   slotNone,
@@ -53,6 +56,9 @@ func TestSlotValues(t *testing.T) {
 		{slotPlace, "The trade show is in Chicago this year.", "Jen", "The organizers relocated it to Denver.", "Sam", false, true, true},
 		{slotPlace, "模拟考在市图书馆的自习室。", "小雨", "模拟考换个地方，去阿峰公司的会议室考。", "小雨", false, true, true},
 		{slotAmount, "Finance gave us $18k for the booth.", "Sam", "Booth budget: $18k, as finance said.", "Rita", true, true, true},
+		{slotMoney, "Finance gave us $18k for the booth.", "Sam", "The booth budget went up to 25k.", "Rita", false, true, true},
+		{slotMoney, "服务器预算按每月六万五来做。", "孙浩", "服务器预算先提高到每月七万五。", "周敏", false, true, true},
+		{slotMoney, "主要是新开的两个区服，要临时扩容。", "孙浩", "一节课两百，每周六下午。", "user", false, false, true},
 		{slotAmount, "市场部这个季度已经超支了百分之十五。", "王芳", "市场部超支降到了百分之十，还在消化。", "王芳", false, true, true},
 		{slotAmount, "华东区的目标先报三百万。", "王磊", "往下调到两百六十万比较稳。", "王磊", false, true, true},
 	} {
@@ -126,5 +132,48 @@ func TestSlotSupersession(t *testing.T) {
 		if got, notes := top("Who owns the Northwind deal?", mode); got != recs[5].Text {
 			t.Errorf("%s: owner: top %q: want the handover (%v)", mode, got, notes)
 		}
+	}
+}
+
+// TestSlotTypePast checks that a question about an earlier time still
+// prefers the records stating a value of the asked type (rule 1), and
+// that it did not without that (so the check can fail).
+func TestSlotTypePast(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2027, 3, 2, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "m1", Role: "周敏", Time: t0, Text: "今天主要定一下年会的场地和预算。"},
+		{Agent: "a", Session: "m1", Role: "孙浩", Time: t0.Add(5 * time.Minute), Text: "场地定在滨江酒店。"},
+		{Agent: "a", Session: "m1", Role: "周敏", Time: t0.Add(9 * time.Minute), Text: "年会按八万来做。"},
+		{Agent: "a", Session: "c2", Role: "user", Time: t0.Add(10 * 24 * time.Hour), Text: "帮我订明天的机票。"},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	top := func() string {
+		t.Helper()
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "两周前的会上年会预算定了多少？", K: 3, Mode: ModeSparse,
+			Now: t0.Add(14 * 24 * time.Hour), ParseTime: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Fatal("no memories")
+		}
+		return res.Memories[0].Text
+	}
+	defer func(on bool) { slotTypePast = on }(slotTypePast)
+	slotTypePast = false
+	if got := top(); got != recs[0].Text {
+		t.Fatalf("rule off: top %q: want the agenda first, else this test checks nothing", got)
+	}
+	slotTypePast = true
+	if got := top(); got != recs[2].Text {
+		t.Errorf("top %q: want the statement of the sum", got)
 	}
 }

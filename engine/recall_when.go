@@ -41,12 +41,30 @@ var whenQuestion = regexp.MustCompile(`(?i)(^|[,.;:!?]\s*|\b(and|but|so)\s+)(whe
 // "20 May").
 var timeStatement = regexp.MustCompile(`(?i)\b((january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d{1,2}(st|nd|rd|th)?|\d{1,2}(st|nd|rd|th)?\s+(of\s+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|yesterday|today|tonight|tomorrow|ago|since|last (night|week|weekend|month|year|summer|winter|spring|fall|autumn|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|next (week|weekend|month|year|summer|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|afternoon|evening|week|weekend|month|year|summer)|\d+\s*(years?|months?|weeks?|days?|hours?)|(a|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|few|couple of) (years?|months?|weeks?|days?)|january|february|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|(19|20)\d\d)\b|昨天|前天|今天|明天|后天|上周|下周|本周|这周|上个月|下个月|这个月|去年|今年|明年|[0-9一二三四五六七八九十两几半]+(年|个月|周|天|号|日|月)|星期|周[一二三四五六日末]|[正腊冬]月|初[一二三四五六七八九十]|除夕|元旦|春节|中秋|国庆`)
 
+// agendaToday matches the opening of a meeting's agenda ("today we decide
+// the patch date", "今天主要定补丁的时间", "今天三件事"): its "today" says
+// when the talk is, not the time the question asks for, and the turn names
+// the subject with no value (as the slot rule's agendas do).
+var agendaToday = regexp.MustCompile(`(?i)\btoday,?\s+(?:we(?:'ll| will| need to| have to| should)?|let's|the agenda is|our agenda is)\s+(?:to\s+)?(?:discuss|cover|decide|settle|go over|talk about|review|look at|focus on)\b|\b(?:on|for) today's agenda\b|\btoday's (?:agenda|topics?)\b|今天(?:主要|我们|要|先|就)*(?:讨论|定一下|定|说一下|聊一下|过一下|商量|确定|议题|[一二两三四五几]件事)`)
+
+// statesTime reports whether text states a time other than an agenda's
+// "today".
+func statesTime(text string) bool {
+	if !timeStatement.MatchString(text) {
+		return false
+	}
+	if loc := agendaToday.FindStringIndex(text); loc != nil {
+		return timeStatement.MatchString(agendaToday.ReplaceAllLiteralString(text, " "))
+	}
+	return true
+}
+
 // when applies whenBoost in a when question.
 func (p *plan) when() error {
 	if len(p.cands) < 2 || !whenQuestion.MatchString(p.q.Text) {
 		return nil
 	}
-	n, top, err := p.boostTexts(timeStatement, whenBoost, func(c *cand) { c.timed = true })
+	n, top, err := p.boostTexts(statesTime, whenBoost, func(c *cand) { c.timed = true })
 	if n > 0 {
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("a when question: %d of the top %d candidates state a time, boosted x%g", n, top, whenBoost))
 	}
@@ -54,17 +72,17 @@ func (p *plan) when() error {
 }
 
 // boostTexts multiplies by factor the fused score of each of the top 3K
-// candidates whose text matches re, marks it, and returns how many
+// candidates whose text matches, marks it, and returns how many
 // matched of how many were read. The question-class rules (when,
 // experience) share it; the texts the selective stage did not read are
 // read here.
-func (p *plan) boostTexts(re *regexp.Regexp, factor float32, mark func(*cand)) (n, top int, err error) {
+func (p *plan) boostTexts(match func(string) bool, factor float32, mark func(*cand)) (n, top int, err error) {
 	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
 	if err := p.read(order); err != nil {
 		return 0, len(order), err
 	}
 	for _, i := range order {
-		if c := &p.cands[i]; c.fetched && re.MatchString(c.rec.Text) {
+		if c := &p.cands[i]; c.fetched && match(c.rec.Text) {
 			p.fused[i] *= factor
 			mark(c)
 			n++

@@ -34,3 +34,23 @@ func TestWhenQuestion(t *testing.T) {
 		{"Say when you are ready", false},
 	})
 }
+
+// TestStatesTime checks that an agenda's "today" is not the time a when
+// question asks for, while a time stated beside it still counts.
+func TestStatesTime(t *testing.T) {
+	for text, want := range map[string]bool{
+		"今天主要定2.3版本补丁的时间。":                 false,
+		"早上好，今天三件事：补丁时间、服务器费用、美术进度。":       false,
+		"Today we decide the launch date.": false,
+		"On today's agenda: the offsite.":  false,
+		"那就定了，2.3版本补丁12月10日上线。":            true,
+		"今天主要定补丁时间，我建议12月10日。":             true,
+		"We ship today.":                       true,
+		"今天上线了。":                               true,
+		"Today we decide; the beta is Nov 20.": true,
+	} {
+		if got := statesTime(text); got != want {
+			t.Errorf("statesTime(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

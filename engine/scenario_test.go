@@ -69,15 +69,17 @@ var scenarioNow = time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3
 // "上次开会", nine questions) joined with the previous-session rule at
 // 0.88/1.00 (0.56/1.00 without it). Raised after the when-question rule
 // (a record stating a time x1.5): recency 0.71/1.00, crosslingual
-// 0.50/0.66.
+// 0.50/0.66. Raised when an agenda's "today" (今天主要定补丁的时间) stopped
+// counting as a stated time: recency 0.85/1.00, previous 1.00/1.00; time
+// 0.82 when the answer's type counted in questions about an earlier time.
 var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
-	"time":         {0.78, 1.00},
+	"time":         {0.82, 1.00},
 	"inherited":    {0.85, 1.00},
 	"speaker":      {0.77, 1.00},
 	"paraphrase":   {0.66, 1.00},
 	"lowinfo":      {0.50, 1.00},
-	"recency":      {0.71, 1.00},
-	"previous":     {0.88, 1.00},
+	"recency":      {0.85, 1.00},
+	"previous":     {1.00, 1.00},
 	"crosslingual": {0.50, 0.66},
 	"tenancy":      {1.00, 1.00},
 	"nonempty":     {1.00, 1.00},
@@ -150,10 +152,13 @@ func readJSONL[T any](t *testing.T, path string) []T {
 // multilingual embedder), tenancy 1/1, nonempty 1/1. Set after the fixes
 // its misses showed (a date range ending in a bare day, a Latin name
 // glued to Chinese, which earlier meeting "the last meeting" names, three
-// lexicon concepts).
+// lexicon concepts). Recency raised 0.40 -> 0.60 when a money question
+// ("每月预算多少") took a sum, not a count, as its slot's value; time
+// 0.78 -> 0.85 and recency 0.60 -> 0.80 when an agenda's "today" stopped
+// counting as a stated time.
 var scenario2Floors = map[string][2]float64{
-	"time": {0.78, 1.00}, "inherited": {1, 1}, "speaker": {0.83, 0.83}, "paraphrase": {0.66, 0.83}, "lowinfo": {0.80, 1.00},
-	"recency": {0.40, 1.00}, "previous": {0.75, 1.00}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {0.85, 1.00}, "inherited": {1, 1}, "speaker": {0.83, 0.83}, "paraphrase": {0.66, 0.83}, "lowinfo": {0.80, 1.00},
+	"recency": {0.80, 1.00}, "previous": {0.75, 1.00}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario3Floors are the third set's floors (testdata/scenarios3). Its
@@ -163,9 +168,10 @@ var scenario2Floors = map[string][2]float64{
 // lowinfo 1/1, recency 0.50/0.75, previous 0.33/0.33, crosslingual
 // 0.67/1.00 (needs), tenancy 1/1, nonempty 1/1. Set after the fixes its
 // misses showed (a name ending in 刚 is not "刚说", the last meeting chosen
-// by the coverage of its best matches).
+// by the coverage of its best matches). Inherited raised 0.60 -> 0.80 with
+// the money slot.
 var scenario3Floors = map[string][2]float64{
-	"time": {0.83, 1.00}, "inherited": {0.60, 1.00}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 0.80}, "lowinfo": {1, 1},
+	"time": {0.83, 1.00}, "inherited": {0.80, 1.00}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 0.80}, "lowinfo": {1, 1},
 	"recency": {0.50, 0.75}, "previous": {1, 1}, "crosslingual": {0.66, 1.00}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
@@ -218,6 +224,23 @@ var scenario7Floors = map[string][2]float64{
 }
 
 // scenarioClasses is the report order.
+// scenario8Floors are the eighth set's floors (testdata/scenarios8), its
+// first measurement, out of sample (committed at 3a30622 before any
+// retrieval ran on it, after the two recency rules of 2026-12-03), hit@1 /
+// hit@5: time 0.80/1.00, inherited 1/1, speaker 1/1, paraphrase
+// 0.00/0.67 ("装修费用怎么样了": a turn naming the cost, 费用明细, and its
+// successor inheriting it pass the new budget), lowinfo 1/1, recency
+// 0.57/1.00, previous 0.50/1.00 (core 1/1), crosslingual 0.67/1.00,
+// tenancy 1/1, nonempty 1/1. Main before those rules (5016d38) measured
+// the same but one recency question at rank 5 instead of 4. Raised when
+// the answer's type counted in questions about an earlier time (read off
+// this set's "两周前的会上预算定了多少", so in sample here): time 1.00,
+// recency 0.71.
+var scenario8Floors = map[string][2]float64{
+	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
+	"recency": {0.71, 1}, "previous": {0.50, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
 // loadScenario reads the history and the questions and checks that every
@@ -399,7 +422,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios7; their README.md files
+// was measured (testdata/scenarios2 to scenarios8; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
@@ -414,6 +437,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios5", scenario5Floors},
 		{"scenarios6", scenario6Floors},
 		{"scenarios7", scenario7Floors},
+		{"scenarios8", scenario8Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
