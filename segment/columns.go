@@ -508,7 +508,17 @@ func (c *colCursor) release() { cursorPool.Put(c) }
 func (c *colCursor) dead(i int) bool { return c.del[i/8]&(1<<(i%8)) != 0 }
 
 // next decodes the next live record's fields into r.
-func (c *colCursor) next(r *colRecord) error {
+func (c *colCursor) next(r *colRecord) error { return c.advance(r, false) }
+
+// skip walks past the next live record, as next but without its names
+// and metadata: a read walks a head's records before its own for their
+// text lengths and the segment's name tables (nameRef).
+func (c *colCursor) skip() error {
+	var r colRecord
+	return c.advance(&r, true)
+}
+
+func (c *colCursor) advance(r *colRecord, lazy bool) error {
 	cols, sc := &c.cols, c.sc
 	var n uint64
 	if c.packed {
@@ -521,17 +531,18 @@ func (c *colCursor) next(r *colRecord) error {
 		c.t += cols[colTimes].varint("time")
 	}
 	r.t = c.t
-	if c.names != nil {
-		c.namesOf(r)
-	} else {
+	switch {
+	case c.names == nil:
 		r.agent = cols[colAgents].at(cols[colAgents].ref(&sc.agents, "agent"))
 		r.session = cols[colSessions].at(cols[colSessions].ref(&sc.sessions, "session"))
 		r.role = cols[colRoles].at(cols[colRoles].ref(&sc.roles, "role"))
-	}
-	if c.names != nil {
-		c.metaOf(r)
-	} else {
 		c.metaSpans(r)
+	case lazy:
+		c.namesOf(r, true)
+		c.skipMeta()
+	default:
+		c.namesOf(r, false)
+		c.metaOf(r)
 	}
 	if !c.packed {
 		n = cols[colTextLens].uvarint("text length")
@@ -628,23 +639,22 @@ func (c *colCursor) finish(textsLen uint64) error {
 type colScratch struct {
 	agents, sessions, roles, meta, keys, vals []span
 	nvs                                       []uint64
-	nAgents, nSessions, nRoles, nMeta         [][]byte // a version-4 head's names
-	mKeys, mVals                              [][]byte // a version-4 record's metadata (keys, nvs and flat values)
-	lastSess                                  []int    // per agent (its index in nAgents): its last session's index in nSessions, -1 none
-	times                                     []int64  // a version-6 head's live records' times
-	lens                                      []uint64 // and text lengths
+	nAgents, nSessions, nRoles, nMeta         headTable // a version-4 head's names
+	mKeys, mVals                              [][]byte  // a version-4 record's metadata (keys, nvs and flat values)
+	lastSess                                  []int     // per agent (its index in nAgents): its last session's index in nSessions, -1 none
+	times                                     []int64   // a version-6 head's live records' times
+	lens                                      []uint64  // and text lengths
 }
 
 func (s *colScratch) reset() {
 	s.agents, s.sessions, s.roles, s.meta = s.agents[:0], s.sessions[:0], s.roles[:0], s.meta[:0]
 	s.keys, s.vals, s.nvs = s.keys[:0], s.vals[:0], s.nvs[:0]
-	clear(s.nAgents[:cap(s.nAgents)])
-	clear(s.nSessions[:cap(s.nSessions)])
-	clear(s.nRoles[:cap(s.nRoles)])
-	clear(s.nMeta[:cap(s.nMeta)])
+	s.nAgents.reset()
+	s.nSessions.reset()
+	s.nRoles.reset()
+	s.nMeta.reset()
 	clear(s.mKeys[:cap(s.mKeys)])
 	clear(s.mVals[:cap(s.mVals)])
-	s.nAgents, s.nSessions, s.nRoles, s.nMeta = s.nAgents[:0], s.nSessions[:0], s.nRoles[:0], s.nMeta[:0]
 	s.mKeys, s.mVals = s.mKeys[:0], s.mVals[:0]
 	s.lastSess = s.lastSess[:0]
 }

@@ -396,11 +396,14 @@ func (c *compressor) readFramed(first uint64, v []byte, count uint32, ids []uint
 			}
 			continue
 		}
+		if ids[j] != id {
+			if err := cur.skip(); err != nil {
+				return bad(err)
+			}
+			continue
+		}
 		if err := cur.next(&r); err != nil {
 			return bad(err)
-		}
-		if ids[j] != id {
-			continue
 		}
 		j++
 		text, terr := fr.text(c, f, r.textOff, r.textEnd)

@@ -3,9 +3,12 @@ package segment
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lazymem/lazymem/bench/workload"
 	"github.com/lazymem/lazymem/codec"
@@ -213,4 +216,68 @@ func BenchmarkReadFramed(b *testing.B) {
 			b.ReportMetric(float64(len(v)), "stored-B")
 		})
 	}
+}
+
+// BenchmarkColdOpenRead reads 50 random records through one GetMany right
+// after the log opens: a new process's first read of a recall's
+// candidates (the log's caches and Pebble's block cache empty, the OS
+// page cache warm), each record in a segment of its own on a large log.
+// The reopen is not timed; cpu-us/op is the process's CPU over the timed
+// reads, open-ms/op the reopen's wall time. The log is LAZYMEM_LOG_DIR's (e.g. an engine benchmark store's
+// log directory, closed) or 200k workload records built here.
+//
+//	LAZYMEM_LOG_DIR=DIR/zipf-n=1000000/log go test ./segment -run XXX -bench ColdOpenRead -benchtime 200x
+func BenchmarkColdOpenRead(b *testing.B) {
+	dir := os.Getenv("LAZYMEM_LOG_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+		l, err := Open(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		payloads := workloadPayloads(200000)
+		for lo := 0; lo < len(payloads); lo += 1000 {
+			if _, err := l.AppendBatch(ctx, payloads[lo:min(len(payloads), lo+1000)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids := make([]uint64, 50)
+	var cpu, open time.Duration
+	n := 0
+	b.ReportAllocs()
+	b.StopTimer()
+	for range b.N {
+		t0 := time.Now()
+		l, err := Open(dir, Options{DisableBackgroundSeal: true})
+		open += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.segMu.RLock()
+		sealed := l.sealed
+		l.segMu.RUnlock()
+		for k := range ids {
+			ids[k] = 1 + rng.Uint64N(sealed-1)
+		}
+		slices.Sort(ids)
+		c0 := processCPU()
+		b.StartTimer()
+		err = l.GetMany(ids, func(uint64, []byte) error { n++; return nil })
+		b.StopTimer()
+		cpu += processCPU() - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(float64(open.Microseconds())/1e3/float64(b.N), "open-ms/op")
+	b.ReportMetric(float64(n)/float64(b.N), "records/op")
 }

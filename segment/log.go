@@ -191,6 +191,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		l.logf("%v", err) // leftovers of the archive cleaner; not a reason to refuse to open
 	}
 	l.settleTables()
+	l.warmIndexes()
 	l.wg.Add(1)
 	go l.sealLoop()
 	if l.tailCount >= int64(opts.SegmentRecords) || l.tailBytes >= int64(opts.SegmentBytes) {

@@ -408,11 +408,49 @@ func (e *colEncoder) namesOf(agent, session, role []byte) {
 	e.nameRef(colRoles, 2, role, 0)
 }
 
+// headTable is a version-4 head's table of one kind of name (agents,
+// sessions, roles, metadata strings), in the order its records first
+// refer to them. A name first met in a record that a read walks past
+// (lazy) is not looked up in the log's table until a record read refers
+// to it: pend[i] is its id + 1, 0 once s[i] holds it. The lookups are
+// cache misses in a table of 100k+ names after a reopen, and a cold read
+// walks on average half its segment's records to reach its own
+// (docs/benchmarks/cold.md, tenth pass).
+type headTable struct {
+	s    [][]byte
+	pend []uint64
+}
+
+func (h *headTable) reset() {
+	clear(h.s[:cap(h.s)])
+	h.s, h.pend = h.s[:0], h.pend[:0]
+}
+
+func (h *headTable) add(s []byte, pend uint64) int {
+	h.s, h.pend = append(h.s, s), append(h.pend, pend)
+	return len(h.s) - 1
+}
+
+// at returns entry i, looking its name up in names if it was put off;
+// false if names has no such name (c fails with the lookup's message).
+func (h *headTable) at(c *colReader, names *nameTable, i int, what string) []byte {
+	if p := h.pend[i]; p != 0 {
+		s, ok := names.get(p - 1)
+		if !ok {
+			c.fail(fmt.Sprintf("%s: name %d not in the log", what, p-1))
+			return nil
+		}
+		h.s[i], h.pend[i] = s, 0
+	}
+	return h.s[i]
+}
+
 // nameRef reads a reference of a version-4 head's column (codes as the
 // encoder's nameRef writes them; codes below base are the caller's) into
 // table, the segment's names so far, and returns the name and its index
-// in table.
-func (c *colReader) nameRef(names *nameTable, table *[][]byte, what string, base uint64) ([]byte, int) {
+// in table. lazy: the record is walked past, its name is not needed (nor
+// looked up).
+func (c *colReader) nameRef(names *nameTable, table *headTable, what string, base uint64, lazy bool) ([]byte, int) {
 	k := c.uvarint(what)
 	if c.err != nil {
 		return nil, 0
@@ -422,44 +460,51 @@ func (c *colReader) nameRef(names *nameTable, table *[][]byte, what string, base
 		if c.err != nil {
 			return nil, 0
 		}
+		if lazy {
+			return nil, table.add(nil, id+1)
+		}
 		s, ok := names.get(id)
 		if !ok {
 			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
 			return nil, 0
 		}
-		*table = append(*table, s)
-		return s, len(*table) - 1
+		return s, table.add(s, 0)
 	}
-	if k < base || k-base > uint64(len(*table)) {
+	if k < base || k-base > uint64(len(table.s)) {
 		c.fail(what)
 		return nil, 0
 	}
-	return (*table)[k-base-1], int(k - base - 1)
+	i := int(k - base - 1)
+	if lazy {
+		return nil, i
+	}
+	return table.at(c, names, i, what), i
 }
 
 // namesOf reads a record's agent, session and role from a version-4
-// head.
-func (c *colCursor) namesOf(r *colRecord) {
+// head (lazy: walks past them, see nameRef).
+func (c *colCursor) namesOf(r *colRecord, lazy bool) {
 	cols, sc := &c.cols, c.sc
 	var a int
-	r.agent, a = cols[colAgents].nameRef(c.names, &sc.nAgents, "agent", 0)
+	r.agent, a = cols[colAgents].nameRef(c.names, &sc.nAgents, "agent", 0, lazy)
 	for len(sc.lastSess) <= a {
 		sc.lastSess = append(sc.lastSess, -1)
 	}
 	sess := &cols[colSessions]
 	if sess.err == nil && sess.off < len(sess.b) && sess.b[sess.off] == 0 {
 		sess.off++
-		if sc.lastSess[a] < 0 {
+		switch {
+		case sc.lastSess[a] < 0:
 			sess.fail("session: the agent has no previous session")
-		} else {
-			r.session = sc.nSessions[sc.lastSess[a]]
+		case !lazy:
+			r.session = sc.nSessions.at(sess, c.names, sc.lastSess[a], "session")
 		}
 	} else {
 		var si int
-		r.session, si = sess.nameRef(c.names, &sc.nSessions, "session", 1)
+		r.session, si = sess.nameRef(c.names, &sc.nSessions, "session", 1, lazy)
 		sc.lastSess[a] = si
 	}
-	r.role, _ = cols[colRoles].nameRef(c.names, &sc.nRoles, "role", 0)
+	r.role, _ = cols[colRoles].nameRef(c.names, &sc.nRoles, "role", 0, lazy)
 }
 
 // maxNameBytes bounds the bytes of the metadata strings the name table
@@ -500,8 +545,9 @@ func (e *colEncoder) metaRef(c, k int, s []byte) {
 }
 
 // metaRef reads a reference of a version-4 meta column (codes as the
-// encoder's metaRef writes them) into table and returns the string.
-func (c *colReader) metaRef(names *nameTable, table *[][]byte, what string) []byte {
+// encoder's metaRef writes them) into table and returns the string (lazy:
+// walks past it, see nameRef).
+func (c *colReader) metaRef(names *nameTable, table *headTable, what string, lazy bool) []byte {
 	k := c.uvarint(what)
 	if c.err != nil {
 		return nil
@@ -512,25 +558,31 @@ func (c *colReader) metaRef(names *nameTable, table *[][]byte, what string) []by
 		if c.err != nil {
 			return nil
 		}
+		if lazy {
+			table.add(nil, id+1)
+			return nil
+		}
 		s, ok := names.get(id)
 		if !ok {
 			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
 			return nil
 		}
-		*table = append(*table, s)
+		table.add(s, 0)
 		return s
 	case k == 1:
 		s := c.bytes(c.uvarint(what), what)
 		if c.err != nil {
 			return nil
 		}
-		*table = append(*table, s)
+		table.add(s, 0)
 		return s
-	case k-2 >= uint64(len(*table)):
+	case k-2 >= uint64(len(table.s)):
 		c.fail(what)
 		return nil
+	case lazy:
+		return nil
 	}
-	return (*table)[k-2]
+	return table.at(c, names, int(k-2), what)
 }
 
 // metaOf reads a record's metadata from a version-4 head.
@@ -540,18 +592,32 @@ func (c *colCursor) metaOf(r *colRecord) {
 	keys, vals, nvs := sc.mKeys[:0], sc.mVals[:0], sc.nvs[:0]
 	metaSize := uvarintLen(nm)
 	for f := uint64(0); f < nm && mc.err == nil; f++ {
-		k := mc.metaRef(c.names, &sc.nMeta, "meta key")
+		k := mc.metaRef(c.names, &sc.nMeta, "meta key", false)
 		nv := mc.uvarint("meta value count")
 		keys, nvs = append(keys, k), append(nvs, nv)
 		metaSize += strLen(k) + uvarintLen(nv)
 		for v := uint64(0); v < nv && mc.err == nil; v++ {
-			s := mc.metaRef(c.names, &sc.nMeta, "meta value")
+			s := mc.metaRef(c.names, &sc.nMeta, "meta value", false)
 			vals = append(vals, s)
 			metaSize += strLen(s)
 		}
 	}
 	sc.mKeys, sc.mVals, sc.nvs = keys, vals, nvs
 	r.nm, r.metaSize = nm, metaSize
+}
+
+// skipMeta walks past a record's metadata in a version-4 head, adding
+// the strings it meets first to the segment's table unresolved.
+func (c *colCursor) skipMeta() {
+	mc, sc := &c.cols[colMeta], c.sc
+	nm := mc.uvarint("meta count")
+	for f := uint64(0); f < nm && mc.err == nil; f++ {
+		mc.metaRef(c.names, &sc.nMeta, "meta key", true)
+		nv := mc.uvarint("meta value count")
+		for v := uint64(0); v < nv && mc.err == nil; v++ {
+			mc.metaRef(c.names, &sc.nMeta, "meta value", true)
+		}
+	}
 }
 
 // metaUsed adds the name ids a version-4 meta column refers to.
