@@ -28,9 +28,11 @@ func TestWarmIndexes(t *testing.T) {
 		if err := l.Seal(); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.db.Flush(); err != nil { // a table per batch of segments
-			t.Fatal(err)
-		}
+	}
+	// Compacted to the last level before the reopen: a compaction
+	// running after it would write tables the warm-up did not see.
+	if err := l.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
+		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -45,11 +47,12 @@ func TestWarmIndexes(t *testing.T) {
 	for _, level := range levels {
 		tables += len(level)
 	}
-	if tables < 4 {
-		t.Fatalf("%d sstables, want several", tables)
+	if tables == 0 {
+		t.Fatal("no sstable")
 	}
-	// One record in the middle of each batch: a segment other than its
-	// table's first, whose data block the warm-up did not load.
+	// One record in the middle of each batch of 500: segments other than
+	// their table's first, whose data block the warm-up did not load; the
+	// first read of a table would load its index block too without it.
 	for lo := 250; lo < len(recs); lo += 500 {
 		before := l.db.Metrics().BlockCache.Misses
 		p := mustGet(t, l, uint64(lo+1))
