@@ -81,10 +81,14 @@ func (l *Log) warmIndexes() {
 		return
 	}
 	lo, hi := []byte{prefixSegment}, []byte{prefixSegment + 1}
+	n := 0
 	for _, level := range levels {
 		for _, t := range level {
 			if bytes.Compare(t.Largest.UserKey, lo) < 0 || bytes.Compare(t.Smallest.UserKey, hi) >= 0 {
 				continue // no segment in it
+			}
+			if n++; n > warmMaxTables {
+				return
 			}
 			k := t.Smallest.UserKey
 			if bytes.Compare(k, lo) < 0 {
@@ -96,6 +100,12 @@ func (l *Log) warmIndexes() {
 		}
 	}
 }
+
+// warmMaxTables bounds warmIndexes: each table warmed holds an index
+// block and a data block (~10-15 KiB on the 1M logs) in Pebble's block
+// cache (8 MiB, Pebble's default), which later reads would evict past a
+// few hundred tables (~10M records).
+const warmMaxTables = 256
 
 // settleMax bounds settleTables: a log of many tables on a slow disk
 // opens without waiting for all of them. A variable so that a test on a
