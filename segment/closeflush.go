@@ -31,23 +31,12 @@ import (
 // processes: the process stops).
 
 // closeFlushMin is the share of MemTableBytes the WAL must hold for Close
-// to flush it, and closeFlushMax caps that threshold: a smaller WAL costs
-// a reopen less than the rotation, the sstables and the MANIFEST edit of a
-// flush cost Close. The cap keeps what a store holds after Close from
-// growing with the memtable: at the 16 MiB default a quarter would leave
-// up to 4 MiB of raw records in the WAL, where 4 MiB memtables left 1 MiB.
-const (
-	closeFlushMin = 4       // wal.total() >= MemTableBytes / closeFlushMin
-	closeFlushMax = 1 << 20 // ... or >= closeFlushMax
-)
-
-// closeFlushBytes is the WAL size from which Close flushes the memtable.
-func (l *Log) closeFlushBytes() uint64 {
-	return min(l.opts.MemTableBytes/closeFlushMin, closeFlushMax)
-}
+// to flush it: a smaller WAL costs a reopen less than the rotation, the
+// sstables and the MANIFEST edit of a flush cost Close.
+const closeFlushMin = 4 // wal.total() >= MemTableBytes / closeFlushMin
 
 // flushOnClose flushes the memtable when the log is healthy and its WAL
-// holds closeFlushBytes (see above). A failure is logged,
+// holds at least a quarter of a memtable (see above). A failure is logged,
 // not returned: every acknowledged record is in the WAL, which the next
 // Open replays. Called by Close with sealMu held, the sealer stopped.
 func (l *Log) flushOnClose() {
@@ -55,7 +44,7 @@ func (l *Log) flushOnClose() {
 		return
 	}
 	wal := l.wal.total()
-	if wal < l.closeFlushBytes() {
+	if wal < l.opts.MemTableBytes/closeFlushMin {
 		return
 	}
 	l.commitMu.Lock()

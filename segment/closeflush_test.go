@@ -87,7 +87,7 @@ func TestCloseAfterFailedWrite(t *testing.T) {
 		if err := l.db.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		appendUntil(0, l.closeFlushBytes())
+		appendUntil(0, l.opts.MemTableBytes/closeFlushMin)
 		inj.armed.Store(true)
 		if err := l.Seal(); err != nil {
 			t.Logf("size %d: seal: %v", size, err) // the write may fail in the seal's commit

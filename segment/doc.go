@@ -93,7 +93,7 @@
 // # Size on disk
 //
 // Every record is in Pebble's WAL raw until its memtable is flushed: the
-// memtable is small (Options.MemTableBytes, 16 MiB), Pebble cuts its
+// memtable is small (Options.MemTableBytes, 4 MiB), Pebble cuts its
 // sstables at key-prefix boundaries so that compactions do not rewrite
 // older segments and compresses its blocks with zstd (the tail's records,
 // the name table, the vocabulary), and Close flushes the memtable when the WAL is healthy

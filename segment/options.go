@@ -82,18 +82,13 @@ type Options struct {
 	MaxRecordBytes int
 
 	// MemTableBytes is Pebble's memtable size, and so the WAL's: every
-	// record is in the WAL raw until its memtable is flushed. Default 16
-	// MiB. Smaller memtables flush the tail's records to sstables before
-	// their seal deletes them, and compactions then rewrite them: the
-	// log alone spent 25-35% less CPU a record at 16 MiB than at 4 MiB
-	// (docs/benchmarks/ingest-context.md, eighth pass), the whole engine
-	// about 3% less (ninth pass). The price is disk during a load: the
-	// log's peak over the text, engine ingest of Zipf 1M, 0.57x at 16 MiB
-	// against 0.52x at 4 MiB, 0.54x at 8 MiB and 0.88x at 64 MiB
-	// (docs/benchmarks/log-size.md section 6); after Close it is the
-	// same, because Close flushes a WAL of 1 MiB or more (closeflush.go).
-	// The flushes' sstables are split by key prefix so that new segments
-	// do not overlap old ones (openPebble).
+	// record is in the WAL raw until its memtable is flushed. Default 4
+	// MiB: the log's every-moment size over the text, engine ingest of
+	// Zipf 1M, peak during the load 0.52x against 0.88x at 64 MiB (the
+	// WAL held 62 MB at the peak), 0.54x at 8 MiB, 0.57x at 16 MiB
+	// (docs/benchmarks/log-size.md section 6). Smaller memtables flush
+	// more often; the flushes' sstables are split by key prefix so that
+	// new segments do not overlap old ones (openPebble).
 	MemTableBytes uint64
 
 	// DisableBackgroundSeal stops the sealing goroutine; segments are then
@@ -141,7 +136,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.MaxRecordBytes = 1 << 20
 	}
 	if o.MemTableBytes == 0 {
-		o.MemTableBytes = 16 << 20
+		o.MemTableBytes = 4 << 20
 	}
 	if o.ReserveBytes == 0 {
 		o.ReserveBytes = 8 << 20
