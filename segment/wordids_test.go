@@ -6,7 +6,7 @@ import (
 )
 
 // TestWordIDs checks the sealer's word table against a Go map: words of
-// 1 to 32 bytes (inline up to 16, and longer), ids reassigned, the
+// 1 to 32 bytes (inline up to 12, and longer), ids reassigned, the
 // table grown many times, then a copy without the odd ids.
 func TestWordIDs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
