@@ -30,8 +30,9 @@ import (
 //     earlier-state R@1 up, the third Chinese set R@5 .807 -> .813; one
 //     question of the first set down one rank (R@1 .521 -> .514).
 //  2. Supersession by slot, not in a question about an earlier time
-//     (recall_change.go's detector, or a window that ends before now): two candidates of one agent fill the same slot
-//     when both state a value of the asked type, they share at least two of
+//     (recall_change.go's detector, or a window that ends before now): two
+//     candidates of one agent fill the same slot when both state a value
+//     of the asked type, they share at least two of
 //     the question's subject terms (subjectTerms; one when the question has
 //     one) and the terms each matches overlap (Jaccard at least
 //     slotOverlap), and the newer scores at least slotRatio of the older.

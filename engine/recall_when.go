@@ -53,7 +53,7 @@ func statesTime(text string) bool {
 	if !timeStatement.MatchString(text) {
 		return false
 	}
-	if loc := agendaToday.FindStringIndex(text); loc != nil {
+	if agendaToday.MatchString(text) {
 		return timeStatement.MatchString(agendaToday.ReplaceAllLiteralString(text, " "))
 	}
 	return true

@@ -460,15 +460,11 @@ func (c *colReader) nameRef(names *nameTable, table *headTable, what string, bas
 		if c.err != nil {
 			return nil, 0
 		}
+		i := table.add(nil, id+1)
 		if lazy {
-			return nil, table.add(nil, id+1)
+			return nil, i
 		}
-		s, ok := names.get(id)
-		if !ok {
-			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
-			return nil, 0
-		}
-		return s, table.add(s, 0)
+		return table.at(c, names, i, what), i
 	}
 	if k < base || k-base > uint64(len(table.s)) {
 		c.fail(what)
@@ -558,17 +554,11 @@ func (c *colReader) metaRef(names *nameTable, table *headTable, what string, laz
 		if c.err != nil {
 			return nil
 		}
+		i := table.add(nil, id+1)
 		if lazy {
-			table.add(nil, id+1)
 			return nil
 		}
-		s, ok := names.get(id)
-		if !ok {
-			c.fail(fmt.Sprintf("%s: name %d not in the log", what, id))
-			return nil
-		}
-		table.add(s, 0)
-		return s
+		return table.at(c, names, i, what)
 	case k == 1:
 		s := c.bytes(c.uvarint(what), what)
 		if c.err != nil {
