@@ -24,7 +24,8 @@ import (
 // if that fails, the commit fails (Pebble's fatal report) and the log does
 // not flush. (A commit after the WAL writer kept an error can panic too,
 // db.go's commitWrite, when its record reaches a new block: the noted
-// failure keeps the log from making that commit.) After a synced commit with commitMu
+// failure keeps the log from making that commit: commitLocked refuses
+// every commit once a WAL write failed.) After a synced commit with commitMu
 // held, closing the WAL writes only its end-of-file trailer and syncs:
 // what every memtable rotation inside a commit also does, with the same
 // failure modes (TestFaultInjectionFlushes covers them in child
@@ -80,7 +81,7 @@ func (l *Log) healthyForFlush() bool {
 	l.mu.Lock()
 	failed := l.failed
 	l.mu.Unlock()
-	return failed == nil && l.fatalErr() == nil && !l.walFailed.Load() && !l.readOnly.Load() &&
+	return failed == nil && l.fatalErr() == nil && l.walErr.Load() == nil && !l.readOnly.Load() &&
 		(l.opts.ReserveBytes <= 0 || l.reserveHeld.Load()) &&
 		l.bgFull.Load() == 0 && l.compFull.Load() == 0
 }

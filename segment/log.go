@@ -116,10 +116,10 @@ type Log struct {
 	reserveReleases   atomic.Uint64 // times the reserve was released
 	readOnly          atomic.Bool   // Pebble is open read-only (the disk was full)
 	reopens           atomic.Uint64
-	opening           atomic.Bool // pebble.Open is running (QuietLogger.Opening)
-	opener            OpenWatch   // watches pebble.Open for a flush that cannot succeed (openstuck.go)
-	walFailed         atomic.Bool // a write or sync of a WAL file failed (reserveFile)
-	wal               walSizes    // bytes committed into each live WAL (closeflush.go)
+	opening           atomic.Bool           // pebble.Open is running (QuietLogger.Opening)
+	opener            OpenWatch             // watches pebble.Open for a flush that cannot succeed (openstuck.go)
+	walErr            atomic.Pointer[error] // the first failed write or sync of a WAL file (reserveFile)
+	wal               walSizes              // bytes committed into each live WAL (closeflush.go)
 	// park learns when QuietLogger parks one of the log's Pebble
 	// goroutines, and bounds the calls that goroutine can hold up.
 	park ParkGuard
@@ -206,7 +206,7 @@ func Open(dir string, opts Options) (*Log, error) {
 // damaged is a *CorruptionError naming no segment.
 func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	l.fatal.Store(nil)
-	l.walFailed.Store(false) // a new DB writes a new WAL
+	l.walErr.Store(nil) // a new DB writes a new WAL
 	popts := &pebble.Options{
 		FS:           noArchiveFS{FS: noPreallocFS{l.opts.FS}, archive: l.opts.FS.PathJoin(l.dir, "archive"), log: l},
 		MemTableSize: l.opts.MemTableBytes,

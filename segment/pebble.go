@@ -234,8 +234,9 @@ func (fs noArchiveFS) Create(name string, category vfs.DiskWriteCategory) (vfs.F
 // releasing the space reserve, and keeps sstable writes out of the
 // reserve's last half (see noArchiveFS). Syncs are not retried: a failed
 // sync may have dropped the data it was to make durable. A WAL file's
-// failed write or sync is noted (Log.walFailed): Pebble's WAL writer keeps
-// that error, and a memtable rotation that meets it panics (closeflush.go).
+// failed write or sync is noted (Log.walErr): Pebble's WAL writer keeps
+// that error, and a memtable rotation or a commit that meets it panics
+// (closeflush.go), so the log makes neither after one.
 type reserveFile struct {
 	vfs.File
 	log  *Log
@@ -247,7 +248,7 @@ type reserveFile struct {
 // noteWAL records a failed write or sync of a WAL file.
 func (f reserveFile) noteWAL(err error) error {
 	if err != nil && f.wal {
-		f.log.walFailed.Store(true)
+		f.log.walErr.CompareAndSwap(nil, &err)
 	}
 	return err
 }
@@ -427,6 +428,14 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 		if l.beforeCommit != nil {
 			l.beforeCommit()
 		}
+		// Last before the commit: a WAL write that failed in Pebble's
+		// flusher (the bytes of an unsynced commit, written later) leaves
+		// the WAL writer holding its error, and the next commit whose
+		// record Pebble writes then panics in commitWrite, a panic no one
+		// can recover (Pebble's commit mutex stays held).
+		if err := l.walFailure(); err != nil {
+			return err
+		}
 		return b.Commit(opts)
 	})
 	if ferr := l.fatalErr(); ferr != nil {
@@ -441,6 +450,21 @@ func (l *Log) commitLocked(b *pebble.Batch, opts *pebble.WriteOptions) error {
 		l.wal.add(n)
 	}
 	return err
+}
+
+// walFailure is the error a commit returns once a write or sync of the
+// current WAL failed: ErrDiskFull (and ENOSPC) when the disk was full, so
+// that the next append reopens Pebble once space returns (submit), and
+// ErrFailed otherwise.
+func (l *Log) walFailure() error {
+	p := l.walErr.Load()
+	if p == nil {
+		return nil
+	}
+	if isDiskFull(*p) {
+		return diskFull("write the WAL", *p)
+	}
+	return fmt.Errorf("%w: a write of the WAL failed: %w", ErrFailed, *p)
 }
 
 // wrapWrite names a failed write: a full disk becomes ErrDiskFull (with
