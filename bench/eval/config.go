@@ -68,6 +68,11 @@ type Config struct {
 	// DisableSessionContext indexes each turn without its session's
 	// previous turn (engine.Options.DisableSessionContext), for ablations.
 	DisableSessionContext bool
+	// NoCaptions stores a turn's text alone. By default the caption of the
+	// image a turn shares (LoCoMo's blip_caption) follows its text, for
+	// the sparse stage only: the embedded text is the turn's own (see the
+	// package doc).
+	NoCaptions bool
 	// ContextSample and ContextWeight set the index's rule for inherited
 	// words (index.Options.ContextSample, ContextWeight), for ablations.
 	// Zero: the index's defaults.

@@ -10,7 +10,8 @@
 //	role    = the turn's speaker
 //	time    = the session's date_time (UTC wall clock)
 //	meta    = {"dia_id": ["D3:7"]}
-//	text    = the turn's text
+//	text    = the turn's text, then " [shares an image: CAPTION]" when the
+//	          turn shares an image (LoCoMo's blip_caption)
 //
 // then asks every question of the evaluated categories (default 1-4;
 // category 5 is adversarial and has no evidence) against its own
@@ -18,6 +19,13 @@
 // is the fraction of its distinct evidence turns (dia_ids that match a turn)
 // found among the top k memories; Report averages it over questions, overall
 // and per category. A question whose evidence matches no turn is not counted.
+//
+// The caption is what a memory of a multimodal chat would keep of the
+// image; it is for the sparse stage only: the engine embeds each turn
+// without it ("Role: Text" of the turn's own text, pleasantries stripped as
+// for any record), so the dense view is the same with or without captions.
+// Config.NoCaptions (--no-captions) stores the text alone, the protocol
+// before 2026-12-03.
 //
 // The engine embeds the constructed memory text, by default "Role: Text"
 // ("Caroline: I went to ..."), so the replay embedder serves the

@@ -173,6 +173,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 	}
 	defer os.RemoveAll(dir)
 	opts := engine.Options{Embedder: emb, Construct: cfg.Construct, DisableSessionContext: cfg.DisableSessionContext}
+	if opts.Construct == nil && !cfg.NoCaptions {
+		opts.Construct = withoutCaptions(convs)
+	}
 	opts.Index.ContextSample, opts.Index.ContextWeight = cfg.ContextSample, cfg.ContextWeight
 	if cfg.x.options != nil {
 		cfg.x.options(&opts)
@@ -204,6 +207,9 @@ func runMode(ctx context.Context, cfg *Config, mode engine.Mode, emb embed.Embed
 				Text:    tr.Text,
 				Meta:    map[string][]string{"dia_id": {tr.DiaID}},
 			})
+			if !cfg.NoCaptions {
+				recs[len(recs)-1].Text = turnText(tr)
+			}
 			if cfg.x.record != nil {
 				cfg.x.record(&recs[len(recs)-1])
 			}
@@ -336,4 +342,45 @@ func closeAll(dbs []*engine.DB) error {
 	}
 	clear(dbs)
 	return first
+}
+
+// captionMark starts the caption of a turn's shared image in the stored
+// text (see the package doc).
+const captionMark = " [shares an image: "
+
+// turnText is the stored text of a turn: its text, then the caption of the
+// image it shares, if any.
+func turnText(tr locomo.Turn) string {
+	if tr.BlipCaption == "" {
+		return tr.Text
+	}
+	return tr.Text + captionMark + tr.BlipCaption + "]"
+}
+
+// withoutCaptions is the engine's Construct for conversations whose
+// stored texts carry captions (turnText): a record is embedded as it would
+// be without its caption, so the dense view is the same with or without
+// captions and a replay of the dataset's turn vectors finds every turn.
+// The engine hands Construct the text with pleasantries stripped, which
+// may also have cut into the turn's own text: the turn's text is found
+// again by the record's agent and dia_id.
+func withoutCaptions(convs []*locomo.Conversation) func(r *engine.Record) string {
+	own := map[[2]string]string{}
+	for _, c := range convs {
+		for _, tr := range c.Turns() {
+			if tr.BlipCaption != "" {
+				own[[2]string{c.ID, tr.DiaID}] = tr.Text
+			}
+		}
+	}
+	return func(r *engine.Record) string {
+		if ids := r.Meta["dia_id"]; len(ids) == 1 && strings.Contains(r.Text, strings.TrimSpace(captionMark)) {
+			if t, ok := own[[2]string{r.Agent, ids[0]}]; ok {
+				c := *r
+				c.Text = engine.StripPleasantries(t)
+				return engine.DefaultConstruct(&c)
+			}
+		}
+		return engine.DefaultConstruct(r)
+	}
 }

@@ -56,15 +56,15 @@ func TestDiagPerConversation(t *testing.T) {
 	cat := map[int][]float64{}
 	ncat := map[int]int{}
 	for _, c := range convs {
-		db, err := engine.Open(t.TempDir(), engine.Options{Embedder: emb})
+		db, err := engine.Open(t.TempDir(), engine.Options{Embedder: emb, Construct: withoutCaptions(convs)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		texts := map[string]string{}
 		var recs []engine.Record
 		for _, tr := range c.Turns() {
-			recs = append(recs, engine.Record{Time: tr.Time, Agent: c.ID, Session: "session_" + strconv.Itoa(tr.Session), Role: tr.Speaker, Text: tr.Text, Meta: map[string][]string{"dia_id": {tr.DiaID}}})
-			texts[tr.DiaID] = tr.Speaker + ": " + tr.Text
+			recs = append(recs, engine.Record{Time: tr.Time, Agent: c.ID, Session: "session_" + strconv.Itoa(tr.Session), Role: tr.Speaker, Text: turnText(tr), Meta: map[string][]string{"dia_id": {tr.DiaID}}})
+			texts[tr.DiaID] = tr.Speaker + ": " + turnText(tr)
 		}
 		if _, err := db.AppendBatch(ctx, recs); err != nil {
 			t.Fatal(err)

@@ -158,10 +158,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 const evalSynopsis = `eval locomo --data DIR [--embedder hash|replay:DIR|use[:DIR]|gloss[:DIR]|openai:MODEL[@BASEURL]] [--mode lazy|sparse|dense] [--k 1,5,10,25] [--json]
             [--fusion weighted|rrf] [--dense-weight W] [--candidates N] [--no-session-context]
-            [--context-sample] [--context-weight W]
+            [--context-sample] [--context-weight W] [--no-captions]
 
 Ingests every LoCoMo-format conversation file (*.json) of DIR into its own
-agent scope, asks each question of categories 1-4 against its own
+agent scope (a turn's text followed by the caption of the image it shares,
+which only the sparse stage sees; --no-captions stores the text alone), asks each question of categories 1-4 against its own
 conversation, and reports evidence recall@k (the fraction of a question's
 evidence turns found in the top k, averaged over questions), overall and per
 category, with the embeddings computed and the turns stored. --mode may list
@@ -190,6 +191,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	denseWeight := fs.Float64("dense-weight", 0, "weight of the dense score in [0, 1] (default: the engine's)")
 	candidates := fs.Int("candidates", 0, "BM25 candidates per question (default: the engine's, max(50, 5*K))")
 	noContext := fs.Bool("no-session-context", false, "index each turn without its session's previous turn")
+	noCaptions := fs.Bool("no-captions", false, "store each turn's text without the caption of the image it shares")
 	ctxSample := fs.Bool("context-sample", false, "a turn inherits a sample of its predecessor no longer than itself (index.Options.ContextSample)")
 	ctxWeight := fs.Float64("context-weight", 0, "weight `W` in (0, 1] of an inherited word (index.Options.ContextWeight; default 1)")
 	pos, err := parseFlags(fs, args[1:])
@@ -203,7 +205,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("eval locomo: --data is required")
 	}
 	cfg := eval.Config{DataDir: *data, Embedder: *emb, Fusion: engine.Fusion(*fusion), DenseWeight: *denseWeight,
-		Candidates: *candidates, DisableSessionContext: *noContext, ContextSample: *ctxSample, ContextWeight: *ctxWeight}
+		Candidates: *candidates, DisableSessionContext: *noContext, ContextSample: *ctxSample, ContextWeight: *ctxWeight,
+		NoCaptions: *noCaptions}
 	if strings.HasPrefix(*emb, "openai:") || *emb == "gloss" || strings.HasPrefix(*emb, "gloss:") {
 		// bench/eval knows the embedders of its own replays; an endpoint
 		// or the gloss embedder is opened here, as the other commands
