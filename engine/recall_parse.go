@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -280,6 +281,21 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 	if len(words) > maxSpeakerWords {
 		words = words[:maxSpeakerWords]
 	}
+	// Two-word names first ("Zhou Hang", "Mary Jane"), as typed and
+	// capitalized, so that a name is not found as its part: adjacent
+	// Latin words, neither a stopword.
+	stop := stopSet()
+	for i := 0; i+1 < len(words); i++ {
+		a, b := words[i], words[i+1]
+		if !latinName(a) || !latinName(b) || stop[strings.ToLower(a)] || stop[strings.ToLower(b)] {
+			continue
+		}
+		for _, v := range []string{a + " " + b, capitalize(a) + " " + capitalize(b)} {
+			if err := try(v, true); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
 	firstPerson := false
 	for _, w := range words {
 		lw := strings.ToLower(w)
@@ -384,6 +400,26 @@ func (db *DB) notAssistant(agents []string) (*roaring.Bitmap, error) {
 // appendScriptRuns appends w to words cut where it changes between CJK
 // and other scripts: Chinese is written without spaces, so a Latin name
 // in a Chinese question ("Emily说了什么") is glued to the words after it.
+// latinName reports whether w may be a word of a Latin-script name: two
+// letters or more, none a digit or CJK.
+func latinName(w string) bool {
+	if len(w) < 2 {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsLetter(r) || analysis.IsCJK(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// capitalize is w with its first letter upper case and the rest lower.
+func capitalize(w string) string {
+	r, n := utf8.DecodeRuneInString(w)
+	return string(unicode.ToUpper(r)) + strings.ToLower(w[n:])
+}
+
 func appendScriptRuns(words []string, w string) []string {
 	start, cjk := 0, false
 	for i, r := range w {
@@ -404,7 +440,9 @@ func stripWords(text string, ws []string) string {
 			text = strings.ReplaceAll(text, w, " ")
 			continue
 		}
-		drop[strings.ToLower(w)] = true
+		for _, p := range strings.Fields(w) { // a two-word name: both words
+			drop[strings.ToLower(p)] = true
+		}
 	}
 	var b strings.Builder
 	start := -1

@@ -298,3 +298,47 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("feedback_docs out of range: %v", err)
 	}
 }
+
+// TestSpeakerTwoWordName: a speaker whose name is two Latin words ("Zhou
+// Hang", as pinyin names and first-last names are written) is found as
+// typed or in lower case, and a question about what they said keeps to
+// their records, the words of the name out of the searched text.
+func TestSpeakerTwoWordName(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var recs []engine.Record
+	for i, r := range [][2]string{
+		{"Maya", "Morning all, quick standup."},
+		{"Maya", "We're moving the beta to January 8."},
+		{"Zhou Hang", "We'll raise beta pricing to 12 dollars a month."},
+		{"Maya", "ok"},
+		{"Leo", "Hang on, the pricing page is not ready."},
+	} {
+		recs = append(recs, engine.Record{Time: at.Add(time.Duration(i) * time.Minute), Agent: "a", Session: "standup", Role: r[0], Text: r[1]})
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"what did Zhou Hang say?", "what did zhou hang say in the standup?"} {
+		res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: text, K: 3, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Stats.Speakers, []string{"Zhou Hang"}) {
+			t.Errorf("%q: speakers %q, want [Zhou Hang]", text, res.Stats.Speakers)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Role != "Zhou Hang" {
+			t.Errorf("%q: %q, want Zhou Hang's record first", text, topTexts(res, 3))
+		}
+		for _, m := range res.Memories {
+			if m.Role != "Zhou Hang" {
+				t.Errorf("%q: %s: %q, want only Zhou Hang's records", text, m.Role, m.Text)
+			}
+		}
+	}
+}
