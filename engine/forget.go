@@ -226,7 +226,7 @@ func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
 			if texts[r.Agent] == nil {
 				texts[r.Agent] = map[string]bool{}
 			}
-			texts[r.Agent][db.opts.Construct(&r)] = true
+			texts[r.Agent][db.construct(&r)] = true
 		}
 		if r.Session != "" {
 			k := sessKey{r.Agent, r.Session}
@@ -283,7 +283,7 @@ func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
 					return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
 				}
 				r := fromCodec(id, &c)
-				delete(ts, db.opts.Construct(&r))
+				delete(ts, db.construct(&r))
 				return nil
 			})
 			if err != nil {
