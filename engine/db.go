@@ -71,6 +71,8 @@ type DB struct {
 	// waits for it.
 	bgStop chan struct{}
 	bgWG   sync.WaitGroup
+	// work is the working memory's queue (workmem.go); nil when off.
+	work *workMem
 	// stopOnce: concurrent Close calls stop the loop once.
 	stopOnce sync.Once
 
@@ -208,6 +210,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	if (opts.Retention.enabled() && opts.Retention.Interval > 0) || opts.CompactInterval > 0 {
 		db.bgWG.Add(1)
 		go db.background()
+	}
+	if db.cache != nil && !db.opts.WorkingMemory.Disable {
+		db.work = newWorkMem()
+		db.bgWG.Add(1)
+		go db.workLoop()
 	}
 	return db, nil
 }
@@ -359,6 +366,7 @@ func (db *DB) appendBatch(ctx context.Context, recs []Record, single string) ([]
 		return ids, fmt.Errorf("lazymem: engine: records %d..%d are stored but not indexed until reopen: %w",
 			first, ids[len(ids)-1], err)
 	}
+	db.noteAppend(recs, ids, now)
 	return ids, nil
 }
 
@@ -524,6 +532,8 @@ type Metrics struct {
 	Log         segment.Metrics
 	Index       index.Metrics
 	Cache       CacheMetrics
+	// WorkingMemory counts the background embedding of live turns.
+	WorkingMemory WorkingMemoryMetrics
 }
 
 // Stopped returns the report after which the storage engine of the log
@@ -555,6 +565,7 @@ func (db *DB) Metrics() Metrics {
 		BackgroundErrors: db.backgroundErrors.Load(),
 		IndexRepaired:    db.indexRepaired,
 		StoreFormat:      db.format,
+		WorkingMemory:    db.work.metrics(),
 	}
 	if db.closed {
 		return m

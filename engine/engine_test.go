@@ -65,9 +65,13 @@ func corpus() []engine.Record {
 	}
 }
 
+// openT opens a store for the tests that count a recall's own embeddings:
+// working memory off (its background embedding of live turns has tests of
+// its own, workmem_test.go).
 func openT(t *testing.T, dir string, emb embed.Embedder) *engine.DB {
 	t.Helper()
-	db, err := engine.Open(dir, engine.Options{Embedder: emb, Clock: func() time.Time { return t0 }})
+	db, err := engine.Open(dir, engine.Options{Embedder: emb, Clock: func() time.Time { return t0 },
+		WorkingMemory: engine.WorkingMemoryOptions{Disable: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

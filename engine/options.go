@@ -171,6 +171,11 @@ type Options struct {
 	// Core configures value signals, consolidation and the core memory
 	// under dir/core. Zero: its defaults.
 	Core CoreOptions
+
+	// WorkingMemory configures the background embedding of a live
+	// conversation's latest turns (workmem.go). Zero: its defaults, on
+	// when there is an embedder.
+	WorkingMemory WorkingMemoryOptions
 }
 
 // EnsureDefaults fills unset fields with their defaults and returns o. It
@@ -251,6 +256,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.Index.SessionContext = true
 	}
 	o.Core.ensureDefaults()
+	o.WorkingMemory.ensureDefaults()
 	return o
 }
 
@@ -293,6 +299,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Embedder %q has Dim %d", ErrOptions, o.Embedder.Name(), o.Embedder.Dim())
 	case o.DisableSessionContext && o.Index.SessionContext:
 		return fmt.Errorf("%w: Index.SessionContext is set but DisableSessionContext is too", ErrOptions)
+	}
+	if err := o.WorkingMemory.validate(); err != nil {
+		return err
 	}
 	lo := o.Log
 	if err := lo.EnsureDefaults().Validate(); err != nil {

@@ -98,6 +98,11 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Core.RecallRing":     func(o *Options) { o.Core.RecallRing = 16 },
 		"Core.Background":     func(o *Options) { o.Core.Background = true },
 		"Core.IdleTimeout":    func(o *Options) { o.Core.IdleTimeout = time.Hour },
+
+		"WorkingMemory.Disable":    func(o *Options) { o.WorkingMemory.Disable = true },
+		"WorkingMemory.Live":       func(o *Options) { o.WorkingMemory.Live = time.Hour },
+		"WorkingMemory.PerAppend":  func(o *Options) { o.WorkingMemory.PerAppend = 9 },
+		"WorkingMemory.MaxPending": func(o *Options) { o.WorkingMemory.MaxPending = 7 },
 	}
 	for _, name := range optionFields(reflect.TypeFor[Options](), "") {
 		if _, ok := cases[name]; !ok {
@@ -148,7 +153,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 func optionFields(typ reflect.Type, prefix string) []string {
 	var out []string
 	for f := range typ.Fields() {
-		if f.Name == "Log" || f.Name == "Index" || f.Name == "Core" {
+		if f.Name == "Log" || f.Name == "Index" || f.Name == "Core" || f.Name == "WorkingMemory" {
 			out = append(out, optionFields(f.Type, f.Name+".")...)
 			continue
 		}

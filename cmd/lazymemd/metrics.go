@@ -125,11 +125,13 @@ var (
 	dPinned        = descGauge("lazymem_pinned_records", "Records pinned now (exempt from retention).")
 	dCacheRatio    = descGauge("lazymem_embed_cache_hit_ratio", "Embedding cache hits over lookups since the store opened (0 before any lookup).")
 	dCacheSkipped  = descGauge("lazymem_embed_cache_disk_skipped_total", "Vectors kept in memory only because the cache's disk tier took no writes (a full disk).")
+	dWorkEmbedded  = descGauge("lazymem_working_memory_embedded_total", "Texts of live turns the working memory embedded in the background.")
+	dWorkDropped   = descGauge("lazymem_working_memory_dropped_total", "Live turns dropped unembedded from the working memory's full queue.")
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dRecords, dAppended, dRecalls, dLogRaw, dLogDisk, dLogSegments, dTombstones, dDeleted, dDropped,
-		dIndexDocs, dIndexBytes, dIndexSegs, dMerges, dFlushes, dIndexErrors, dRepairs, dBgErrors, dEmbedCalls, dEmbedComputed, dCacheHits, dCacheRatio, dCacheSkipped, dForgotten, dCompactions, dRetPasses, dRetExpired, dPinned} {
+		dIndexDocs, dIndexBytes, dIndexSegs, dMerges, dFlushes, dIndexErrors, dRepairs, dBgErrors, dEmbedCalls, dEmbedComputed, dCacheHits, dCacheRatio, dCacheSkipped, dWorkEmbedded, dWorkDropped, dForgotten, dCompactions, dRetPasses, dRetExpired, dPinned} {
 		ch <- d
 	}
 }
@@ -169,6 +171,8 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(dCacheHits, prometheus.CounterValue, float64(m.Cache.MemHits), "memory")
 	ch <- prometheus.MustNewConstMetric(dCacheHits, prometheus.CounterValue, float64(m.Cache.DiskHits), "disk")
 	counter(dCacheSkipped, float64(m.Cache.DiskSkipped))
+	counter(dWorkEmbedded, float64(m.WorkingMemory.Embedded))
+	counter(dWorkDropped, float64(m.WorkingMemory.Dropped))
 	ratio := 0.0
 	if lookups := m.Cache.MemHits + m.Cache.DiskHits + m.Cache.Computed + m.Cache.Shared; lookups > 0 {
 		ratio = float64(m.Cache.MemHits+m.Cache.DiskHits) / float64(lookups)

@@ -342,6 +342,17 @@ export interface Metrics {
   log: LogMetrics;
   index: IndexMetrics;
   cache: CacheMetrics;
+  working_memory: WorkingMemoryMetrics;
+}
+
+/** The background embedding of a live conversation's latest turns. */
+export interface WorkingMemoryMetrics {
+  queued: number;
+  dropped: number;
+  embedded: number;
+  cached: number;
+  skipped: number;
+  pending: number;
 }
 
 /** GET /v1/stats for a key limited to some agents. */

@@ -6,19 +6,30 @@ import "github.com/lazymem/lazymem/engine"
 // lazymem stats --json): the engine's fields in snake case, grouped as
 // the engine groups them.
 type Metrics struct {
-	Scope            string       `json:"scope"` // "store"
-	Appended         uint64       `json:"appended"`
-	Recalls          uint64       `json:"recalls"`
-	IndexErrors      uint64       `json:"index_errors"`
-	BackgroundErrors uint64       `json:"background_errors"`
-	IndexRepaired    string       `json:"index_repaired,omitempty"`
-	StoreFormat      uint32       `json:"store_format"`
-	Forgotten        uint64       `json:"forgotten"`   // records forgotten since open
-	Compactions      uint64       `json:"compactions"` // purges since open
-	Retention        Retention    `json:"retention"`
-	Log              LogMetrics   `json:"log"`
-	Index            IndexMetrics `json:"index"`
-	Cache            CacheMetrics `json:"cache"`
+	Scope            string        `json:"scope"` // "store"
+	Appended         uint64        `json:"appended"`
+	Recalls          uint64        `json:"recalls"`
+	IndexErrors      uint64        `json:"index_errors"`
+	BackgroundErrors uint64        `json:"background_errors"`
+	IndexRepaired    string        `json:"index_repaired,omitempty"`
+	StoreFormat      uint32        `json:"store_format"`
+	Forgotten        uint64        `json:"forgotten"`   // records forgotten since open
+	Compactions      uint64        `json:"compactions"` // purges since open
+	Retention        Retention     `json:"retention"`
+	Log              LogMetrics    `json:"log"`
+	Index            IndexMetrics  `json:"index"`
+	Cache            CacheMetrics  `json:"cache"`
+	WorkingMemory    WorkingMemory `json:"working_memory"`
+}
+
+// WorkingMemory is engine.WorkingMemoryMetrics in snake case.
+type WorkingMemory struct {
+	Queued   uint64 `json:"queued"`
+	Dropped  uint64 `json:"dropped"`
+	Embedded uint64 `json:"embedded"`
+	Cached   uint64 `json:"cached"`
+	Skipped  uint64 `json:"skipped"`
+	Pending  int    `json:"pending"`
 }
 
 // Retention is engine.RetentionMetrics in snake case.
@@ -148,6 +159,9 @@ func FromMetrics(m engine.Metrics) Metrics {
 			EmbedCalls: c.EmbedCalls, MemBytes: c.MemBytes, MemEvicted: c.MemEvicted, MemDropped: c.MemDropped,
 			DiskReset: c.DiskReset, DiskSkipped: c.DiskSkipped, DiskError: c.DiskError, DiskReopens: c.DiskReopens,
 		},
+		WorkingMemory: WorkingMemory{Queued: m.WorkingMemory.Queued, Dropped: m.WorkingMemory.Dropped,
+			Embedded: m.WorkingMemory.Embedded, Cached: m.WorkingMemory.Cached, Skipped: m.WorkingMemory.Skipped,
+			Pending: m.WorkingMemory.Pending},
 	}
 	if l.Next > 0 {
 		out.Log.Records = l.Next - 1

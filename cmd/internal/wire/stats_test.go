@@ -24,6 +24,7 @@ func TestMetricsCoverEngine(t *testing.T) {
 		{index.Metrics{}, IndexMetrics{}, nil},
 		{engine.CacheMetrics{}, CacheMetrics{}, nil},
 		{engine.RetentionMetrics{}, Retention{}, nil},
+		{engine.WorkingMemoryMetrics{}, WorkingMemory{}, nil},
 	} {
 		et, wt := reflect.TypeOf(c.engine), reflect.TypeOf(c.wire)
 		for i := range et.NumField() {
