@@ -29,7 +29,7 @@
 // to the index. A batch is validated whole before anything is written. Nothing
 // is embedded on the write path. Working memory (workmem.go) then embeds a
 // live conversation's latest turns in the background, bounded (live turns
-// only, the last 4 of an append call, 64 queued), so that a question asked
+// only, the last 4 of an append call, 64 queued, 120 a minute), so that a question asked
 // during a meeting finds them in the cache; an import of history embeds
 // nothing (Options.WorkingMemory, Metrics.WorkingMemory).
 //

@@ -103,6 +103,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"WorkingMemory.Live":       func(o *Options) { o.WorkingMemory.Live = time.Hour },
 		"WorkingMemory.PerAppend":  func(o *Options) { o.WorkingMemory.PerAppend = 9 },
 		"WorkingMemory.MaxPending": func(o *Options) { o.WorkingMemory.MaxPending = 7 },
+		"WorkingMemory.PerMinute":  func(o *Options) { o.WorkingMemory.PerMinute = 30 },
 	}
 	for _, name := range optionFields(reflect.TypeFor[Options](), "") {
 		if _, ok := cases[name]; !ok {

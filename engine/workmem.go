@@ -12,12 +12,15 @@ import (
 // background soon after they arrive, so that a question asked during a
 // meeting finds their vectors in the cache instead of embedding them on
 // its critical path. It is the one eager piece of the lazy design, and it
-// is bounded three ways: only live turns (their time within
+// is bounded four ways: only live turns (their time within
 // WorkingMemoryOptions.Live of the DB's clock when appended: an import of
 // history embeds nothing), only the last PerAppend turns of each append
-// call (a bulk batch of 1000 queues 4), and at most MaxPending queued (the
+// call (a bulk batch of 1000 queues 4), at most MaxPending queued (the
 // oldest are dropped first: the newest turns are the ones a live question
-// asks about). Turns made only of pleasantries are not embedded.
+// asks about), and at most PerMinute embedded a minute (a token bucket
+// holding a minute's worth: a stream of live messages faster than a
+// meeting is not embedded eagerly, whatever the embedder's speed). Turns
+// made only of pleasantries are not embedded.
 //
 // The records recalled most often need no such pass: every vector a
 // recall computes is stored in the embedding cache's disk tier and read
@@ -33,6 +36,7 @@ const (
 	DefaultWorkingMemoryLive       = 15 * time.Minute
 	DefaultWorkingMemoryPerAppend  = 4
 	DefaultWorkingMemoryMaxPending = 64
+	DefaultWorkingMemoryPerMinute  = 120
 )
 
 // workBatch is the most records the worker embeds in one call.
@@ -53,6 +57,9 @@ type WorkingMemoryOptions struct {
 	// MaxPending bounds the queue; when it is full the oldest queued
 	// record is dropped. Default 64.
 	MaxPending int
+	// PerMinute is the most records embedded a minute, with bursts of up
+	// to a minute's worth. Default 120.
+	PerMinute int
 }
 
 func (o *WorkingMemoryOptions) ensureDefaults() {
@@ -65,6 +72,9 @@ func (o *WorkingMemoryOptions) ensureDefaults() {
 	if o.MaxPending == 0 {
 		o.MaxPending = DefaultWorkingMemoryMaxPending
 	}
+	if o.PerMinute == 0 {
+		o.PerMinute = DefaultWorkingMemoryPerMinute
+	}
 }
 
 func (o *WorkingMemoryOptions) validate() error {
@@ -75,6 +85,8 @@ func (o *WorkingMemoryOptions) validate() error {
 		return fmt.Errorf("%w: WorkingMemory.PerAppend = %d, want >= 1", ErrOptions, o.PerAppend)
 	case o.MaxPending < 0:
 		return fmt.Errorf("%w: WorkingMemory.MaxPending = %d, want >= 1", ErrOptions, o.MaxPending)
+	case o.PerMinute < 0:
+		return fmt.Errorf("%w: WorkingMemory.PerMinute = %d, want >= 1", ErrOptions, o.PerMinute)
 	}
 	return nil
 }
@@ -97,14 +109,30 @@ type workMem struct {
 	idle    *sync.Cond // signalled when the worker has nothing left (Settle)
 	busy    bool       // the worker holds a batch taken from the queue
 	stopped bool
+	// The budget's token bucket: full (a minute's worth) at since;
+	// spent since then.
+	since time.Time
+	spent float64
 
 	queued, dropped, embedded, cached, skipped atomic.Uint64
 }
 
 func newWorkMem() *workMem {
-	w := &workMem{wake: make(chan struct{}, 1)}
+	w := &workMem{wake: make(chan struct{}, 1), since: time.Now()}
 	w.idle = sync.NewCond(&w.mu)
 	return w
+}
+
+// tokens is what the budget allows now (w.mu held): a minute's worth
+// refilled at perMinute a minute, less what was spent. The bucket is
+// restarted full once it has refilled, so spent stays small.
+func (w *workMem) tokens(perMinute int) float64 {
+	refill := time.Since(w.since).Minutes() * float64(perMinute)
+	if left := float64(perMinute) - w.spent + refill; left < float64(perMinute) {
+		return left
+	}
+	w.since, w.spent = time.Now(), 0
+	return float64(perMinute)
 }
 
 // noteAppend queues the last live records of one append call: recs with
@@ -166,7 +194,25 @@ func (db *DB) workLoop() {
 			}
 			w.mu.Lock()
 		}
-		n := min(len(w.queue), workBatch)
+		n := min(len(w.queue), workBatch, int(w.tokens(db.opts.WorkingMemory.PerMinute)))
+		if n == 0 {
+			// Out of budget: wait for the next token (appends meanwhile
+			// only fill the queue, which drops its oldest).
+			w.busy = true
+			w.mu.Unlock()
+			select {
+			case <-db.bgStop:
+				w.mu.Lock()
+				w.stopped = true
+				w.queue = nil
+				w.idle.Broadcast()
+				w.mu.Unlock()
+				return
+			case <-time.After(time.Minute / time.Duration(db.opts.WorkingMemory.PerMinute)):
+			}
+			continue
+		}
+		w.spent += float64(n)
 		batch := append([]uint64(nil), w.queue[:n]...)
 		w.queue = append(w.queue[:0], w.queue[n:]...)
 		w.busy = true

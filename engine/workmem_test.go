@@ -216,10 +216,38 @@ func TestWorkingMemoryErrors(t *testing.T) {
 	if n != 1 || db.Metrics().BackgroundErrors != 1 {
 		t.Errorf("reported %d errors, counted %d: want 1", n, db.Metrics().BackgroundErrors)
 	}
-	for _, o := range []WorkingMemoryOptions{{Live: -1}, {PerAppend: -1}, {MaxPending: -2}} {
+	for _, o := range []WorkingMemoryOptions{{Live: -1}, {PerAppend: -1}, {MaxPending: -2}, {PerMinute: -3}} {
 		_, err := Open(t.TempDir(), Options{WorkingMemory: o})
 		if !errors.Is(err, ErrOptions) {
 			t.Errorf("%+v: %v, want ErrOptions", o, err)
 		}
+	}
+}
+
+// TestWorkingMemoryBudget: at most PerMinute records are embedded a
+// minute: with a budget of 2, five live turns leave three queued until
+// the bucket refills (30 s a token), and Close stops the waiting worker.
+func TestWorkingMemoryBudget(t *testing.T) {
+	ctx := context.Background()
+	emb := newGate(t)
+	db := openWM(t, emb, WorkingMemoryOptions{PerMinute: 2})
+	for i := range 5 {
+		if _, err := db.Append(ctx, Record{Agent: "a", Session: "s", Role: "user", Text: fmt.Sprintf("live turn %d about the launch", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Metrics().WorkingMemory.Embedded < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the budget's first two were not embedded: %+v", db.Metrics().WorkingMemory)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the next token is 30 s away
+	if m := db.Metrics().WorkingMemory; m.Embedded != 2 || m.Pending != 3 {
+		t.Fatalf("over budget: %+v, want 2 embedded and 3 pending", m)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
