@@ -52,7 +52,10 @@ func benchLiveSession(b *testing.B, emb embed.Embedder, off bool) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	clock := now
 	db, err := engine.Open(b.TempDir(), engine.Options{Embedder: emb, Clock: func() time.Time { return clock },
-		WorkingMemory: engine.WorkingMemoryOptions{Disable: off}})
+		// A budget no iteration exhausts: 12 turns a meeting, b.N meetings
+		// a few seconds apart (the default's 120 a minute would make the
+		// settling wait, untimed, for tokens).
+		WorkingMemory: engine.WorkingMemoryOptions{Disable: off, PerMinute: 1 << 20}})
 	if err != nil {
 		b.Fatal(err)
 	}
