@@ -191,6 +191,10 @@ const maxSpeakerWords = 32
 // looked up by its substrings of 2-4 characters: no spaces mark a name).
 const maxSpeakerLookups = 96
 
+// maxPairLookups bounds a query's lookups of two-word names, before and
+// apart from maxSpeakerLookups.
+const maxPairLookups = 32
+
 // firstPersonRole is the role the first person of a query ("what did I
 // ask", "我让你") names when the store has it: the user of a chat.
 const firstPersonRole = "user"
@@ -283,9 +287,11 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 	}
 	// Two-word names first ("Zhou Hang", "Mary Jane"), as typed and
 	// capitalized, so that a name is not found as its part: adjacent
-	// Latin words, neither a stopword.
+	// Latin words, neither a stopword. Their lookups have a budget of their
+	// own (maxPairLookups), so that a long query's single words are all
+	// still looked up.
 	stop := stopSet()
-	for i := 0; i+1 < len(words); i++ {
+	for i := 0; i+1 < len(words) && lookups < maxPairLookups; i++ {
 		a, b := words[i], words[i+1]
 		if !latinName(a) || !latinName(b) || stop[strings.ToLower(a)] || stop[strings.ToLower(b)] {
 			continue
@@ -296,6 +302,7 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
+	lookups = 0
 	firstPerson := false
 	for _, w := range words {
 		lw := strings.ToLower(w)
