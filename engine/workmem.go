@@ -218,7 +218,11 @@ func (db *DB) workLoop() {
 		w.busy = true
 		w.mu.Unlock()
 		if err := db.embedLive(batch); err != nil {
-			db.backgroundError(fmt.Errorf("lazymem: engine: working memory: %w", err))
+			select {
+			case <-db.bgStop: // Close cancelled it
+			default:
+				db.backgroundError(fmt.Errorf("lazymem: engine: working memory: %w", err))
+			}
 		}
 	}
 }
@@ -258,8 +262,17 @@ func (db *DB) embedLive(ids []uint64) error {
 	if len(texts) == 0 {
 		return nil
 	}
+	// Bounded by EmbedTimeout, and stopped by Close (which waits for the
+	// worker) rather than left to run out.
 	ctx, cancel := context.WithTimeout(context.Background(), db.opts.EmbedTimeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-db.bgStop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	_, ls, err := db.cache.getKeyed(ctx, keys, texts, kids)
 	if err != nil {
 		return err
