@@ -74,6 +74,14 @@ type Config struct {
 	// (engine.Options.DisableSessionContext), for ablations. Default false:
 	// the engine's default.
 	DisableSessionContext bool `json:"disable_session_context,omitempty"`
+	// Live makes lazymem's clock follow the stream while it ingests (each
+	// batch's last record is "now"), so that its working memory treats
+	// the history as a live conversation and embeds its latest turns in
+	// the background, within its bounds (engine.WorkingMemoryOptions);
+	// queries run on the real clock. Default false: the records are
+	// history (the workload's times are in the past), and the working
+	// memory embeds none of them.
+	Live bool `json:"live,omitempty"`
 	// ContextSample and ContextWeight set lazymem's rule for inherited
 	// words (index.Options.ContextSample, ContextWeight), for ablations.
 	// Zero: the index's defaults.

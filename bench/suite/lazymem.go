@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"github.com/lazymem/lazymem/bench/eager"
 	"github.com/lazymem/lazymem/bench/workload"
@@ -24,6 +26,10 @@ type lazySystem struct {
 	bytes  int64
 	cands  int
 	closed bool
+	// stream is the clock's time while a Live stream is ingested (unix
+	// nanoseconds of the last batch's last record; 0: the real clock).
+	stream atomic.Int64
+	live   bool
 }
 
 func newLazy(parent string, e embed.Embedder, apiBatch int, cfg *Config) (*lazySystem, error) {
@@ -32,14 +38,24 @@ func newLazy(parent string, e embed.Embedder, apiBatch int, cfg *Config) (*lazyS
 		return nil, err
 	}
 	m := eager.NewMeter(e, apiBatch)
+	l := &lazySystem{dir: dir, meter: m, cands: cfg.Candidates, live: cfg.Live}
 	opts := engine.Options{Embedder: m, DisableSessionContext: cfg.DisableSessionContext}
 	opts.Index.ContextSample, opts.Index.ContextWeight = cfg.ContextSample, cfg.ContextWeight
+	if cfg.Live {
+		opts.Clock = func() time.Time {
+			if ns := l.stream.Load(); ns != 0 {
+				return time.Unix(0, ns)
+			}
+			return time.Now()
+		}
+	}
 	db, err := engine.Open(dir, opts)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	return &lazySystem{db: db, dir: dir, meter: m, cands: cfg.Candidates}, nil
+	l.db = db
+	return l, nil
 }
 
 func (l *lazySystem) Name() string { return SystemLazymem }
@@ -50,11 +66,15 @@ func (l *lazySystem) Ingest(ctx context.Context, recs []workload.Record) error {
 		r := &recs[i]
 		l.buf = append(l.buf, engine.Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta})
 	}
+	if l.live && len(recs) > 0 {
+		l.stream.Store(recs[len(recs)-1].Time.UnixNano())
+	}
 	_, err := l.db.AppendBatch(ctx, l.buf)
 	return err
 }
 
 func (l *lazySystem) Query(ctx context.Context, q workload.Query, k int) ([]int, error) {
+	l.stream.Store(0) // queries on the real clock
 	res, err := l.db.Recall(ctx, engine.Query{Text: q.Text, Agent: q.Agent, Since: q.Since, Until: q.Until, K: k, Candidates: l.cands})
 	if err != nil {
 		return nil, err

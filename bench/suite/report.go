@@ -254,6 +254,9 @@ func (r *Report) Table() string {
 		cands = fmt.Sprint(c.Candidates)
 	}
 	fmt.Fprintf(&b, "lazymem: default lazy recall, %s BM25 candidates embedded on demand through its cache; eager: every record's \"Role: Text\" embedded at write time\n", cands)
+	if c.Live {
+		fmt.Fprintf(&b, "live: lazymem's clock followed the stream while it ingested, so its working memory embedded the latest turns in the background (counted in its emb texts)\n")
+	}
 	fmt.Fprintf(&b, "R@k = mean fraction of a query's relevant records in its top %d; Hit@k = fraction of queries with one in the top %d\n\n", c.K, c.K)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	k := c.K

@@ -21,7 +21,7 @@ import (
 )
 
 const benchSynopsis = `bench [--scale 10k|100k|1m] [--queries N] [--embedder hash|hash+latency] [--latency D] [--systems list] [--json]
-             [--candidates N] [--no-session-context] [--context-sample] [--context-weight W]
+             [--candidates N] [--no-session-context] [--context-sample] [--context-weight W] [--live]
        bench --corpus zipf [--scale 200k|1m] [--seed N] [--per-class N] [--rounds N] [--dir DIR] [--cache]
              [--vocab N] [--exponent S] [--agents N] [--cjk-share F] [--no-session-context]
 
@@ -60,6 +60,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reportDir := fs.String("report-dir", "", "with --scales: write scaling.md and two SVG plots (latency, embeddings vs corpus size) in `DIR`")
 	candidates := fs.Int("candidates", 0, "lazymem's BM25 candidates per query (default: the engine's, max(50, 5*K))")
 	noContext := fs.Bool("no-session-context", false, "lazymem indexes each record without its session's previous turn")
+	live := fs.Bool("live", false, "lazymem's clock follows the stream while it ingests, so its working memory embeds the latest turns as in a live conversation (within its bounds)")
 	ctxSample := fs.Bool("context-sample", false, "lazymem's turns inherit a sample of their predecessor no longer than themselves (index.Options.ContextSample)")
 	ctxWeight := fs.Float64("context-weight", 0, "weight `W` in (0, 1] of an inherited word (index.Options.ContextWeight; default 1)")
 	corpus := fs.String("corpus", "agent", "`CORPUS`: agent (the planted-fact agent history) or zipf (side by side with Bleve per query class)")
@@ -116,7 +117,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Records: n, Queries: *queries, KeywordQueries: *keyword, Seed: *seed,
 			Embedder: *emb, LatencyPerCall: *latency, Systems: systems, Progress: stderr,
 			Candidates: *candidates, DisableSessionContext: *noContext,
-			ContextSample: *ctxSample, ContextWeight: *ctxWeight,
+			ContextSample: *ctxSample, ContextWeight: *ctxWeight, Live: *live,
 		}
 		cfg.EnsureDefaults()
 		if err := cfg.Validate(); err != nil {
