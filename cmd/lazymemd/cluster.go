@@ -131,7 +131,7 @@ func openCluster(cfg config, url string, onBackground func(error), logger *slog.
 		Partitions: cfg.cluster.partitions, Replicas: cfg.cluster.replicas, LeaseTTL: cfg.cluster.leaseTTL,
 		SnapshotEvery: cfg.cluster.snapEvery, SnapshotInterval: cfg.cluster.snapIntvl, Logger: logger,
 		OpenDB: func(dir string) (*engine.DB, error) {
-			return engine.Open(dir, storeOptions(cfg.cluster, engine.Options{Embedder: emb, OnBackgroundError: onBackground}))
+			return engine.Open(dir, storeOptions(cfg.cluster, engine.Options{Embedder: emb, OnBackgroundError: onBackground, WorkingMemory: cfg.workingMemory()}))
 		}})
 	if err != nil {
 		return openResult{err: err}

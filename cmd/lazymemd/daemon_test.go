@@ -52,6 +52,12 @@ func TestParseArgs(t *testing.T) {
 			t.Errorf("%q: no error", args)
 		}
 	}
+	if wm := cfg.workingMemory(); wm.Disable || wm.PerMinute != engine.DefaultWorkingMemoryPerMinute {
+		t.Errorf("default working memory: %+v", wm)
+	}
+	if cfg, err := parseArgs([]string{"--db", "d", "--working-memory", "-1"}, io.Discard); err != nil || !cfg.workingMemory().Disable {
+		t.Errorf("--working-memory -1: %+v, %v", cfg.workingMemory(), err)
+	}
 	if _, err := parseArgs([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}

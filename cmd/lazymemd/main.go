@@ -54,6 +54,15 @@ type config struct {
 	shutdown           time.Duration
 	quiet              bool
 	version            bool
+	workPerMinute      int // working memory's budget; negative: off
+}
+
+// workingMemory is the store's working memory as --working-memory sets it.
+func (c config) workingMemory() engine.WorkingMemoryOptions {
+	if c.workPerMinute < 0 {
+		return engine.WorkingMemoryOptions{Disable: true}
+	}
+	return engine.WorkingMemoryOptions{PerMinute: c.workPerMinute}
 }
 
 // run is main without the process: 0 after a clean shutdown, 1 when
@@ -115,6 +124,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (431 over it)")
 	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", defaultShutdown, "on SIGTERM, how long requests in flight may take to finish, then how long closing the store may take")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log each request")
+	fs.IntVar(&cfg.workPerMinute, "working-memory", engine.DefaultWorkingMemoryPerMinute, "most live turns embedded in the background a minute (working memory: the latest turns of a live conversation embedded before they are asked about, costing embedder calls); negative: off")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "file holding a bearer token every request but the probes (GET /v1/live, /v1/ready, /v1/health) must carry (default: no authentication; also $LAZYMEMD_TOKEN)")
 	fs.Func("allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call the API (repeatable; default none: requests carrying an Origin header are refused)", func(v string) error {
 		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
@@ -328,7 +338,7 @@ func openStore(cfg config, onBackground func(error)) openResult {
 	if err != nil {
 		return openResult{err: err}
 	}
-	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb, OnBackgroundError: onBackground})
+	db, err := engine.Open(cfg.db, engine.Options{Embedder: emb, OnBackgroundError: onBackground, WorkingMemory: cfg.workingMemory()})
 	name := "hash"
 	if emb != nil {
 		name = emb.Name()
