@@ -184,11 +184,7 @@ func (db *DB) workLoop() {
 			w.mu.Unlock()
 			select {
 			case <-db.bgStop:
-				w.mu.Lock()
-				w.stopped = true
-				w.queue = nil
-				w.idle.Broadcast()
-				w.mu.Unlock()
+				w.stop()
 				return
 			case <-w.wake:
 			}
@@ -202,11 +198,7 @@ func (db *DB) workLoop() {
 			w.mu.Unlock()
 			select {
 			case <-db.bgStop:
-				w.mu.Lock()
-				w.stopped = true
-				w.queue = nil
-				w.idle.Broadcast()
-				w.mu.Unlock()
+				w.stop()
 				return
 			case <-time.After(time.Minute / time.Duration(db.opts.WorkingMemory.PerMinute)):
 			}
@@ -296,6 +288,16 @@ func (db *DB) SettleWorkingMemory() {
 	for (len(w.queue) > 0 || w.busy) && !w.stopped {
 		w.idle.Wait()
 	}
+	w.mu.Unlock()
+}
+
+// stop empties the queue for good and wakes SettleWorkingMemory's
+// waiters: the DB is closing.
+func (w *workMem) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.queue = nil
+	w.idle.Broadcast()
 	w.mu.Unlock()
 }
 
