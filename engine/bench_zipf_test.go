@@ -145,6 +145,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	var segReads uint64
 	lm0 := s.db.log.Metrics()
 	gp := newGCProbe()
+	tr := newRecallTrace(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -162,6 +163,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			b.StartTimer()
 		}
 		gp.start()
+		tr.start()
 		t := time.Now()
 		recallCtx := classCtx[classes[i%len(qs)]]
 		pprof.SetGoroutineLabels(recallCtx)
@@ -173,6 +175,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		if err != nil {
 			b.Fatal(err)
 		}
+		tr.done(i, i%len(qs), string(classes[i%len(qs)]), t, lat[len(lat)-1], &res.Stats)
 		cands += res.Stats.Candidates
 		filtered += res.Stats.Filtered
 		neighbours += res.Stats.Neighbours
