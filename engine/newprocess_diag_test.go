@@ -177,6 +177,6 @@ func TestNewProcessRecallDiag(t *testing.T) {
 	marking := s[0].Value.Uint64()-c0 > 1
 	d := res.Stats.Durations
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	fmt.Printf("newprocess filter=%s q=%d class=%s wall-us=%d cpu-us=%d minflt=%d open-ms=%d gc-cycles-before=%d gc-ended-during=%d marking-at-end=%v live-MB=%d broad-us=%d embed-us=%d\n",
-		q.Filter, qi, q.Class, wall.Microseconds(), cpu.Microseconds(), ru1.Minflt-ru0.Minflt, open.Milliseconds(), before, ended, marking, live>>20, d.Broad.Microseconds(), d.Embed.Microseconds())
+	fmt.Printf("newprocess filter=%s q=%d class=%s wall-us=%d cpu-us=%d minflt=%d open-ms=%d gc-cycles-before=%d gc-ended-during=%d marking-at-end=%v live-MB=%d filter-us=%d broad-us=%d fetch-us=%d embed-us=%d score-us=%d total-us=%d\n",
+		q.Filter, qi, q.Class, wall.Microseconds(), cpu.Microseconds(), ru1.Minflt-ru0.Minflt, open.Milliseconds(), before, ended, marking, live>>20, d.Filter.Microseconds(), d.Broad.Microseconds(), d.Fetch.Microseconds(), d.Embed.Microseconds(), d.Score.Microseconds(), d.Total.Microseconds())
 }
