@@ -83,12 +83,13 @@ func getZipfStore(b *testing.B, n int) (*benchStore, zipf.Config, []zipf.Record)
 // embedding memory tier, log cache and fact table) and the embedding
 // cache's disk tier emptied; the OS page cache stays warm. cache=cold
 // empties only the embedding cache (both tiers), as BenchmarkRecall's
-// cold. Reports p50/p99, each query class's median and slowest recall
+// cold. cache=new-process runs each recall as a new process's first
+// (benchNewProcess). Reports p50/p99, each query class's median and slowest recall
 // (CLASS-p50-ms, CLASS-max-ms) and the median of each stage.
 func BenchmarkRecallZipf(b *testing.B) {
 	n := benchN(b)
 	for _, filter := range []zipf.FilterKind{zipf.Agent, zipf.Session, zipf.Window, zipf.None} {
-		for _, cache := range []string{"cold-open", "cold", "warm"} {
+		for _, cache := range []string{"cold-open", "new-process", "cold", "warm"} {
 			b.Run(fmt.Sprintf("n=%d/filter=%s/cache=%s", n, filter, cache), func(b *testing.B) {
 				benchRecallZipf(b, n, filter, cache)
 			})
@@ -123,6 +124,10 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			q.Agents = agents
 		}
 		qs = append(qs, q)
+	}
+	if cache == "new-process" {
+		benchNewProcess(b, s, qs, classes)
+		return
 	}
 	ctx := context.Background()
 	if cache == "warm" {
