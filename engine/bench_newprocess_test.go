@@ -30,7 +30,8 @@ type childResult struct {
 	SegReads                          uint64
 }
 
-// benchNewProcess is BenchmarkRecallZipf's cache=new-process: each timed
+// benchNewProcess is the cache=new-process cell of BenchmarkRecall and
+// BenchmarkRecallZipf (classes: each query's, nil for none): each timed
 // recall is the first of a new process (this test binary run again,
 // TestRecallChildProcess), which opens the store, empties the embedding
 // cache's disk tier and recalls once: what acceptance 3's cold means. The
@@ -83,7 +84,9 @@ func benchNewProcess(b *testing.B, s *benchStore, qs []Query, classes []zipf.Cla
 			b.Fatalf("recall %d: no result in %q", i, out.String())
 		}
 		lat = append(lat, r.Wall)
-		byClass[classes[i%len(qs)]] = append(byClass[classes[i%len(qs)]], r.Wall)
+		if classes != nil {
+			byClass[classes[i%len(qs)]] = append(byClass[classes[i%len(qs)]], r.Wall)
+		}
 		for j, d := range []time.Duration{r.Filter, r.Broad, r.Embed, r.Score} {
 			stages[j] = append(stages[j], d)
 		}

@@ -78,8 +78,8 @@ func getZipfStore(b *testing.B, n int) (*benchStore, zipf.Config, []zipf.Record)
 // filter kind: agent (the query's agent), session (an agent and one of its
 // sessions), window (every agent, a 7-day window) or none (every agent).
 // cache=warm asks every query once first (100 a filter: 20 of each class)
-// and then times them again. cache=cold-open is a new process's first
-// recall: before each timed recall the DB is closed and reopened (empty
+// and then times them again. cache=cold-open stands for a new process's
+// first recall: before each timed recall the DB is closed and reopened (empty
 // embedding memory tier, log cache and fact table) and the embedding
 // cache's disk tier emptied; the OS page cache stays warm. cache=cold
 // empties only the embedding cache (both tiers), as BenchmarkRecall's
