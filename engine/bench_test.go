@@ -160,12 +160,15 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 // both tiers of the embedding cache before every recall (outside the
 // timer): every candidate is embedded; the log's cache of segments and
 // records is not emptied (it starts empty in a fresh process).
-// cache=cold-open is a new process's first recall: the DB is also closed
-// and reopened before every recall (empty log cache, embedding memory tier
-// and fact table; the OS page cache stays warm). cache=warm
+// cache=cold-open stands for a new process's first recall: the DB is also
+// closed and reopened before every recall (empty log cache, embedding
+// memory tier and fact table; the OS page cache stays warm), in a process
+// that has recalled before. cache=warm
 // runs every query once first: nothing is embedded; with the default
 // 64 MiB memory tier the vectors of 1000 agent-only queries at 1M records
 // (about 48k x 1.5 KiB) do not all fit, so some come from the Pebble tier.
+// cache=new-process runs each recall as a new process's first
+// (benchNewProcess): what only a process's first recall pays is in it.
 // cache=warm-mem reopens the store with a 1 GiB memory tier and warms it the
 // same way: every candidate's vector is found in memory by record id.
 // filter=agent+week is the workload's query as generated; filter=agent drops
@@ -177,7 +180,7 @@ func getBenchStore(b *testing.B, n int) *benchStore {
 func BenchmarkRecall(b *testing.B) {
 	n := benchN(b)
 	for _, filter := range []string{"agent+week", "agent"} {
-		for _, cache := range []string{"cold-open", "cold", "warm", "warm-mem"} {
+		for _, cache := range []string{"cold-open", "new-process", "cold", "warm", "warm-mem"} {
 			b.Run(fmt.Sprintf("n=%d/filter=%s/cache=%s", n, filter, cache), func(b *testing.B) {
 				benchRecall(b, n, filter, cache)
 			})
@@ -196,6 +199,14 @@ func benchRecall(b *testing.B, n int, filter, cache string) {
 			q.Since, q.Until = kq.Since, kq.Until
 		}
 		return q
+	}
+	if cache == "new-process" {
+		nq := make([]Query, len(qs))
+		for i := range qs {
+			nq[i] = query(i)
+		}
+		benchNewProcess(b, s, nq, nil)
+		return
 	}
 	if cache == "warm-mem" {
 		// Reopened rather than resized: ristretto sizes its admission

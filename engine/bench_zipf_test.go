@@ -78,17 +78,18 @@ func getZipfStore(b *testing.B, n int) (*benchStore, zipf.Config, []zipf.Record)
 // filter kind: agent (the query's agent), session (an agent and one of its
 // sessions), window (every agent, a 7-day window) or none (every agent).
 // cache=warm asks every query once first (100 a filter: 20 of each class)
-// and then times them again. cache=cold-open is a new process's first
-// recall: before each timed recall the DB is closed and reopened (empty
+// and then times them again. cache=cold-open stands for a new process's
+// first recall: before each timed recall the DB is closed and reopened (empty
 // embedding memory tier, log cache and fact table) and the embedding
 // cache's disk tier emptied; the OS page cache stays warm. cache=cold
 // empties only the embedding cache (both tiers), as BenchmarkRecall's
-// cold. Reports p50/p99, each query class's median and slowest recall
+// cold. cache=new-process runs each recall as a new process's first
+// (benchNewProcess). Reports p50/p99, each query class's median and slowest recall
 // (CLASS-p50-ms, CLASS-max-ms) and the median of each stage.
 func BenchmarkRecallZipf(b *testing.B) {
 	n := benchN(b)
 	for _, filter := range []zipf.FilterKind{zipf.Agent, zipf.Session, zipf.Window, zipf.None} {
-		for _, cache := range []string{"cold-open", "cold", "warm"} {
+		for _, cache := range []string{"cold-open", "new-process", "cold", "warm"} {
 			b.Run(fmt.Sprintf("n=%d/filter=%s/cache=%s", n, filter, cache), func(b *testing.B) {
 				benchRecallZipf(b, n, filter, cache)
 			})
@@ -124,6 +125,10 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		}
 		qs = append(qs, q)
 	}
+	if cache == "new-process" {
+		benchNewProcess(b, s, qs, classes)
+		return
+	}
 	ctx := context.Background()
 	if cache == "warm" {
 		for _, q := range qs {
@@ -145,6 +150,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 	var segReads uint64
 	lm0 := s.db.log.Metrics()
 	gp := newGCProbe()
+	tr := newRecallTrace(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -162,6 +168,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 			b.StartTimer()
 		}
 		gp.start()
+		tr.start()
 		t := time.Now()
 		recallCtx := classCtx[classes[i%len(qs)]]
 		pprof.SetGoroutineLabels(recallCtx)
@@ -173,6 +180,7 @@ func benchRecallZipf(b *testing.B, n int, filter zipf.FilterKind, cache string) 
 		if err != nil {
 			b.Fatal(err)
 		}
+		tr.done(i, i%len(qs), string(classes[i%len(qs)]), t, lat[len(lat)-1], &res.Stats)
 		cands += res.Stats.Candidates
 		filtered += res.Stats.Filtered
 		neighbours += res.Stats.Neighbours

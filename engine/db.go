@@ -110,7 +110,16 @@ func (db *DB) backgroundError(err error) {
 // Open resolves opts once, into the DB's own copy: defaults fill the unset
 // fields, the fields the caller set are kept as they are, and the result is
 // validated.
+//
+// The recall's built-in tables (warmTables) are parsed while the log and
+// the index load, and Open returns once they are.
 func Open(dir string, opts Options) (*DB, error) {
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		warmTables()
+	}()
+	defer func() { <-warmed }()
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}

@@ -23,9 +23,9 @@ import (
 const fetchParallelMin = 8
 
 // fetch reads the records of cands (all, or those at the indices sel) from
-// the log: the ids in ascending order, split into contiguous runs read
-// concurrently (one per core, at most 4) when there are at least
-// fetchParallelMin of them.
+// the log: the ids in ascending order, split into contiguous runs of about
+// as many log segments each (splitRuns) read concurrently (one per core,
+// at most 4) when there are at least fetchParallelMin of them.
 func (db *DB) fetch(cands []cand, sel []int) error {
 	idx := map[uint64]int{}
 	var ids []uint64
@@ -60,10 +60,15 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 		})
 	}
 	var err error
-	if w := min(runtime.GOMAXPROCS(0), 4, len(ids)/(fetchParallelMin/2)); w > 1 && len(ids) >= fetchParallelMin {
+	w := min(runtime.GOMAXPROCS(0), 4, len(ids)/(fetchParallelMin/2))
+	var cuts []int
+	if w > 1 && len(ids) >= fetchParallelMin {
+		cuts = splitRuns(db.log.SegmentStarts(ids, nil), w)
+		w = len(cuts) - 1
+	}
+	if w > 1 {
 		errs := make([]error, w)
 		var wg sync.WaitGroup
-		cuts := splitRuns(ids, w)
 		for j := range w {
 			run := ids[cuts[j]:cuts[j+1]]
 			wg.Add(1)
@@ -120,24 +125,29 @@ func (db *DB) fetch(cands []cand, sel []int) error {
 	return nil
 }
 
-// splitRuns cuts the ascending ids into w runs of about equal length,
-// each cut moved to the widest gap between ids within a quarter of a
-// run's length of it: a log segment holds a range of consecutive ids, and
-// one split between two runs is read (its head and frames decompressed)
-// by both. It returns the w+1 bounds.
-func splitRuns(ids []uint64, w int) []int {
-	cuts := make([]int, w+1)
-	cuts[w] = len(ids)
-	slack := len(ids) / (4 * w)
-	for j := 1; j < w; j++ {
-		k := j * len(ids) / w
-		best := k
-		for b := max(k-slack, cuts[j-1]+1); b <= k+slack && b < len(ids); b++ {
-			if ids[b]-ids[b-1] > ids[best]-ids[best-1] {
-				best = b
-			}
+// splitRuns cuts ascending ids into at most w runs holding about as
+// many log segments each, cutting only between segments (starts[i] is the
+// first id of ids[i]'s segment: Log.SegmentStarts). A cold read costs a
+// segment read (its head and a text frame decompressed) for the first of
+// its records in a segment and little for the others, so runs of equal
+// segment counts take about equal time, where runs of equal record counts
+// left one goroutine up to half as many segments again as the other (the
+// 1M Zipf agent cold recall's first read: 14 and 20, 13 and 14; a fetch
+// waits for its slowest run); and a segment split between two runs would
+// be decompressed by both. It returns the runs' bounds, len(runs)+1 of
+// them: fewer runs than w when the ids lie in fewer than w segments.
+func splitRuns(starts []uint64, w int) []int {
+	var segs []int // the index of each segment's first id
+	for i := range starts {
+		if i == 0 || starts[i] != starts[i-1] {
+			segs = append(segs, i)
 		}
-		cuts[j] = best
 	}
+	w = max(1, min(w, len(segs)))
+	cuts := make([]int, w+1)
+	for j := 1; j < w; j++ {
+		cuts[j] = segs[j*len(segs)/w]
+	}
+	cuts[w] = len(starts)
 	return cuts
 }

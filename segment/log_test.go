@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -669,5 +670,30 @@ func TestDefaultCompression(t *testing.T) {
 	o.EnsureDefaults()
 	if o.Compression != CompressionS2 {
 		t.Fatalf("s2 asked: %v", o.Compression)
+	}
+}
+
+// TestSegmentStarts: a sealed record's start is its segment's first id,
+// the same for every record of a segment; an unsealed record's is itself.
+func TestSegmentStarts(t *testing.T) {
+	l := openMem(t, vfs.NewMem(), Options{SegmentRecords: 20, DisableBackgroundSeal: true})
+	defer l.Close()
+	var b [][]byte
+	for i := range 70 {
+		b = append(b, payload(i))
+	}
+	if _, err := l.AppendBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendBatch(ctx, b[:5]); err != nil { // ids 71-75, unsealed
+		t.Fatal(err)
+	}
+	ids := []uint64{1, 2, 20, 21, 40, 41, 60, 61, 70, 71, 75}
+	want := []uint64{1, 1, 1, 21, 21, 41, 41, 61, 61, 71, 75}
+	if got := l.SegmentStarts(ids, nil); !slices.Equal(got, want) {
+		t.Fatalf("starts %v, want %v", got, want)
 	}
 }

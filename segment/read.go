@@ -670,3 +670,22 @@ func (l *Log) verifySegment(m segMeta) error {
 	}
 	return nil
 }
+
+// SegmentStarts appends to dst, for each of ids (ascending), the first
+// id of the sealed segment holding it, or the id itself when no sealed
+// segment holds it (an unsealed record, or one dropped): records with the
+// same start are read together, one segment read for all of them, by
+// GetMany. A caller splitting ids between concurrent GetMany calls cuts
+// between starts, so that no segment is read twice.
+func (l *Log) SegmentStarts(ids []uint64, dst []uint64) []uint64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	for _, id := range ids {
+		if p := findSeg(l.segs, id); p != nil && id < l.sealed {
+			dst = append(dst, p.first)
+		} else {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
