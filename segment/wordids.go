@@ -29,6 +29,7 @@ type wordIDs struct {
 	n     int        // words inline
 	long  map[string]uint32
 	seed  maphash.Seed
+	sink  uint64 // what scanWords read ahead, kept so the loads stay
 }
 
 // wordSlot holds a word of up to 12 bytes, zero-padded: its first 8
@@ -60,6 +61,15 @@ func (t *wordIDs) home(w []byte) uint64 {
 
 // get returns w's id. w is a token (wordToken): no zero byte.
 func (t *wordIDs) get(w []byte) (uint32, bool) {
+	if len(w) > inlineWord || len(w) == 0 {
+		return t.getAt(w, 0)
+	}
+	return t.getAt(w, t.home(w))
+}
+
+// getAt is get with w's home slot (home(w); unused for a word longer than
+// inlineWord).
+func (t *wordIDs) getAt(w []byte, home uint64) (uint32, bool) {
 	if len(w) > inlineWord {
 		id, ok := t.long[string(w)]
 		return id, ok
@@ -69,7 +79,7 @@ func (t *wordIDs) get(w []byte) (uint32, bool) {
 	}
 	a, b := pack(w)
 	mask := uint64(len(t.slots) - 1)
-	for i := t.home(w); ; i = (i + 1) & mask {
+	for i := home; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.a == 0 {
 			return 0, false

@@ -106,37 +106,82 @@ func encodeWords(dst []byte, ids *wordIDs, text []byte) []byte {
 
 // encodeWordsMiss is encodeWords noting in misses (unless nil) every word
 // written out.
+//
+// It scans up to wordBatch tokens, reading the home slot of each short
+// word in the table, then codes them: the loads of the first pass do not
+// depend on each other, so the CPU overlaps their cache misses, and the
+// lookups that follow find the slots in the cache. Profile lesson (the
+// whole engine, Zipf 200k, session context): the load of the home slot
+// was 0.65 of the lookups' 1.0 s, one miss at a time (the analysis and
+// the insert on the same cores evict the table between two seals).
 func encodeWordsMiss(dst []byte, ids *wordIDs, text []byte, misses *[][]byte) []byte {
+	var toks [wordBatch]wordTok
 	prevWord := false
 	for s := text; len(s) > 0; {
-		tok, w := wordToken(s)
-		s = s[len(tok):]
-		if !w {
-			if len(tok) == 1 && tok[0] == ' ' && prevWord && len(s) > 0 {
-				// A single space between two words (s starts with a word:
-				// tokens are maximal runs) is implied.
+		n, rest := scanWords(&toks, ids, s)
+		for k := range n {
+			tk := &toks[k]
+			tok := s[tk.off : tk.off+tk.n]
+			if !tk.word {
+				if len(tok) == 1 && tok[0] == ' ' && prevWord && int(tk.off+tk.n) < len(s) {
+					// A single space between two words (what follows is
+					// a word: tokens are maximal runs) is implied.
+					prevWord = false
+					continue
+				}
+				dst = binary.AppendUvarint(dst, tokSep)
+				dst = binary.AppendUvarint(dst, uint64(len(tok)))
+				dst = append(dst, tok...)
 				prevWord = false
 				continue
 			}
-			dst = binary.AppendUvarint(dst, tokSep)
-			dst = binary.AppendUvarint(dst, uint64(len(tok)))
-			dst = append(dst, tok...)
-			prevWord = false
-			continue
-		}
-		if id, ok := ids.get(tok); ok {
-			dst = binary.AppendUvarint(dst, uint64(id)+tokWord)
-		} else {
-			dst = binary.AppendUvarint(dst, tokLiteral)
-			dst = binary.AppendUvarint(dst, uint64(len(tok)))
-			dst = append(dst, tok...)
-			if misses != nil {
-				*misses = append(*misses, tok)
+			if id, ok := ids.getAt(tok, tk.home); ok {
+				dst = binary.AppendUvarint(dst, uint64(id)+tokWord)
+			} else {
+				dst = binary.AppendUvarint(dst, tokLiteral)
+				dst = binary.AppendUvarint(dst, uint64(len(tok)))
+				dst = append(dst, tok...)
+				if misses != nil {
+					*misses = append(*misses, tok)
+				}
 			}
+			prevWord = true
 		}
-		prevWord = true
+		s = rest
 	}
 	return dst
+}
+
+// wordBatch is how many tokens encodeWordsMiss scans ahead.
+const wordBatch = 64
+
+// wordTok is a token scanned ahead: s[off:off+n] of the text scanned, and
+// for a word of up to inlineWord bytes its home slot.
+type wordTok struct {
+	off, n uint32
+	word   bool
+	home   uint64
+}
+
+// scanWords fills toks with the first tokens of s (at most wordBatch),
+// reading the home slot of each short word, and returns how many and the
+// rest of s.
+func scanWords(toks *[wordBatch]wordTok, ids *wordIDs, s []byte) (int, []byte) {
+	var sink uint64
+	n, off := 0, 0
+	for n < wordBatch && off < len(s) {
+		tok, w := wordToken(s[off:])
+		tk := wordTok{off: uint32(off), n: uint32(len(tok)), word: w}
+		if w && len(tok) <= inlineWord {
+			tk.home = ids.home(tok)
+			sink += ids.slots[tk.home].a
+		}
+		toks[n] = tk
+		n++
+		off += len(tok)
+	}
+	ids.sink = sink
+	return n, s[off:]
 }
 
 // errWordCode: a text frame's tokens do not parse.
