@@ -329,7 +329,7 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 		if len(w) < 2 {
 			continue
 		}
-		for _, v := range []string{w, lw, strings.ToUpper(lw[:1]) + lw[1:]} {
+		for _, v := range []string{w, lw, capitalize(w)} {
 			if err := try(v, true); err != nil {
 				return nil, nil, nil, err
 			}

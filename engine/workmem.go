@@ -277,8 +277,9 @@ func (db *DB) embedLive(ids []uint64) error {
 // SettleWorkingMemory waits until the working memory has embedded every
 // record queued so far (or the DB closes): for tests and benchmarks that
 // measure a recall after it, and for a caller that wants a live session's
-// turns embedded before it asks. It returns at once when working memory
-// is off.
+// turns embedded before it asks. Over the PerMinute budget it waits for
+// the tokens the queue needs. It returns at once when working memory is
+// off.
 func (db *DB) SettleWorkingMemory() {
 	w := db.work
 	if w == nil {
