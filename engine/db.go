@@ -221,7 +221,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		go db.background()
 	}
 	if db.cache != nil && !db.opts.WorkingMemory.Disable {
-		db.work = newWorkMem()
+		db.work = newWorkMem(db.opts.Clock())
 		db.bgWG.Add(1)
 		go db.workLoop()
 	}

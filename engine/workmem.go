@@ -17,10 +17,11 @@ import (
 // history embeds nothing), only the last PerAppend turns of each append
 // call (a bulk batch of 1000 queues 4), at most MaxPending queued (the
 // oldest are dropped first: the newest turns are the ones a live question
-// asks about), and at most PerMinute embedded a minute (a token bucket
-// holding a minute's worth: a stream of live messages faster than a
-// meeting is not embedded eagerly, whatever the embedder's speed). Turns
-// made only of pleasantries are not embedded.
+// asks about), and at most PerMinute embedded a minute of the DB's clock
+// (a token bucket holding a minute's worth: a stream of live messages
+// faster than a meeting is not embedded eagerly, whatever the embedder's
+// speed; a replay on a clock of its own is budgeted in its own minutes).
+// Turns made only of pleasantries are not embedded.
 //
 // The records recalled most often need no such pass: every vector a
 // recall computes is stored in the embedding cache's disk tier and read
@@ -108,30 +109,32 @@ type workMem struct {
 	wake    chan struct{}
 	idle    *sync.Cond // signalled when the worker has nothing left (Settle)
 	busy    bool       // the worker holds a batch taken from the queue
+	broke   bool       // the worker waits for budget tokens
 	stopped bool
-	// The budget's token bucket: full (a minute's worth) at since;
-	// spent since then.
+	// The budget's token bucket, on the DB's clock: full (a minute's
+	// worth) at since; spent since then.
 	since time.Time
 	spent float64
 
 	queued, dropped, embedded, cached, skipped atomic.Uint64
 }
 
-func newWorkMem() *workMem {
-	w := &workMem{wake: make(chan struct{}, 1), since: time.Now()}
+func newWorkMem(now time.Time) *workMem {
+	w := &workMem{wake: make(chan struct{}, 1), since: now}
 	w.idle = sync.NewCond(&w.mu)
 	return w
 }
 
-// tokens is what the budget allows now (w.mu held): a minute's worth
+// tokens is what the budget allows at now (w.mu held): a minute's worth
 // refilled at perMinute a minute, less what was spent. The bucket is
-// restarted full once it has refilled, so spent stays small.
-func (w *workMem) tokens(perMinute int) float64 {
-	refill := time.Since(w.since).Minutes() * float64(perMinute)
+// restarted full once it has refilled, so spent stays small. A clock
+// that goes back refills nothing.
+func (w *workMem) tokens(perMinute int, now time.Time) float64 {
+	refill := max(now.Sub(w.since).Minutes(), 0) * float64(perMinute)
 	if left := float64(perMinute) - w.spent + refill; left < float64(perMinute) {
 		return left
 	}
-	w.since, w.spent = time.Now(), 0
+	w.since, w.spent = now, 0
 	return float64(perMinute)
 }
 
@@ -161,6 +164,7 @@ func (db *DB) noteAppend(recs []Record, ids []uint64, now time.Time) {
 		w.queue = append(w.queue, live[i])
 	}
 	w.queued.Add(uint64(len(live)))
+	w.broke = false // the worker looks at the budget again (Settle waits for it)
 	if over := len(w.queue) - o.MaxPending; over > 0 {
 		w.queue = append(w.queue[:0], w.queue[over:]...)
 		w.dropped.Add(uint64(over))
@@ -178,6 +182,7 @@ func (db *DB) workLoop() {
 	w := db.work
 	for {
 		w.mu.Lock()
+		w.broke = false
 		for len(w.queue) == 0 {
 			w.busy = false
 			w.idle.Broadcast()
@@ -190,16 +195,20 @@ func (db *DB) workLoop() {
 			}
 			w.mu.Lock()
 		}
-		n := min(len(w.queue), workBatch, int(w.tokens(db.opts.WorkingMemory.PerMinute)))
+		n := min(len(w.queue), workBatch, int(w.tokens(db.opts.WorkingMemory.PerMinute, db.opts.Clock())))
 		if n == 0 {
-			// Out of budget: wait for the next token (appends meanwhile
-			// only fill the queue, which drops its oldest).
-			w.busy = true
+			// Out of budget: look again at the next append or after a
+			// token's worth of wall time (appends meanwhile only fill
+			// the queue, which drops its oldest); SettleWorkingMemory
+			// stops waiting.
+			w.busy, w.broke = true, true
+			w.idle.Broadcast()
 			w.mu.Unlock()
 			select {
 			case <-db.bgStop:
 				w.stop()
 				return
+			case <-w.wake:
 			case <-time.After(time.Minute / time.Duration(db.opts.WorkingMemory.PerMinute)):
 			}
 			continue
@@ -275,18 +284,19 @@ func (db *DB) embedLive(ids []uint64) error {
 }
 
 // SettleWorkingMemory waits until the working memory has embedded every
-// record queued so far (or the DB closes): for tests and benchmarks that
-// measure a recall after it, and for a caller that wants a live session's
-// turns embedded before it asks. Over the PerMinute budget it waits for
-// the tokens the queue needs. It returns at once when working memory is
-// off.
+// record queued so far, its budget is spent, or the DB closes: for tests
+// and benchmarks that measure a recall after it, and for a caller that
+// wants a live session's turns embedded before it asks. It does not wait
+// for budget tokens: over the PerMinute budget it returns with records
+// still queued (Metrics().WorkingMemory.Pending). It returns at once when
+// working memory is off.
 func (db *DB) SettleWorkingMemory() {
 	w := db.work
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
-	for (len(w.queue) > 0 || w.busy) && !w.stopped {
+	for (len(w.queue) > 0 || w.busy) && !w.stopped && !w.broke {
 		w.idle.Wait()
 	}
 	w.mu.Unlock()

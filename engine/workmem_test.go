@@ -251,3 +251,45 @@ func TestWorkingMemoryBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWorkingMemoryBudgetClock: the budget is counted on the DB's clock
+// (a replay on a clock of its own is budgeted in its own minutes), and
+// SettleWorkingMemory returns once the budget is spent instead of waiting
+// for tokens.
+func TestWorkingMemoryBudgetClock(t *testing.T) {
+	ctx := context.Background()
+	emb := newGate(t)
+	var now atomic.Int64
+	now.Store(wmNow.UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	db, err := Open(t.TempDir(), Options{Embedder: emb, Clock: clock, WorkingMemory: WorkingMemoryOptions{PerMinute: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	turn := func(i int) {
+		t.Helper()
+		if _, err := db.Append(ctx, Record{Agent: "a", Session: "s", Role: "user", Text: fmt.Sprintf("live turn %d about the launch", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		turn(i)
+	}
+	db.SettleWorkingMemory() // returns: two embedded, the budget spent
+	if m := db.Metrics().WorkingMemory; m.Embedded != 2 || m.Pending != 3 {
+		t.Fatalf("over budget: %+v, want 2 embedded and 3 pending", m)
+	}
+	now.Add(int64(time.Minute)) // a minute of the DB's clock: two tokens
+	turn(5)
+	db.SettleWorkingMemory()
+	if m := db.Metrics().WorkingMemory; m.Embedded != 4 || m.Pending != 2 {
+		t.Fatalf("a minute later on the DB's clock: %+v, want 4 embedded and 2 pending", m)
+	}
+	now.Add(-int64(time.Hour)) // a clock going back refills nothing
+	turn(6)
+	db.SettleWorkingMemory()
+	if m := db.Metrics().WorkingMemory; m.Embedded != 4 {
+		t.Fatalf("the clock went back: %+v, want still 4 embedded", m)
+	}
+}

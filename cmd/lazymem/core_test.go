@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,34 @@ func TestDemoMeetingShort(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDemoMeetingWorkingMemory: on the meeting's clock the working memory
+// embeds live utterances in the background, and the live questions then
+// embed fewer texts than with it off; its embeddings are counted apart
+// from the write path's (still none).
+func TestDemoMeetingWorkingMemory(t *testing.T) {
+	bg := regexp.MustCompile(`background: texts embedded +(\d+)`)
+	perQ := regexp.MustCompile(`question: texts embedded \(mean\) +([0-9.]+)`)
+	got := map[bool][2]float64{}
+	for _, on := range []bool{true, false} {
+		code, out, errs := runCLI(t, "", "demo", "meeting", "--utterances", "600", "--working-memory="+strconv.FormatBool(on))
+		if code != 0 {
+			t.Fatalf("demo meeting --working-memory=%v: code %d\n%s", on, code, errs)
+		}
+		b, q := bg.FindStringSubmatch(out), perQ.FindStringSubmatch(out)
+		if b == nil || q == nil || !strings.Contains(out, "0 texts embedded at write time") {
+			t.Fatalf("--working-memory=%v: output lacks the embedding rows:\n%s", on, out)
+		}
+		nb, _ := strconv.ParseFloat(b[1], 64)
+		nq, _ := strconv.ParseFloat(q[1], 64)
+		got[on] = [2]float64{nb, nq}
+	}
+	if got[true][0] == 0 || got[false][0] != 0 {
+		t.Errorf("background embeddings on/off: %v / %v, want some / none", got[true][0], got[false][0])
+	}
+	if got[true][1] >= got[false][1] {
+		t.Errorf("texts embedded per question: %v with working memory, %v without: want fewer with it", got[true][1], got[false][1])
 	}
 }
