@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -96,6 +97,16 @@ type vecCache struct {
 
 	mu       sync.Mutex
 	inflight map[string]*flight
+
+	// dropped holds the records whose vectors drop removed (Forget): an
+	// embedding that read a record's text before Forget and finishes after
+	// it must not store the record's vector again. Record ids are never
+	// reused, so the set only grows (one bit a forgotten record, in
+	// runs). dropMu orders drop against compute's and getKeyed's stores:
+	// a store checks the set and writes under the read lock, drop adds to
+	// it and deletes under the write lock. It is taken before diskMu.
+	dropMu  sync.RWMutex
+	dropped roaring.Bitmap
 
 	// Shared embedding work runs detached from the caller that started it
 	// (see get): on a context of its own, bounded by timeout and cancelled
@@ -347,6 +358,7 @@ func (c *vecCache) getKeyed(ctx context.Context, keys, texts []string, ids []uin
 	var own []*flight
 	var ownTexts []string
 	var ownKeys, ownMemKeys []string
+	var ownIDs []uint64
 	mine := map[string]*flight{}
 	c.mu.Lock()
 	for _, i := range miss {
@@ -369,6 +381,7 @@ func (c *vecCache) getKeyed(ctx context.Context, keys, texts []string, ids []uin
 		ownTexts = append(ownTexts, texts[i])
 		ownKeys = append(ownKeys, k)
 		ownMemKeys = append(ownMemKeys, c.memKey(k, recordID(ids, i)))
+		ownIDs = append(ownIDs, recordID(ids, i))
 		waits = append(waits, flightWait{i: i, f: f, stored: true})
 	}
 	c.mu.Unlock()
@@ -381,9 +394,9 @@ func (c *vecCache) getKeyed(ctx context.Context, keys, texts []string, ids []uin
 		// Done) runs it itself and spares a goroutine.
 		c.wg.Add(1)
 		if ctx.Done() == nil {
-			c.fly(ctx, ownTexts, ownKeys, ownMemKeys, own)
+			c.fly(ctx, ownTexts, ownKeys, ownMemKeys, ownIDs, own)
 		} else {
-			go c.fly(ctx, ownTexts, ownKeys, ownMemKeys, own)
+			go c.fly(ctx, ownTexts, ownKeys, ownMemKeys, ownIDs, own)
 		}
 		st.computed += len(own)
 	}
@@ -402,12 +415,14 @@ func (c *vecCache) getKeyed(ctx context.Context, keys, texts []string, ids []uin
 	}
 	// A vector another call computed (shared), or the same text a second
 	// time in this call, entered memory under another key: add this
-	// record's.
+	// record's, unless Forget dropped the record meanwhile.
+	c.dropMu.RLock()
 	for _, w := range waits {
-		if id := recordID(ids, w.i); id != 0 && !w.stored {
+		if id := recordID(ids, w.i); id != 0 && !w.stored && !c.isDropped(id) {
 			c.setID(id, w.f.vec)
 		}
 	}
+	c.dropMu.RUnlock()
 	c.account(st)
 	return out, st, nil
 }
@@ -433,11 +448,11 @@ func (c *vecCache) leave(ws []flightWait) {
 // caller's (its values kept, its cancellation not), bounded by c.timeout
 // and cancelled by close, then completes the flights. An error no waiter is
 // left to receive goes to c.onErr, unless close caused it.
-func (c *vecCache) fly(parent context.Context, texts, keys, memKeys []string, fs []*flight) {
+func (c *vecCache) fly(parent context.Context, texts, keys, memKeys []string, ids []uint64, fs []*flight) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), c.timeout)
 	stop := context.AfterFunc(c.stop, cancel)
-	err := c.compute(ctx, texts, keys, memKeys, fs)
+	err := c.compute(ctx, texts, keys, memKeys, ids, fs)
 	stop()
 	cancel()
 	waiting := 0
@@ -473,10 +488,18 @@ func (c *vecCache) memKey(key string, id uint64) string {
 	return key
 }
 
+// isDropped reports whether Forget dropped record id's vectors (c.dropMu
+// held).
+func (c *vecCache) isDropped(id uint64) bool {
+	return id <= math.MaxUint32 && c.dropped.Contains(uint32(id))
+}
+
 // compute embeds texts in one call, normalizes the vectors, stores them in
 // both tiers (on disk under keys, in memory under memKeys) and hands them
-// to the flights.
-func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, fs []*flight) error {
+// to the flights. ids[j] is texts[j]'s record (0: not a record's); the
+// vector of a record Forget dropped while it was embedded is handed to the
+// flight but not stored.
+func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, ids []uint64, fs []*flight) error {
 	c.calls.Add(1)
 	vs, err := c.emb.Embed(ctx, texts)
 	if err != nil {
@@ -486,6 +509,8 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 		return fmt.Errorf("%w: %s returned %d vectors for %d texts", ErrEmbed, c.name, len(vs), len(texts))
 	}
 	slab := make([]float32, len(texts)*c.dim)
+	c.dropMu.RLock()
+	defer c.dropMu.RUnlock()
 	var batch *pebble.Batch
 	if disk := c.writableDisk(len(texts)); disk != nil {
 		defer c.diskMu.RUnlock()
@@ -501,7 +526,7 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 		copy(u, v)
 		vecmath.Normalize(u)
 		fs[j].vec = u
-		if batch != nil {
+		if batch != nil && !c.isDropped(ids[j]) {
 			kb = c.diskKey(kb[:0], keys[j])
 			vb = encodeVec(vb[:0], u)
 			if err := batch.Set(kb, vb, nil); err != nil {
@@ -524,7 +549,9 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, f
 	}
 	if c.mem != nil {
 		for j := range fs {
-			c.mem.Set(memKeys[j], fs[j].vec, c.cost(memKeys[j]))
+			if !c.isDropped(ids[j]) {
+				c.mem.Set(memKeys[j], fs[j].vec, c.cost(memKeys[j]))
+			}
 		}
 		c.mem.Wait()
 	}

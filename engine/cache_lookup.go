@@ -25,19 +25,21 @@ func (c *vecCache) lookup(keys []string, ids []uint64) ([][]float32, lookupStats
 }
 
 // find sets out[i] to the vector of keys[i] found in memory, else on disk
-// (which then enters memory, by record id when ids names one), and
-// returns the indices of the keys found in neither. split allows the disk
-// reads to be split between the cores: for keys expected on disk (a
-// fact's key), not for a cold recall's, which the bloom filter mostly
-// answers without a read.
+// (which then enters memory, by record id when ids names one, unless
+// Forget dropped that record), and returns the indices of the keys found
+// in neither. split allows the disk reads to be split between the cores:
+// for keys expected on disk (a fact's key), not for a cold recall's, which
+// the bloom filter mostly answers without a read.
 func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookupStats, split bool) ([]int, error) {
+	c.dropMu.RLock() // before diskMu (see vecCache)
+	defer c.dropMu.RUnlock()
 	var miss []int
 	for i, k := range keys {
 		if c.mem != nil {
 			if v, ok := c.mem.Get(k); ok && len(v) == c.dim {
 				out[i] = v
 				st.hits++
-				if id := recordID(ids, i); id != 0 {
+				if id := recordID(ids, i); id != 0 && !c.isDropped(id) {
 					c.setID(id, v) // found by text (a duplicate text): by id next time
 				}
 				continue
@@ -90,7 +92,7 @@ func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookup
 const diskParallelMin = 8
 
 // readDisk reads the keys at miss from the disk tier into out and returns
-// those it does not hold; it reuses miss.
+// those it does not hold; it reuses miss. c.dropMu is held.
 func (c *vecCache) readDisk(keys []string, ids []uint64, miss []int, out [][]float32, st *lookupStats) ([]int, error) {
 	var kb []byte
 	rest := miss[:0]
@@ -112,8 +114,8 @@ func (c *vecCache) readDisk(keys []string, ids []uint64, miss []int, out [][]flo
 		}
 		out[i] = v
 		st.diskHits++
-		if c.mem != nil {
-			k := c.memKey(keys[i], recordID(ids, i))
+		if id := recordID(ids, i); c.mem != nil && !c.isDropped(id) {
+			k := c.memKey(keys[i], id)
 			c.mem.Set(k, v, c.cost(k))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
@@ -17,9 +18,17 @@ import (
 // in cache.go.
 
 // drop removes the vectors of keys (cacheKey digests) from both tiers and
-// the memory tier's entries of the records ids. The bytes leave Pebble's
-// files at the next purge.
+// the memory tier's entries of the records ids, and keeps an embedding
+// still running for one of the records from storing its vector after it
+// (c.dropped). The bytes leave Pebble's files at the next purge.
 func (c *vecCache) drop(keys []string, ids []uint64) error {
+	c.dropMu.Lock()
+	defer c.dropMu.Unlock()
+	for _, id := range ids {
+		if id <= math.MaxUint32 {
+			c.dropped.Add(uint32(id))
+		}
+	}
 	if c.mem != nil {
 		for _, id := range ids {
 			c.mem.Del(idKey(id))
