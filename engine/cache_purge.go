@@ -17,11 +17,14 @@ import (
 // (purge), and the archive of obsolete Pebble files. The cache itself is
 // in cache.go.
 
-// drop removes the vectors of keys (cacheKey digests) from both tiers and
-// the memory tier's entries of the records ids, and keeps an embedding
-// still running for one of the records from storing its vector after it
-// (c.dropped). The bytes leave Pebble's files at the next purge.
-func (c *vecCache) drop(keys []string, ids []uint64) error {
+// forgetting makes the cache refuse, from now on, to store a vector of the
+// records ids (c.dropped): Forget calls it before it looks up which of
+// their keys the cache holds, so that an embedding still running for one
+// of them (a recall's, the working memory's) cannot add a key after that
+// look-up. A store in progress finishes first (the write lock), and the
+// look-up then sees it. Should the Forget then fail, the records keep
+// working, only without cached vectors until the next Open.
+func (c *vecCache) forgetting(ids []uint64) {
 	c.dropMu.Lock()
 	defer c.dropMu.Unlock()
 	for _, id := range ids {
@@ -29,7 +32,21 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 			c.dropped.Add(uint32(id))
 		}
 	}
+}
+
+// drop removes the vectors of keys (cacheKey digests) from both tiers and
+// the memory tier's entries of the records ids, which it refuses to store
+// again (forgetting: a Forget replayed at Open did not call it). The bytes
+// leave Pebble's files at the next purge.
+func (c *vecCache) drop(keys []string, ids []uint64) error {
+	c.forgetting(ids)
+	err := c.dropDisk(keys) // a failed Forget is finished at the next Open
+	// Memory last, under the write lock: a find that read a key from disk
+	// before dropDisk and puts it in memory (under the read lock) has
+	// done so by then.
 	if c.mem != nil {
+		c.dropMu.Lock()
+		defer c.dropMu.Unlock()
 		for _, id := range ids {
 			c.mem.Del(idKey(id))
 		}
@@ -38,6 +55,11 @@ func (c *vecCache) drop(keys []string, ids []uint64) error {
 		}
 		c.mem.Wait()
 	}
+	return err
+}
+
+// dropDisk deletes keys from the disk tier.
+func (c *vecCache) dropDisk(keys []string) error {
 	if c.dir == "" || len(keys) == 0 {
 		return nil
 	}

@@ -251,7 +251,12 @@ func (db *DB) forgetIntent(bm *roaring.Bitmap) (*intent, error) {
 	// A text another live record of the agent constructs keeps its vector.
 	// Only texts the cache holds need counting: most records were never a
 	// candidate, never embedded (the lazy design), and reading the agent's
-	// live records to count is the expensive part.
+	// live records to count is the expensive part. From here on the cache
+	// stores no vector of these records (a recall or the working memory
+	// embedding one now), so a key it does not hold now stays absent.
+	if db.cache != nil {
+		db.cache.forgetting(ids)
+	}
 	for agent, ts := range texts {
 		for t := range ts {
 			has, err := db.cache.has(cacheKey(agent, t))

@@ -27,10 +27,12 @@ import (
 // recall computes is stored in the embedding cache's disk tier and read
 // back by later recalls, across restarts.
 //
-// The worker reads each queued record back from the log under the
-// maintenance lock that Forget holds, so a record forgotten before its
-// turn is skipped and never enters the cache after Forget dropped its
-// vectors.
+// The worker reads each queued record back from the log, as a recall
+// reads its candidates: a record forgotten before its turn is not read,
+// and one forgotten while it is embedded does not enter the cache after
+// Forget dropped its vectors (the cache refuses to store the vector of a
+// record it was told to drop, vecCache.dropped). It holds no lock Forget,
+// Compact or Backup waits for, so a slow embedder delays none of them.
 
 // Defaults of WorkingMemoryOptions.
 const (
@@ -229,10 +231,8 @@ func (db *DB) workLoop() {
 }
 
 // embedLive embeds the records ids (those still live in the log) through
-// the cache, under the maintenance lock (see the top of this file).
+// the cache (see the top of this file for Forget).
 func (db *DB) embedLive(ids []uint64) error {
-	db.maintMu.Lock()
-	defer db.maintMu.Unlock()
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {
