@@ -112,7 +112,8 @@ func (db *DB) backgroundError(err error) {
 // validated.
 //
 // The recall's built-in tables (warmTables) are parsed while the log and
-// the index load, and Open returns once they are.
+// the index load, and Open returns once they are; then it collects the
+// loading's garbage (collectOpenGarbage).
 func Open(dir string, opts Options) (*DB, error) {
 	warmed := make(chan struct{})
 	go func() {
@@ -215,6 +216,7 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
+	db.collectOpenGarbage()
 	db.bgStop = make(chan struct{})
 	if (opts.Retention.enabled() && opts.Retention.Interval > 0) || opts.CompactInterval > 0 {
 		db.bgWG.Add(1)

@@ -154,6 +154,10 @@ type Options struct {
 	// error, not a new empty store. Default false.
 	MustExist bool
 
+	// KeepOpenGarbage skips the garbage collection Open runs before it
+	// returns (see Open). Default false: Open collects.
+	KeepOpenGarbage bool
+
 	// FS is the filesystem the store lives on: the log, the index, the
 	// embedding cache and every file the engine itself creates, renames or
 	// removes go through it. Default vfs.Default (the OS). Tests pass

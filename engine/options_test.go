@@ -99,6 +99,8 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Core.Background":     func(o *Options) { o.Core.Background = true },
 		"Core.IdleTimeout":    func(o *Options) { o.Core.IdleTimeout = time.Hour },
 
+		"KeepOpenGarbage": func(o *Options) { o.KeepOpenGarbage = true },
+
 		"WorkingMemory.Disable":    func(o *Options) { o.WorkingMemory.Disable = true },
 		"WorkingMemory.Live":       func(o *Options) { o.WorkingMemory.Live = time.Hour },
 		"WorkingMemory.PerAppend":  func(o *Options) { o.WorkingMemory.PerAppend = 9 },
