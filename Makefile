@@ -15,8 +15,13 @@ BENCHTIME ?= 1s
 
 all: build
 
+# The binaries are built without cgo: Pebble then allocates its block cache
+# in Go memory rather than with C calloc, whose fresh pages a new process's
+# first recall faults in (1M Zipf store, TestNewProcessRecallDiag: agent
+# first recall p50 6.19/5.93 -> 5.28/5.26 ms, minor faults 197 -> 125;
+# docs/benchmarks/cold.md). A static binary needs no C toolchain either.
 build:
-	$(GO) build -o bin/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/...
 
 ## test: what CI runs (.ci/run). gofmt check + go.mod tidy check + vet + all tests, race detector on concurrent packages, the client suites against a real lazymemd (clients/test.sh).
 test: fmt-check tidy-check vet
