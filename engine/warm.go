@@ -38,8 +38,11 @@ func warmTables() {
 // 5.62 -> 3.89 and 3.79 ms (a machine whose page fault costs ~10 µs). Running the
 // recall's code once at Open as well (a BM25 search, a segment read, two
 // texts embedded) gained 0.3 ms without the collection and nothing with
-// it, and was not kept. The collection blocks only Open's caller, for a
-// cycle over what Open loaded (~100-130 MB live at 1M records).
+// it, and was not kept. The collection blocks only Open's caller, for one
+// cycle over the process's live heap (~100-130 MB at 1M records in a
+// process holding only the store; more where the caller holds more):
+// callers that open stores while latency-critical work runs beside them,
+// or open many small ones, can set KeepOpenGarbage.
 func (db *DB) collectOpenGarbage() {
 	if !db.opts.KeepOpenGarbage && db.log.Next() > 1 {
 		runtime.GC()
