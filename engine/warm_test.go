@@ -3,16 +3,8 @@ package engine
 import (
 	"context"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 )
-
-// gcCycles is the number of GC cycles the process has completed.
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
 
 // TestOpenCollectsGarbage: Open of a store holding records runs a
 // collection before it returns, none with Options.KeepOpenGarbage, none
@@ -21,14 +13,15 @@ func gcCycles() uint64 {
 func TestOpenCollectsGarbage(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	dir := t.TempDir()
+	gc := newGCProbe()
 	opens := func(opts Options) uint64 {
 		t.Helper()
-		before := gcCycles()
+		before := gc.read()
 		db, err := Open(dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := gcCycles() - before
+		n := gc.read() - before
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
