@@ -82,8 +82,9 @@ type vecCache struct {
 	// (segment.OpenWatch), which would otherwise hang.
 	watch segment.OpenWatch
 	// beforeClose, a test hook (nil outside tests), runs just before the
-	// disk tier's Pebble Close in close.
-	beforeClose func()
+	// disk tier's Pebble Close in close; beforeWrite just before a
+	// writeDisk batch is committed.
+	beforeClose, beforeWrite func()
 
 	mem  *ristretto.Cache[string, []float32] // nil: memory tier off
 	disk *pebble.DB                          // nil: disk tier off (or closed, see cache_disk.go)
@@ -97,6 +98,9 @@ type vecCache struct {
 
 	mu       sync.Mutex
 	inflight map[string]*flight
+	// unwritten holds the vectors computed but not yet in the disk tier
+	// (writeDisk), by disk key: lookups count them as the disk's.
+	unwritten map[string]unwrittenVec
 
 	// dropped holds the records whose vectors drop removed (Forget): an
 	// embedding that read a record's text before Forget and finishes after
@@ -115,6 +119,10 @@ type vecCache struct {
 	stop    context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	// writers bounds the disk-tier writes running in the background
+	// (writeDisk); writes counts them so close, clear and settle can wait.
+	writers chan struct{}
+	writes  sync.WaitGroup
 	// onErr receives the errors of detached work nobody waited for, and
 	// the on-disk tier's background errors. Not nil.
 	onErr func(error)
@@ -137,8 +145,8 @@ type cacheConfig struct {
 
 func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	emb, memBytes := cfg.emb, cfg.memBytes
-	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}, fs: cfg.fs, dir: cfg.dir,
-		timeout: cfg.timeout, onErr: cfg.onErr}
+	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}, unwritten: map[string]unwrittenVec{}, fs: cfg.fs, dir: cfg.dir,
+		timeout: cfg.timeout, onErr: cfg.onErr, writers: make(chan struct{}, cacheWriters)}
 	if c.onErr == nil {
 		c.onErr = func(error) {}
 	}
@@ -222,6 +230,7 @@ func (c *vecCache) close() error {
 	defer c.park.Stop()
 	c.cancel()
 	c.wg.Wait()
+	c.writes.Wait() // a flight's disk write starts before its fly ends
 	if c.mem != nil {
 		c.mem.Close()
 	}
@@ -455,17 +464,31 @@ func (c *vecCache) fly(parent context.Context, texts, keys, memKeys []string, id
 	err := c.compute(ctx, texts, keys, memKeys, ids, fs)
 	stop()
 	cancel()
+	// The vectors go to the disk tier after their waiters have them;
+	// c.unwritten holds them until then (writeDisk), but for a record
+	// Forget dropped meanwhile (see drop).
+	toDisk := err == nil && c.dir != ""
+	if toDisk {
+		c.dropMu.RLock()
+	}
 	waiting := 0
 	c.mu.Lock()
 	for j, f := range fs {
 		if err != nil {
 			f.err = err
 		}
+		if toDisk && !c.isDropped(ids[j]) {
+			c.unwritten[keys[j]] = unwrittenVec{vec: f.vec, id: ids[j]}
+		}
 		waiting += f.waiting
 		delete(c.inflight, keys[j])
 		close(f.done)
 	}
 	c.mu.Unlock()
+	if toDisk {
+		c.dropMu.RUnlock()
+		c.writeDisk(keys, ids, fs)
+	}
 	if err != nil && waiting == 0 && c.stop.Err() == nil {
 		c.onErr(fmt.Errorf("lazymem: engine: embedding %d texts nobody waited for any more: %w", len(texts), err))
 	}
@@ -495,10 +518,11 @@ func (c *vecCache) isDropped(id uint64) bool {
 }
 
 // compute embeds texts in one call, normalizes the vectors, stores them in
-// both tiers (on disk under keys, in memory under memKeys) and hands them
-// to the flights. ids[j] is texts[j]'s record (0: not a record's); the
-// vector of a record Forget dropped while it was embedded is handed to the
-// flight but not stored.
+// the memory tier (under memKeys) and hands them to the flights; fly then
+// writes them to the disk tier (under keys) after their waiters have them
+// (writeDisk). ids[j] is texts[j]'s record (0: not a record's); the vector
+// of a record Forget dropped while it was embedded is handed to the flight
+// but not stored.
 func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, ids []uint64, fs []*flight) error {
 	c.calls.Add(1)
 	vs, err := c.emb.Embed(ctx, texts)
@@ -509,15 +533,6 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, i
 		return fmt.Errorf("%w: %s returned %d vectors for %d texts", ErrEmbed, c.name, len(vs), len(texts))
 	}
 	slab := make([]float32, len(texts)*c.dim)
-	c.dropMu.RLock()
-	defer c.dropMu.RUnlock()
-	var batch *pebble.Batch
-	if disk := c.writableDisk(len(texts)); disk != nil {
-		defer c.diskMu.RUnlock()
-		batch = disk.NewBatch()
-		defer c.closeBatch(batch)
-	}
-	var kb, vb []byte
 	for j, v := range vs {
 		if len(v) != c.dim {
 			return fmt.Errorf("%w: %s returned a %d-d vector, want %d", ErrEmbed, c.name, len(v), c.dim)
@@ -526,28 +541,10 @@ func (c *vecCache) compute(ctx context.Context, texts, keys, memKeys []string, i
 		copy(u, v)
 		vecmath.Normalize(u)
 		fs[j].vec = u
-		if batch != nil && !c.isDropped(ids[j]) {
-			kb = c.diskKey(kb[:0], keys[j])
-			vb = encodeVec(vb[:0], u)
-			if err := batch.Set(kb, vb, nil); err != nil {
-				return fmt.Errorf("lazymem: engine: cache write: %w", err)
-			}
-		}
-	}
-	if batch != nil {
-		// The cache is derived data: losing its last writes in a crash only
-		// costs re-embedding, so it is not synced.
-		err := c.park.Call(func() error { return batch.Commit(pebble.NoSync) })
-		if err != nil && !segment.Parked(err) {
-			return fmt.Errorf("lazymem: engine: cache write: %w", err)
-		}
-		if c.fatal.Load() != nil || err != nil {
-			// A fatal commit error (Commit returned nil): the vectors are
-			// in memory only (see cache_disk.go).
-			c.diskSkipped.Add(uint64(len(texts)))
-		}
 	}
 	if c.mem != nil {
+		c.dropMu.RLock()
+		defer c.dropMu.RUnlock()
 		for j := range fs {
 			if !c.isDropped(ids[j]) {
 				c.mem.Set(memKeys[j], fs[j].vec, c.cost(memKeys[j]))

@@ -287,3 +287,129 @@ func (c *vecCache) backoff(err error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// cacheWriters bounds the disk-tier writes that run in the background at
+// once; past it the embedding's own goroutine writes (a disk slower than
+// the embedder then slows the recalls that embed, instead of piling up
+// goroutines and vectors).
+const cacheWriters = 4
+
+// writeDisk stores in the disk tier the vectors of the flights fs, whose
+// waiters already have them, under keys; ids[j] is fs[j]'s record (0:
+// not a record's). It runs after the flights complete because a recall
+// need not wait for it: the cold recall of a new process at 1M records
+// spent ~0.5 ms of its ~1.1 ms embedding stage in this batch's commit (a
+// WAL write and a memtable's fresh pages), after an Embed of ~0.5 ms
+// (docs/benchmarks/cold.md, thirteenth pass). Until the batch is written
+// the vectors are in c.unwritten, which lookups read as part of the disk
+// tier (find, has): what a lookup finds does not depend on the write's
+// timing. A failed write is a background error (c.onErr), its vectors
+// counted as skipped: the cache is derived data, and the recall that
+// embedded them has its answer.
+func (c *vecCache) writeDisk(keys []string, ids []uint64, fs []*flight) {
+	select {
+	case c.writers <- struct{}{}:
+		c.writes.Add(1)
+		go func() {
+			defer c.writes.Done()
+			c.storeDisk(keys, ids, fs)
+			<-c.writers
+		}()
+	default:
+		c.storeDisk(keys, ids, fs)
+	}
+}
+
+// unwrittenVec is a vector waiting for its disk-tier write, and its
+// record (0: not a record's).
+type unwrittenVec struct {
+	vec []float32
+	id  uint64
+}
+
+// storeDisk writes the vectors of fs under keys in one batch (unless the
+// tier takes no writes now, or Forget dropped the record: under dropMu
+// held shared, as drop expects of a store), then removes them from
+// c.unwritten.
+func (c *vecCache) storeDisk(keys []string, ids []uint64, fs []*flight) {
+	defer func() {
+		c.mu.Lock()
+		for j, f := range fs {
+			if u, ok := c.unwritten[keys[j]]; ok && &u.vec[0] == &f.vec[0] {
+				delete(c.unwritten, keys[j])
+			}
+		}
+		c.mu.Unlock()
+	}()
+	c.dropMu.RLock()
+	defer c.dropMu.RUnlock()
+	disk := c.writableDisk(len(keys))
+	if disk == nil {
+		return
+	}
+	defer c.diskMu.RUnlock()
+	batch := disk.NewBatch()
+	defer c.closeBatch(batch)
+	var kb, vb []byte
+	for j, f := range fs {
+		if c.isDropped(ids[j]) {
+			continue
+		}
+		kb = c.diskKey(kb[:0], keys[j])
+		vb = encodeVec(vb[:0], f.vec)
+		if err := batch.Set(kb, vb, nil); err != nil {
+			c.onErr(fmt.Errorf("lazymem: engine: embedding cache: write: %w", err))
+			c.diskSkipped.Add(uint64(len(keys)))
+			return
+		}
+	}
+	if c.beforeWrite != nil {
+		c.beforeWrite()
+	}
+	// Not synced: losing the last writes in a crash only costs embedding
+	// them again.
+	err := c.park.Call(func() error { return batch.Commit(pebble.NoSync) })
+	if err != nil && !segment.Parked(err) {
+		c.onErr(fmt.Errorf("lazymem: engine: embedding cache: write: %w", err))
+	}
+	if c.fatal.Load() != nil || err != nil {
+		// A fatal commit error (Commit returned nil): the vectors are in
+		// memory only.
+		c.diskSkipped.Add(uint64(len(keys)))
+	}
+}
+
+// findUnwritten moves to out the vectors of the keys at miss that wait in
+// c.unwritten, counted as disk hits (they enter memory as readDisk's do),
+// and returns the others; it reuses miss. c.dropMu is held.
+func (c *vecCache) findUnwritten(keys []string, ids []uint64, miss []int, out [][]float32, st *lookupStats) []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.unwritten) == 0 {
+		return miss
+	}
+	rest := miss[:0]
+	for _, i := range miss {
+		u, ok := c.unwritten[keys[i]]
+		if !ok || c.isDropped(u.id) {
+			rest = append(rest, i)
+			continue
+		}
+		out[i] = u.vec
+		st.diskHits++
+		if id := recordID(ids, i); c.mem != nil && !c.isDropped(id) {
+			k := c.memKey(keys[i], id)
+			c.mem.Set(k, u.vec, c.cost(k))
+		}
+	}
+	return rest
+}
+
+// settle waits for the embeddings running detached and then for the
+// disk-tier writes they started; with no get running meanwhile (a
+// benchmark's clear, a test), the disk tier then holds every vector
+// computed so far.
+func (c *vecCache) settle() {
+	c.wg.Wait()
+	c.writes.Wait()
+}

@@ -62,6 +62,7 @@ func TestCacheDiskFull(t *testing.T) {
 		if err != nil {
 			t.Fatalf("lookup: %v", err)
 		}
+		c.settle() // the disk writes done: onDisk reads the tier's Pebble itself
 		for i, v := range vs {
 			if len(v) != 32 {
 				t.Fatalf("text %d: vector of %d dims", i, len(v))

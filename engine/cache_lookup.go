@@ -47,6 +47,9 @@ func (c *vecCache) find(keys []string, ids []uint64, out [][]float32, st *lookup
 		}
 		miss = append(miss, i)
 	}
+	if len(miss) > 0 {
+		miss = c.findUnwritten(keys, ids, miss, out, st)
+	}
 	if len(miss) == 0 {
 		return miss, nil
 	}

@@ -4,7 +4,7 @@ package engine
 type CacheMetrics struct {
 	Embedder   string // embedder name (part of every key)
 	MemHits    uint64 // lookups answered from memory
-	DiskHits   uint64 // lookups answered from Pebble
+	DiskHits   uint64 // lookups answered from the disk tier (Pebble, or a vector on its way there)
 	Computed   uint64 // texts embedded (misses of both tiers)
 	Shared     uint64 // misses answered by another recall's embedding in flight
 	EmbedCalls uint64 // batched calls to the embedder

@@ -40,6 +40,13 @@ func (c *vecCache) forgetting(ids []uint64) {
 // leave Pebble's files at the next purge.
 func (c *vecCache) drop(keys []string, ids []uint64) error {
 	c.forgetting(ids)
+	// A vector waiting for its disk write (writeDisk) is no longer found;
+	// its write, if it runs after forgetting, skips a dropped record's.
+	c.mu.Lock()
+	for _, k := range keys {
+		delete(c.unwritten, k)
+	}
+	c.mu.Unlock()
 	err := c.dropDisk(keys) // a failed Forget is finished at the next Open
 	// Memory last, under the write lock: a find that read a key from disk
 	// before dropDisk and puts it in memory (under the read lock) has
@@ -116,6 +123,12 @@ func (c *vecCache) has(key string) (bool, error) {
 		if _, ok := c.mem.Get(key); ok {
 			return true, nil
 		}
+	}
+	c.mu.Lock()
+	_, unwritten := c.unwritten[key]
+	c.mu.Unlock()
+	if unwritten {
+		return true, nil
 	}
 	c.diskMu.RLock()
 	defer c.diskMu.RUnlock()
@@ -281,6 +294,7 @@ func purgeArchive(fs vfs.FS, dir string) error {
 
 // clear empties both tiers (benchmarks of a cold cache).
 func (c *vecCache) clear() error {
+	c.settle()
 	if c.mem != nil {
 		c.mem.Clear()
 	}
