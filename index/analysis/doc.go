@@ -43,7 +43,8 @@
 //     list; it beat Lucene's 33 words by 5 points of R@10 on LoCoMo); the
 //     stopword keeps its position.
 //  7. Stem words made of ASCII letters and apostrophes with English Porter2
-//     (github.com/kljensen/snowball), when Options.Stem. Identifiers with
+//     (github.com/kljensen/snowball's stems, computed on bytes by package
+//     porter2), when Options.Stem. Identifiers with
 //     digits or joiners, and other scripts, are not stemmed. A camelCase
 //     word is letters only and is stemmed whole like any word
 //     (camelCase -> camelcas), so the lowercase query "camelcase" matches
