@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"github.com/kljensen/snowball/english"
 	"math"
 	"runtime"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lazymem/lazymem/index/analysis/porter2"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -148,7 +148,7 @@ func (s *hashScratch) stemHash(w []rune, uh uint64) uint64 {
 	}
 	word := string(s.word)
 	h := uh
-	if st := english.Stem(word, false); st != word {
+	if st := porter2.Stem(word, false); st != word {
 		h = wordHash([]rune(st))
 	}
 	if s.stems == nil || len(s.stems) >= maxStemCache {

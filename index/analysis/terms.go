@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/lazymem/lazymem/index/analysis/porter2"
 )
 
 // stopwords is the classic English stop list of NLTK and Snowball (127
@@ -76,7 +76,7 @@ func (a *Analyzer) computeTerm(surface []byte) string {
 	}
 	w := string(surface)
 	if a.opts.Stem && stemmable(surface) {
-		w = english.Stem(w, true)
+		w = porter2.Stem(w, true)
 	}
 	return w
 }
