@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/lazymem/lazymem/engine/embed"
@@ -70,20 +69,7 @@ func TestCacheDiskFull(t *testing.T) {
 		}
 		return st
 	}
-	onDisk := func(text string) bool {
-		t.Helper()
-		c.diskMu.RLock()
-		defer c.diskMu.RUnlock()
-		_, closer, err := c.disk.Get(c.diskKey(nil, cacheKey("a", text)))
-		if errors.Is(err, pebble.ErrNotFound) {
-			return false
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		closer.Close()
-		return true
-	}
+	onDisk := func(text string) bool { t.Helper(); return inPebble(t, c, cacheKey("a", text)) }
 
 	before := texts("before", 50)
 	get(before)

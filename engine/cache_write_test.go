@@ -38,20 +38,7 @@ func TestCacheWritesAfterFlights(t *testing.T) {
 		texts[i], ns[i], ids[i] = fmt.Sprintf("record %d on the release of service %d", i, i%5), "a", uint64(i+1)
 		keys[i] = cacheKey(ns[i], texts[i])
 	}
-	onDisk := func(key string) bool {
-		t.Helper()
-		c.diskMu.RLock()
-		defer c.diskMu.RUnlock()
-		_, closer, err := c.disk.Get(c.diskKey(nil, key))
-		if errors.Is(err, pebble.ErrNotFound) {
-			return false
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		closer.Close()
-		return true
-	}
+	onDisk := func(key string) bool { t.Helper(); return inPebble(t, c, key) }
 
 	got := make(chan error, 1)
 	go func() {
@@ -127,4 +114,21 @@ func TestCacheWritesAfterFlights(t *testing.T) {
 	if st.diskHits != n-1 {
 		t.Fatalf("reopened: %d of %d live vectors read from disk", st.diskHits, n-1)
 	}
+}
+
+// inPebble reports whether the disk tier of c holds key (a cacheKey
+// digest) in its Pebble, not counting c.unwritten.
+func inPebble(t *testing.T, c *vecCache, key string) bool {
+	t.Helper()
+	c.diskMu.RLock()
+	defer c.diskMu.RUnlock()
+	_, closer, err := c.disk.Get(c.diskKey(nil, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	closer.Close()
+	return true
 }
