@@ -380,7 +380,7 @@ func (c *vecCache) storeDisk(keys []string, ids []uint64, fs []*flight) {
 }
 
 // findUnwritten moves to out the vectors of the keys at miss that wait in
-// c.unwritten, counted as disk hits (they enter memory as readDisk's do),
+// c.unwritten, counted as disk hits (promoted to memory as readDisk's are),
 // and returns the others; it reuses miss. c.dropMu is held.
 func (c *vecCache) findUnwritten(keys []string, ids []uint64, miss []int, out [][]float32, st *lookupStats) []int {
 	c.mu.Lock()
@@ -397,10 +397,7 @@ func (c *vecCache) findUnwritten(keys []string, ids []uint64, miss []int, out []
 		}
 		out[i] = u.vec
 		st.diskHits++
-		if id := recordID(ids, i); c.mem != nil && !c.isDropped(id) {
-			k := c.memKey(keys[i], id)
-			c.mem.Set(k, u.vec, c.cost(k))
-		}
+		c.promote(keys, ids, i, u.vec)
 	}
 	return rest
 }

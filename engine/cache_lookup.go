@@ -117,10 +117,17 @@ func (c *vecCache) readDisk(keys []string, ids []uint64, miss []int, out [][]flo
 		}
 		out[i] = v
 		st.diskHits++
-		if id := recordID(ids, i); c.mem != nil && !c.isDropped(id) {
-			k := c.memKey(keys[i], id)
-			c.mem.Set(k, v, c.cost(k))
-		}
+		c.promote(keys, ids, i, v)
 	}
 	return rest, nil
+}
+
+// promote puts v, found in the disk tier for keys[i], in the memory tier
+// (by record id when ids names one), unless Forget dropped that record.
+// c.dropMu is held.
+func (c *vecCache) promote(keys []string, ids []uint64, i int, v []float32) {
+	if id := recordID(ids, i); c.mem != nil && !c.isDropped(id) {
+		k := c.memKey(keys[i], id)
+		c.mem.Set(k, v, c.cost(k))
+	}
 }

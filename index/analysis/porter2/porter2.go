@@ -28,16 +28,12 @@ func Stem(word string, stemStopWords bool) string {
 	w.step3()
 	w.step4()
 	w.step5()
-	changed := len(w.b) != len(word)
 	for i, c := range w.b {
 		if c == 'Y' {
 			w.b[i] = 'y'
 		}
-		if !changed && w.b[i] != word[i] {
-			changed = true
-		}
 	}
-	if !changed {
+	if string(w.b) == word { // no allocation: an unchanged word is returned as it came
 		return word
 	}
 	return string(w.b)
