@@ -97,6 +97,9 @@ func BenchmarkZipfLazymemMixed(b *testing.B) {
 		pass(true)
 	}
 	b.StopTimer()
+	if m := l.x.Metrics(); m.FilterCacheEntries > 0 {
+		b.Logf("filter cache: %d entries, %.1f MiB", m.FilterCacheEntries, float64(m.FilterCacheBytes)/(1<<20))
+	}
 	cells := []string{"mid/none", "rare/none", "mid/agent", "rare/agent", "common/none", "cjk/agent"}
 	if v := os.Getenv("LAZYMEM_BENCH_CELLS"); v != "" {
 		cells = strings.Split(v, ",")

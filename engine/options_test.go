@@ -82,6 +82,7 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Index.MergeMinDocs":           func(o *Options) { o.Index.MergeMinDocs = 10 },
 		"Index.DisableBackgroundMerge": func(o *Options) { o.Index.DisableBackgroundMerge = true },
 		"Index.FilterDrivenRatio":      func(o *Options) { o.Index.FilterDrivenRatio = 5 },
+		"Index.FilterCacheBytes":       func(o *Options) { o.Index.FilterCacheBytes = 1 << 20 },
 		"Index.SessionContext":         func(o *Options) { o.Index.SessionContext = true },
 		"Index.ContextWeight":          func(o *Options) { o.Index.ContextWeight = 0.5 },
 		"Index.ContextSample":          func(o *Options) { o.Index.ContextSample = true },

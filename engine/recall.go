@@ -125,6 +125,7 @@ type plan struct {
 	// justNow: the time expression is a just-now one (recall_justnow.go).
 	justNow      bool
 	bm           *roaring.Bitmap // the records passing the filters
+	fkey         index.FilterKey // bm's key for SearchKeyed (bm is only narrowed in place)
 	queryLowInfo bool            // the query is only pleasantries
 	earlier      bool            // the query asks about an earlier state
 	current      bool            // the query asks about the current state or a decision

@@ -35,11 +35,11 @@ func (p *plan) applyFilter() error {
 	if !p.since.IsZero() && !p.until.IsZero() && !p.since.Before(p.until) {
 		p.bm = roaring.New() // empty window
 	} else {
-		bm, err := p.db.idx.Filter(f)
+		bm, key, err := p.db.idx.FilterKeyed(f)
 		if err != nil {
 			return fmt.Errorf("lazymem: engine: filter: %w", err)
 		}
-		p.bm = bm
+		p.bm, p.fkey = bm, key
 	}
 	if types != nil {
 		p.bm.And(types)

@@ -26,6 +26,47 @@ func (x *Index) Filter(f *Filter) (*roaring.Bitmap, error) {
 	return x.filterLocked(f, false), nil
 }
 
+// FilterKey ties a filter bitmap returned by FilterKeyed to the index's
+// own bitmap of one metadata value that holds it (an agent's), so that
+// SearchKeyed can use the per-segment forms the index keeps of that value
+// (filtercache.go). The zero FilterKey names nothing.
+type FilterKey struct {
+	field *roaring.Bitmap // the index's bitmap of the value; F is a subset
+	of    *roaring.Bitmap // F, the bitmap FilterKeyed returned
+}
+
+// FilterKeyed is Filter with the key SearchKeyed takes. The key holds for
+// the returned bitmap as returned and as narrowed in place (And, AndNot,
+// Remove): an in-place Add or Or voids the promise it makes, and with it
+// SearchKeyed's results.
+func (x *Index) FilterKeyed(f *Filter) (*roaring.Bitmap, FilterKey, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, FilterKey{}, ErrClosed
+	}
+	if f == nil {
+		return x.live.Clone(), FilterKey{}, nil
+	}
+	bm := x.filterLocked(f, false)
+	return bm, FilterKey{field: x.fieldKeyLocked(f), of: bm}, nil
+}
+
+// fieldKeyLocked returns the index's bitmap of a one-value clause of f (an
+// agent, else a session, else a role), of which f's documents are a
+// subset; nil when f has none. Callers hold x.mu.
+func (x *Index) fieldKeyLocked(f *Filter) *roaring.Bitmap {
+	for _, c := range [...]struct {
+		key  string
+		vals []string
+	}{{keyAgent, f.Agents}, {keySession, f.Sessions}, {keyRole, f.Roles}} {
+		if len(c.vals) == 1 {
+			return x.fields[c.key][c.vals[0]]
+		}
+	}
+	return nil
+}
+
 // filterLocked returns the documents matching f; callers hold x.mu. With
 // view set the result is for a search under the same lock: it may be a
 // bitmap the index owns (read only: one metadata value's postings) and
@@ -139,7 +180,9 @@ func (x *Index) SearchWhere(query string, f *Filter, k int, dst []Hit) ([]Hit, e
 		if filter = x.filterLocked(f, true); filter.IsEmpty() {
 			return dst, nil
 		}
+		s.fkey = x.fieldKeyLocked(f)
 	}
+	defer func() { s.fkey = nil }()
 	return x.searchLocked(s, filter, k, dst)
 }
 

@@ -62,6 +62,10 @@ type Metrics struct {
 	// ContextErrors counts predecessors SessionContext could not read from
 	// the Source (those documents were indexed without context).
 	ContextErrors int64
+	// FilterCacheBytes and FilterCacheEntries are what the filter cache
+	// holds (Options.FilterCacheBytes; filtercache.go).
+	FilterCacheBytes   int64
+	FilterCacheEntries int
 }
 
 // Index is the broad-retrieval index. All methods are safe for concurrent use.
@@ -99,7 +103,8 @@ type Index struct {
 	rebuilt                               uint64
 	repairs                               []Repair // set by Open
 
-	pool sync.Pool // *searcher
+	pool   sync.Pool    // *searcher
+	fcache *filterCache // metadata values' documents per sealed segment; nil when off
 	// searched, when set (tests only), sees each Search's searcher before
 	// it returns to the pool.
 	searched func(s *searcher)
@@ -121,6 +126,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 		opts: opts, fs: opts.FS, dir: dir, nextNum: 1,
 		live: roaring.New(), tomb: roaring.New(), fields: make(fieldSet),
 		mergeKick: make(chan struct{}, 1), flushKick: make(chan struct{}, 1), stop: make(chan struct{}),
+		fcache: newFilterCache(opts.FilterCacheBytes),
 	}
 	x.times.init()
 	x.src = src
@@ -193,6 +199,7 @@ func (x *Index) Metrics() Metrics {
 		Rebuilt: x.rebuilt, Dropped: len(x.repairs), Repairs: slices.Clone(x.repairs), LateDocs: len(x.times.lateIDs), Terms: x.mut.mut.terms.len(),
 		ContextErrors: x.ctx.errors.Load(),
 	}
+	m.FilterCacheBytes, m.FilterCacheEntries = x.fcache.size()
 	for _, s := range x.segs {
 		if s.mut == nil {
 			m.Segments++

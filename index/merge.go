@@ -182,6 +182,7 @@ func (x *Index) mergeOnce(all bool) (bool, error) {
 		return false, err
 	}
 	x.merges.Add(1)
+	x.fcache.drop(in)
 	if x.dir != "" {
 		for _, s := range in {
 			// The manifest no longer references it; an error only leaves an

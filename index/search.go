@@ -122,6 +122,8 @@ type searcher struct {
 	// spans taken block at a time, those cut at windowSpan, the
 	// non-essential blocks read in them (tests)
 	spans, cut, neRead int
+
+	fkey *roaring.Bitmap // the field bitmap the filter is a subset of (filtercache.go), or nil
 }
 
 // blockBound returns iterator i's block-max bound around doc and the last
@@ -240,6 +242,30 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 	defer x.mu.RUnlock()
 	if x.closed {
 		return dst, ErrClosed
+	}
+	return x.searchLocked(s, filter, k, dst)
+}
+
+// SearchKeyed is Search with the key FilterKeyed returned with filter:
+// the same results, with the index's kept forms of the key's metadata
+// value read instead of filter's bitmap where they hold the same
+// documents (a key of another bitmap is ignored).
+func (x *Index) SearchKeyed(query string, filter *roaring.Bitmap, key FilterKey, k int, dst []Hit) ([]Hit, error) {
+	dst = dst[:0]
+	if k <= 0 || (filter != nil && filter.IsEmpty()) {
+		return dst, nil
+	}
+	s := x.getSearcher()
+	defer x.pool.Put(s)
+	x.analyzeQuery(s, query)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return dst, ErrClosed
+	}
+	if filter != nil && key.of == filter {
+		s.fkey = key.field
+		defer func() { s.fkey = nil }()
 	}
 	return x.searchLocked(s, filter, k, dst)
 }

@@ -16,7 +16,11 @@ import (
 // (agent-only recall at 1M records, 10k filter documents): seeking every
 // term for every filter document decoded a posting block per document for
 // the frequent terms, 80% of the search.
-func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb *roaring.Bitmap) {
+//
+// kept, when not nil, holds the filter's documents of the segment as a
+// slice (filtercache.go): the loop walks and gallops in it instead of the
+// bitmap's containers.
+func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter *roaring.Bitmap, kept *fcEntry, tomb *roaring.Bitmap) {
 	m := len(s.segT)
 	order := s.segT
 	prefix := s.boundPrefix()
@@ -28,9 +32,27 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 		fe++
 	}
 	it := &s.fit.it
-	s.fit.reset(filter, seg.lo)
-	for fe < m && it.HasNext() {
-		doc := it.Next()
+	var ids []uint32
+	pos := 0
+	if kept != nil {
+		ids = kept.ids
+	} else {
+		s.fit.reset(filter, seg.lo)
+	}
+	for fe < m {
+		var doc uint32
+		if kept != nil {
+			if pos == len(ids) {
+				break
+			}
+			doc = ids[pos]
+			pos++
+		} else {
+			if !it.HasNext() {
+				break
+			}
+			doc = it.Next()
+		}
 		if doc > seg.hi {
 			break
 		}
@@ -62,7 +84,11 @@ func (x *Index) filterDriven(s *searcher, sc *scorer, seg *segment, filter, tomb
 			if next == endDoc || next > seg.hi {
 				break
 			}
-			it.AdvanceIfNeeded(next)
+			if kept != nil {
+				pos = gallop(ids, pos, next)
+			} else {
+				it.AdvanceIfNeeded(next)
+			}
 			continue
 		}
 		// Non-essential terms, unless their bounds cannot lift the sum.

@@ -115,9 +115,16 @@ func (x *Index) searchSegment(s *searcher, sc *scorer, seg *segment, filter, tom
 	for i := range s.segT {
 		sumDF += float64(s.segT[i].ti.df)
 	}
+	driven := filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF
+	var kept *fcEntry // the filter's documents here as the index keeps them
+	if filter != nil && s.fkey != nil {
+		kept = x.fcache.get(seg, s.fkey, fc, !driven)
+	}
 	switch {
-	case filter != nil && float64(fc)*x.opts.FilterDrivenRatio < sumDF:
-		x.filterDriven(s, sc, seg, filter, tomb)
+	case driven:
+		x.filterDriven(s, sc, seg, filter, kept, tomb)
+	case kept != nil:
+		x.maxScore(s, sc, seg, nil, &kept.dense, tomb)
 	case filter != nil && float64(fc) <= denseFilterRatio*sumDF:
 		s.fillDense(filter, seg)
 		x.maxScore(s, sc, seg, nil, &s.dense, tomb)
