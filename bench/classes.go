@@ -114,6 +114,9 @@ func (s *SideBySide) RunClasses(k, rounds int) (*ClassReport, error) {
 	if after := loadAvg(); load != "" {
 		rep.Load = load + " before, " + after + " after"
 	}
+	if m := s.Lazymem.Index().Metrics(); m.FilterCacheEntries > 0 {
+		rep.State += fmt.Sprintf("; lazymem's filter cache after the timed rounds: %d entries, %.1f MiB", m.FilterCacheEntries, float64(m.FilterCacheBytes)/(1<<20))
+	}
 	exact := make([]int, len(classes))
 	ex := s.Lazymem.Exhaustive()
 	var a, b []Hit
