@@ -63,6 +63,9 @@ type ZipfOptions struct {
 	// as the engine does by default; it applies to both lazymem loads (the
 	// whole engine and the index alone).
 	SessionContext bool
+	// FilterCacheBytes is lazymem's index.Options.FilterCacheBytes (0: the
+	// index's default, negative: off); it does not change the built stores.
+	FilterCacheBytes int64
 }
 
 // ZipfSideBySide generates the corpus and builds, or reuses, both engines.
@@ -83,7 +86,7 @@ func ZipfSideBySide(o ZipfOptions) (*SideBySide, error) {
 		return nil, err
 	}
 	// The whole engine's ingest is the headline; the index alone second.
-	so := SideBySideOptions{Dir: o.Dir, Corpus: c, Index: index.Options{SessionContext: o.SessionContext},
+	so := SideBySideOptions{Dir: o.Dir, Corpus: c, Index: index.Options{SessionContext: o.SessionContext, FilterCacheBytes: o.FilterCacheBytes},
 		Engine: &engine.Options{DisableSessionContext: !o.SessionContext}}
 	if o.Cache {
 		// Every field that changes the corpus, the queries or the indexes.

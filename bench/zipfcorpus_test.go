@@ -158,6 +158,9 @@ func sharedZipfSideBySide(tb testing.TB) *SideBySide {
 			Dir:            os.Getenv("LAZYMEM_BENCH_CACHE"),
 			Cache:          true,
 			SessionContext: os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != "",
+			// LAZYMEM_BENCH_FILTER_CACHE=off: lazymem's index without its
+			// filter cache (the cache's own measurement).
+			FilterCacheBytes: map[bool]int64{true: -1}[os.Getenv("LAZYMEM_BENCH_FILTER_CACHE") == "off"],
 		}
 		if o.Dir == "" {
 			d, err := os.MkdirTemp("", "lazymem-bench-zipf-")
