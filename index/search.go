@@ -231,19 +231,7 @@ func (s *searcher) resetBounds(m int) {
 // and otherwise runs block-max MaxScore over the postings, checking the
 // filter per candidate.
 func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) ([]Hit, error) {
-	dst = dst[:0]
-	if k <= 0 || (filter != nil && filter.IsEmpty()) {
-		return dst, nil
-	}
-	s := x.getSearcher()
-	defer x.pool.Put(s)
-	x.analyzeQuery(s, query)
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if x.closed {
-		return dst, ErrClosed
-	}
-	return x.searchLocked(s, filter, k, dst)
+	return x.SearchKeyed(query, filter, FilterKey{}, k, dst)
 }
 
 // SearchKeyed is Search with the key FilterKeyed returned with filter:
