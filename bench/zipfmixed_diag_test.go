@@ -38,6 +38,9 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
+// evictSink keeps the eviction's reads.
+var evictSink byte
+
 // BenchmarkZipfLazymemMixed is BenchmarkZipfMixed over a lazymem store
 // opened alone: every query of the report in the report's order, one op
 // one pass, each cell's p50 logged and the cells of LAZYMEM_BENCH_CELLS
@@ -54,6 +57,7 @@ func BenchmarkZipfLazymemMixed(b *testing.B) {
 	l, err := OpenLazymem(dir, c.Docs, index.Options{
 		SessionContext:         os.Getenv("LAZYMEM_BENCH_SESSION_CONTEXT") != "",
 		DisableBackgroundMerge: true,
+		FilterCacheBytes:       map[bool]int64{true: -1}[os.Getenv("LAZYMEM_BENCH_FILTER_CACHE") == "off"],
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -70,7 +74,20 @@ func BenchmarkZipfLazymemMixed(b *testing.B) {
 	cpu := map[string][]time.Duration{}
 	var dst []Hit
 	ctx := context.Background()
+	// LAZYMEM_DIAG_EVICT_MB=N writes and reads N MiB before each pass, as
+	// the report's Bleve passes do between lazymem's: the CPU's caches then
+	// hold none of the previous pass's index (the report's regime).
+	var evict []byte
+	if mb := envInt("LAZYMEM_DIAG_EVICT_MB", 0); mb > 0 {
+		evict = make([]byte, mb<<20)
+	}
 	pass := func(record bool) {
+		var sum byte
+		for i := 0; i < len(evict); i += 64 {
+			evict[i]++
+			sum += evict[(i*7919)%len(evict)]
+		}
+		evictSink = sum
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		for i := range qs {

@@ -278,6 +278,9 @@ export interface IndexMetrics {
   /** The segments the open dropped and rebuilt from the log, described. */
   repairs: string[];
   context_errors: number;
+  /** Bytes the index keeps of searched filters (an agent's records per sealed segment). */
+  filter_cache_bytes: number;
+  filter_cache_entries: number;
 }
 
 export interface CacheMetrics {

@@ -87,6 +87,10 @@ type IndexMetrics struct {
 	Terms         int      `json:"terms"`
 	Repairs       []string `json:"repairs"`
 	ContextErrors int64    `json:"context_errors"`
+	// FilterCacheBytes and FilterCacheEntries: what the index keeps of
+	// searched filters (index.Options.FilterCacheBytes).
+	FilterCacheBytes   int64 `json:"filter_cache_bytes"`
+	FilterCacheEntries int   `json:"filter_cache_entries"`
 }
 
 // CacheMetrics is engine.CacheMetrics in snake case.
@@ -152,7 +156,7 @@ func FromMetrics(m engine.Metrics) Metrics {
 			Docs: x.Docs, Deleted: x.Deleted, Segments: x.Segments, MemDocs: x.MemDocs, SegmentBytes: x.SegmentBytes,
 			Flushes: x.Flushes, Merges: x.Merges, MergeErrors: x.MergeErrors, FlushErrors: x.FlushErrors,
 			Rebuilt: x.Rebuilt, Dropped: x.Dropped, LateDocs: x.LateDocs, Terms: x.Terms, Repairs: []string{},
-			ContextErrors: x.ContextErrors,
+			ContextErrors: x.ContextErrors, FilterCacheBytes: x.FilterCacheBytes, FilterCacheEntries: x.FilterCacheEntries,
 		},
 		Cache: CacheMetrics{
 			Embedder: c.Embedder, MemHits: c.MemHits, DiskHits: c.DiskHits, Computed: c.Computed, Shared: c.Shared,
