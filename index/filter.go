@@ -31,14 +31,15 @@ func (x *Index) Filter(f *Filter) (*roaring.Bitmap, error) {
 // SearchKeyed can use the per-segment forms the index keeps of that value
 // (filtercache.go). The zero FilterKey names nothing.
 type FilterKey struct {
+	x     *Index          // the index that made it: another's is ignored
 	field *roaring.Bitmap // the index's bitmap of the value; F is a subset
 	of    *roaring.Bitmap // F, the bitmap FilterKeyed returned
 }
 
 // FilterKeyed is Filter with the key SearchKeyed takes. The key holds for
 // the returned bitmap as returned and as narrowed in place (And, AndNot,
-// Remove): an in-place Add or Or voids the promise it makes, and with it
-// SearchKeyed's results.
+// Remove), with this index only: an in-place Add or Or voids the promise
+// it makes, and with it SearchKeyed's results.
 func (x *Index) FilterKeyed(f *Filter) (*roaring.Bitmap, FilterKey, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -49,7 +50,7 @@ func (x *Index) FilterKeyed(f *Filter) (*roaring.Bitmap, FilterKey, error) {
 		return x.live.Clone(), FilterKey{}, nil
 	}
 	bm := x.filterLocked(f, false)
-	return bm, FilterKey{field: x.fieldKeyLocked(f), of: bm}, nil
+	return bm, FilterKey{x: x, field: x.fieldKeyLocked(f), of: bm}, nil
 }
 
 // fieldKeyLocked returns the index's bitmap of a one-value clause of f (an

@@ -237,7 +237,7 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 // SearchKeyed is Search with the key FilterKeyed returned with filter:
 // the same results, with the index's kept forms of the key's metadata
 // value read instead of filter's bitmap where they hold the same
-// documents (a key of another bitmap is ignored).
+// documents (a key of another bitmap or another index is ignored).
 func (x *Index) SearchKeyed(query string, filter *roaring.Bitmap, key FilterKey, k int, dst []Hit) ([]Hit, error) {
 	dst = dst[:0]
 	if k <= 0 || (filter != nil && filter.IsEmpty()) {
@@ -251,7 +251,7 @@ func (x *Index) SearchKeyed(query string, filter *roaring.Bitmap, key FilterKey,
 	if x.closed {
 		return dst, ErrClosed
 	}
-	if filter != nil && key.of == filter {
+	if filter != nil && key.of == filter && key.x == x {
 		s.fkey = key.field
 		defer func() { s.fkey = nil }()
 	}
