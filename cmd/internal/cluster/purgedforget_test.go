@@ -30,9 +30,14 @@ import (
 // that, the forget failed: its erase answered "sequence N not found".
 func TestForgetPurgedSharedBlock(t *testing.T) {
 	nc := clustertest.Start(t, 3)
+	// One node at a time owns every partition, and no failover is tested:
+	// a lease of 5 s survives renewals delayed by a loaded machine (with
+	// 1 s, the -race suite on two cores once lost a lease mid-test, and
+	// the test's Wait answered "partition not owned here"). Close
+	// releases the leases, so the second node does not wait for them.
 	open := func(id, dir string) *Node {
 		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: dir, Partitions: 4,
-			Replicas: 3, LeaseTTL: time.Second, OpenDB: openDB, SnapshotEvery: 1000, SnapshotInterval: -1,
+			Replicas: 3, LeaseTTL: 5 * time.Second, OpenDB: openDB, SnapshotEvery: 1000, SnapshotInterval: -1,
 			Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		if err != nil {
 			t.Fatal(err)
