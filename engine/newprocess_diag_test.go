@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lazymem/lazymem/bench/zipf"
+	"golang.org/x/sys/unix"
 )
 
 // The cold recall of a new process, in a new process: BenchmarkRecallZipf's
@@ -160,9 +161,21 @@ func TestNewProcessRecallDiag(t *testing.T) {
 	}
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	// LAZYMEM_MARK: print CLOCK_MONOTONIC at the recall's start and end,
+	// to cut a `perf record -k CLOCK_MONOTONIC -e page-faults -g` of the
+	// process to the recall (perf script prints the same clock).
+	var m0, m1 unix.Timespec
+	mark := os.Getenv("LAZYMEM_MARK") != ""
+	if mark {
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m0)
+	}
 	start := time.Now()
 	res, err := db.Recall(context.Background(), query)
 	wall := time.Since(start)
+	if mark {
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m1)
+		fmt.Printf("mark %d.%09d %d.%09d\n", m0.Sec, m0.Nsec, m1.Sec, m1.Nsec)
+	}
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	pprof.StopCPUProfile() // a no-op without LAZYMEM_PROFILE
 	if err != nil {
