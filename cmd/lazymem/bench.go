@@ -35,7 +35,9 @@ standard error.
 
 With --corpus zipf it instead generates a Zipf corpus (words of an
 artificial vocabulary drawn from a Zipf law, interleaved sessions of many
-agents, a share of Chinese-script agents), loads it into the whole lazymem
+agents, a share of Chinese-script agents; --vocab, --exponent, --min-words,
+--max-words, --agents, --session-turns, --days and --cjk-share choose the
+member of the family), loads it into the whole lazymem
 engine (the durable log and the index, one writer, batches of 1000, timed
 until Close returns: the headline ingest rate), into lazymem's index alone
 (second row) and into Bleve, and times the broad stage (BM25 top 10 under a
@@ -72,6 +74,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	exponent := fs.Float64("exponent", 0, "with --corpus zipf: Zipf exponent, above 1 (default 1.1)")
 	agents := fs.Int("agents", 0, "with --corpus zipf: agents (default 100)")
 	cjkShare := fs.Float64("cjk-share", 0, "with --corpus zipf: share of agents writing Chinese script (default 0.1, negative for none)")
+	minWords := fs.Int("min-words", 0, "with --corpus zipf: fewest words a record (default 8)")
+	maxWords := fs.Int("max-words", 0, "with --corpus zipf: most words a record (default 48, or --min-words if larger)")
+	sessionTurns := fs.Int("session-turns", 0, "with --corpus zipf: mean records a session (default 20)")
+	days := fs.Int("days", 0, "with --corpus zipf: days the records span, at least 8 (default 90)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -94,7 +100,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		o := bench.ZipfOptions{
 			Corpus: zipf.Config{Seed: *seed, Records: n, Vocab: *vocab, Exponent: *exponent,
-				Agents: *agents, CJKShare: *cjkShare},
+				Agents: *agents, CJKShare: *cjkShare, MinWords: *minWords, MaxWords: *maxWords,
+				SessionTurns: *sessionTurns, Days: *days},
 			PerClass: *perClass, QuerySeed: *seed + 1, Dir: *dir, Cache: *cache,
 			SessionContext: !*noContext,
 		}

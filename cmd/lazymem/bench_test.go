@@ -38,6 +38,9 @@ func TestBenchZipf(t *testing.T) {
 		{"bench", "--corpus", "nope"},
 		{"bench", "--corpus", "zipf", "--cache"},
 		{"bench", "--corpus", "zipf", "--scale", "2000", "--exponent", "0.5"},
+		{"bench", "--corpus", "zipf", "--scale", "2000", "--min-words", "30", "--max-words", "20"},
+		{"bench", "--corpus", "zipf", "--scale", "2000", "--days", "3"},
+		{"bench", "--corpus", "zipf", "--scale", "2000", "--session-turns", "-1"},
 	} {
 		if code, _, _ := runCLI(t, "", bad...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
