@@ -90,6 +90,14 @@ func BenchmarkZipfLazymemMixed(b *testing.B) {
 		evictSink = sum
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if n := envInt("LAZYMEM_DIAG_CPU", -1); n >= 0 {
+			// The pass on one CPU (is one of the machine's CPUs slower?).
+			var set unix.CPUSet
+			set.Set(n)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				b.Fatal(err)
+			}
+		}
 		for i := range qs {
 			var el, ec time.Duration
 			var err error
