@@ -105,10 +105,11 @@ type ingestConfig struct {
 // input is held in memory until its end.
 //
 // Why two passes: held whole, a file's records were most of the
-// process's memory (200k Zipf records, 60 MB of JSONL: 514-552 MB
-// resident against 330-336 MB streamed) and a larger file would not fit;
-// on a machine whose page faults are dear that memory was also a sixth
-// of the ingest's time (4.25-4.39 s against 3.63-3.65 s).
+// process's memory (200k Zipf records, 60 MB of JSONL: 534-553 MB
+// resident, against 327-374 MB in two passes) and a larger file would
+// not fit; on a machine whose page faults are dear (~10 µs) that memory
+// was also an eighth of the ingest's time (3.81-3.95 s against 3.32-3.56
+// s; docs/benchmarks/ingest-context.md, eleventh pass).
 func ingest(ctx context.Context, db *engine.DB, in io.Reader, size int64, cfg ingestConfig, stderr io.Writer) (written, skipped int, err error) {
 	now := time.Now()
 	sc := &jsonlScan{db: db, now: now, cfg: cfg, stderr: stderr}
