@@ -30,8 +30,13 @@ type compressor struct {
 	words   *wordTable              // the log's vocabulary (words.go); version-5 text frames refer to it
 }
 
+// encoderLevel is Options.ZstdLevel (1-4) as the encoder's level.
+func encoderLevel(level int) zstd.EncoderLevel {
+	return zstd.EncoderLevel(min(max(level, int(zstd.SpeedFastest)), int(zstd.SpeedBestCompression)))
+}
+
 func newCompressor(algo Compression, level int) (*compressor, error) {
-	c := &compressor{algo: algo, level: zstd.EncoderLevelFromZstd(level)}
+	c := &compressor{algo: algo, level: encoderLevel(level)}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(256<<20))
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: segment: zstd decoder: %w", err)

@@ -69,9 +69,12 @@ type Options struct {
 	// it codes the text frames as words of a log-wide vocabulary (version
 	// 5, words.go), which zstd then compresses to about a fifth less.
 	DisableWords bool
-	// ZstdLevel is the zstd encoder level, 1 (fastest) to 4 (best), of
-	// the segments compressed without the log's dictionary (those with it
-	// use the fastest level: dict.go). Default 3.
+	// ZstdLevel is the zstd encoder level of the segments compressed
+	// without the log's dictionary (those with it use the fastest level:
+	// compress.go): 1 fastest, 2 default, 3 better compression, 4 best.
+	// Default 2. (Until 2026-12-04 the value went through the C library's
+	// 1-22 scale, where 1-2 meant fastest and 3-4 both meant default: the
+	// old default 3 is the new default 2, byte for byte.)
 	ZstdLevel int
 
 	// CacheBytes bounds the cache of decompressed segments and of the
@@ -127,7 +130,7 @@ func (o *Options) EnsureDefaults() *Options {
 		o.Compression = CompressionZstd
 	}
 	if o.ZstdLevel == 0 {
-		o.ZstdLevel = 3
+		o.ZstdLevel = 2
 	}
 	if o.CacheBytes == 0 {
 		o.CacheBytes = 64 << 20
