@@ -48,6 +48,7 @@ type ClassReport struct {
 	Date      time.Time
 	Load      string // /proc/loadavg before and after the timed rounds, where there is one
 	State     string
+	Corpus    string // the corpus's description (zipf.Config.Describe), printed when set
 }
 
 // RunClasses times every query on lazymem and both Bleve formulations at
@@ -177,6 +178,9 @@ func (r *ClassReport) Markdown() string {
 	fmt.Fprintf(&sb, "Run %s on %s (%d CPUs, %s/%s, %s): %d records, %.1f MB of text, top %d, %d timed rounds after 1 warm-up pass, engines alternated pass by pass.\n\n",
 		r.Date.Format(time.RFC3339), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
 		r.Records, float64(r.TextBytes)/1e6, r.K, r.Rounds)
+	if r.Corpus != "" {
+		fmt.Fprintf(&sb, "Corpus: %s.\n\n", r.Corpus)
+	}
 	if r.Load != "" {
 		fmt.Fprintf(&sb, "Load average (1, 5, 15 min): %s.\n\n", r.Load)
 	}

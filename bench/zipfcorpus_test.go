@@ -146,13 +146,16 @@ var sharedZipf struct {
 	err  error
 }
 
+// sharedZipfConfig is the corpus of sharedZipfSideBySide.
+func sharedZipfConfig() zipf.Config { return zipf.Config{Seed: zipfSeed(), Records: zipfN()} }
+
 // sharedZipfSideBySide builds (or, with LAZYMEM_BENCH_CACHE=DIR, reuses
 // from DIR) both engines over the Zipf corpus once per process.
 func sharedZipfSideBySide(tb testing.TB) *SideBySide {
 	tb.Helper()
 	sharedZipf.once.Do(func() {
 		o := ZipfOptions{
-			Corpus:         zipf.Config{Seed: zipfSeed(), Records: zipfN()},
+			Corpus:         sharedZipfConfig(),
 			PerClass:       envInt("LAZYMEM_BENCH_PER_CLASS", 100),
 			QuerySeed:      zipfQuerySeed,
 			Dir:            os.Getenv("LAZYMEM_BENCH_CACHE"),

@@ -27,6 +27,7 @@ func TestZipfReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Corpus = sharedZipfConfig().Describe()
 	md := r.Markdown()
 	fmt.Fprintf(os.Stdout, "corpus generated in %v\n\n%s\n", s.GenTime.Round(time.Millisecond), md)
 	if out := os.Getenv("LAZYMEM_BENCH_REPORT_OUT"); out != "" {

@@ -73,6 +73,14 @@ func (c *Config) EnsureDefaults() {
 	}
 }
 
+// Describe names the member of the family c is (its defaults filled), for
+// a report's header: what another run needs to draw the same corpus.
+func (c Config) Describe() string {
+	c.EnsureDefaults()
+	return fmt.Sprintf("Zipf(%g) over %d words a script, %d-%d words a record, %d agents (%g of them writing Chinese script), sessions of %d turns on average, %d days, seed %d",
+		c.Exponent, c.Vocab, c.MinWords, c.MaxWords, c.Agents, c.CJKShare, c.SessionTurns, c.Days, c.Seed)
+}
+
 // Validate reports the first unusable field.
 func (c *Config) Validate() error {
 	switch {

@@ -324,6 +324,7 @@ func runZipfBench(o bench.ZipfOptions, rounds int, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	r.Corpus = o.Corpus.Describe()
 	_, err = io.WriteString(stdout, r.Markdown())
 	return err
 }

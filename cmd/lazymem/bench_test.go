@@ -10,13 +10,14 @@ func TestBenchZipf(t *testing.T) {
 		t.Skip("bench run skipped in -short")
 	}
 	dir := t.TempDir()
-	args := []string{"bench", "--corpus", "zipf", "--scale", "2000", "--agents", "5", "--per-class", "2", "--rounds", "1", "--dir", dir, "--cache"}
+	args := []string{"bench", "--corpus", "zipf", "--scale", "2000", "--agents", "5", "--max-words", "30", "--per-class", "2", "--rounds", "1", "--dir", dir, "--cache"}
 	code, out, errs := runCLI(t, "", args...)
 	if code != 0 {
 		t.Fatalf("bench --corpus zipf: code %d: %s", code, errs)
 	}
 	for _, want := range []string{"| lazymem engine (log + index), session context on | 2000 |",
-		"| lazymem index alone (no log), session context on | 2000 |", "| bleve | 2000 |", "| mid/none | 2 |", "| cjk/session | 2 |", "| all | 40 |"} {
+		"| lazymem index alone (no log), session context on | 2000 |", "| bleve | 2000 |", "| mid/none | 2 |", "| cjk/session | 2 |", "| all | 40 |",
+		"Corpus: Zipf(1.1) over 50000 words a script, 8-30 words a record, 5 agents (0.1 of them writing Chinese script), sessions of 20 turns on average, 90 days, seed 1."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
