@@ -27,8 +27,9 @@ JSON object with the fields:
 Blank lines are ignored. Bad lines are reported with their line numbers.
 With --bad reject (the default) one bad line stops the ingest before anything
 is written (a file is read twice: checked, then written; standard input is
-held in memory until its end); with --bad skip the bad lines are left out and
-the rest stored as they are read.`
+copied to a temporary file in $TMPDIR as it is checked, and written from the
+copy); with --bad skip the bad lines are left out and the rest stored as they
+are read.`
 
 func cmdIngest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("ingest", ingestSynopsis, stderr)
@@ -52,7 +53,7 @@ func cmdIngest(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	var in io.Reader = stdin
 	var size int64
-	var rewind io.Seeker
+	var again io.ReadSeeker
 	name := pos[0]
 	if name != "-" {
 		f, err := os.Open(name)
@@ -63,12 +64,23 @@ func cmdIngest(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if st, err := f.Stat(); err == nil {
 			size = st.Size()
 			if st.Mode().IsRegular() {
-				rewind = f
+				again = f
 			}
 		}
 		in = f
 	} else {
 		name = "standard input"
+	}
+	if *bad == "reject" && again == nil {
+		// A pipe cannot be read twice: its lines are copied to a
+		// temporary file as they are checked, and written from it.
+		tmp, err := os.CreateTemp("", "lazymem-ingest-*.jsonl")
+		if err != nil {
+			return fmt.Errorf("ingest: a temporary copy of %s: %w", name, err)
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		in, again = io.TeeReader(in, tmp), tmp
 	}
 	store, err := engine.Open(*db, engine.Options{})
 	if err != nil {
@@ -76,7 +88,7 @@ func cmdIngest(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer store.Close()
 	n, skipped, err := ingest(ctx, store, in, size, ingestConfig{
-		skipBad: *bad == "skip", batch: *batch, maxReport: *maxReport, name: name, rewind: rewind,
+		skipBad: *bad == "skip", batch: *batch, maxReport: *maxReport, name: name, again: again,
 	}, stderr)
 	if err != nil {
 		return err
@@ -92,71 +104,50 @@ type ingestConfig struct {
 	batch     int
 	maxReport int
 	name      string
-	// rewind, when set, is in as a seeker (a regular file): reject mode
-	// then checks the file in a first pass and reads it again to write,
-	// instead of holding every record of the file in memory.
-	rewind io.Seeker
+	// again is what reject mode reads in its second pass, from its start:
+	// in itself for a regular file, else a copy made while in was read.
+	again io.ReadSeeker
 }
 
 // ingest reads JSONL records from in and appends them to db. In reject
 // mode it parses and checks every line first and writes only if all are
-// good, so a bad file leaves the store unchanged: a regular file is read
-// twice (checked, then written in batches as it is read again), standard
-// input is held in memory until its end.
+// good, so a bad file leaves the store unchanged: it reads in to check it,
+// then cfg.again (the same file, or a copy of standard input) to write, in
+// batches as it reads.
 //
-// Why two passes: held whole, a file's records were most of the
-// process's memory (200k Zipf records, 60 MB of JSONL: 534-553 MB
-// resident, against 327-374 MB in two passes) and a larger file would
-// not fit; on a machine whose page faults are dear (~10 µs) that memory
-// was also an eighth of the ingest's time (3.81-3.95 s against 3.32-3.56
-// s; docs/benchmarks/ingest-context.md, eleventh pass).
+// Why two passes rather than the records held until the end: held, a
+// file's records were most of the process's memory (200k Zipf records, 60
+// MB of JSONL: 534-553 MB resident, against 327-374 MB in two passes) and
+// a larger file would not fit; on a machine whose page faults are dear
+// (~10 µs) that memory was also an eighth of the ingest's time (3.81-3.95
+// s against 3.32-3.56 s; docs/benchmarks/ingest-context.md, eleventh
+// pass).
 func ingest(ctx context.Context, db *engine.DB, in io.Reader, size int64, cfg ingestConfig, stderr io.Writer) (written, skipped int, err error) {
-	now := time.Now()
-	sc := &jsonlScan{db: db, now: now, cfg: cfg, stderr: stderr}
-	switch {
-	case cfg.skipBad:
+	sc := &jsonlScan{db: db, now: time.Now(), cfg: cfg, stderr: stderr}
+	if cfg.skipBad {
 		// Good lines are written as they are read, bad ones skipped.
 		err := sc.run(ctx, in, size, "ingest", true, false)
 		return sc.written, sc.bad, err
-	case cfg.rewind != nil:
-		if err := sc.run(ctx, in, size, "check", false, false); err != nil {
-			return 0, 0, err
-		}
-		if sc.bad > 0 {
-			return 0, 0, sc.rejected()
-		}
-		if _, err := cfg.rewind.Seek(0, io.SeekStart); err != nil {
-			return 0, 0, fmt.Errorf("read %s again: %w", cfg.name, err)
-		}
-		// The second pass writes as it reads; a line that fails now
-		// failed nowhere in the first pass: the file changed between
-		// the two.
-		err := sc.run(ctx, in, size, "ingest", true, true)
-		if err == nil && sc.bad > 0 {
-			err = fmt.Errorf("%s: changed while it was ingested: %d lines good in the first pass are bad now; %d records were written", cfg.name, sc.bad, sc.written)
-		}
-		return sc.written, 0, err
 	}
-	// Standard input in reject mode: held whole, then written in batches.
-	sc.hold = true
-	if err := sc.run(ctx, in, size, "ingest", false, false); err != nil {
+	if cfg.again == nil {
+		return 0, 0, fmt.Errorf("ingest: reject mode needs %s twice", cfg.name)
+	}
+	if err := sc.run(ctx, in, size, "check", false, false); err != nil {
 		return 0, 0, err
 	}
 	if sc.bad > 0 {
-		return 0, 0, sc.rejected()
+		return 0, 0, fmt.Errorf("%s: %d bad lines: nothing was written (fix them, or use --bad skip to store the good lines)", cfg.name, sc.bad)
 	}
-	pr := newProgress(stderr, "ingest", int64(len(sc.held)))
-	defer pr.done()
-	for all := sc.held; len(all) > 0; {
-		n := min(cfg.batch, len(all))
-		if _, err := db.AppendBatch(ctx, all[:n]); err != nil {
-			return sc.written, 0, err
-		}
-		sc.written += n
-		all = all[n:]
-		pr.update(int64(sc.written), int64(sc.written))
+	if _, err := cfg.again.Seek(0, io.SeekStart); err != nil {
+		return 0, 0, fmt.Errorf("read %s again: %w", cfg.name, err)
 	}
-	return sc.written, 0, nil
+	// The second pass writes as it reads; a line that fails now failed
+	// nowhere in the first pass: the file changed between the two.
+	err = sc.run(ctx, cfg.again, size, "ingest", true, true)
+	if err == nil && sc.bad > 0 {
+		err = fmt.Errorf("%s: changed while it was ingested: %d lines good in the first pass are bad now; %d records were written", cfg.name, sc.bad, sc.written)
+	}
+	return sc.written, 0, err
 }
 
 // jsonlScan reads JSONL records, parsing and checking every line and
@@ -166,14 +157,8 @@ type jsonlScan struct {
 	now     time.Time // the time of a record that has none
 	cfg     ingestConfig
 	stderr  io.Writer
-	bad     int             // bad lines seen
-	written int             // records appended
-	hold    bool            // keep every good record in held
-	held    []engine.Record // with hold
-}
-
-func (sc *jsonlScan) rejected() error {
-	return fmt.Errorf("%s: %d bad lines: nothing was written (fix them, or use --bad skip to store the good lines)", sc.cfg.name, sc.bad)
+	bad     int // bad lines seen
+	written int // records appended
 }
 
 // run reads in to its end. With write, the good records are appended in
@@ -197,6 +182,7 @@ func (sc *jsonlScan) run(ctx context.Context, in io.Reader, size int64, label st
 		return nil
 	}
 	var pos int64
+	good := 0 // lines parsed and checked without error
 	for line := 1; ; line++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -216,10 +202,11 @@ func (sc *jsonlScan) run(ctx context.Context, in io.Reader, size int64, label st
 				} else if sc.bad == sc.cfg.maxReport+1 {
 					fmt.Fprintf(sc.stderr, "%s: more bad lines not shown (--max-errors %d)\n", sc.cfg.name, sc.cfg.maxReport)
 				}
-			case write && !(stopAtBad && sc.bad > 0):
-				recs = append(recs, r)
-			case sc.hold:
-				sc.held = append(sc.held, r)
+			default:
+				good++
+				if write && !(stopAtBad && sc.bad > 0) {
+					recs = append(recs, r)
+				}
 			}
 		}
 		if len(recs) >= sc.cfg.batch {
@@ -227,7 +214,7 @@ func (sc *jsonlScan) run(ctx context.Context, in io.Reader, size int64, label st
 				return err
 			}
 		}
-		pr.update(int64(sc.written+len(recs)+len(sc.held)), pos)
+		pr.update(int64(good), pos)
 		if rerr == io.EOF {
 			break
 		}

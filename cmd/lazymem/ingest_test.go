@@ -103,7 +103,7 @@ func TestIngestFileChangedBetweenPasses(t *testing.T) {
 	}
 	f := &changingFile{first: []byte(first.String()), second: []byte(second.String())}
 	var errs bytes.Buffer
-	written, _, err := ingest(context.Background(), store, f, 0, ingestConfig{batch: 3, maxReport: 5, name: "f.jsonl", rewind: f}, &errs)
+	written, _, err := ingest(context.Background(), store, f, 0, ingestConfig{batch: 3, maxReport: 5, name: "f.jsonl", again: f}, &errs)
 	if err == nil || !strings.Contains(err.Error(), "changed while it was ingested") || !strings.Contains(errs.String(), "f.jsonl:7:") {
 		t.Fatalf("err %v, stderr %q", err, errs.String())
 	}
@@ -113,5 +113,46 @@ func TestIngestFileChangedBetweenPasses(t *testing.T) {
 	}
 	if next := store.Metrics().Log.Next; next != 7 {
 		t.Fatalf("the store holds %d records, want 6", next-1)
+	}
+}
+
+// TestIngestRejectStdin: standard input in reject mode is checked while a
+// temporary copy is made, then written from the copy: a bad line writes
+// nothing, a good stream arrives whole and in order, and no copy is left.
+func TestIngestRejectStdin(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var b strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&b, `{"agent":"a1","session":"s1","text":"piped note %d"}`+"\n", i)
+	}
+	db := filepath.Join(t.TempDir(), "mem")
+	code, _, errs := runCLI(t, b.String()+"not json\n", "ingest", "--db", db, "-")
+	if code == 0 || !strings.Contains(errs, "standard input:1501:") || !strings.Contains(errs, "nothing was written") {
+		t.Fatalf("a bad piped line: exit %d\n%s", code, errs)
+	}
+	if _, out, _ := runCLI(t, "", "stats", "--db", db); !strings.Contains(out, "records       0") {
+		t.Fatalf("reject mode wrote piped records:\n%s", out)
+	}
+	code, out, errs := runCLI(t, b.String(), "ingest", "--db", db, "-")
+	if code != 0 || !strings.Contains(out, "ingested 1500 records (0 bad lines skipped)") {
+		t.Fatalf("a good pipe: exit %d\n%s\n%s", code, out, errs)
+	}
+	store, err := engine.Open(db, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, id := range []uint64{1, 1000, 1500} {
+		r, err := store.Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("piped note %d", id-1); r.Text != want {
+			t.Fatalf("record %d: %q, want %q", id, r.Text, want)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
 	}
 }
