@@ -38,6 +38,25 @@ func (r *ClassRow) Speedup() (p50, p99 float64) {
 	return float64(p.P50) / float64(r.Lazymem.P50), float64(p.P99) / float64(r.Lazymem.P99)
 }
 
+// AcceptFloor is issue 16's floor for a cell's p50: under it a cell passes
+// acceptance 1 whatever its ratios (both engines at their fixed overhead).
+const AcceptFloor = 50 * time.Microsecond
+
+// Accepted reports whether the row meets issue 16's acceptance 1: lazymem
+// at least 10x faster than its peer at p50 and at least 5x at p99, or
+// under AcceptFloor at p50; and the pruned top-k equal to the exhaustive
+// one on every query.
+func (r *ClassRow) Accepted() bool {
+	if r.Queries == 0 || r.Exact != r.Queries {
+		return false
+	}
+	if r.Lazymem.P50 > 0 && r.Lazymem.P50 < AcceptFloor {
+		return true
+	}
+	p50, p99 := r.Speedup()
+	return p50 >= 10 && p99 >= 5
+}
+
 // ClassReport is the outcome of RunClasses.
 type ClassReport struct {
 	Records   int
@@ -188,14 +207,26 @@ func (r *ClassReport) Markdown() string {
 		fmt.Fprintf(&sb, "Index state at query time: %s.\n\n", r.State)
 	}
 	sb.WriteString(IngestMarkdown(r.Ingest))
-	sb.WriteString("\n| class/filter | queries | lazymem p50 | lazymem p99 | peer | peer p50 | peer p99 | p50 ratio | p99 ratio | hits lazymem / peer | pruned = exhaustive |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|\n")
+	sb.WriteString("\n| class/filter | queries | lazymem p50 | lazymem p99 | peer | peer p50 | peer p99 | p50 ratio | p99 ratio | hits lazymem / peer | pruned = exhaustive | acceptance 1 |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---|\n")
+	cells, passed := 0, 0
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		p := row.Peer()
 		p50, p99 := row.Speedup()
-		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %s | %v | %v | %.1fx | %.1fx | %.1f / %.1f | %d/%d |\n",
+		verdict := "" // the row of all queries is no cell
+		if row.Class != "all" {
+			cells++
+			verdict = "no"
+			if row.Accepted() {
+				passed++
+				verdict = "yes"
+			}
+		}
+		fmt.Fprintf(&sb, "| %s | %d | %v | %v | %s | %v | %v | %.1fx | %.1fx | %.1f / %.1f | %d/%d | %s |\n",
 			row.Class, row.Queries, rd(row.Lazymem.P50), rd(row.Lazymem.P99), p.Engine, rd(p.P50), rd(p.P99),
-			p50, p99, row.Lazymem.MeanHits, p.MeanHits, row.Exact, row.Queries)
+			p50, p99, row.Lazymem.MeanHits, p.MeanHits, row.Exact, row.Queries, verdict)
 	}
+	fmt.Fprintf(&sb, "\nAcceptance 1 (issue 16: p50 at least 10x and p99 at least 5x the peer's, or p50 under %v; pruned = exhaustive): %d of %d cells.\n",
+		AcceptFloor, passed, cells)
 	return sb.String()
 }
