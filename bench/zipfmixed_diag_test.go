@@ -91,12 +91,17 @@ func BenchmarkZipfLazymemMixed(b *testing.B) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		if n := envInt("LAZYMEM_DIAG_CPU", -1); n >= 0 {
-			// The pass on one CPU (is one of the machine's CPUs slower?).
-			var set unix.CPUSet
+			// The pass on one CPU (is one of the machine's CPUs slower?);
+			// the thread gets its CPUs back before it is unlocked.
+			var was, set unix.CPUSet
+			if err := unix.SchedGetaffinity(0, &was); err != nil {
+				b.Fatal(err)
+			}
 			set.Set(n)
 			if err := unix.SchedSetaffinity(0, &set); err != nil {
 				b.Fatal(err)
 			}
+			defer func() { _ = unix.SchedSetaffinity(0, &was) }()
 		}
 		for i := range qs {
 			var el, ec time.Duration
