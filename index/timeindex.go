@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -37,6 +38,18 @@ type timeIndex struct {
 func (t *timeIndex) init() {
 	t.late = roaring.New()
 	t.cur = math.MinInt64
+}
+
+// reserve makes room for n slots of rmax in one allocation, advised to
+// huge pages (adviseHuge).
+func (t *timeIndex) reserve(n int) {
+	if n <= cap(t.rmax) {
+		return
+	}
+	r := make([]int64, len(t.rmax), n)
+	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 8*n))
+	copy(r, t.rmax)
+	t.rmax = r
 }
 
 func (t *timeIndex) add(id uint32, ts int64) {
