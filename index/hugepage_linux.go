@@ -16,19 +16,22 @@ import (
 // (amd64, arm64).
 const hugePage = 2 << 20
 
-// adviseHuge asks the kernel to back the whole 2 MiB pages inside b's
+// adviseHuge asks the kernel to back the whole 2 MiB pages inside s's
 // capacity with transparent huge pages when they are first touched
 // (madvise MADV_HUGEPAGE: a hint, its error ignored; a no-op unless the
 // host's mode is madvise or always). Memory already touched keeps its 4
-// KiB pages.
-func adviseHuge(b []byte) {
-	b = b[:cap(b)]
-	if len(b) < 2*hugePage {
+// KiB pages. T holds no pointers (the memory is only advised, never
+// reinterpreted).
+func adviseHuge[T any](s []T) {
+	var zero T
+	n := uintptr(cap(s)) * unsafe.Sizeof(zero)
+	if n < 2*hugePage {
 		return
 	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	beg := (p + hugePage - 1) &^ (hugePage - 1)
-	end := (p + uintptr(len(b))) &^ (hugePage - 1)
+	end := (p + n) &^ (hugePage - 1)
 	if beg < end {
 		_ = unix.Madvise(b[beg-p:end-p], unix.MADV_HUGEPAGE)
 	}

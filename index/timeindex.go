@@ -3,7 +3,6 @@ package index
 import (
 	"math"
 	"sort"
-	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -47,7 +46,7 @@ func (t *timeIndex) reserve(n int) {
 		return
 	}
 	r := make([]int64, len(t.rmax), n)
-	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 8*n))
+	adviseHuge(r)
 	copy(r, t.rmax)
 	t.rmax = r
 }
