@@ -62,23 +62,25 @@ func parseTHPMode(b []byte) string {
 }
 
 // reserveHeap readies the Go heap for n bytes of loading on huge pages:
-// it allocates 2n (fresh memory, never touched), advises it to huge
-// pages and collects it, so that the loading and the allocations after
-// it reuse that memory, each 2 MiB a single page fault. Only where the
-// host's mode is madvise (with always the kernel does it anyway).
+// it allocates n plus up to 256 MiB more (fresh memory, never touched),
+// advises it to huge pages and collects it, so that the loading and the
+// allocations after it reuse that memory, each 2 MiB a single page
+// fault. Only where the host's mode is madvise (with always the kernel
+// does it anyway).
 //
 // Profile lesson (1M Zipf store, 108 MB of index segments, a new
 // process's Open and first recall, 20 processes a variant, two rounds):
-// on a virtual machine whose page fault costs ~10 µs, Open touched
-// ~75,000 fresh 4 KiB pages (perf -e page-faults: the segments' reads,
-// the time index's growth, the maps and bitmaps); with the host's mode
-// switched to always, Open took 150 ms instead of 770 and the first
-// recall 4.0 ms instead of 5.9.
+// on a virtual machine whose page fault costs ~10 µs, Open faulted
+// ~23,000 fresh 4 KiB pages besides its ~27,000 of segment files (perf
+// -e page-faults: the time index's growth 41% of them, the log's names,
+// maps and bitmaps, new spans); with the host's mode switched to always,
+// Open took ~150 ms instead of ~770 and the first recall ~4 ms instead
+// of ~5.5.
 func reserveHeap(n int64) {
 	if thpMode() != "madvise" {
 		return
 	}
-	b := make([]byte, 2*n)
+	b := make([]byte, n+min(n, 256<<20))
 	adviseHuge(b)
 	runtime.KeepAlive(b)
 	runtime.GC()
