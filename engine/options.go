@@ -155,8 +155,7 @@ type Options struct {
 	MustExist bool
 
 	// KeepOpenGarbage skips the garbage collection Open runs before it
-	// returns (see Open) and the index's heap reservation
-	// (Index.KeepHeap, which it sets). Default false: Open collects.
+	// returns (see Open). Default false: Open collects.
 	KeepOpenGarbage bool
 
 	// FS is the filesystem the store lives on: the log, the index, the
@@ -271,9 +270,6 @@ func (o *Options) resolve() error {
 	o.EnsureDefaults()
 	o.Log.EnsureDefaults()
 	o.Index.EnsureDefaults()
-	if o.KeepOpenGarbage {
-		o.Index.KeepHeap = true
-	}
 	return o.Validate()
 }
 

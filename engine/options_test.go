@@ -87,7 +87,6 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Index.ContextWeight":          func(o *Options) { o.Index.ContextWeight = 0.5 },
 		"Index.ContextSample":          func(o *Options) { o.Index.ContextSample = true },
 		"Index.OnBackgroundError":      func(o *Options) { o.Index.OnBackgroundError = onErr },
-		"Index.KeepHeap":               func(o *Options) { o.Index.KeepHeap = true },
 
 		"Core.Value":          func(o *Options) { o.Core.Value = coreValue },
 		"Core.Consolidator":   func(o *Options) { o.Core.Consolidator = rules },

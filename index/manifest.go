@@ -154,7 +154,6 @@ func readFile(fs vfs.FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	buf := make([]byte, st.Size())
-	adviseHuge(buf)
 	if _, err := f.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
 		return nil, err
 	}

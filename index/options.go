@@ -93,16 +93,6 @@ type Options struct {
 	// must not call Close. Work stopped by Close is not an error. Default
 	// nil: failures are only counted.
 	OnBackgroundError func(error)
-	// KeepHeap skips the heap reservation Open makes before it loads
-	// segments of 64 MiB or more on a Linux host whose transparent huge
-	// pages are in madvise mode (reserveHeap: their size and up to 256
-	// MiB more advised to huge pages, then one garbage collection, so
-	// the loaded index and the allocations after it land on 2 MiB pages
-	// instead of page-faulting 4 KiB at a time). The collection blocks
-	// Open's caller for one cycle over its live heap: callers that open
-	// indexes beside latency-critical work in a large heap can set it.
-	// Default false.
-	KeepHeap bool
 }
 
 // EnsureDefaults fills unset fields with their documented defaults and

@@ -49,9 +49,6 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 		m.segs = nil // re-index everything from the log with the new rules
 		dirty = true
 	}
-	if !x.opts.KeepHeap {
-		x.reserveFor(m.segs)
-	}
 	keep := map[string]bool{}
 	for i, ms := range m.segs {
 		if uint64(ms.hi) > limit {
@@ -99,14 +96,7 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 			}
 		}
 	}
-	// Global structures: field postings, time index, live set. The time
-	// index takes a slot per id from the first segment's on: sized once,
-	// not grown by appending. Profile lesson (1M Zipf store, a new
-	// process's Open, perf page-faults): growing it 1.25x at a time copied
-	// ~40 MB into fresh pages, 41% of Open's page faults.
-	if len(x.segs) > 0 {
-		x.times.reserve(int(x.segs[len(x.segs)-1].hi) - int(x.segs[0].lo) + 1)
-	}
+	// Global structures: field postings, time index, live set.
 	for _, s := range x.segs {
 		if err := x.absorbSegment(s); err != nil {
 			return false, err
@@ -117,25 +107,6 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 		x.hasDocs = true
 	}
 	return dirty, nil
-}
-
-// reserveMin is the least size of segments to load that reserveHeap is
-// called for: below it Open's page faults are a few milliseconds.
-const reserveMin = 64 << 20
-
-// reserveFor calls reserveHeap before loading segs when their files
-// hold reserveMin bytes or more (a file that cannot be stat'ed counts
-// nothing: its read reports the error).
-func (x *Index) reserveFor(segs []manifestSeg) {
-	var n int64
-	for _, ms := range segs {
-		if st, err := x.fs.Stat(x.fs.PathJoin(x.dir, segName(ms.num))); err == nil {
-			n += st.Size()
-		}
-	}
-	if n >= reserveMin {
-		reserveHeap(n)
-	}
 }
 
 // absorbSegment adds segment s to the global structures. A sealed

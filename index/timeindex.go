@@ -39,18 +39,6 @@ func (t *timeIndex) init() {
 	t.cur = math.MinInt64
 }
 
-// reserve makes room for n slots of rmax in one allocation, advised to
-// huge pages (adviseHuge).
-func (t *timeIndex) reserve(n int) {
-	if n <= cap(t.rmax) {
-		return
-	}
-	r := make([]int64, len(t.rmax), n)
-	adviseHuge(r)
-	copy(r, t.rmax)
-	t.rmax = r
-}
-
 func (t *timeIndex) add(id uint32, ts int64) {
 	if !t.started {
 		t.base, t.started = id, true
