@@ -92,6 +92,17 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 		}
 		return roaring.FastOr(bms...)
 	}
+	// A clause none of whose values any record holds makes the filter
+	// empty: seen before any union is computed. Profile lesson (1M Zipf,
+	// a recall over all 100 agents): the speaker lookups ask for each word
+	// of the query as a role of those agents, and the union of the 100
+	// agents' bitmaps, computed before the absent role was seen, was 70%
+	// of the recall.
+	if len(f.Agents) > 0 && !x.anyValue(keyAgent, f.Agents) ||
+		len(f.Sessions) > 0 && !x.anyValue(keySession, f.Sessions) ||
+		len(f.Roles) > 0 && !x.anyValue(keyRole, f.Roles) || !x.anyWhere(f.Where) {
+		return roaring.New()
+	}
 	if len(f.Agents) > 0 {
 		clauses = append(clauses, or(keyAgent, f.Agents))
 	}
@@ -156,6 +167,42 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 		}
 	}
 	return res
+}
+
+// anyValue reports whether a record holds one of vals under key.
+func (x *Index) anyValue(key string, vals []string) bool {
+	m := x.fields[key]
+	for _, v := range vals {
+		if m[v] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// anyWhere reports whether, for every key of where, a record holds one
+// of the values that where gives it (a key may appear several times).
+func (x *Index) anyWhere(where []Field) bool {
+	for i, w := range where {
+		found := false
+		for j, u := range where {
+			if u.Key != w.Key {
+				continue
+			}
+			if j < i {
+				found = true // this key was checked at u
+				break
+			}
+			if x.anyValue(u.Key, u.Values) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // SearchWhere is Search restricted to the documents matching f (nil: all),

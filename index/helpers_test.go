@@ -284,6 +284,21 @@ func randFilter(rng *rand.Rand, docs []*Doc) *Filter {
 			f.Where = append(f.Where, Field{Key: "tags", Values: []string{"t4"}})
 		}
 	}
+	// Values no record holds: alone a clause of them empties the filter
+	// (filterLocked returns before any union); beside held ones, under
+	// the same key, they change nothing.
+	switch rng.IntN(12) {
+	case 0:
+		f.Agents = append(f.Agents, "a-absent")
+	case 1:
+		f.Agents = []string{"a-absent"}
+	case 2:
+		f.Roles = []string{"nobody"}
+	case 3:
+		f.Where = append([]Field{{Key: "tags", Values: []string{"t-absent"}}}, f.Where...)
+	case 4:
+		f.Where = append(f.Where, Field{Key: "color", Values: []string{"red"}})
+	}
 	if rng.IntN(4) == 0 {
 		f.Not = []Field{{Key: "intent", Values: []string{fmt.Sprintf("i%d", rng.IntN(3))}}}
 	}
