@@ -330,7 +330,16 @@ func (x *Index) searchSegments(s *searcher, sc *scorer, filter *roaring.Bitmap, 
 		if seg.nDeleted > 0 {
 			tomb = x.tomb
 		}
-		if e := x.searchSegment(s, sc, seg, filter, tomb, fc, primary); e != nil && err == nil {
+		// A filter holding every id of the segment's range restricts
+		// nothing there: the segment is searched unfiltered, block at a
+		// time. Profile lesson (1M Zipf, a recall over all 100 agents):
+		// filling the dense filter of each segment from the filter's
+		// bitmap, id by id, was 22% of the recall.
+		segFilter := filter
+		if filter != nil && fc == uint64(seg.hi-seg.lo)+1 {
+			segFilter = nil
+		}
+		if e := x.searchSegment(s, sc, seg, segFilter, tomb, fc, primary); e != nil && err == nil {
 			err = e
 		}
 	}
