@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"syscall"
@@ -248,14 +247,10 @@ const steadyMaxPasses = 300
 // recalls, 1.3 and ~860 us after the first collection, 0.05 and 845-873
 // us after the second.
 func steadyHeap(b *testing.B, db *DB, qs []Query) int {
-	cycles := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(cycles)
-	c0 := cycles[0].Value.Uint64()
+	gp := newGCProbe()
+	c0 := gp.read()
 	n := 0
-	for pass := 0; pass < steadyMaxPasses; pass++ {
-		if metrics.Read(cycles); cycles[0].Value.Uint64() >= c0+2 {
-			break
-		}
+	for pass := 0; pass < steadyMaxPasses && gp.read() < c0+2; pass++ {
 		for _, q := range qs {
 			if _, err := db.Recall(context.Background(), q); err != nil {
 				b.Fatal(err)

@@ -92,6 +92,18 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 		}
 		return roaring.FastOr(bms...)
 	}
+	// Where: group values by key (a key may appear several times).
+	var byKey map[string][]string
+	var order []string
+	if len(f.Where) > 0 {
+		byKey = make(map[string][]string, len(f.Where))
+		for _, w := range f.Where {
+			if _, ok := byKey[w.Key]; !ok {
+				order = append(order, w.Key)
+			}
+			byKey[w.Key] = append(byKey[w.Key], w.Values...)
+		}
+	}
 	// A clause none of whose values any record holds makes the filter
 	// empty: seen before any union is computed. Profile lesson (1M Zipf,
 	// a recall over all 100 agents): the speaker lookups ask for each word
@@ -100,8 +112,13 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 	// of the recall.
 	if len(f.Agents) > 0 && !x.anyValue(keyAgent, f.Agents) ||
 		len(f.Sessions) > 0 && !x.anyValue(keySession, f.Sessions) ||
-		len(f.Roles) > 0 && !x.anyValue(keyRole, f.Roles) || !x.anyWhere(f.Where) {
+		len(f.Roles) > 0 && !x.anyValue(keyRole, f.Roles) {
 		return roaring.New()
+	}
+	for _, k := range order {
+		if !x.anyValue(k, byKey[k]) {
+			return roaring.New()
+		}
 	}
 	if len(f.Agents) > 0 {
 		clauses = append(clauses, or(keyAgent, f.Agents))
@@ -112,19 +129,8 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 	if len(f.Roles) > 0 {
 		clauses = append(clauses, or(keyRole, f.Roles))
 	}
-	// Where: group values by key (a key may appear several times).
-	if len(f.Where) > 0 {
-		byKey := make(map[string][]string, len(f.Where))
-		var order []string
-		for _, w := range f.Where {
-			if _, ok := byKey[w.Key]; !ok {
-				order = append(order, w.Key)
-			}
-			byKey[w.Key] = append(byKey[w.Key], w.Values...)
-		}
-		for _, k := range order {
-			clauses = append(clauses, or(k, byKey[k]))
-		}
+	for _, k := range order {
+		clauses = append(clauses, or(k, byKey[k]))
 	}
 	fieldClauses := len(clauses)
 	if f.Since != 0 || f.Until != 0 {
@@ -178,31 +184,6 @@ func (x *Index) anyValue(key string, vals []string) bool {
 		}
 	}
 	return false
-}
-
-// anyWhere reports whether, for every key of where, a record holds one
-// of the values that where gives it (a key may appear several times).
-func (x *Index) anyWhere(where []Field) bool {
-	for i, w := range where {
-		found := false
-		for j, u := range where {
-			if u.Key != w.Key {
-				continue
-			}
-			if j < i {
-				found = true // this key was checked at u
-				break
-			}
-			if x.anyValue(u.Key, u.Values) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 // SearchWhere is Search restricted to the documents matching f (nil: all),
