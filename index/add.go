@@ -323,6 +323,9 @@ func (x *Index) addField(key, val string, id uint32) {
 		return
 	}
 	x.fields.add(key, val, id)
+	if key == keyAgent {
+		x.agented.Add(id)
+	}
 }
 
 // fieldsIn extracts the field postings of ids [lo, hi] from the global

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"slices"
+
 	"github.com/RoaringBitmap/roaring/v2"
 )
 
@@ -90,6 +92,9 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 		case 1:
 			return bms[0]
 		}
+		if key == keyAgent && everyValue(vals, m) {
+			return x.agented
+		}
 		return roaring.FastOr(bms...)
 	}
 	// Where: group values by key (a key may appear several times).
@@ -173,6 +178,28 @@ func (x *Index) filterLocked(f *Filter, view bool) *roaring.Bitmap {
 		}
 	}
 	return res
+}
+
+// everyValue reports whether vals, the values a clause lists, name every
+// value of m, its key's bitmaps (a value may be listed twice). Profile
+// lesson (1M Zipf, a recall over all 100 agents, steady process): the
+// union of the 100 agents' bitmaps was half of the recall, and the index
+// keeps that union (agented).
+func everyValue(vals []string, m map[string]*roaring.Bitmap) bool {
+	if len(vals) < len(m) {
+		return false
+	}
+	in := make([]string, 0, len(vals))
+	for _, v := range vals {
+		if m[v] != nil {
+			in = append(in, v)
+		}
+	}
+	if len(in) < len(m) {
+		return false
+	}
+	slices.Sort(in)
+	return len(slices.Compact(in)) == len(m)
 }
 
 // anyValue reports whether a record holds one of vals under key.

@@ -298,6 +298,15 @@ func randFilter(rng *rand.Rand, docs []*Doc) *Filter {
 		f.Where = append([]Field{{Key: "tags", Values: []string{"t-absent"}}}, f.Where...)
 	case 4:
 		f.Where = append(f.Where, Field{Key: "color", Values: []string{"red"}})
+	case 5, 6:
+		// Every agent, one twice: the index's union of all agents
+		// (filterLocked) instead of the agents' own bitmaps.
+		f.Agents = []string{"a3", "a1", "a0", "a2", "a1"}
+		if rng.IntN(2) == 0 {
+			f.Agents = append(f.Agents, "a-absent")
+		}
+	case 7:
+		f.Agents = []string{"a3", "a1", "a2", "a1"} // all but one
 	}
 	if rng.IntN(4) == 0 {
 		f.Not = []Field{{Key: "intent", Values: []string{fmt.Sprintf("i%d", rng.IntN(3))}}}

@@ -82,9 +82,13 @@ type Index struct {
 	hasDocs bool
 	nextNum uint64
 
-	live    *roaring.Bitmap // indexed and not deleted
-	tomb    *roaring.Bitmap
-	fields  fieldSet
+	live   *roaring.Bitmap // indexed and not deleted
+	tomb   *roaring.Bitmap
+	fields fieldSet
+	// agented holds every id indexed with an agent: the union of the
+	// agent bitmaps in fields, kept as they grow. A filter listing every
+	// agent reads it instead of computing that union (filterLocked).
+	agented *roaring.Bitmap
 	nLive   uint64
 	sumLive uint64
 	times   timeIndex
@@ -124,7 +128,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 	}
 	x := &Index{
 		opts: opts, fs: opts.FS, dir: dir, nextNum: 1,
-		live: roaring.New(), tomb: roaring.New(), fields: make(fieldSet),
+		live: roaring.New(), tomb: roaring.New(), fields: make(fieldSet), agented: roaring.New(),
 		mergeKick: make(chan struct{}, 1), flushKick: make(chan struct{}, 1), stop: make(chan struct{}),
 		fcache: newFilterCache(opts.FilterCacheBytes),
 	}

@@ -136,6 +136,9 @@ func (x *Index) absorbSegment(s *segment) error {
 			m = make(map[string]*roaring.Bitmap)
 			x.fields[k] = m
 		}
+		if k == keyAgent {
+			x.agented.Or(bm)
+		}
 		switch b := m[v]; {
 		case b != nil:
 			b.Or(bm)
