@@ -238,13 +238,18 @@ func (p *plan) echoes() error {
 			p.cands[f.up].answered = true
 		}
 	}
+	// One term buffer and one map for every pair: a fresh slice and map
+	// a text were most of the recall's allocations after its candidates.
+	var terms []string
+	matched := map[string]bool{}
 	for _, m := range echoes {
 		r, s := &p.cands[m.over], &p.cands[m.up]
 		if !r.fetched || !s.fetched || isQuestion(s.rec.Text) {
 			continue
 		}
-		matched := map[string]bool{}
-		for _, t := range queryAnalyzer().Terms(r.rec.Text) {
+		clear(matched)
+		terms = queryAnalyzer().AppendTerms(terms[:0], r.rec.Text)
+		for _, t := range terms {
 			if qterms[t] {
 				matched[t] = true
 			}
@@ -252,7 +257,8 @@ func (p *plan) echoes() error {
 		if len(matched) == 0 {
 			continue
 		}
-		for _, t := range queryAnalyzer().Terms(s.rec.Text) {
+		terms = queryAnalyzer().AppendTerms(terms[:0], s.rec.Text)
+		for _, t := range terms {
 			delete(matched, t)
 		}
 		if len(matched) > 0 {
