@@ -36,6 +36,8 @@
 // in-memory hash of its term table (termdict.go).
 // SearchWhere takes a Filter and builds it under the search's read lock,
 // reading a one-value filter's bitmap in place instead of copying it. A
+// clause listing every agent reads the union of all agents the index
+// keeps in memory (rebuilt at Open, not stored) instead of computing it. A
 // CJK query's characters that one of its bigrams covers are secondary
 // terms (search_secondary.go): they count in every score, but a record
 // holding nothing else of the query is ranked only when fewer than k
