@@ -241,13 +241,17 @@ func (p *plan) echoes() error {
 	// One term buffer and one map for every pair: a fresh slice and map
 	// a text were most of the recall's allocations after its candidates.
 	var terms []string
-	matched := map[string]bool{}
+	var matched map[string]bool
 	for _, m := range echoes {
 		r, s := &p.cands[m.over], &p.cands[m.up]
 		if !r.fetched || !s.fetched || isQuestion(s.rec.Text) {
 			continue
 		}
-		clear(matched)
+		if matched == nil {
+			matched = map[string]bool{}
+		} else {
+			clear(matched)
+		}
 		terms = queryAnalyzer().AppendTerms(terms[:0], r.rec.Text)
 		for _, t := range terms {
 			if qterms[t] {
