@@ -244,13 +244,13 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// MiB memtable against 15 MB at rest. Cut at prefix boundaries, a
 	// flush's new segments overlap no older table; peak 0.94x -> 0.60x of
 	// the text (log-size.md section 6).
-	popts.Experimental.SpanPolicyFunc = spanByPrefix
+	popts.Experimental.SpanPolicyFunc = spanByPrefix(l.comp.algo == CompressionZstd)
 	// Segment values are already compressed, but the rest is not: tail
 	// records waiting for their seal, the name table, the vocabulary, the
 	// dictionary (Zipf 200k at rest: 263+383+62 KB -> 135+208+43 KB). zstd
-	// everywhere, segments too (a block that does not shrink by 12% is
-	// kept as it is): a store's every compressed byte is then in a zstd
-	// frame, where the scans for forgotten data look (internal/storetest).
+	// for every span but the tail's and the segments', which prefer MinLZ
+	// (see spanByPrefix); a block that does not shrink by 12% is kept as
+	// it is.
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.UniformDBCompressionSettings(block.ZstdCompression) })
 	l.opening.Store(true)
 	defer l.opening.Store(false)
