@@ -248,9 +248,9 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// Segment values are already compressed, but the rest is not: tail
 	// records waiting for their seal, the name table, the vocabulary, the
 	// dictionary (Zipf 200k at rest: 263+383+62 KB -> 135+208+43 KB). zstd
-	// for every span but the tail's and the segments', which prefer MinLZ
-	// (see spanByPrefix); a block that does not shrink by 12% is kept as
-	// it is.
+	// for every span but the tail's and the segments', which prefer
+	// Pebble's fastest compression (see spanByPrefix); a block that does
+	// not shrink by 12% is kept as it is.
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.UniformDBCompressionSettings(block.ZstdCompression) })
 	l.opening.Store(true)
 	defer l.opening.Store(false)

@@ -180,7 +180,8 @@ func diskFull(op string, err error) error {
 // section 9).
 //
 // The tail's span, and the segments' when they are zstd frames already
-// (zstdSegments), prefer Pebble's fastest compression (MinLZ) to its
+// (zstdSegments), prefer Pebble's fastest compression (Snappy for the
+// log's table format, MinLZ on newer ones) to its
 // zstd. A pure-Go Pebble builds a new zstd encoder (1.26 MB, cleared) for
 // each compressor of each table it writes, and ran it over every segment
 // of every flush and compaction, where it saved nothing (Pebble keeps a
@@ -188,9 +189,9 @@ func diskFull(op string, err error) error {
 // that live until their seal. The small spans keep zstd: the name table
 // with its metadata strings, the vocabulary and the dictionary shrink by
 // half with it (the workload's log 0.352x of its text with zstd, 0.416x
-// with MinLZ everywhere). Segments stored raw (CompressionNone) keep zstd
+// with the fast compression everywhere). Segments stored raw (CompressionNone) keep zstd
 // too. The scans for forgotten data read sstables through Pebble's
-// reader (internal/storetest), so a MinLZ block hides nothing from them.
+// reader (internal/storetest), so a block coded by back-references hides nothing from them.
 // Measured (log-size.md section 10): the whole engine's ingest CPU a
 // record lower in two rounds of three by ~11% (the third equal), the log
 // on disk unchanged (Zipf 0.406x, workload 0.352x after reopen).

@@ -17,7 +17,7 @@ import (
 // the scans for forgotten data (internal/storetest: a file's raw bytes,
 // its zstd frames, and an sstable's keys and values read through Pebble's
 // reader). The log's tail and segments spans are on Pebble's fast
-// compression (MinLZ, spanByPrefix), which shrinks blocks of small
+// compression (Snappy for the log's tables; spanByPrefix), which shrinks blocks of small
 // segments (8 records) by back-references: without the reader's view
 // (the raw bytes and zstd frames alone) this test fails on them.
 func TestSegmentValuesVisibleToScans(t *testing.T) {

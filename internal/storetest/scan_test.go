@@ -10,7 +10,8 @@ import (
 )
 
 // TestImagesSeeThroughPebbleBlocks: a text that a block Pebble
-// compressed with MinLZ holds only as back-references is neither in the
+// compressed with MinLZ (Snappy, its fallback, for older table formats)
+// holds only as back-references is neither in the
 // file's raw bytes nor in a zstd frame, and Images still finds it
 // (through Pebble's reader); with zstd blocks it is found in the zstd
 // frames as before.
