@@ -9,12 +9,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 )
 
-// TestImagesSeeThroughPebbleBlocks: a text that a block Pebble
-// compressed with MinLZ (Snappy, its fallback, for older table formats)
-// holds only as back-references is neither in the
-// file's raw bytes nor in a zstd frame, and Images still finds it
-// (through Pebble's reader); with zstd blocks it is found in the zstd
-// frames as before.
+// TestImagesSeeThroughPebbleBlocks: a text that a block Pebble compressed
+// with MinLZ (Snappy, its fallback, for older table formats) holds only
+// as back-references is neither in the file's raw bytes nor in a zstd
+// frame, and Images still finds it (through Pebble's reader); with zstd
+// blocks it is found in the zstd frames as before.
 func TestImagesSeeThroughPebbleBlocks(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -23,7 +22,7 @@ func TestImagesSeeThroughPebbleBlocks(t *testing.T) {
 	}{{"minlz", block.MinLZCompression, " (table)"}, {"zstd", block.ZstdCompression, " (zstd)"}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			opts := &pebble.Options{}
+			opts := &pebble.Options{Logger: quietLogger{t}}
 			opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.UniformDBCompressionSettings(c.profile) })
 			db, err := pebble.Open(dir, opts)
 			if err != nil {
@@ -68,3 +67,11 @@ func TestImagesSeeThroughPebbleBlocks(t *testing.T) {
 		})
 	}
 }
+
+// quietLogger keeps Pebble's informational lines out of the test's output
+// and fails the test on its errors.
+type quietLogger struct{ t *testing.T }
+
+func (quietLogger) Infof(string, ...any)           {}
+func (l quietLogger) Errorf(f string, args ...any) { l.t.Errorf(f, args...) }
+func (l quietLogger) Fatalf(f string, args ...any) { l.t.Fatalf(f, args...) }
