@@ -87,6 +87,14 @@ type Log struct {
 	tail        tailMirror
 	tailScratch []tailRec
 	mirrorSeals int // seals made from the mirror (guarded by sealMu; for tests)
+	// sealAssists counts the seals appenders made (assistSeal); shutting
+	// is set when Close begins (sealOne then seals nothing); pauseSealer
+	// (tests) keeps the background sealer from sealing; beforeAssist
+	// (tests) runs before each seal of assistSeal.
+	sealAssists  atomic.Uint64
+	shutting     atomic.Bool
+	pauseSealer  atomic.Bool
+	beforeAssist func()
 
 	sealCh chan struct{}
 	stopCh chan struct{}
@@ -434,7 +442,9 @@ func (l *Log) Append(ctx context.Context, payload []byte) (uint64, error) {
 // AppendBatch durably appends payloads in order and returns the id of the
 // first; record i gets id first+i. Concurrent callers are group-committed:
 // one fsync covers every batch waiting at that moment. On error nothing of
-// the batch is acknowledged.
+// the batch is acknowledged. Under a load the sealer cannot keep up with,
+// the call seals segments of the tail before it returns (assistSeal): the
+// batch is durable by then, and the tail stays bounded.
 func (l *Log) AppendBatch(ctx context.Context, payloads [][]byte) (uint64, error) {
 	if len(payloads) == 0 {
 		return 0, ErrEmpty
@@ -452,6 +462,9 @@ func (l *Log) AppendBatch(ctx context.Context, payloads [][]byte) (uint64, error
 	first, err := l.submit(req)
 	req.payloads = nil
 	reqPool.Put(req)
+	if err == nil {
+		l.assistSeal(ctx)
+	}
 	return first, err
 }
 
@@ -597,6 +610,7 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	l.shutting.Store(true)
 	defer l.park.Stop()
 	for l.committing {
 		// Let an in-flight group finish before closing Pebble under it.

@@ -1,0 +1,186 @@
+package segment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestSealAssistBoundsTail holds the background sealer back and appends
+// far more than the tail's bound: each append seals segments itself, so
+// the tail never grows past sealAssistSegments segments and one batch,
+// the seals come from the mirror, and every record reads back.
+func TestSealAssistBoundsTail(t *testing.T) {
+	const segRecs, batch, batches = 8, 20, 200
+	l, err := Open(t.TempDir(), Options{SegmentRecords: segRecs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.pauseSealer.Store(true)
+	bound := int64(sealAssistSegments*segRecs + batch)
+	var want [][]byte
+	for i := range batches {
+		var ps [][]byte
+		for j := range batch {
+			ps = append(ps, fmt.Appendf(nil, "record %d of batch %d", j, i))
+		}
+		if _, err := l.AppendBatch(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ps...)
+		if m := l.Metrics(); m.TailRecords > bound {
+			t.Fatalf("after batch %d the tail holds %d records, want at most %d", i, m.TailRecords, bound)
+		}
+	}
+	if l.sealAssists.Load() == 0 {
+		t.Fatal("no append sealed a segment")
+	}
+	l.sealMu.Lock()
+	mirrored := l.mirrorSeals
+	l.sealMu.Unlock()
+	if mirrored == 0 {
+		t.Fatal("no seal read the tail mirror")
+	}
+	for i, p := range want {
+		got, err := l.Get(uint64(i+1), nil)
+		if err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("record %d: %q, %v; want %q", i+1, got, err, p)
+		}
+	}
+}
+
+// TestSealAssistOff: with background sealing off (a caller that seals
+// itself) an append seals nothing, whatever the tail's length.
+func TestSealAssistOff(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{SegmentRecords: 4, DisableBackgroundSeal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 100 {
+		if _, err := l.AppendBatch(ctx, [][]byte{fmt.Appendf(nil, "r%d", i), []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := l.Metrics(); m.TailRecords != 200 || l.sealAssists.Load() != 0 {
+		t.Fatalf("tail %d records, %d assisted seals; want 200 and 0", m.TailRecords, l.sealAssists.Load())
+	}
+}
+
+// TestSealAssistDuringClose closes the log while appenders are sealing
+// for the held-back sealer: no seal reaches the closed Pebble (which
+// would panic), every append either succeeds or fails with ErrClosed,
+// and each acknowledged record is there after a reopen.
+func TestSealAssistDuringClose(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.pauseSealer.Store(true)
+	var mu sync.Mutex
+	acked := map[uint64][]byte{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; ; i++ {
+				p := fmt.Appendf(nil, "writer %d record %d", w, i)
+				id, err := l.AppendBatch(ctx, [][]byte{p})
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("append: %v", err)
+					return
+				}
+				mu.Lock()
+				acked[id] = p
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 400 {
+			break
+		}
+		waitBrief()
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	l2, err := Open(dir, Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	for id, p := range acked {
+		got, err := l2.Get(id, nil)
+		if err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("record %d after reopen: %q, %v; want %q", id, got, err, p)
+		}
+	}
+}
+
+// TestSealAssistAfterClose: an appender about to seal for the tail when
+// Close runs to its end seals nothing afterwards (Pebble is closed then;
+// a seal into it would panic), and its acknowledged batch is there after
+// a reopen.
+func TestSealAssistAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.pauseSealer.Store(true)
+	reached, closed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	l.beforeAssist = func() {
+		once.Do(func() {
+			close(reached)
+			<-closed
+		})
+	}
+	var ps [][]byte
+	for i := range 4*sealAssistSegments + 1 {
+		ps = append(ps, fmt.Appendf(nil, "record %d", i))
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.AppendBatch(ctx, ps)
+		done <- err
+	}()
+	<-reached
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(closed)
+	if err := <-done; err != nil {
+		t.Fatalf("the acknowledged append: %v", err)
+	}
+	if n := l.sealAssists.Load(); n != 0 {
+		t.Fatalf("%d seals after Close", n)
+	}
+	l2, err := Open(dir, Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	for i, p := range ps {
+		got, err := l2.Get(uint64(i+1), nil)
+		if err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("record %d after reopen: %q, %v; want %q", i+1, got, err, p)
+		}
+	}
+}
