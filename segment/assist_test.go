@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSealAssistBoundsTail holds the background sealer back and appends
@@ -182,5 +183,48 @@ func TestSealAssistAfterClose(t *testing.T) {
 		if err != nil || !bytes.Equal(got, p) {
 			t.Fatalf("record %d after reopen: %q, %v; want %q", i+1, got, err, p)
 		}
+	}
+}
+
+// TestSealAssistNotHeldByCompact: while another holder keeps sealMu (as
+// Compact does for as long as it rewrites segments), an append over the
+// tail's bound waits for it only up to assistMaxWait, then returns: its
+// batch is acknowledged and the tail keeps growing until sealMu is free.
+func TestSealAssistNotHeldByCompact(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.pauseSealer.Store(true)
+	var ps [][]byte
+	for i := range 4*sealAssistSegments + 1 {
+		ps = append(ps, fmt.Appendf(nil, "record %d", i))
+	}
+	l.sealMu.Lock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.AppendBatch(ctx, ps)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+	case <-time.After(time.Minute):
+		l.sealMu.Unlock()
+		t.Fatal("the append waited for sealMu for a minute")
+	}
+	l.sealMu.Unlock()
+	if l.assistTimeouts.Load() != 1 || l.sealAssists.Load() != 0 {
+		t.Fatalf("%d waits given up and %d seals; want 1 and 0", l.assistTimeouts.Load(), l.sealAssists.Load())
+	}
+	// With sealMu free the next append seals the tail down to the bound.
+	if _, err := l.AppendBatch(ctx, [][]byte{[]byte("one more")}); err != nil {
+		t.Fatal(err)
+	}
+	if m := l.Metrics(); m.TailRecords > int64(sealAssistSegments*4) {
+		t.Fatalf("tail %d records after the lock was freed, want at most %d", m.TailRecords, sealAssistSegments*4)
 	}
 }

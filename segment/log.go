@@ -87,14 +87,16 @@ type Log struct {
 	tail        tailMirror
 	tailScratch []tailRec
 	mirrorSeals int // seals made from the mirror (guarded by sealMu; for tests)
-	// sealAssists counts the seals appenders made (assistSeal); shutting
+	// sealAssists counts the seals appenders made (assistSeal) and
+	// assistTimeouts the appends that stopped waiting for sealMu; shutting
 	// is set when Close begins (sealOne then seals nothing); pauseSealer
 	// (tests) keeps the background sealer from sealing; beforeAssist
-	// (tests) runs before each seal of assistSeal.
-	sealAssists  atomic.Uint64
-	shutting     atomic.Bool
-	pauseSealer  atomic.Bool
-	beforeAssist func()
+	// (tests) runs before each round of assistSeal.
+	sealAssists    atomic.Uint64
+	assistTimeouts atomic.Uint64
+	shutting       atomic.Bool
+	pauseSealer    atomic.Bool
+	beforeAssist   func()
 
 	sealCh chan struct{}
 	stopCh chan struct{}

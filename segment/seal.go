@@ -98,24 +98,45 @@ func (l *Log) sealLoop() {
 const sealAssistSegments = mirrorSegments / 2
 
 // assistSeal is the appender's share of sealing: while the unsealed tail
-// is longer than sealAssistSegments segments, seal one (sealOne
-// serialises with the sealer: an appender that waits for sealMu while the
-// sealer seals is held back all the same). Errors are the sealer's to
-// report: the append is durable whatever happens here.
+// is longer than sealAssistSegments segments, it seals a segment when
+// sealMu is free, and otherwise waits for the sealer (or whoever holds
+// it) to shorten the tail, for at most assistMaxWait in all: Compact,
+// DropBefore and Repair hold sealMu for as long as they run, and an
+// append is held back by sealing, never by them. Errors are the sealer's
+// to report: the append is durable whatever happens here.
 func (l *Log) assistSeal(ctx context.Context) {
 	if l.opts.DisableBackgroundSeal {
 		return
 	}
+	var deadline time.Time
 	for ctx.Err() == nil && l.tailOver() {
 		if l.beforeAssist != nil {
 			l.beforeAssist()
 		}
-		if n, err := l.sealOne(false); err != nil || n == 0 {
+		if l.sealMu.TryLock() {
+			n, err := l.sealOneLocked(false)
+			l.sealMu.Unlock()
+			if err != nil || n == 0 {
+				return
+			}
+			l.sealAssists.Add(1)
+			continue
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(assistMaxWait)
+		} else if time.Now().After(deadline) {
+			l.assistTimeouts.Add(1)
 			return
 		}
-		l.sealAssists.Add(1)
+		waitBrief()
 	}
 }
+
+// assistMaxWait bounds how long one append waits in assistSeal for
+// another holder of sealMu: a seal takes about a third of a millisecond
+// (a 32 KiB segment), so the sealer shortens the tail by dozens of
+// segments meanwhile; a Compact delays an append by no more than this.
+const assistMaxWait = 20 * time.Millisecond
 
 // tailOver reports whether the unsealed tail is longer than
 // sealAssistSegments segments.
@@ -143,6 +164,11 @@ func (l *Log) Seal() error {
 func (l *Log) sealOne(force bool) (int, error) {
 	l.sealMu.Lock()
 	defer l.sealMu.Unlock()
+	return l.sealOneLocked(force)
+}
+
+// sealOneLocked is sealOne for a caller that holds sealMu.
+func (l *Log) sealOneLocked(force bool) (int, error) {
 	if l.shutting.Load() {
 		// Close has begun: it closes Pebble once it holds sealMu, and an
 		// appender's assistSeal may come here after that.
