@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -85,11 +86,14 @@ func TestSealAssistDuringClose(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[uint64][]byte{}
 	var wg sync.WaitGroup
+	var running atomic.Int32
 	start := make(chan struct{})
 	for w := range 4 {
 		wg.Add(1)
+		running.Add(1)
 		go func() {
 			defer wg.Done()
+			defer running.Add(-1)
 			<-start
 			for i := 0; ; i++ {
 				p := fmt.Appendf(nil, "writer %d record %d", w, i)
@@ -112,7 +116,7 @@ func TestSealAssistDuringClose(t *testing.T) {
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
-		if n >= 400 {
+		if n >= 400 || running.Load() == 0 {
 			break
 		}
 		waitBrief()
