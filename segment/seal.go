@@ -88,13 +88,13 @@ func (l *Log) sealLoop() {
 //
 // Without it the sealer fell behind a one-writer load whenever the
 // appends outpaced it (bench/workload's records, 1M, batches of 1000,
-// the whole engine: the tail grew to 166k records by the load's end): past
+// the whole engine: the tail grew to 55k-214k records by the load's end): past
 // the mirror's 2 MiB every seal read Pebble's tail keys instead, which is
 // slower and let the tail grow faster, and the tail went through
 // Pebble's flushes and compactions (246 MB of it rewritten in the load)
 // before its seal deleted it; the log's size after the load then
-// depended on how far behind the sealer happened to be (0.34-0.52x of the
-// text after a reopen on the same corpus).
+// depended on how far behind the sealer happened to be (0.34-0.61x of the
+// text after a reopen on the same corpus; log-size.md section 11).
 const sealAssistSegments = mirrorSegments / 2
 
 // assistSeal is the appender's share of sealing: while the unsealed tail
