@@ -78,11 +78,7 @@ func TestSealAssistOff(t *testing.T) {
 // and each acknowledged record is there after a reopen.
 func TestSealAssistDuringClose(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, Options{SegmentRecords: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.pauseSealer.Store(true)
+	l := openPaused(t, dir)
 	var mu sync.Mutex
 	acked := map[uint64][]byte{}
 	var wg sync.WaitGroup
@@ -125,17 +121,7 @@ func TestSealAssistDuringClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	l2, err := Open(dir, Options{SegmentRecords: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
-	for id, p := range acked {
-		got, err := l2.Get(id, nil)
-		if err != nil || !bytes.Equal(got, p) {
-			t.Fatalf("record %d after reopen: %q, %v; want %q", id, got, err, p)
-		}
-	}
+	checkReopened(t, dir, acked)
 }
 
 // TestSealAssistAfterClose: an appender about to seal for the tail when
@@ -144,11 +130,7 @@ func TestSealAssistDuringClose(t *testing.T) {
 // a reopen.
 func TestSealAssistAfterClose(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, Options{SegmentRecords: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.pauseSealer.Store(true)
+	l := openPaused(t, dir)
 	reached, closed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	l.beforeAssist = func() {
@@ -157,10 +139,7 @@ func TestSealAssistAfterClose(t *testing.T) {
 			<-closed
 		})
 	}
-	var ps [][]byte
-	for i := range 4*sealAssistSegments + 1 {
-		ps = append(ps, fmt.Appendf(nil, "record %d", i))
-	}
+	ps := overBound()
 	done := make(chan error, 1)
 	go func() {
 		_, err := l.AppendBatch(ctx, ps)
@@ -177,17 +156,11 @@ func TestSealAssistAfterClose(t *testing.T) {
 	if n := l.sealAssists.Load(); n != 0 {
 		t.Fatalf("%d seals after Close", n)
 	}
-	l2, err := Open(dir, Options{SegmentRecords: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
+	want := map[uint64][]byte{}
 	for i, p := range ps {
-		got, err := l2.Get(uint64(i+1), nil)
-		if err != nil || !bytes.Equal(got, p) {
-			t.Fatalf("record %d after reopen: %q, %v; want %q", i+1, got, err, p)
-		}
+		want[uint64(i+1)] = p
 	}
+	checkReopened(t, dir, want)
 }
 
 // TestSealAssistNotHeldByCompact: while another holder keeps sealMu (as
@@ -195,16 +168,9 @@ func TestSealAssistAfterClose(t *testing.T) {
 // tail's bound waits for it only up to assistMaxWait, then returns: its
 // batch is acknowledged and the tail keeps growing until sealMu is free.
 func TestSealAssistNotHeldByCompact(t *testing.T) {
-	l, err := Open(t.TempDir(), Options{SegmentRecords: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openPaused(t, t.TempDir())
 	defer l.Close()
-	l.pauseSealer.Store(true)
-	var ps [][]byte
-	for i := range 4*sealAssistSegments + 1 {
-		ps = append(ps, fmt.Appendf(nil, "record %d", i))
-	}
+	ps := overBound()
 	l.sealMu.Lock()
 	done := make(chan error, 1)
 	go func() {
@@ -230,5 +196,43 @@ func TestSealAssistNotHeldByCompact(t *testing.T) {
 	}
 	if m := l.Metrics(); m.TailRecords > int64(sealAssistSegments*4) {
 		t.Fatalf("tail %d records after the lock was freed, want at most %d", m.TailRecords, sealAssistSegments*4)
+	}
+}
+
+// openPaused opens a log of 4-record segments in dir whose background
+// sealer seals nothing: only appends seal.
+func openPaused(t *testing.T, dir string) *Log {
+	t.Helper()
+	l, err := Open(dir, Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.pauseSealer.Store(true)
+	return l
+}
+
+// overBound is one batch that leaves an empty tail of 4-record segments
+// longer than sealAssistSegments segments.
+func overBound() [][]byte {
+	var ps [][]byte
+	for i := range 4*sealAssistSegments + 1 {
+		ps = append(ps, fmt.Appendf(nil, "record %d", i))
+	}
+	return ps
+}
+
+// checkReopened reopens the log in dir and checks that it holds want.
+func checkReopened(t *testing.T, dir string, want map[uint64][]byte) {
+	t.Helper()
+	l, err := Open(dir, Options{SegmentRecords: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for id, p := range want {
+		got, err := l.Get(id, nil)
+		if err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("record %d after reopen: %q, %v; want %q", id, got, err, p)
+		}
 	}
 }

@@ -254,10 +254,7 @@ func (l *Log) sweepDicts(ctx context.Context) error {
 		// Let a seal waiting for sealMu in; Close may take it too.
 		l.sealMu.Unlock()
 		l.sealMu.Lock()
-		l.mu.Lock()
-		closed := l.closed
-		l.mu.Unlock()
-		if closed {
+		if l.isClosed() {
 			return ErrClosed
 		}
 	}

@@ -88,13 +88,11 @@ type Log struct {
 	tailScratch []tailRec
 	mirrorSeals int // seals made from the mirror (guarded by sealMu; for tests)
 	// sealAssists counts the seals appenders made (assistSeal) and
-	// assistTimeouts the appends that stopped waiting for sealMu; shutting
-	// is set when Close begins (sealOne then seals nothing); pauseSealer
+	// assistTimeouts the appends that stopped waiting for sealMu; pauseSealer
 	// (tests) keeps the background sealer from sealing; beforeAssist
 	// (tests) runs before each round of assistSeal.
 	sealAssists    atomic.Uint64
 	assistTimeouts atomic.Uint64
-	shutting       atomic.Bool
 	pauseSealer    atomic.Bool
 	beforeAssist   func()
 
@@ -613,6 +611,15 @@ func (l *Log) write(group []*appendReq) error {
 	return nil
 }
 
+// isClosed reports whether Close has begun. Callers that hold sealMu use
+// it: Close sets closed before it takes sealMu and closes Pebble only
+// while it holds it.
+func (l *Log) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
 // Next returns the id the next appended record will get; every id in
 // [1, Next()) has been assigned.
 func (l *Log) Next() uint64 { return l.committed.Load() }
@@ -626,7 +633,6 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
-	l.shutting.Store(true)
 	defer l.park.Stop()
 	for l.committing {
 		// Let an in-flight group finish before closing Pebble under it.

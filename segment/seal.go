@@ -169,7 +169,7 @@ func (l *Log) sealOne(force bool) (int, error) {
 
 // sealOneLocked is sealOne for a caller that holds sealMu.
 func (l *Log) sealOneLocked(force bool) (int, error) {
-	if l.shutting.Load() {
+	if l.isClosed() {
 		// Close has begun: it closes Pebble once it holds sealMu, and an
 		// appender's assistSeal may come here after that.
 		return 0, ErrClosed
