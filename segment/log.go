@@ -11,7 +11,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/sstable/block"
 )
 
 // Writer is the narrow append path. The local Log implements it; a later
@@ -273,7 +272,7 @@ func (l *Log) openPebble() (db *pebble.DB, roErr error, err error) {
 	// for every span but the tail's and the segments', which prefer
 	// Pebble's fastest compression (see spanByPrefix); a block that does
 	// not shrink by 12% is kept as it is.
-	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.UniformDBCompressionSettings(block.ZstdCompression) })
+	popts.ApplyCompressionSettings(logCompression)
 	l.opening.Store(true)
 	defer l.opening.Store(false)
 	db, err = l.openDB(popts)
