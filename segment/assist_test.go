@@ -13,7 +13,8 @@ import (
 // TestSealAssistBoundsTail holds the background sealer back and appends
 // far more than the tail's bound: each append seals segments itself, so
 // the tail never grows past sealAssistSegments segments and one batch,
-// the seals come from the mirror, and every record reads back.
+// the seals come from the mirror and show in Metrics, and every record
+// reads back.
 func TestSealAssistBoundsTail(t *testing.T) {
 	const segRecs, batch, batches = 8, 20, 200
 	l, err := Open(t.TempDir(), Options{SegmentRecords: segRecs})
@@ -37,8 +38,8 @@ func TestSealAssistBoundsTail(t *testing.T) {
 			t.Fatalf("after batch %d the tail holds %d records, want at most %d", i, m.TailRecords, bound)
 		}
 	}
-	if l.sealAssists.Load() == 0 {
-		t.Fatal("no append sealed a segment")
+	if n := l.Metrics().SealAssists; n == 0 || n != l.sealAssists.Load() {
+		t.Fatalf("Metrics().SealAssists = %d, want the appends' seals (%d, more than 0)", n, l.sealAssists.Load())
 	}
 	l.sealMu.Lock()
 	mirrored := l.mirrorSeals
@@ -67,8 +68,8 @@ func TestSealAssistOff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if m := l.Metrics(); m.TailRecords != 200 || l.sealAssists.Load() != 0 {
-		t.Fatalf("tail %d records, %d assisted seals; want 200 and 0", m.TailRecords, l.sealAssists.Load())
+	if m := l.Metrics(); m.TailRecords != 200 || m.SealAssists != 0 || m.AssistTimeouts != 0 {
+		t.Fatalf("tail %d records, %d assisted seals, %d waits given up; want 200, 0 and 0", m.TailRecords, m.SealAssists, m.AssistTimeouts)
 	}
 }
 
@@ -166,7 +167,8 @@ func TestSealAssistAfterClose(t *testing.T) {
 // TestSealAssistNotHeldByCompact: while another holder keeps sealMu (as
 // Compact does for as long as it rewrites segments), an append over the
 // tail's bound waits for it only up to assistMaxWait, then returns: its
-// batch is acknowledged and the tail keeps growing until sealMu is free.
+// batch is acknowledged, Metrics counts the wait given up, and the tail
+// keeps growing until sealMu is free.
 func TestSealAssistNotHeldByCompact(t *testing.T) {
 	l := openPaused(t, t.TempDir())
 	defer l.Close()
@@ -187,8 +189,8 @@ func TestSealAssistNotHeldByCompact(t *testing.T) {
 		t.Fatal("the append waited for sealMu for a minute")
 	}
 	l.sealMu.Unlock()
-	if l.assistTimeouts.Load() != 1 || l.sealAssists.Load() != 0 {
-		t.Fatalf("%d waits given up and %d seals; want 1 and 0", l.assistTimeouts.Load(), l.sealAssists.Load())
+	if m := l.Metrics(); m.AssistTimeouts != 1 || m.SealAssists != 0 {
+		t.Fatalf("%d waits given up and %d seals; want 1 and 0", m.AssistTimeouts, m.SealAssists)
 	}
 	// With sealMu free the next append seals the tail down to the bound.
 	if _, err := l.AppendBatch(ctx, [][]byte{[]byte("one more")}); err != nil {

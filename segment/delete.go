@@ -235,6 +235,14 @@ type Metrics struct {
 	ReadOnly bool
 	// Reopens counts reopens of Pebble after a full disk.
 	Reopens uint64
+	// SealAssists counts segments sealed by appenders since Open because
+	// the background sealer fell behind (the tail outgrew
+	// sealAssistSegments segments).
+	SealAssists uint64
+	// AssistTimeouts counts appends since Open that stopped waiting for
+	// the sealers' lock after assistMaxWait (held by the sealer, Compact,
+	// DropBefore or Repair) and returned with the tail over its bound.
+	AssistTimeouts uint64
 	// WriteError is why writes fail now ("" when they work).
 	WriteError string
 }
@@ -268,6 +276,8 @@ func (l *Log) Metrics() Metrics {
 	m.PebbleCorruptions = l.pebbleCorruptions.Load()
 	m.ReadOnly = l.readOnly.Load()
 	m.Reopens = l.reopens.Load()
+	m.SealAssists = l.sealAssists.Load()
+	m.AssistTimeouts = l.assistTimeouts.Load()
 	l.mu.Lock()
 	if l.failed != nil {
 		m.WriteError = l.failed.Error()

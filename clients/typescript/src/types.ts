@@ -259,6 +259,10 @@ export interface LogMetrics {
   read_only: boolean;
   write_error?: string;
   reopens: number;
+  /** Log segments sealed by appends since open because the background sealer fell behind. */
+  seal_assists: number;
+  /** Appends since open that gave up waiting for the sealers' lock after 20 ms (the tail stayed over its bound). */
+  assist_timeouts: number;
 }
 
 export interface IndexMetrics {

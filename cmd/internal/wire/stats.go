@@ -67,6 +67,11 @@ type LogMetrics struct {
 	ReadOnly   bool   `json:"read_only"`
 	WriteError string `json:"write_error,omitempty"`
 	Reopens    uint64 `json:"reopens"` // reopens of Pebble after a full disk
+	// SealAssists counts segments appends sealed because the sealer fell
+	// behind; AssistTimeouts appends that stopped waiting for the sealers'
+	// lock after the bound (both since open).
+	SealAssists    uint64 `json:"seal_assists"`
+	AssistTimeouts uint64 `json:"assist_timeouts"`
 }
 
 // IndexMetrics is index.Metrics in snake case; repairs are their
@@ -150,7 +155,7 @@ func FromMetrics(m engine.Metrics) Metrics {
 			TailBytes: l.TailBytes, DiskBytes: l.DiskBytes, Tombstones: l.Tombstones, Deleted: l.Deleted,
 			DroppedRecords: l.DroppedRecords, CacheHits: l.CacheHits, CacheMisses: l.CacheMisses, CacheBytes: l.CacheBytes,
 			Corruptions: l.Corruptions, PebbleCorruptions: l.PebbleCorruptions, ReadOnly: l.ReadOnly,
-			WriteError: l.WriteError, Reopens: l.Reopens,
+			WriteError: l.WriteError, Reopens: l.Reopens, SealAssists: l.SealAssists, AssistTimeouts: l.AssistTimeouts,
 		},
 		Index: IndexMetrics{
 			Docs: x.Docs, Deleted: x.Deleted, Segments: x.Segments, MemDocs: x.MemDocs, SegmentBytes: x.SegmentBytes,

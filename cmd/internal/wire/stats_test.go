@@ -74,6 +74,44 @@ func TestFromMetrics(t *testing.T) {
 	}
 }
 
+// TestLogMetricsCarried: every field of segment.Metrics set to a
+// non-zero value shows in the JSON of the log's metrics, so a field
+// FromMetrics forgets to copy fails here (TestMetricsCoverEngine only
+// checks that the wire type has it).
+func TestLogMetricsCarried(t *testing.T) {
+	var l segment.Metrics
+	lv := reflect.ValueOf(&l).Elem()
+	for i := range lv.NumField() {
+		switch f := lv.Field(i); f.Kind() {
+		case reflect.Uint64:
+			f.SetUint(uint64(i + 2)) // Next >= 2: records is next_id - 1
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 2))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString("x")
+		default:
+			t.Fatalf("segment.Metrics.%s: no test value for a %s", lv.Type().Field(i).Name, f.Kind())
+		}
+	}
+	b, err := json.Marshal(FromMetrics(engine.Metrics{Log: l}).Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	wt := reflect.TypeOf(LogMetrics{})
+	for i := range wt.NumField() {
+		key := strings.Split(wt.Field(i).Tag.Get("json"), ",")[0]
+		if v, ok := got[key]; !ok || v == "" || v == float64(0) || v == false {
+			t.Errorf("%s: %v in %s, want the log's value carried", key, v, b)
+		}
+	}
+}
+
 // TestStatsCoverEngine fails when engine.RecallStats gains a field the
 // recall reply's stats do not carry: a new count must reach POST
 // /v1/recall (and docs/openapi.yaml) on purpose, not be dropped silently.
