@@ -107,6 +107,8 @@ var (
 	dTombstones    = descGauge("lazymem_log_tombstones", "Deleted records awaiting compaction.")
 	dDeleted       = descGauge("lazymem_log_deleted_total", "Records deleted since the store opened.")
 	dDropped       = descGauge("lazymem_log_dropped_records_total", "Record slots dropped by compaction since the store opened.")
+	dSealAssists   = descGauge("lazymem_log_seal_assists_total", "Log segments sealed by appends because the background sealer fell behind, since the store opened.")
+	dAssistTimeout = descGauge("lazymem_log_assist_timeouts_total", "Appends that gave up waiting for the log's sealers' lock after 20 ms (the tail stayed over its bound), since the store opened.")
 	dIndexDocs     = descGauge("lazymem_index_docs", "Live documents in the index.")
 	dIndexBytes    = descGauge("lazymem_index_segment_bytes", "Bytes of the index's sealed segments.")
 	dIndexSegs     = descGauge("lazymem_index_segments", "Sealed index segments.")
@@ -130,7 +132,7 @@ var (
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dRecords, dAppended, dRecalls, dLogRaw, dLogDisk, dLogSegments, dTombstones, dDeleted, dDropped,
+	for _, d := range []*prometheus.Desc{dRecords, dAppended, dRecalls, dLogRaw, dLogDisk, dLogSegments, dTombstones, dDeleted, dDropped, dSealAssists, dAssistTimeout,
 		dIndexDocs, dIndexBytes, dIndexSegs, dMerges, dFlushes, dIndexErrors, dRepairs, dBgErrors, dEmbedCalls, dEmbedComputed, dCacheHits, dCacheRatio, dCacheSkipped, dWorkEmbedded, dWorkDropped, dForgotten, dCompactions, dRetPasses, dRetExpired, dPinned} {
 		ch <- d
 	}
@@ -154,6 +156,8 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dTombstones, float64(m.Log.Tombstones))
 	counter(dDeleted, float64(m.Log.Deleted))
 	counter(dDropped, float64(m.Log.DroppedRecords))
+	counter(dSealAssists, float64(m.Log.SealAssists))
+	counter(dAssistTimeout, float64(m.Log.AssistTimeouts))
 	gauge(dIndexDocs, float64(m.Index.Docs))
 	gauge(dIndexBytes, float64(m.Index.SegmentBytes))
 	gauge(dIndexSegs, float64(m.Index.Segments))

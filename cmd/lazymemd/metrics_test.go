@@ -76,7 +76,7 @@ func TestMetrics(t *testing.T) {
 	ts, _ := newTestServer(t, defaultMaxBody)
 	before := scrape(t, ts.URL)
 	for _, name := range []string{"lazymem_log_records", "lazymem_index_docs", "lazymem_background_errors_total", "lazymem_index_repairs",
-		"lazymem_embed_cache_hit_ratio", "lazymem_embedder_calls_total"} {
+		"lazymem_embed_cache_hit_ratio", "lazymem_embedder_calls_total", "lazymem_log_seal_assists_total", "lazymem_log_assist_timeouts_total"} {
 		if value(before, name) != 0 {
 			t.Errorf("%s on an empty store: %v", name, value(before, name))
 		}
