@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/klauspost/compress/zstd"
+	"github.com/lazymem/lazymem/internal/tablescan"
 )
 
 // Image is one file of a store: its raw bytes, whatever the zstd frames
@@ -120,35 +119,4 @@ func Find(ims []Image, needle []byte) []string {
 // scanned. TestImagesSeeThroughPebbleBlocks and the segment package's
 // TestSegmentValuesVisibleToScans fail if the reader reads nothing of
 // the tables Pebble writes.
-func tableContents(p string) []byte {
-	f, err := vfs.Default.Open(p)
-	if err != nil {
-		return nil
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return nil
-	}
-	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{})
-	if err != nil {
-		readable.Close()
-		return nil
-	}
-	defer r.Close()
-	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
-	if err != nil {
-		return nil
-	}
-	defer it.Close()
-	var out []byte
-	for kv := it.First(); kv != nil; kv = it.Next() {
-		v, _, err := kv.Value(nil)
-		if err != nil {
-			break
-		}
-		out = append(out, kv.K.UserKey...)
-		out = append(out, v...)
-	}
-	return out
-}
+func tableContents(p string) []byte { return tablescan.Contents(vfs.Default, p) }
