@@ -122,7 +122,7 @@ func checkQueries(t *testing.T, rng *rand.Rand, x *Index, o *oracle, docs []*Doc
 		var filter *roaring.Bitmap
 		var where *Filter // the filter as SearchWhere takes it, when it has one
 		viewed := false
-		switch rng.IntN(4) {
+		switch rng.IntN(6) {
 		case 0:
 			viewed = true
 		case 1:
@@ -144,6 +144,21 @@ func checkQueries(t *testing.T, rng *rand.Rand, x *Index, o *oracle, docs []*Doc
 		case 3:
 			filter = roaring.New()
 			filter.AddRange(0, uint64(docs[len(docs)-1].ID)/2)
+		case 4, 5:
+			// A run of ids anywhere (a time window over records appended
+			// in time order): searched unfiltered from its first id to its
+			// last in each segment it meets; with holes, through the
+			// filter within the same bounds.
+			last := uint64(docs[len(docs)-1].ID)
+			lo := uint64(rng.IntN(int(last) + 1))
+			hi := lo + 1 + uint64(rng.IntN(int(last-lo)+2))
+			filter = roaring.New()
+			filter.AddRange(lo, hi)
+			if rng.IntN(2) == 0 {
+				for j := 0; j < 1+rng.IntN(5); j++ {
+					filter.Remove(uint32(lo + uint64(rng.IntN(int(hi-lo)))))
+				}
+			}
 		}
 		got, err := x.Search(query, filter, k, dst)
 		if err != nil {
