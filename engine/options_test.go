@@ -81,6 +81,8 @@ func TestOptionsExplicitSurviveOpen(t *testing.T) {
 		"Index.MergeFactor":            func(o *Options) { o.Index.MergeFactor = 3 },
 		"Index.MergeMinDocs":           func(o *Options) { o.Index.MergeMinDocs = 10 },
 		"Index.DisableBackgroundMerge": func(o *Options) { o.Index.DisableBackgroundMerge = true },
+		"Index.SettleAfter":            func(o *Options) { o.Index.SettleAfter = -1 },
+		"Index.SettleMaxDocs":          func(o *Options) { o.Index.SettleMaxDocs = 1000 },
 		"Index.FilterDrivenRatio":      func(o *Options) { o.Index.FilterDrivenRatio = 5 },
 		"Index.FilterCacheBytes":       func(o *Options) { o.Index.FilterCacheBytes = 1 << 20 },
 		"Index.SessionContext":         func(o *Options) { o.Index.SessionContext = true },

@@ -108,6 +108,7 @@ func (x *Index) insertAnalyzed(docs []*Doc, a *Analyzed) {
 // afterAdd starts a flush when the mutable segment is full. Callers hold
 // x.addMu.
 func (x *Index) afterAdd(autoFlush bool) error {
+	x.wrote()
 	x.mu.RLock()
 	need := autoFlush && x.opts.FlushDocs > 0 && int(x.mut.nDocs) >= x.opts.FlushDocs
 	x.mu.RUnlock()

@@ -9,6 +9,7 @@ import (
 // of their segment. With a directory, the tombstones are persisted before
 // Delete returns. Unknown or already deleted ids are ignored.
 func (x *Index) Delete(ids []uint64) error {
+	x.wrote()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {

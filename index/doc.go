@@ -13,7 +13,10 @@
 // Options.FlushDocs documents, a background goroutine) seals the mutable
 // segment into an immutable file; another background goroutine merges runs
 // of MergeFactor neighbouring segments of the same size tier, dropping
-// deleted documents. Close stops both without flushing: the next Open
+// deleted documents, and once nothing has been written for
+// Options.SettleAfter it settles the index: the newest sealed segments, up
+// to Options.SettleMaxDocs documents, become one, so that an index at rest
+// is searched as one segment. Close stops both without flushing: the next Open
 // re-indexes the unflushed tail from the log. Field postings (agent, session, role, every metadata
 // key/value), the time index and the live set are global in memory and
 // rebuilt from the segments on Open; the tail the segments lack is re-indexed
@@ -93,6 +96,7 @@
 // pool), add.go (validation and insertion into the mutable segment),
 // flush.go (freezing and sealing the mutable segment, the manifest write),
 // delete.go (tombstones), merge.go (the merge policy and merging),
+// settle.go (the merge of an index left alone),
 // segment.go and segment_build.go (a segment read and written), termdict.go
 // (a sealed segment's term hash), search.go and heap.go (BM25 top-k),
 // exhaustive.go (the unpruned reference search), manifest.go (the

@@ -104,8 +104,12 @@ type Index struct {
 	wg        sync.WaitGroup
 
 	flushes, merges, mergeErrs, flushErrs atomic.Int64
-	rebuilt                               uint64
-	repairs                               []Repair // set by Open
+	// lastWrite is when a document was last added or deleted (or the index
+	// opened), in nanoseconds of the monotonic clock since start: the
+	// background merger settles the index SettleAfter later.
+	lastWrite atomic.Int64
+	rebuilt   uint64
+	repairs   []Repair // set by Open
 
 	pool   sync.Pool    // *searcher
 	fcache *filterCache // metadata values' documents per sealed segment; nil when off
@@ -155,6 +159,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 			return nil, err
 		}
 	}
+	x.wrote() // the index settles SettleAfter after it opens at the earliest
 	if !opts.DisableBackgroundMerge {
 		x.wg.Add(2)
 		go x.mergeLoop()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -17,10 +18,25 @@ func (x *Index) kickMerge() {
 
 func (x *Index) mergeLoop() {
 	defer x.wg.Done()
+	// settle fires SettleAfter after the last write once the tiered
+	// merges are done (settle.go); a write meanwhile moves it later.
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	defer settle.Stop()
 	for {
 		select {
 		case <-x.stop:
 			return
+		case <-settle.C:
+			if wait := x.settleWait(); wait > 0 {
+				settle.Reset(wait)
+				continue
+			}
+			if _, err := x.mergeWith(x.pickSettle); err != nil && !errors.Is(err, ErrClosed) {
+				x.mergeErrs.Add(1)
+				x.backgroundError("merge", err)
+			}
+			continue
 		case <-x.mergeKick:
 		}
 		for {
@@ -40,6 +56,9 @@ func (x *Index) mergeLoop() {
 			if !did {
 				break
 			}
+		}
+		if x.opts.SettleAfter > 0 {
+			settle.Reset(max(x.settleWait(), 0))
 		}
 	}
 }
@@ -100,10 +119,8 @@ func (p mergePolicy) pick(live []uint64) (i, j int, ok bool) {
 	return 0, 0, false
 }
 
-// pickMerge returns the segments mergePolicy picks among the sealed ones;
-// all=true returns every sealed segment (when merging them changes
-// anything). Callers hold x.mu.
-func (x *Index) pickMerge(all bool) []*segment {
+// sealed returns the sealed segments, in id order. Callers hold x.mu.
+func (x *Index) sealed() []*segment {
 	var sealed []*segment
 	for _, s := range x.segs {
 		if s.mut != nil {
@@ -111,6 +128,14 @@ func (x *Index) pickMerge(all bool) []*segment {
 		}
 		sealed = append(sealed, s)
 	}
+	return sealed
+}
+
+// pickMerge returns the segments mergePolicy picks among the sealed ones;
+// all=true returns every sealed segment (when merging them changes
+// anything). Callers hold x.mu.
+func (x *Index) pickMerge(all bool) []*segment {
+	sealed := x.sealed()
 	if all {
 		if len(sealed) < 2 && (len(sealed) == 0 || sealed[0].nDeleted == 0) {
 			return nil
@@ -136,6 +161,12 @@ func (x *Index) Merge() error {
 }
 
 func (x *Index) mergeOnce(all bool) (bool, error) {
+	return x.mergeWith(func() []*segment { return x.pickMerge(all) })
+}
+
+// mergeWith merges the segments pick returns (called under x.mu; none:
+// nothing to do) into one and reports whether it merged.
+func (x *Index) mergeWith(pick func() []*segment) (bool, error) {
 	x.mergeMu.Lock()
 	defer x.mergeMu.Unlock()
 	x.mu.Lock()
@@ -143,7 +174,7 @@ func (x *Index) mergeOnce(all bool) (bool, error) {
 		x.mu.Unlock()
 		return false, ErrClosed
 	}
-	in := x.pickMerge(all)
+	in := pick()
 	if len(in) == 0 {
 		x.mu.Unlock()
 		return false, nil
