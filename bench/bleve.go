@@ -132,6 +132,11 @@ type IngestStats struct {
 	Bytes   int64         // text bytes
 	Apply   time.Duration // all batches accepted (searchable in memory)
 	Durable time.Duration // Apply + persisted/flushed to disk and background work settled
+	// Settle is the lazymem index's settle after Durable (index.Settle:
+	// its newest segments merged into one, as the index does once left
+	// alone for Options.SettleAfter); the searches run on the settled
+	// index. 0 for the other engines.
+	Settle time.Duration `json:",omitempty"`
 }
 
 // RecordsPerSec is the durable ingest rate.

@@ -219,7 +219,12 @@ const builtFile = "built.json"
 type built struct {
 	Key    string
 	Ingest []IngestStats
+	Format int
 }
+
+// builtFormat versions what a cached build holds: 1 since the lazymem
+// index is settled after its build (a build cached before is rebuilt).
+const builtFormat = 1
 
 // loadEngineTimed loads docs into a new whole-engine store at dir (one
 // writer, batches of batch) and closes it: Durable runs until Close
@@ -251,14 +256,14 @@ func readBuilt(dir, key string, rows int) ([]IngestStats, bool) {
 		return nil, false
 	}
 	var b built
-	if json.Unmarshal(data, &b) != nil || b.Key != key || len(b.Ingest) != rows {
+	if json.Unmarshal(data, &b) != nil || b.Key != key || len(b.Ingest) != rows || b.Format != builtFormat {
 		return nil, false
 	}
 	return b.Ingest, true
 }
 
 func writeBuilt(dir, key string, st []IngestStats) error {
-	data, err := json.Marshal(built{Key: key, Ingest: st})
+	data, err := json.Marshal(built{Key: key, Ingest: st, Format: builtFormat})
 	if err != nil {
 		return err
 	}
@@ -431,6 +436,12 @@ func IngestMarkdown(rows []IngestStats) string {
 			s.Apply.Round(time.Millisecond), s.Durable.Round(time.Millisecond), s.RecordsPerSec())
 		if s.Engine == "bleve" {
 			peer = s.RecordsPerSec()
+		}
+	}
+	for _, s := range rows {
+		if s.Settle > 0 {
+			fmt.Fprintf(&sb, "\nThe lazymem index settled (its newest segments merged into one, as it does once left alone) in %v after its durable point; the searches run on the settled index.\n",
+				s.Settle.Round(time.Millisecond))
 		}
 	}
 	if peer > 0 {
