@@ -99,3 +99,24 @@ func (db *DB) removeCorruptIndexes() error {
 	}
 	return nil
 }
+
+// Settle flushes the index's newest records into a segment and merges the
+// newest segments into one, as the index does by itself once the store
+// has been left alone for Options.Index.SettleAfter: a store a bulk load
+// leaves is then searched as one segment instead of the several the
+// load's tiered merges leave (lazymem ingest calls it after a load). A
+// million records take about two seconds of CPU.
+func (db *DB) Settle() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return ErrClosed
+	}
+	if err := db.idx.Flush(); err != nil {
+		return fmt.Errorf("lazymem: engine: settle: %w", err)
+	}
+	if err := db.idx.Settle(); err != nil {
+		return fmt.Errorf("lazymem: engine: settle: %w", err)
+	}
+	return nil
+}

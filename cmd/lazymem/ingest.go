@@ -93,6 +93,18 @@ func cmdIngest(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	// The index as it is at rest (one segment instead of the several a
+	// load's merges leave): the store's next recalls, often new processes
+	// of this command, search it so.
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "\rsettling the index... ")
+	}
+	if err := store.Settle(); err != nil {
+		return err
+	}
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "done\n")
+	}
 	m := store.Metrics()
 	fmt.Fprintf(stdout, "ingested %d records (%d bad lines skipped) into %s; the store holds %d records\n",
 		n, skipped, *db, m.Log.Next-1)
