@@ -378,7 +378,7 @@ func filterRun(filter *roaring.Bitmap, seg *segment, fc uint64) (from, upto uint
 // windowSpan ids at most, within the block-max range ending at upto and
 // within the ids the search visits.
 func (s *searcher) spanEnd(doc, upto uint32) uint32 {
-	return uint32(min(uint64(upto), uint64(doc)+windowSpan-1, uint64(s.upto)))
+	return uint32(min(uint64(upto), uint64(doc)+uint64(windowSpan)-1, uint64(s.upto)))
 }
 
 // sortTerms orders s.segT by upper bound, ascending (secondary terms

@@ -13,9 +13,12 @@ import (
 // (tolerance 0), over corpora large enough that a mid-frequency term's
 // block spans more ids than windowSpan: spans cut at windowSpan,
 // several essential lists in one span, non-essential blocks read,
-// deletions and session context. It fails unless every one of those
-// paths was taken.
+// deletions and session context. Even seeds run with spans of 2,048
+// ids (the corpora are smaller than the default span). It fails unless
+// every one of those paths was taken.
 func TestWindowEqualsExhaustive(t *testing.T) {
+	defer func(w uint32) { windowSpan = w }(windowSpan)
+	def := windowSpan
 	seeds := 10
 	if testing.Short() {
 		seeds = 3
@@ -23,6 +26,10 @@ func TestWindowEqualsExhaustive(t *testing.T) {
 	var spans, cut, neRead, queries int
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			windowSpan = def
+			if seed%2 == 0 {
+				windowSpan = 2048
+			}
 			rng := rand.New(rand.NewPCG(uint64(seed), 23))
 			vocab := 300 + rng.IntN(3000)
 			x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, FS: vfs.NewMem(), FlushDocs: -1,
