@@ -121,7 +121,7 @@ type searcher struct {
 
 	// the block-at-a-time window (search_block.go): the accumulator, per
 	// iterator the end of its postings in the span, the kept docs
-	acc  []float64
+	acc  []float32
 	wEnd []int
 	surv []uint32
 	// spans taken block at a time, those cut at windowSpan, the

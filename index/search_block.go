@@ -84,7 +84,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 	h := &s.heap
 	tmp := s.tmp
 	if len(s.acc) < int(windowSpan) {
-		s.acc = make([]float64, windowSpan)
+		s.acc = make([]float32, windowSpan)
 	}
 	acc := s.acc[:windowSpan]
 	if cap(s.wEnd) < m {
@@ -113,7 +113,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 			if it.At() <= end {
 				docs, bs := it.docs, &s.bScore[i]
 				for ; j < len(docs) && docs[j] <= end; j++ {
-					acc[docs[j]-start] += bs[j] * ubSlack
+					acc[docs[j]-start] += float32(bs[j] * accSlack)
 				}
 			}
 			wEnd[i] = j
@@ -145,15 +145,15 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 				s.neRead++
 				if it.Seek(start) && it.At() <= end {
 					docs := it.docs
-					rb := math.Float64bits(r)
+					rb := math.Float32bits(float32(r * accSlack))
 					for j = it.i; j < len(docs) && docs[j] <= end; j++ {
 						// Only an essential doc's slot (not zero: its
 						// scores are positive) takes the bound, branch-
 						// free, so that the keep pass leaves every slot
 						// it read at zero.
 						o := &acc[docs[j]-start]
-						b := math.Float64bits(*o)
-						*o += math.Float64frombits(rb & -((b | -b) >> 63))
+						b := math.Float32bits(*o)
+						*o += math.Float32frombits(rb & -((b | -b) >> 31))
 					}
 					wEnd[k] = j
 				}
@@ -182,7 +182,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 			for j := it.i; j < wEnd[i]; j++ {
 				d := docs[j]
 				o := d - start
-				a := acc[o]
+				a := float64(acc[o])
 				acc[o] = 0
 				surv[n] = d
 				if a+rest > lim {
@@ -247,7 +247,7 @@ func (s *searcher) hot(fe int, start uint32, wEnd []int, extra, theta float64) i
 		it := &s.iters[i]
 		docs := it.docs
 		for j := it.i; j < wEnd[i]; j++ {
-			if acc[docs[j]-start]+extra > theta {
+			if float64(acc[docs[j]-start])+extra > theta {
 				n++
 			}
 		}
@@ -401,3 +401,9 @@ func (s *searcher) lenAt(seg *segment, fe int, d uint32) uint32 {
 	}
 	return seg.docLen(d)
 }
+
+// accSlack inflates what window adds into its float32 accumulator so that
+// a slot is never below the float64 sum it bounds: each term is raised by
+// 1e-5 of itself, far above the rounding of a few float32 additions
+// (2^-24 of the sum each).
+const accSlack = 1 + 1e-5
