@@ -26,8 +26,8 @@ import (
 // in id order, exactly as maxScore scores a candidate (the same exact
 // scores, nonEssential, canonical), so scores are bit-identical.
 
-// windowSpan is the widest id span of one accumulator pass (128 KB of
-// float64, in L2). Profile lesson (Zipf 1M, mid/none, one segment, 2-4
+// windowSpan is the widest id span of one accumulator pass (64 KB of
+// float32 bounds, in L2). Profile lesson (Zipf 1M, mid/none, one segment, 2-4
 // terms with ~11k postings in all): at 2,048 ids a span held too few
 // essential postings to pay (windowMin) in most of the id space, and half
 // of maxScore's time went to the candidate-at-a-time loop; at 16,384 the
