@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -335,5 +336,58 @@ func diskFullTmpfs(t *testing.T) {
 	defer l.Close()
 	if got := mustGet(t, l, id); string(got) != "after" {
 		t.Fatalf("last record: %q", got)
+	}
+}
+
+// TestReleaseWaitsForSSTWrite: an sstable write that passed sstRoom while
+// the reserve was held holds releaseReserve back until it ends, so that it
+// cannot land on the space the release frees; the next one is checked
+// against the free space (the race behind a MANIFEST write that found no
+// space after the reserve was released).
+func TestReleaseWaitsForSSTWrite(t *testing.T) {
+	mem := vfs.NewMem()
+	d := newDiskModel(mem, 1<<40, -1, 0)
+	l, err := Open("db", Options{FS: d, SegmentRecords: 10, DisableBackgroundSeal: true, ReserveBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if !l.reserveHeld.Load() {
+		t.Fatal("no reserve after open")
+	}
+	unlock, ok := l.sstRoom(1 << 20)
+	if !ok {
+		t.Fatal("an sstable write refused while the reserve is held")
+	}
+	released := make(chan bool)
+	go func() { released <- l.releaseReserve() }()
+	// The release must not finish while the write is in flight. A wait
+	// that is too short can only let a broken gate pass, never fail a
+	// sound one.
+	select {
+	case <-released:
+		t.Fatal("the reserve was released during an sstable write admitted while it was held")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlock()
+	if !<-released {
+		t.Fatal("releaseReserve did not release the reserve")
+	}
+	// Now the free space decides: the model's disk has room for the write
+	// but not for one that would eat into the half of the reserve kept
+	// for the WAL and the MANIFEST.
+	free, _ := l.avail()
+	d.mu.Lock()
+	d.capacity -= int64(free) - 200<<10 // 200 KB free
+	d.mu.Unlock()
+	unlock, ok = l.sstRoom(100 << 10)
+	unlock()
+	if ok {
+		t.Fatal("an sstable write of 100 KB admitted with 200 KB free and the reserve released")
+	}
+	unlock, ok = l.sstRoom(50 << 10)
+	unlock()
+	if !ok {
+		t.Fatal("an sstable write of 50 KB refused with 200 KB free (128 KB headroom)")
 	}
 }

@@ -116,7 +116,7 @@ func modelRun(t *testing.T, capacity, full, slack int64) modelResult {
 	rng := rand.New(rand.NewPCG(uint64(capacity), uint64(full)))
 	stopped := func(l *Log, what string) bool {
 		if err := l.fatalErr(); Parked(err) {
-			t.Errorf("%s: %s: Pebble stopped: %v", name, what, err)
+			t.Errorf("%s: %s: Pebble stopped: %v; the disk's last events:\n%s", name, what, err, d.lastEvents(60))
 			return true
 		}
 		return false

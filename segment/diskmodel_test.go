@@ -31,6 +31,27 @@ type diskModel struct {
 	slack    int64
 	ops      atomic.Int64 // space-taking operations so far
 	refused  atomic.Int64 // writes and preallocations that failed for want of space
+	trace    []string     // what took or freed space once the disk filled (noteLocked)
+}
+
+// noteLocked records an event once the disk has filled, so that a failed
+// run can say who spent the space (the last events are printed). d.mu is
+// held.
+func (d *diskModel) noteLocked(format string, args ...any) {
+	if d.full < 0 || d.ops.Load() <= d.full {
+		return
+	}
+	if len(d.trace) >= 400 {
+		d.trace = append(d.trace[:0], d.trace[200:]...)
+	}
+	d.trace = append(d.trace, fmt.Sprintf("op %d: ", d.ops.Load())+fmt.Sprintf(format, args...))
+}
+
+// lastEvents returns the last n events of the trace.
+func (d *diskModel) lastEvents(n int) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return strings.Join(d.trace[max(len(d.trace)-n, 0):], "\n")
 }
 
 func newDiskModel(fs vfs.FS, capacity, full, slack int64) *diskModel {
@@ -134,6 +155,7 @@ func (d *diskModel) Remove(name string) error {
 	if err := d.FS.Remove(name); err != nil {
 		return err
 	}
+	d.noteLocked("remove %s", name)
 	delete(d.alloc, name)
 	return nil
 }
@@ -180,8 +202,10 @@ func (f *modelFile) write(p []byte, do func([]byte) (int, error)) (int, error) {
 		fmt.Fprintf(os.Stderr, "model: write %s of %d, room %d\n", f.path, len(p), room)
 	}
 	if int64(len(p)) <= room {
+		f.d.noteLocked("write %s %d of %d free", f.path, len(p), room)
 		return do(p)
 	}
+	f.d.noteLocked("write %s %d of %d free: refused", f.path, len(p), room)
 	f.d.refused.Add(1)
 	if os.Getenv("LAZYMEM_MODEL_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "model: write %s of %d refused, room %d\n", f.path, len(p), room)
@@ -210,7 +234,9 @@ func (f *modelFile) Preallocate(off, n int64) error {
 	if grow <= 0 {
 		return nil
 	}
-	if grow > f.d.roomLocked() {
+	room := f.d.roomLocked()
+	f.d.noteLocked("preallocate %s %d of %d free", f.path, grow, room)
+	if grow > room {
 		f.d.refused.Add(1)
 		return enospc("fallocate", f.path)
 	}

@@ -118,6 +118,7 @@ type Log struct {
 	bgErr             atomic.Pointer[error]
 	reserveHeld       atomic.Bool
 	reserveMu         sync.Mutex    // serialises making and releasing the reserve
+	reserveGate       sync.RWMutex  // held shared by sstable writes made while the reserve is held (sstRoom)
 	sstMu             sync.Mutex    // sstable writes while the reserve is released (sstRoom)
 	unsynced          int64         // WAL bytes committed without sync since the last sync (guarded by commitMu)
 	reserveReleases   atomic.Uint64 // times the reserve was released

@@ -84,6 +84,10 @@ func (l *Log) releaseReserve() bool {
 	if !l.reserveHeld.Load() {
 		return false
 	}
+	// Wait for the sstable writes that passed sstRoom while the reserve
+	// was held: finished after the release, they would spend what it frees.
+	l.reserveGate.Lock()
+	defer l.reserveGate.Unlock()
 	l.reserveMu.Lock()
 	defer l.reserveMu.Unlock()
 	if !l.reserveHeld.Swap(false) {
@@ -159,13 +163,23 @@ func (l *Log) admit(n int) error {
 // sstRoom reports whether an sstable write of n bytes may go ahead: always
 // while the reserve is held (or there is none); once it is released, only
 // while half of it stays free after the write (sstHeadroom). The caller
-// calls unlock after the write: while the reserve is released, sstable
-// writes (a flush and a compaction at once) go one at a time, so that two
-// of them cannot both pass the check on the same free space.
+// calls unlock after the write. While the reserve is held, the write holds
+// reserveGate shared, so that releaseReserve waits for it: otherwise a
+// compaction's write that passed while the reserve was held could land
+// after a MANIFEST write released it, on the space freed for the
+// MANIFEST's retry (TestReleaseWaitsForSSTWrite). While
+// the reserve is released, sstable writes (a flush and a compaction at
+// once) go one at a time, so that two of them cannot both pass the check
+// on the same free space.
 func (l *Log) sstRoom(n int) (unlock func(), ok bool) {
-	if l.opts.ReserveBytes <= 0 || l.reserveHeld.Load() {
+	if l.opts.ReserveBytes <= 0 {
 		return func() {}, true
 	}
+	l.reserveGate.RLock()
+	if l.reserveHeld.Load() {
+		return l.reserveGate.RUnlock, true
+	}
+	l.reserveGate.RUnlock()
 	l.sstMu.Lock()
 	a, known := l.avail()
 	return l.sstMu.Unlock, !known || a >= uint64(n)+uint64(l.sstHeadroom())
