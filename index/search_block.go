@@ -132,9 +132,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 			hot := s.hot(fe, start, wEnd, min(neBlock, s.prefix[fe-1]), theta)
 			span := float64(end-start+1) / float64(seg.hi-seg.lo+1)
 			for k := fe - 1; k >= 0; k-- {
-				it := &s.iters[k]
-				j, r := it.i, s.rub[k]
-				wEnd[k] = j
+				r := s.rub[k]
 				if r == 0 || hot == 0 {
 					continue
 				}
@@ -143,20 +141,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 					continue
 				}
 				s.neRead++
-				if it.Seek(start) && it.At() <= end {
-					docs := it.docs
-					rb := math.Float32bits(float32(r * accSlack))
-					for j = it.i; j < len(docs) && docs[j] <= end; j++ {
-						// Only an essential doc's slot (not zero: its
-						// scores are positive) takes the bound, branch-
-						// free, so that the keep pass leaves every slot
-						// it read at zero.
-						o := &acc[docs[j]-start]
-						b := math.Float32bits(*o)
-						*o += math.Float32frombits(rb & -((b | -b) >> 31))
-					}
-					wEnd[k] = j
-				}
+				s.readNE(sc, k, start, end, acc)
 				// The terms not yet read count whole. After the last
 				// read no decision is left for hot to make (the keep
 				// pass below tests the same bound), so it is not
@@ -239,6 +224,81 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 		}
 	}
 	return theta
+}
+
+// readNE adds non-essential term k's block bounds into the accumulator
+// slots of the essential docs of [start, end] that it holds. The term's
+// iterator reads the block holding start, and stays there for
+// nonEssential's seeks; when the span runs past that block (maxScore cuts
+// its range at the essential lists' blocks only) the term's reader reads
+// the rest. Each block adds its own bound.
+func (s *searcher) readNE(sc *scorer, k int, start, end uint32, acc []float32) {
+	it := &s.iters[k]
+	if !it.Seek(start) || it.At() > end {
+		return
+	}
+	add := func(docs []uint32, j int, ub float64) int {
+		rb := math.Float32bits(float32(ub * accSlack))
+		for ; j < len(docs) && docs[j] <= end; j++ {
+			// Only an essential doc's slot (not zero: its scores are
+			// positive) takes the bound, branch-free, so that the keep
+			// pass leaves every slot it read at zero.
+			o := &acc[docs[j]-start]
+			b := math.Float32bits(*o)
+			*o += math.Float32frombits(rb & -((b | -b) >> 31))
+		}
+		return j
+	}
+	// A span within the block (it ends at or before the block's last
+	// doc) needs no other: most spans, when this list cuts the range.
+	if add(it.docs, it.i, s.blockUB(sc, it, k)) < len(it.docs) || it.docs[len(it.docs)-1] >= end || it.bi+1 >= it.nBlocks {
+		return
+	}
+	rd := s.reader(k)
+	if rd.bi <= it.bi {
+		rd.bi, rd.i = it.bi+1, -1
+	}
+	for ok := rd.Seek(start); ok && rd.cur <= end; ok = rd.nextBlock() {
+		s.rdBlocks++
+		if j := add(rd.docs, rd.i, s.blockUB(sc, rd, k)); j < len(rd.docs) {
+			rd.i, rd.cur = j, rd.docs[j]
+			return
+		}
+		if rd.docs[len(rd.docs)-1] >= end {
+			return
+		}
+	}
+}
+
+// blockUB is the bound of non-essential term k's block that p (its
+// iterator or reader) has loaded.
+func (s *searcher) blockUB(sc *scorer, p *postingsIter, k int) float64 {
+	if p.bi == s.cBlk[k] {
+		return s.cUB[k]
+	}
+	c, _ := p.corners(p.bi)
+	return c.bound(sc, s.segT[k].w) * ubSlack
+}
+
+// reader returns the reader of non-essential term k (readNE), set on the
+// term at its first use in the segment.
+func (s *searcher) reader(k int) *postingsIter {
+	if cap(s.rd) < len(s.segT) {
+		s.rd, s.rdSet = make([]postingsIter, len(s.segT)), make([]bool, len(s.segT))
+	}
+	s.rd, s.rdSet = s.rd[:len(s.segT)], s.rdSet[:len(s.segT)]
+	rd := &s.rd[k]
+	if !s.rdSet[k] {
+		s.rdSet[k] = true
+		rd.reset(s.segT[k].ti)
+	}
+	return rd
+}
+
+// nextBlock moves p to the first posting of its next block.
+func (p *postingsIter) nextBlock() bool {
+	p.i = len(p.docs) - 1
+	return p.Next()
 }
 
 // hot counts the essential postings of the span [start, ...] (up to

@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -23,7 +24,7 @@ func TestWindowEqualsExhaustive(t *testing.T) {
 	if testing.Short() {
 		seeds = 3
 	}
-	var spans, cut, neRead, queries int
+	var spans, cut, neRead, wide, rdBlocks, queries int
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			windowSpan = def
@@ -42,7 +43,9 @@ func TestWindowEqualsExhaustive(t *testing.T) {
 				spans += s.spans
 				cut += s.cut
 				neRead += s.neRead
-				s.spans, s.cut, s.neRead = 0, 0, 0
+				wide += s.wide
+				rdBlocks += s.rdBlocks
+				s.spans, s.cut, s.neRead, s.wide, s.rdBlocks = 0, 0, 0, 0, 0
 			}
 			docs := genCorpus(rng, 5000+rng.IntN(8000), 0, vocab)
 			for i := 0; i < len(docs); {
@@ -85,45 +88,66 @@ func TestWindowEqualsExhaustive(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d queries: %d spans block at a time, %d cut at windowSpan, %d non-essential blocks read", queries, spans, cut, neRead)
-	if spans == 0 || cut == 0 || neRead == 0 {
-		t.Errorf("spans %d, cut %d, non-essential reads %d: want every path taken", spans, cut, neRead)
+	t.Logf("%d queries: %d spans block at a time, %d cut at windowSpan, %d non-essential blocks read, %d ranges past a dense list's blocks, %d blocks read past the first", queries, spans, cut, neRead, wide, rdBlocks)
+	if spans == 0 || cut == 0 || neRead == 0 || wide == 0 || rdBlocks == 0 {
+		t.Errorf("spans %d, cut %d, non-essential reads %d, wide ranges %d, blocks read past the first %d: want every path taken", spans, cut, neRead, wide, rdBlocks)
 	}
 }
 
-// TestPackedTF reads every tf of packed blocks alone (packedTF, behind
-// ProbeTF) and compares it with the whole block's decode, for every
-// width and block length, and refuses damaged blocks.
-func TestPackedTF(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	out := make([]uint32, blockSize)
-	for w := 0; w <= 32; w++ {
-		for n := 1; n <= blockSize; n++ {
-			tfs := make([]uint32, n)
-			for j := range tfs {
-				tfs[j] = 1 + uint32(rng.Uint64()&(uint64(1)<<w-1))
-			}
-			buf := appendPackedTFs(nil, tfs)
-			if decodePackedTFs(buf, out[:n]) != len(buf) {
-				t.Fatalf("w=%d n=%d: decodePackedTFs failed", w, n)
-			}
-			for j := 0; j < n; j++ {
-				got, ok := packedTF(buf, n, j)
-				if !ok || got != tfs[j] || got != out[j] {
-					t.Fatalf("w=%d n=%d j=%d: packedTF %d %v, want %d", w, n, j, got, ok, tfs[j])
-				}
-			}
-			if w > 0 {
-				if _, ok := packedTF(buf[:len(buf)-1], n, 0); ok {
-					t.Fatalf("w=%d n=%d: a short block read", w, n)
-				}
+// TestWideRangeBlockBounds: a dense non-essential term whose block bounds
+// rise a little block after block (its tf grows with the id in two
+// teeth, every record's length the same) beside a rare essential one. maxScore's
+// ranges run past the dense term's blocks, and each block read must add
+// its own bound (readNE) and the range's bound must be the most of them
+// (reach): the first block's would prune the later, better documents.
+// Exact against the exhaustive search, bit for bit.
+func TestWideRangeBlockBounds(t *testing.T) {
+	x, err := Open("", Options{Analyzer: SimpleAnalyzer{}, FS: vfs.NewMem(), FlushDocs: -1, DisableBackgroundMerge: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	const n, length = 12000, 50
+	docs := make([]*Doc, n)
+	for i := range docs {
+		var w []string
+		if i%4 == 0 { // the dense term: a quarter of the ids
+			for range 10 + i/400%15 + 2*(i/6000) { // two rising teeth, the second higher
+				w = append(w, "c")
 			}
 		}
+		if i%48 == 0 {
+			w = append(w, "r")
+		}
+		for j := len(w); j < length; j++ {
+			w = append(w, fmt.Sprintf("f%d", (i+j)%97))
+		}
+		docs[i] = &Doc{ID: uint64(i + 1), Agent: "a", Text: strings.Join(w, " ")}
 	}
-	if _, ok := packedTF([]byte{33, 0, 0, 0, 0, 0}, 1, 0); ok {
-		t.Fatal("width 33 read")
+	if err := x.Add(docs); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := packedTF(nil, 1, 0); ok {
-		t.Fatal("empty block read")
+	if err := x.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var wide, rdBlocks int
+	x.searched = func(s *searcher) {
+		wide += s.wide
+		rdBlocks += s.rdBlocks
+		s.wide, s.rdBlocks = 0, 0
+	}
+	for _, k := range []int{1, 3, 10, 30} {
+		got, err := x.Search("r c", nil, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := x.SearchExhaustive("r c", nil, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, fmt.Sprintf("k=%d", k), got, want, 0)
+	}
+	if wide == 0 || rdBlocks == 0 {
+		t.Errorf("wide ranges %d, blocks read past the first %d: the path was not taken", wide, rdBlocks)
 	}
 }
