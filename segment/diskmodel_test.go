@@ -34,11 +34,11 @@ type diskModel struct {
 	trace    []string     // what took or freed space once the disk filled (noteLocked)
 }
 
-// noteLocked records an event once the disk has filled, so that a failed
-// run can say who spent the space (the last events are printed). d.mu is
-// held.
+// noteLocked records an event once the disk has filled (or from the
+// start on a disk of small capacity), so that a failed run can say who
+// spent the space (the last events are printed). d.mu is held.
 func (d *diskModel) noteLocked(format string, args ...any) {
-	if d.full < 0 || d.ops.Load() <= d.full {
+	if (d.full < 0 || d.ops.Load() <= d.full) && d.capacity >= 1<<40 {
 		return
 	}
 	if len(d.trace) >= 400 {
