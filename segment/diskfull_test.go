@@ -391,3 +391,38 @@ func TestReleaseWaitsForSSTWrite(t *testing.T) {
 		t.Fatal("an sstable write of 50 KB refused with 200 KB free (128 KB headroom)")
 	}
 }
+
+// TestRecycledWALSpendsReserve: a WAL file Pebble recycles (ReuseForWrite)
+// is wrapped like a new one, so that its write on a full disk releases
+// the space reserve and is tried again instead of failing (a failed WAL
+// write makes Pebble's memtable rotation panic).
+func TestRecycledWALSpendsReserve(t *testing.T) {
+	d := newDiskModel(vfs.NewMem(), 1<<40, -1, 0)
+	l, err := Open("db", Options{FS: d, SegmentRecords: 10, DisableBackgroundSeal: true, ReserveBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	old, err := d.Create("db/999990.log", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	fs := noArchiveFS{FS: noPreallocFS{d}, archive: "db/archive", log: l}
+	f, err := fs.ReuseForWrite("db/999990.log", "db/999991.log", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.capacity = d.usedLocked() // the disk is full
+	d.mu.Unlock()
+	n, err := f.Write(make([]byte, 4096))
+	d.grow(1 << 40)
+	if err != nil || n != 4096 {
+		t.Fatalf("a recycled WAL's write on a full disk: %d bytes, %v; want the reserve spent and the write done", n, err)
+	}
+	if l.reserveHeld.Load() {
+		t.Fatal("the reserve is still held")
+	}
+	f.Close()
+}

@@ -116,7 +116,8 @@ func modelRun(t *testing.T, capacity, full, slack int64) modelResult {
 	rng := rand.New(rand.NewPCG(uint64(capacity), uint64(full)))
 	stopped := func(l *Log, what string) bool {
 		if err := l.fatalErr(); Parked(err) {
-			t.Errorf("%s: %s: Pebble stopped: %v; the disk's last events:\n%s", name, what, err, d.lastEvents(60))
+			t.Errorf("%s: %s: Pebble stopped: %v; reserve held %v, released %d times; the disk's last events:\n%s",
+				name, what, err, l.reserveHeld.Load(), l.reserveReleases.Load(), d.lastEvents(60))
 			return true
 		}
 		return false

@@ -344,6 +344,22 @@ func (f reserveFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, f.noteWAL(err)
 }
 
+// ReuseForWrite wraps a recycled WAL file as Create wraps a new one:
+// Pebble recycles obsolete WAL files, and a recycled file's write that
+// failed for want of space released nothing and was not retried, so a
+// memtable rotation closing it panicked and the MANIFEST edit after it
+// found no space (TestDiskFullModel, ~1 sweep of every fill point in 10).
+func (fs noArchiveFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if err != nil {
+		return nil, err
+	}
+	if fs.log == nil {
+		return f, nil
+	}
+	return reserveFile{File: f, log: fs.log, wal: strings.HasSuffix(newname, ".log"), name: newname}, nil
+}
+
 func (fs noArchiveFS) MkdirAll(dir string, perm os.FileMode) error {
 	if dir == fs.archive {
 		return nil
