@@ -277,7 +277,7 @@ func (s *searcher) blockUB(sc *scorer, p *postingsIter, k int) float64 {
 		return s.cUB[k]
 	}
 	c, _ := p.corners(p.bi)
-	return c.bound(sc, s.segT[k].w) * ubSlack
+	return s.blockUBOf(sc, k, c)
 }
 
 // reader returns the reader of non-essential term k (readNE), set on the

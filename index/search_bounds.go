@@ -5,6 +5,12 @@ package index
 // of a candidate under those bounds (nonEssential), shared by the
 // MaxScore and the filter-driven loops.
 
+// blockUBOf is term i's bound over a block of corners c (raised by
+// ubSlack, as every block bound the pruning compares).
+func (s *searcher) blockUBOf(sc *scorer, i int, c corners) float64 {
+	return c.bound(sc, s.segT[i].w) * ubSlack
+}
+
 // blockBound returns iterator i's block-max bound around doc and the last
 // doc of that block; ok is false when the iterator has no block left.
 // Bounds are cached per block, so a score is computed once per block.
@@ -17,7 +23,7 @@ func (s *searcher) blockBound(sc *scorer, i int, doc uint32) (float64, uint32, b
 	if bi != s.cBlk[i] {
 		c, last := it.corners(bi)
 		s.cBlk[i] = bi
-		s.cUB[i] = c.bound(sc, s.segT[i].w) * ubSlack
+		s.cUB[i] = s.blockUBOf(sc, i, c)
 		s.cLast[i] = last
 		s.cCorners[i] = c
 	}
@@ -50,7 +56,7 @@ func (s *searcher) reach(sc *scorer, i int, end uint32, lim float64) (uint32, fl
 	last, ub := s.cLast[i], s.cUB[i]
 	for bi := s.cBlk[i] + 1; bi < it.nBlocks && last < end; bi++ {
 		c, l := it.corners(bi)
-		b := c.bound(sc, s.segT[i].w) * ubSlack
+		b := s.blockUBOf(sc, i, c)
 		if b > lim {
 			break
 		}

@@ -272,10 +272,16 @@ func (fs noArchiveFS) Create(name string, category vfs.DiskWriteCategory) (vfs.F
 	if err != nil {
 		return nil, err
 	}
+	return fs.wrap(f, name), nil
+}
+
+// wrap makes f, a file Pebble writes, a reserveFile (unless the log runs
+// without a reserve).
+func (fs noArchiveFS) wrap(f vfs.File, name string) vfs.File {
 	if fs.log == nil {
-		return f, nil
+		return f
 	}
-	return reserveFile{File: f, log: fs.log, sst: sst, wal: strings.HasSuffix(name, ".log"), name: name}, nil
+	return reserveFile{File: f, log: fs.log, sst: strings.HasSuffix(name, ".sst"), wal: strings.HasSuffix(name, ".log"), name: name}
 }
 
 // reserveFile retries a write that failed for want of space once, after
@@ -354,10 +360,7 @@ func (fs noArchiveFS) ReuseForWrite(oldname, newname string, category vfs.DiskWr
 	if err != nil {
 		return nil, err
 	}
-	if fs.log == nil {
-		return f, nil
-	}
-	return reserveFile{File: f, log: fs.log, wal: strings.HasSuffix(newname, ".log"), name: newname}, nil
+	return fs.wrap(f, newname), nil
 }
 
 func (fs noArchiveFS) MkdirAll(dir string, perm os.FileMode) error {

@@ -167,10 +167,10 @@ func (l *Log) admit(n int) error {
 // reserveGate shared, so that releaseReserve waits for it: otherwise a
 // compaction's write that passed while the reserve was held could land
 // after a MANIFEST write released it, on the space freed for the
-// MANIFEST's retry (TestReleaseWaitsForSSTWrite). While
-// the reserve is released, sstable writes (a flush and a compaction at
-// once) go one at a time, so that two of them cannot both pass the check
-// on the same free space.
+// MANIFEST's retry (TestReleaseWaitsForSSTWrite). While the reserve is
+// released, sstable writes (a flush and a compaction at once) go one at a
+// time, so that two of them cannot both pass the check on the same free
+// space.
 func (l *Log) sstRoom(n int) (unlock func(), ok bool) {
 	if l.opts.ReserveBytes <= 0 {
 		return func() {}, true
