@@ -127,6 +127,13 @@ type searcher struct {
 	acc  []float32
 	wEnd []int
 	surv []uint32
+	// per non-essential term read over the span (readNE, bit k of
+	// neMask): the essential docs of the span it holds, with its exact
+	// scores; nePos a kept doc's place in them
+	neHits [][]neHit
+	nePos  []int
+	neMask uint64
+	hitIdx [blockSize]int32
 	// spans taken block at a time, those cut at windowSpan, the
 	// non-essential blocks read in them (tests)
 	spans, cut, neRead int

@@ -118,6 +118,9 @@ func (s *searcher) nonEssential(sc *scorer, fe int, doc uint32, norm, sum, theta
 		if full && neBlock >= 0 && sum+s.rubPre[i] <= theta {
 			return sum, true
 		}
+		if s.neMask>>uint(i)&1 != 0 {
+			continue // its score is in sum (window's readNE)
+		}
 		it := &s.iters[i]
 		if it.Seek(doc) && it.At() == doc {
 			q := s.segT[i].q

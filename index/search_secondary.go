@@ -139,6 +139,11 @@ func (x *Index) searchSegment(s *searcher, sc *scorer, seg *segment, filter, tom
 		if e := s.iters[i].Err(); e != nil {
 			return &CorruptionError{File: segName(seg.num), Err: e}
 		}
+		if i < len(s.rdSet) && s.rdSet[i] {
+			if e := s.rd[i].Err(); e != nil { // window's reader (readNE)
+				return &CorruptionError{File: segName(seg.num), Err: e}
+			}
+		}
 	}
 	return nil
 }
