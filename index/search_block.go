@@ -131,10 +131,9 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 		// frequent terms read there doubled long/none. The terms not
 		// read count with their whole block bound (rest).
 		rest := 0.0
-		if cap(s.neHits) < fe {
-			s.neHits, s.nePos = make([][]neHit, fe), make([]int, fe)
+		for len(s.neHits) < fe {
+			s.neHits, s.nePos = append(s.neHits, nil), append(s.nePos, 0)
 		}
-		s.neHits, s.nePos = s.neHits[:max(fe, len(s.neHits))], s.nePos[:max(fe, len(s.nePos))]
 		if fe > 0 {
 			hot := s.hot(fe, start, wEnd, min(neBlock, s.prefix[fe-1]), theta)
 			span := float64(end-start+1) / float64(seg.hi-seg.lo+1)
@@ -243,10 +242,7 @@ func (x *Index) window(s *searcher, sc *scorer, seg *segment, tomb *roaring.Bitm
 				theta = h.threshold()
 			}
 		}
-		for k := 0; k < fe && s.neMask != 0; k++ {
-			s.neHits[k], s.nePos[k] = s.neHits[k][:0], 0
-		}
-		s.neMask = 0
+		s.neMask = 0 // readNE resets a term's hits and place when it reads it again
 		for i := fe; i < m; i++ {
 			it := &s.iters[i]
 			if it.At() > end {
@@ -280,6 +276,7 @@ func (s *searcher) readNE(sc *scorer, seg *segment, k int, start, end uint32, ac
 	w := s.segT[k].w
 	t1 := s.tf1Table(s.segT[k].q)
 	hits := s.neHits[k][:0]
+	s.nePos[k] = 0
 	idx := &s.hitIdx
 	add := func(p *postingsIter, j int) int {
 		docs := p.docs
