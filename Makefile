@@ -27,8 +27,8 @@ build:
 test: fmt-check tidy-check vet
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m -skip '$(RACE_SKIP)' $(RACE_PKGS)
-	$(GO) test -count=1 -tags purego ./vecmath/
-	GOARCH=arm64 $(GO) vet ./vecmath/
+	$(GO) test -count=1 -tags purego ./vecmath/ ./index/
+	GOARCH=arm64 $(GO) vet ./vecmath/ ./index/
 	sh clients/test.sh
 
 ## tidy-check: go.mod and go.sum are exactly what `go mod tidy` makes them.

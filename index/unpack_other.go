@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package index
+
+// No bit-unpacking kernel on this platform or under the purego tag: the
+// Go loops of postings_decode.go decode every block.
+
+const haveUnpackSIMD = false
+
+func unpackSIMD([]byte, []uint32, uint, uint32) bool { return false }
+
+func unpackGapsSIMD([]byte, []uint32, uint, uint64) (uint64, bool) { return 0, false }
