@@ -97,7 +97,11 @@
 // flush.go (freezing and sealing the mutable segment, the manifest write),
 // delete.go (tombstones), merge.go (the merge policy and merging),
 // settle.go (the merge of an index left alone),
-// segment.go and segment_build.go (a segment read and written), termdict.go
+// segment.go and segment_build.go (a segment read and written),
+// postings.go and postings_decode.go (a posting list's blocks written and
+// read), unpack.go and unpack_amd64.s (the AVX-512 kernels that unpack a
+// block's doc gaps and tfs sixteen values at a time, held by the tests
+// to postings_decode.go's Go loops, which every other CPU runs), termdict.go
 // (a sealed segment's term hash), search.go and heap.go (BM25 top-k),
 // exhaustive.go (the unpruned reference search), manifest.go (the
 // MANIFEST format and file helpers).
