@@ -12,46 +12,61 @@
 // tab's layout (unpackTab): idx [64]byte at 0, shift [16]uint32 at 64,
 // mask [16]uint32 at 128.
 
+// SETUP loads the arguments both kernels share: SI the data, DX its
+// bytes left, DI out, CX its values left, R9 the bytes of a group,
+// Z1-Z3 the width's table, R10 all ones (for BZHI).
+#define SETUP \
+	MOVQ data_base+0(FP), SI \
+	MOVQ data_len+8(FP), DX \
+	MOVQ out_base+24(FP), DI \
+	MOVQ out_len+32(FP), CX \
+	MOVQ tab+48(FP), R8 \
+	MOVQ w+56(FP), R9 \
+	SHLQ $1, R9 \
+	VMOVDQU64 (R8), Z1 \
+	VMOVDQU64 64(R8), Z2 \
+	VMOVDQU64 128(R8), Z3 \
+	MOVQ $-1, R10
+
+// GROUP unpacks the next sixteen values into Z8 (the values less one
+// for gaps, less base otherwise); K2 masks the lanes that remain.
+#define GROUP \
+	MOVQ  $64, R11 \
+	CMPQ  DX, R11 \
+	CMOVQLT DX, R11 \
+	BZHIQ R11, R10, R11 \
+	KMOVQ R11, K1 \
+	MOVQ  $16, R12 \
+	CMPQ  CX, R12 \
+	CMOVQLT CX, R12 \
+	BZHIQ R12, R10, R12 \
+	KMOVW R12, K2 \
+	VMOVDQU8.Z (SI), K1, Z0 \
+	VPERMB  Z0, Z1, Z8 \
+	VPSRLVD Z2, Z8, Z8 \
+	VPANDD  Z3, Z8, Z8
+
+// NEXT stores Z8's remaining lanes and steps to the next group.
+#define NEXT \
+	VMOVDQU32 Z8, K2, (DI) \
+	ADDQ R9, SI \
+	SUBQ R9, DX \
+	ADDQ $64, DI \
+	SUBQ $16, CX
+
 // func unpackAVX512(data []byte, out []uint32, tab *unpackTab, w uint64, base uint32)
 TEXT ·unpackAVX512(SB), NOSPLIT, $0-68
-	MOVQ data_base+0(FP), SI
-	MOVQ data_len+8(FP), DX
-	MOVQ out_base+24(FP), DI
-	MOVQ out_len+32(FP), CX
-	MOVQ tab+48(FP), R8
-	MOVQ w+56(FP), R9
-	SHLQ $1, R9
-	VMOVDQU64 (R8), Z1
-	VMOVDQU64 64(R8), Z2
-	VMOVDQU64 128(R8), Z3
+	SETUP
 	MOVL base+64(FP), AX
 	VPBROADCASTD AX, Z4
-	MOVQ $-1, R10
 
 ploop:
 	TESTQ CX, CX
 	JLE   pdone
-	MOVQ  $64, R11
-	CMPQ  DX, R11
-	CMOVQLT DX, R11
-	BZHIQ R11, R10, R11
-	KMOVQ R11, K1
-	MOVQ  $16, R12
-	CMPQ  CX, R12
-	CMOVQLT CX, R12
-	BZHIQ R12, R10, R12
-	KMOVW R12, K2
-	VMOVDQU8.Z (SI), K1, Z0
-	VPERMB  Z0, Z1, Z8
-	VPSRLVD Z2, Z8, Z8
-	VPANDD  Z3, Z8, Z8
-	VPADDD  Z4, Z8, Z8
-	VMOVDQU32 Z8, K2, (DI)
-	ADDQ R9, SI
-	SUBQ R9, DX
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  ploop
+	GROUP
+	VPADDD Z4, Z8, Z8
+	NEXT
+	JMP   ploop
 
 pdone:
 	VZEROUPPER
@@ -63,16 +78,7 @@ pdone:
 // j, a prefix sum over the sixteen lanes (four shifted adds, VALIGND with
 // zeros), then acc broadcast from the last lane (VPERMD).
 TEXT ·unpackGapsAVX512(SB), NOSPLIT, $0-68
-	MOVQ data_base+0(FP), SI
-	MOVQ data_len+8(FP), DX
-	MOVQ out_base+24(FP), DI
-	MOVQ out_len+32(FP), CX
-	MOVQ tab+48(FP), R8
-	MOVQ w+56(FP), R9
-	SHLQ $1, R9
-	VMOVDQU64 (R8), Z1
-	VMOVDQU64 64(R8), Z2
-	VMOVDQU64 128(R8), Z3
+	SETUP
 	MOVL acc+64(FP), AX
 	VPBROADCASTD AX, Z4
 	VPXORD Z5, Z5, Z5
@@ -80,25 +86,11 @@ TEXT ·unpackGapsAVX512(SB), NOSPLIT, $0-68
 	VPBROADCASTD AX, Z6
 	MOVL   $15, AX
 	VPBROADCASTD AX, Z7
-	MOVQ $-1, R10
 
 gloop:
 	TESTQ CX, CX
 	JLE   gdone
-	MOVQ  $64, R11
-	CMPQ  DX, R11
-	CMOVQLT DX, R11
-	BZHIQ R11, R10, R11
-	KMOVQ R11, K1
-	MOVQ  $16, R12
-	CMPQ  CX, R12
-	CMOVQLT CX, R12
-	BZHIQ R12, R10, R12
-	KMOVW R12, K2
-	VMOVDQU8.Z (SI), K1, Z0
-	VPERMB  Z0, Z1, Z8
-	VPSRLVD Z2, Z8, Z8
-	VPANDD  Z3, Z8, Z8
+	GROUP
 	VPADDD  Z6, Z8, Z8
 	VALIGND $15, Z5, Z8, Z9
 	VPADDD  Z9, Z8, Z8
@@ -109,13 +101,9 @@ gloop:
 	VALIGND $8, Z5, Z8, Z9
 	VPADDD  Z9, Z8, Z8
 	VPADDD  Z4, Z8, Z8
-	VMOVDQU32 Z8, K2, (DI)
 	VPERMD  Z8, Z7, Z4
-	ADDQ R9, SI
-	SUBQ R9, DX
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  gloop
+	NEXT
+	JMP     gloop
 
 gdone:
 	VZEROUPPER
