@@ -18,6 +18,45 @@ const simdMaxWidth = 25
 // is a dozen instructions and a table's three loads).
 const simdMinValues = 16
 
+// unpackTab2 is the AVX2 kernels' table: for lane i of a group of eight,
+// the four bytes that hold it, counted from the group's first byte for
+// values 0-3 and from value 4's first byte for values 4-7 (each half of
+// the register is loaded from its own offset), its shift and the mask.
+type unpackTab2 struct {
+	shuf  [32]byte
+	shift [8]uint32
+	mask  [8]uint32
+}
+
+var unpackTabs2 = func() (t [simdMaxWidth + 1]unpackTab2) {
+	for w := 1; w <= simdMaxWidth; w++ {
+		off1 := 4 * w >> 3
+		for i := 0; i < 8; i++ {
+			bit, from := i*w, 0
+			if i >= 4 {
+				from = off1
+			}
+			for b := 0; b < 4; b++ {
+				t[w].shuf[4*i+b] = byte(bit>>3 - from + b)
+			}
+			t[w].shift[i] = uint32(bit & 7)
+			t[w].mask[i] = 1<<w - 1
+		}
+	}
+	return t
+}()
+
+// avx2Groups is how many groups of eight of len(out) values of w bits the
+// AVX2 kernels may take from nData bytes: each group of w bytes loads 16
+// bytes from its first and 16 from its value 4's first, inside the data.
+func avx2Groups(nData, nOut int, w uint) int {
+	lim := nData - int(4*w)>>3 - 16
+	if lim < 0 {
+		return 0
+	}
+	return min(nOut/8, lim/int(w)+1)
+}
+
 var unpackTabs = func() (t [simdMaxWidth + 1]unpackTab) {
 	for w := 1; w <= simdMaxWidth; w++ {
 		for i := 0; i < 16; i++ {

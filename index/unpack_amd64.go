@@ -15,29 +15,76 @@ func unpackAVX512(data []byte, out []uint32, tab *unpackTab, w uint64, base uint
 //go:noescape
 func unpackGapsAVX512(data []byte, out []uint32, tab *unpackTab, w uint64, acc uint32)
 
-// haveUnpackSIMD: the CPU has what the kernels use (VPERMB is VBMI's,
-// byte masks BW's, the tail masks BZHI); cpu.X86.HasAVX512F is only set
-// when the OS saves the ZMM state.
-var haveUnpackSIMD = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
-	cpu.X86.HasAVX512VBMI && cpu.X86.HasBMI2
+// unpackAVX2 is unpack for len(out)/8 groups that avx2Groups allows.
+//
+//go:noescape
+func unpackAVX2(data []byte, out []uint32, tab *unpackTab2, w uint64, base uint32)
+
+// unpackGapsAVX2 is unpackGaps for len(out)/8 groups that avx2Groups
+// allows, in uint32 arithmetic.
+//
+//go:noescape
+func unpackGapsAVX2(data []byte, out []uint32, tab *unpackTab2, w uint64, acc uint32)
+
+// The kernels' tiers, best first: the CPU has what the AVX-512 kernels use
+// (VPERMB is VBMI's, byte masks BW's, the tail masks BZHI;
+// cpu.X86.HasAVX512F is only set when the OS saves the ZMM state), or
+// AVX2's VPSHUFB and VPSRLVD.
+const (
+	tierGo = iota
+	tierAVX2
+	tierAVX512
+)
+
+// unpackTiers lists the tiers this CPU runs; unpackTier is the one used
+// (a variable so that the tests run every tier).
+var unpackTiers = func() []int {
+	t := []int{tierGo}
+	if cpu.X86.HasAVX2 {
+		t = append(t, tierAVX2)
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI && cpu.X86.HasBMI2 {
+		t = append(t, tierAVX512)
+	}
+	return t
+}()
+
+var unpackTier = unpackTiers[len(unpackTiers)-1]
 
 // unpackSIMD is unpack on the kernel where it applies; it reports
 // whether it did.
 func unpackSIMD(data []byte, out []uint32, w uint, base uint32) bool {
-	if !haveUnpackSIMD || !simdFits(data, out, w) {
+	if unpackTier == tierGo || !simdFits(data, out, w) {
 		return false
 	}
-	unpackAVX512(data, out, &unpackTabs[w], uint64(w), base)
+	if unpackTier == tierAVX512 {
+		unpackAVX512(data, out, &unpackTabs[w], uint64(w), base)
+		return true
+	}
+	g := avx2Groups(len(data), len(out), w)
+	if g == 0 {
+		return false
+	}
+	unpackAVX2(data, out[:8*g], &unpackTabs2[w], uint64(w), base)
+	unpackGo(data[g*int(w):], out[8*g:], w, base)
 	return true
 }
 
 // unpackGapsSIMD is unpackGaps on the kernel where it applies and where
-// no sum can pass 2^32 (the kernel adds in uint32, unpackGaps in uint64,
+// no sum can pass 2^32 (the kernels add in uint32, unpackGaps in uint64,
 // and decodeDocsV4 rejects a block whose last sum is past its segment).
 func unpackGapsSIMD(data []byte, out []uint32, w uint, acc uint64) (uint64, bool) {
-	if !haveUnpackSIMD || !simdFits(data, out, w) || acc >= 1<<32 || uint64(len(out))<<w >= 1<<32-acc {
+	if unpackTier == tierGo || !simdFits(data, out, w) || acc >= 1<<32 || uint64(len(out))<<w >= 1<<32-acc {
 		return 0, false
 	}
-	unpackGapsAVX512(data, out, &unpackTabs[w], uint64(w), uint32(acc))
-	return uint64(out[len(out)-1]), true
+	if unpackTier == tierAVX512 {
+		unpackGapsAVX512(data, out, &unpackTabs[w], uint64(w), uint32(acc))
+		return uint64(out[len(out)-1]), true
+	}
+	g := avx2Groups(len(data), len(out), w)
+	if g == 0 {
+		return 0, false
+	}
+	unpackGapsAVX2(data, out[:8*g], &unpackTabs2[w], uint64(w), uint32(acc))
+	return unpackGapsGo(data[g*int(w):], out[8*g:], w, uint64(out[8*g-1])), true
 }

@@ -5,7 +5,11 @@ package index
 // No bit-unpacking kernel on this platform or under the purego tag: the
 // Go loops of postings_decode.go decode every block.
 
-const haveUnpackSIMD = false
+const tierGo = 0
+
+var unpackTiers = []int{tierGo}
+
+var unpackTier = tierGo
 
 func unpackSIMD([]byte, []uint32, uint, uint32) bool { return false }
 

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,9 +11,18 @@ import (
 // CPU has them) to their Go loops: every width, every count up to two
 // blocks, random bits, bases and sums near the kernels' uint32 limit.
 func TestUnpackKernels(t *testing.T) {
-	if !haveUnpackSIMD {
+	if len(unpackTiers) == 1 {
 		t.Log("no kernel on this CPU or build: the Go loops are compared with themselves")
 	}
+	was := unpackTier
+	defer func() { unpackTier = was }()
+	for _, tier := range unpackTiers {
+		unpackTier = tier
+		t.Run(fmt.Sprint("tier=", tier), testUnpackKernels)
+	}
+}
+
+func testUnpackKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for w := uint(0); w <= 32; w++ {
 		for n := 0; n <= 2*blockSize; n++ {
@@ -42,6 +52,14 @@ func TestUnpackKernels(t *testing.T) {
 // TestUnpackShortData: a buffer shorter than its values (a damaged
 // block the callers would reject first) decodes as the Go loops do.
 func TestUnpackShortData(t *testing.T) {
+	was := unpackTier
+	defer func() { unpackTier = was }()
+	for _, unpackTier = range unpackTiers {
+		testUnpackShortData(t)
+	}
+}
+
+func testUnpackShortData(t *testing.T) {
 	for w := uint(1); w <= 25; w++ {
 		data := []byte{0xff, 0x0f, 0xf0}
 		got, want := make([]uint32, 40), make([]uint32, 40)
@@ -53,25 +71,25 @@ func TestUnpackShortData(t *testing.T) {
 	}
 }
 
-// BenchmarkUnpackGaps decodes a block's 127 doc gaps of each width, on
-// the kernel (where the CPU has it) and on the Go loops.
+// BenchmarkUnpackGaps decodes a block's 127 doc gaps of each width on
+// every tier this CPU runs (0 the Go loops, 1 AVX2, 2 AVX-512).
 func BenchmarkUnpackGaps(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
+	was := unpackTier
+	defer func() { unpackTier = was }()
 	for _, w := range []uint{3, 7, 12} {
 		data := make([]byte, packedTFsLen(blockSize-1, w)-1)
 		for i := range data {
 			data[i] = byte(r.Uint32())
 		}
 		out := make([]uint32, blockSize-1)
-		b.Run("w="+string(rune('0'+w/10))+string(rune('0'+w%10))+"/kernel", func(b *testing.B) {
-			for b.Loop() {
-				unpackGaps(data, out, w, 5)
-			}
-		})
-		b.Run("w="+string(rune('0'+w/10))+string(rune('0'+w%10))+"/go", func(b *testing.B) {
-			for b.Loop() {
-				unpackGapsGo(data, out, w, 5)
-			}
-		})
+		for _, tier := range unpackTiers {
+			b.Run(fmt.Sprintf("w=%d/tier=%d", w, tier), func(b *testing.B) {
+				unpackTier = tier
+				for b.Loop() {
+					unpackGaps(data, out, w, 5)
+				}
+			})
+		}
 	}
 }
