@@ -99,11 +99,11 @@
 // settle.go (the merge of an index left alone),
 // segment.go and segment_build.go (a segment read and written),
 // postings.go and postings_decode.go (a posting list's blocks written and
-// read), unpack.go and unpack_amd64.s (the AVX-512 kernels that unpack a
-// block's doc gaps and tfs sixteen values at a time, the AVX2 ones eight,
-// held by the tests to postings_decode.go's Go loops, which every other
-// CPU runs), termdict.go
-// (a sealed segment's term hash), search.go and heap.go (BM25 top-k),
+// read), unpack_amd64.go, unpack_tables_amd64.go and unpack_amd64.s (the
+// AVX-512 kernels that unpack a block's doc gaps and tfs sixteen values at
+// a time, the AVX2 ones eight, held by the tests to postings_decode.go's
+// Go loops, which every other CPU runs), termdict.go (a sealed segment's
+// term hash), search.go and heap.go (BM25 top-k),
 // exhaustive.go (the unpruned reference search), manifest.go (the
 // MANIFEST format and file helpers).
 //

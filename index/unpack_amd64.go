@@ -26,10 +26,10 @@ func unpackAVX2(data []byte, out []uint32, tab *unpackTab2, w uint64, base uint3
 //go:noescape
 func unpackGapsAVX2(data []byte, out []uint32, tab *unpackTab2, w uint64, acc uint32)
 
-// The kernels' tiers, best first: the CPU has what the AVX-512 kernels use
-// (VPERMB is VBMI's, byte masks BW's, the tail masks BZHI;
-// cpu.X86.HasAVX512F is only set when the OS saves the ZMM state), or
-// AVX2's VPSHUFB and VPSRLVD.
+// The kernels' tiers, the best last: the Go loops, AVX2's (VPSHUFB and
+// VPSRLVD), or AVX-512's (VPERMB is VBMI's, byte masks BW's, the tail
+// masks BZHI; cpu.X86.HasAVX512F is only set when the OS saves the ZMM
+// state).
 const (
 	tierGo = iota
 	tierAVX2
@@ -37,7 +37,7 @@ const (
 )
 
 // unpackTiers lists the tiers this CPU runs; unpackTier is the one used
-// (a variable so that the tests run every tier).
+// (the tests run every tier through unpackAt and unpackGapsAt).
 var unpackTiers = func() []int {
 	t := []int{tierGo}
 	if cpu.X86.HasAVX2 {
@@ -54,10 +54,15 @@ var unpackTier = unpackTiers[len(unpackTiers)-1]
 // unpackSIMD is unpack on the kernel where it applies; it reports
 // whether it did.
 func unpackSIMD(data []byte, out []uint32, w uint, base uint32) bool {
-	if unpackTier == tierGo || !simdFits(data, out, w) {
+	return unpackAt(unpackTier, data, out, w, base)
+}
+
+// unpackAt is unpackSIMD on the given tier.
+func unpackAt(tier int, data []byte, out []uint32, w uint, base uint32) bool {
+	if tier == tierGo || !simdFits(data, out, w) {
 		return false
 	}
-	if unpackTier == tierAVX512 {
+	if tier == tierAVX512 {
 		unpackAVX512(data, out, &unpackTabs[w], uint64(w), base)
 		return true
 	}
@@ -74,10 +79,15 @@ func unpackSIMD(data []byte, out []uint32, w uint, base uint32) bool {
 // no sum can pass 2^32 (the kernels add in uint32, unpackGaps in uint64,
 // and decodeDocsV4 rejects a block whose last sum is past its segment).
 func unpackGapsSIMD(data []byte, out []uint32, w uint, acc uint64) (uint64, bool) {
-	if unpackTier == tierGo || !simdFits(data, out, w) || acc >= 1<<32 || uint64(len(out))<<w >= 1<<32-acc {
+	return unpackGapsAt(unpackTier, data, out, w, acc)
+}
+
+// unpackGapsAt is unpackGapsSIMD on the given tier.
+func unpackGapsAt(tier int, data []byte, out []uint32, w uint, acc uint64) (uint64, bool) {
+	if tier == tierGo || !simdFits(data, out, w) || acc >= 1<<32 || uint64(len(out))<<w >= 1<<32-acc {
 		return 0, false
 	}
-	if unpackTier == tierAVX512 {
+	if tier == tierAVX512 {
 		unpackGapsAVX512(data, out, &unpackTabs[w], uint64(w), uint32(acc))
 		return uint64(out[len(out)-1]), true
 	}

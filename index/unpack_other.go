@@ -9,8 +9,10 @@ const tierGo = 0
 
 var unpackTiers = []int{tierGo}
 
-var unpackTier = tierGo
-
 func unpackSIMD([]byte, []uint32, uint, uint32) bool { return false }
 
 func unpackGapsSIMD([]byte, []uint32, uint, uint64) (uint64, bool) { return 0, false }
+
+func unpackAt(int, []byte, []uint32, uint, uint32) bool { return false }
+
+func unpackGapsAt(int, []byte, []uint32, uint, uint64) (uint64, bool) { return 0, false }

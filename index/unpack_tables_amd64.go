@@ -1,3 +1,5 @@
+//go:build !purego
+
 package index
 
 // unpackTab is the per-width table of the bit-unpacking kernels
@@ -73,9 +75,9 @@ var unpackTabs = func() (t [simdMaxWidth + 1]unpackTab) {
 
 // simdFits reports whether the kernels take len(out) values of w bits
 // from data: a width they handle, enough values to pay, and every
-// value's bits in data (the kernels step 2*w bytes a group and count
-// what is left to bound their loads; the callers check the length
-// before they decode, so a short buffer reaches the Go loops only).
+// value's bits in data (the kernels bound their loads by what is left of
+// it; the callers check the length before they decode, so a short
+// buffer reaches the Go loops only).
 func simdFits(data []byte, out []uint32, w uint) bool {
 	return w >= 1 && w <= simdMaxWidth && len(out) >= simdMinValues &&
 		uint64(len(data))*8 >= uint64(len(out))*uint64(w)
