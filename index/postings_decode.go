@@ -234,7 +234,7 @@ func decodePackedBase(buf []byte, out []uint32, base uint32) int {
 // probes' block decoding 20% slower than version 3's one-byte varints
 // read eight a word.
 func unpack(data []byte, out []uint32, w uint, base uint32) {
-	if unpackSIMD(data, out, w, base) {
+	if unpackAt(unpackTier, data, out, w, base) {
 		return
 	}
 	unpackGo(data, out, w, base)
@@ -314,7 +314,7 @@ func tailWord(data []byte) (uint64, uint) {
 // (a separate prefix-sum pass over the block cost a tenth of the
 // decoding); it returns the last sum.
 func unpackGaps(data []byte, out []uint32, w uint, acc uint64) uint64 {
-	if last, ok := unpackGapsSIMD(data, out, w, acc); ok {
+	if last, ok := unpackGapsAt(unpackTier, data, out, w, acc); ok {
 		return last
 	}
 	return unpackGapsGo(data, out, w, acc)

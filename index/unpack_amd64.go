@@ -37,7 +37,8 @@ const (
 )
 
 // unpackTiers lists the tiers this CPU runs; unpackTier is the one used
-// (the tests run every tier through unpackAt and unpackGapsAt).
+// (unpack and unpackGaps pass it to unpackAt and unpackGapsAt; the tests
+// pass every tier).
 var unpackTiers = func() []int {
 	t := []int{tierGo}
 	if cpu.X86.HasAVX2 {
@@ -51,13 +52,8 @@ var unpackTiers = func() []int {
 
 var unpackTier = unpackTiers[len(unpackTiers)-1]
 
-// unpackSIMD is unpack on the kernel where it applies; it reports
+// unpackAt is unpack on tier's kernel where it applies; it reports
 // whether it did.
-func unpackSIMD(data []byte, out []uint32, w uint, base uint32) bool {
-	return unpackAt(unpackTier, data, out, w, base)
-}
-
-// unpackAt is unpackSIMD on the given tier.
 func unpackAt(tier int, data []byte, out []uint32, w uint, base uint32) bool {
 	if tier == tierGo || !simdFits(data, out, w) {
 		return false
@@ -75,14 +71,9 @@ func unpackAt(tier int, data []byte, out []uint32, w uint, base uint32) bool {
 	return true
 }
 
-// unpackGapsSIMD is unpackGaps on the kernel where it applies and where
+// unpackGapsAt is unpackGaps on tier's kernel where it applies and where
 // no sum can pass 2^32 (the kernels add in uint32, unpackGaps in uint64,
 // and decodeDocsV4 rejects a block whose last sum is past its segment).
-func unpackGapsSIMD(data []byte, out []uint32, w uint, acc uint64) (uint64, bool) {
-	return unpackGapsAt(unpackTier, data, out, w, acc)
-}
-
-// unpackGapsAt is unpackGapsSIMD on the given tier.
 func unpackGapsAt(tier int, data []byte, out []uint32, w uint, acc uint64) (uint64, bool) {
 	if tier == tierGo || !simdFits(data, out, w) || acc >= 1<<32 || uint64(len(out))<<w >= 1<<32-acc {
 		return 0, false

@@ -9,9 +9,7 @@ const tierGo = 0
 
 var unpackTiers = []int{tierGo}
 
-func unpackSIMD([]byte, []uint32, uint, uint32) bool { return false }
-
-func unpackGapsSIMD([]byte, []uint32, uint, uint64) (uint64, bool) { return 0, false }
+const unpackTier = tierGo
 
 func unpackAt(int, []byte, []uint32, uint, uint32) bool { return false }
 
