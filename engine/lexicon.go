@@ -127,16 +127,21 @@ type expansion struct {
 // other language is found through them, but they are rarer in a history
 // in the query's language and would otherwise outweigh its own terms).
 // Phrases ("go live") only trigger: added, their words would match on
-// their own ("go").
+// their own ("go"). So do terms holding a question word ("去哪里", "多少
+// 人"): text is the question as asked, before stripQuestionWords, so that
+// a question form names its concept, but the form itself is not searched
+// (it matches other questions, not answers). An English term also
+// triggers in its plural ("partners" for "partner"): the lexicon lists
+// singulars, and BM25's stemmer already matches both forms of the terms
+// it adds.
 func (lx *lexicon) expand(text string) []expansion {
 	lower := strings.ToLower(text)
 	hasCJK, hasLatin := scripts(lower)
 	var out []expansion
-	seen := map[string]bool{}
 	for _, g := range lx.groups {
 		var e expansion
 		for _, t := range g {
-			if containsWord(lower, t) {
+			if containsWord(lower, t) || containsPlural(lower, t) {
 				e.trigger = append(e.trigger, t)
 			}
 		}
@@ -146,18 +151,14 @@ func (lx *lexicon) expand(text string) []expansion {
 		for _, t := range g {
 			r, _ := utf8.DecodeRuneInString(t)
 			cjk := analysis.IsCJK(r)
-			if strings.ContainsAny(t, " -") {
+			if strings.ContainsAny(t, " -") || (cjk && lx.holdsQuestionWord(t)) {
 				continue
 			}
 			if (cjk && !hasCJK) || (!cjk && !hasLatin) {
-				if !seen[t] {
-					seen[t] = true
-					e.other = append(e.other, t)
-				}
+				e.other = append(e.other, t)
 				continue
 			}
-			if !containsWord(lower, t) && !seen[t] {
-				seen[t] = true
+			if !containsWord(lower, t) {
 				e.add = append(e.add, t)
 			}
 		}
@@ -166,6 +167,36 @@ func (lx *lexicon) expand(text string) []expansion {
 		}
 	}
 	return out
+}
+
+// containsPlural reports whether lower holds the English plural of the
+// Latin word t on word boundaries: "partners", "classes", "boxes",
+// "parties".
+func containsPlural(lower, t string) bool {
+	if t == "" || strings.ContainsAny(t, " -") {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(t); r >= utf8.RuneSelf {
+		return false
+	}
+	switch t[len(t)-1] {
+	case 's', 'x', 'h':
+		return containsWord(lower, t+"es")
+	case 'y':
+		return containsWord(lower, t+"s") || containsWord(lower, t[:len(t)-1]+"ies")
+	}
+	return containsWord(lower, t+"s")
+}
+
+// holdsQuestionWord reports whether the CJK term t holds one of the
+// question words stripQuestionWords removes.
+func (lx *lexicon) holdsQuestionWord(t string) bool {
+	for _, w := range lx.question {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // asksEarlier reports whether text asks about an earlier state.

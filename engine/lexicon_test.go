@@ -43,6 +43,13 @@ func TestLexiconExpand(t *testing.T) {
 		{"产品什么时候上线", []string{" 发布 "}, []string{"launch"}},
 		{"截止日期是哪天", []string{" 交付 "}, nil},
 		{"what did Caroline paint?", nil, []string{"budget"}},
+		// A plural triggers its singular's concept.
+		{"can partners come along?", []string{" spouse ", " wife "}, nil},
+		{"any classes this week?", []string{" course ", " lesson "}, nil},
+		{"what did the partnership sign?", nil, []string{" spouse "}},
+		// A question form triggers its concept and is not searched.
+		{"那最后去哪里？", []string{" 目的地 "}, []string{"去哪"}},
+		{"两周前定了多少人？", []string{" 人数 "}, []string{"多少人"}},
 	}
 	for _, c := range cases {
 		got := adds(c.text)
@@ -147,6 +154,40 @@ func TestStripQuestionWords(t *testing.T) {
 	} {
 		if got := lx.stripQuestionWords(text); got != want {
 			t.Errorf("stripQuestionWords(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// A term two triggered concepts share is added by each: "住宿" names both
+// lodging and travel, and what they agree on (酒店) weighs twice what
+// only one of them says (机票).
+func TestLexiconExpandShared(t *testing.T) {
+	count := map[string]int{}
+	for _, e := range theLexicon().expand("住宿安排好了吗？") {
+		for _, w := range e.add {
+			count[w]++
+		}
+	}
+	if count["酒店"] != 2 || count["机票"] != 1 || count["宾馆"] != 1 {
+		t.Errorf("住宿: 酒店 added %d times, 机票 %d, 宾馆 %d; want 2, 1, 1", count["酒店"], count["机票"], count["宾馆"])
+	}
+}
+
+func TestContainsPlural(t *testing.T) {
+	for _, c := range []struct {
+		text, term string
+		want       bool
+	}{
+		{"can partners come", "partner", true},
+		{"two classes today", "class", true},
+		{"the parties we threw", "party", true},
+		{"the partnership", "partner", false},
+		{"a partner", "partner", false}, // the singular is containsWord's
+		{"go lives", "go live", false},  // phrases only trigger as written
+		{"预算们", "预算", false},
+	} {
+		if got := containsPlural(c.text, c.term); got != c.want {
+			t.Errorf("containsPlural(%q, %q) = %v, want %v", c.text, c.term, got, c.want)
 		}
 	}
 }

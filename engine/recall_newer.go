@@ -34,7 +34,15 @@ import (
 //     supersedeOverlap over the query terms each contains, a settling
 //     turn counting the terms it took over), and, in ModeLazy, their
 //     vectors' cosine is at least supersedeSim (a settling turn is
-//     compared through the turn it took over).
+//     compared through the turn it took over). A revision of the asked
+//     value (revises: in a question asking for a slot, the newer states
+//     a change, "改到", "moved to", and a value of the slot's type other
+//     than the older's) needs only supersedeChangeRatio of the older's
+//     score: the first plan often follows the turn that names the topic
+//     ("新店的事今天过一遍", then "开业日期暂定12月12日") and inherits its
+//     words through session context, while the revision weeks later names
+//     the new value and not the topic ("开业改到12月20日"), at a quarter
+//     to a half of the plan's score.
 //
 // Measured on five sets (bench/zhmem's three Chinese sets, and newer-zh
 // and newer-en, written for this class before measuring: most of their
@@ -53,9 +61,17 @@ import (
 // stay with the question about the current state; the variables below
 // are the measured alternatives, for a diagnostic build only.
 var (
-	supersedeRatio   = 0.7
-	supersedeOverlap = 0.5
-	supersedeSim     = 0.3
+	supersedeRatio = 0.7
+	// supersedeChangeRatio: the least share of the older's score a
+	// revision (revises) needs. Measured 2026-12-05 on the scenario sets,
+	// the eight Chinese sets and LoCoMo (docs/benchmarks/scenarios.md,
+	// "The ninth and tenth sets"): 0.45 as 0.7 but for the eighth set's
+	// "李家装修现在什么时候开工" (rank 4 -> 1 at 0.3); 0, 0.1, 0.2 and 0.3
+	// alike on every set; TestRevisionPassesInheritedTopic's revision is
+	// at 0.25 of its plan.
+	supersedeChangeRatio = 0.1
+	supersedeOverlap     = 0.5
+	supersedeSim         = 0.3
 	// supersedeLevel: 0, a question about the current state only; 1,
 	// every question not about an earlier time; 2, as 1 but across
 	// sessions only when the question does not ask about the current
@@ -151,6 +167,7 @@ func (p *plan) supersedeCurrent() error {
 		return nil
 	}
 	strict := !p.current && supersedeLevel >= 2
+	kind := askedSlot(p.q.Text)
 	vec := func(i int) []float32 {
 		if j, ok := via[i]; ok {
 			return p.vecs[j]
@@ -172,10 +189,13 @@ func (p *plan) supersedeCurrent() error {
 			}
 			for _, ib := range order[i+1:] {
 				b := &p.cands[ib]
-				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) {
+				if float64(p.fused[ib]) < supersedeChangeRatio*float64(p.fused[ia]) {
 					break
 				}
 				if !b.fetched || b.lowInfo || !b.rec.Time.After(a.rec.Time) {
+					continue
+				}
+				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) && !revises(kind, a, b) {
 					continue
 				}
 				if strict && (b.rec.Session == a.rec.Session || supersedeLevel >= 3 && !b.settles && !changeStatement.MatchString(b.rec.Text) && !settles(b.rec.Text)) {
@@ -310,4 +330,15 @@ func jaccard(a, b map[string]bool) float64 {
 		return 0
 	}
 	return float64(inter) / float64(union)
+}
+
+// revises reports whether b, newer than a, revises the value a question
+// asking for kind asks: b states a change (changeStatement; not the
+// assistant's echo), and both state a value of the kind, b's not a's.
+func revises(kind slotKind, a, b *cand) bool {
+	if kind == slotNone || b.rec.Role == "assistant" || !changeStatement.MatchString(b.rec.Text) {
+		return false
+	}
+	va, vb := slotValues(kind, a.rec.Text, a.rec.Role), slotValues(kind, b.rec.Text, b.rec.Role)
+	return len(va) > 0 && len(vb) > 0 && !subset(vb, va)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -89,6 +90,79 @@ func TestNamedFirstPerson(t *testing.T) {
 		}
 		if len(res.Memories) == 0 || res.Memories[0].Text != recs[0].Text {
 			t.Fatalf("%s: top %v: want the person's statement first (%v)", mode, res.Memories, res.Stats.Notes)
+		}
+	}
+}
+
+// TestRevisionPassesInheritedTopic: the first plan follows a turn naming
+// the topic and inherits its words through session context; the revision,
+// weeks later, names the new value and not the topic. In a question about
+// the current value the revision ranks first (revises); about the first
+// plan, the plan does.
+func TestRevisionPassesInheritedTopic(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Session: "m1", Role: "老周", Text: "诊所搬迁的事今天先过一下。"},
+		{Session: "m1", Role: "老周", Text: "搬迁日期暂定2月8日，新址在东门。"},
+		{Session: "m1", Role: "小何", Text: "旧设备我来打包，分三批运。"},
+		{Session: "m2", Role: "老周", Text: "早，今天两件事：装修和设备。"},
+		{Session: "m2", Role: "小何", Text: "新址装修延误，搬迁改到2月22日。"},
+		{Session: "m2", Role: "老周", Text: "设备运输公司我已经联系好了。"},
+	}
+	for i := range recs {
+		recs[i].Agent = "a"
+		recs[i].Time = t0.Add(time.Duration(i) * time.Minute)
+		if recs[i].Session == "m2" {
+			recs[i].Time = recs[i].Time.Add(21 * 24 * time.Hour)
+		}
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(22 * 24 * time.Hour)
+	for _, c := range []struct{ q, want string }{
+		{"诊所现在哪天搬迁？", recs[4].Text},
+		{"诊所搬迁原来定的是哪天？", recs[1].Text},
+	} {
+		for _, mode := range []Mode{ModeSparse, ModeLazy} {
+			res, err := db.Recall(ctx, Query{Agent: "a", Text: c.q, K: 5, Mode: mode, Now: now, Explain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Memories) == 0 || res.Memories[0].Text != c.want {
+				var got []string
+				for _, m := range res.Memories {
+					got = append(got, fmt.Sprintf("%s %.3f %v", m.Text, m.Score, m.Reasons))
+				}
+				t.Errorf("%s %q: got %q, want %q first", mode, c.q, got, c.want)
+			}
+		}
+	}
+}
+
+func TestRevises(t *testing.T) {
+	rec := func(role, text string) *cand { return &cand{rec: Record{Role: role, Text: text}} }
+	old := rec("老周", "搬迁日期暂定2月8日，新址在东门。")
+	for _, c := range []struct {
+		kind slotKind
+		b    *cand
+		want bool
+	}{
+		{slotTime, rec("小何", "新址装修延误，搬迁改到2月22日。"), true},
+		{slotTime, rec("assistant", "好的，搬迁改到2月22日。"), false}, // an echo
+		{slotTime, rec("小何", "搬迁还是2月8日。"), false},            // no change stated
+		{slotTime, rec("小何", "搬迁改到下午，还是2月8日。"), false},       // the same value
+		{slotTime, rec("小何", "装修延误了，搬迁要推迟。"), false},         // no value
+		{slotNone, rec("小何", "新址装修延误，搬迁改到2月22日。"), false},    // no slot asked
+	} {
+		if got := revises(c.kind, old, c.b); got != c.want {
+			t.Errorf("revises(%s, %q) = %v, want %v", c.kind, c.b.rec.Text, got, c.want)
 		}
 	}
 }

@@ -124,7 +124,7 @@ func (p *plan) setText() error {
 		if len(insts) > 0 {
 			scale = categoryScale
 		}
-		for _, e := range theLexicon().expand(text) {
+		for _, e := range theLexicon().expand(p.denseText) {
 			w := 1
 			if p.bm != nil && !p.bm.IsEmpty() {
 				found := false
