@@ -156,7 +156,9 @@ type Query struct {
 	// "in the last 10 minutes", "最近三天", "上周三", "10月20日"; see the
 	// function ParseTime for the calendar and rolling semantics), removes it
 	// from the searched text and intersects its window with [Since, Until).
-	// Default false.
+	// A window that holds no record the other filters pass is dropped and
+	// the expression searched as words ("谁说一月中旬有寒潮？" asks what was
+	// said, not when); Stats.Notes says so. Default false.
 	ParseTime bool
 	// Synonyms expands the query: when a key (a word or phrase, matched
 	// case-insensitively on word boundaries) occurs in Text, its values are

@@ -220,6 +220,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 	if err := p.widenJustNow(); err != nil {
 		return nil, err
 	}
+	if err := p.dropEmptyWindow(); err != nil {
+		return nil, err
+	}
 	if err := p.previous(); err != nil {
 		return nil, err
 	}

@@ -276,6 +276,23 @@ var scenario10Floors = map[string][2]float64{
 	"recency": {0.50, 0.83}, "previous": {1, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario11Floors are the eleventh set's floors (testdata/scenarios11),
+// committed at 8f5f5c8 before any retrieval ran on it, after the ninth and
+// tenth sets' changes. Out of sample, main before them (8de20be) and the
+// changes alike, hit@1 / hit@5: time 0.83/1.00, inherited 0.50/0.50
+// ("谁说一月中旬有寒潮？": "一月" parsed as last January, an empty window,
+// an empty answer), speaker 1/1, paraphrase 0.50/0.75 ("喜帖谁负责？": the
+// meeting says 请柬), lowinfo 1/1, recency 0.50/0.83 ("婚礼现在在哪里办？":
+// the revision says 场地, no word of the question), previous 1/1,
+// crosslingual 0.33/0.67 (core 1/1), tenancy 1/1, nonempty 1/1; all
+// 0.72/0.88. The floors are the figures after the empty window was
+// dropped and the invitation concept added (both read off those misses,
+// so in sample): inherited 1/1, paraphrase 0.75/1.00; all 0.78/0.94.
+var scenario11Floors = map[string][2]float64{
+	"time": {0.83, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.75, 1}, "lowinfo": {1, 1},
+	"recency": {0.50, 0.83}, "previous": {1, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 var scenario8Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
 	"recency": {0.85, 1}, "previous": {0.50, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
@@ -462,7 +479,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios10; their README.md files
+// was measured (testdata/scenarios2 to scenarios11; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
@@ -480,6 +497,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios8", scenario8Floors},
 		{"scenarios9", scenario9Floors},
 		{"scenarios10", scenario10Floors},
+		{"scenarios11", scenario11Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
