@@ -84,9 +84,11 @@ func (p *plan) dropEmptyWindow() error {
 		return err
 	}
 	if p.bm.IsEmpty() {
-		// Empty without the window too: nothing the expression changes.
+		// Empty without the window too: the window stays, and the filter
+		// with it (Stats and the sources read them).
 		p.since, p.until = since, until
-		return nil
+		p.filter = index.Filter{}
+		return p.applyFilter()
 	}
 	st.Notes = append(st.Notes, fmt.Sprintf("%q: no record in its window (%s to %s): searched without it, as words",
 		st.TimeExpr, since.Format(time.RFC3339), until.Format(time.RFC3339)))
