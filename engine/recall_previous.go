@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -140,17 +141,49 @@ func (p *plan) previous() error {
 	return nil
 }
 
-// holdsWords returns s when one of its records matches the question's
-// words, nil when none does.
+// holdsWords returns s when one of its records holds one of the
+// question's words, nil when none does. A word is an index term that is
+// not a single CJK character: the index also keeps each character of
+// Chinese text, and one shared character is no shared word ("上次家里商量
+// 谁负责配药？" and yesterday's "张阿姨下个月要回老家" share 家). When the
+// question has no such term, any match counts. It costs one search and
+// up to coverageHits record reads.
 func (p *plan) holdsWords(s *session) (*session, error) {
-	hits, err := p.db.idx.Search(theLexicon().stripQuestionWords(p.denseText), s.bm, 1, nil)
+	text := theLexicon().stripQuestionWords(p.denseText)
+	hits, err := p.db.idx.Search(text, s.bm, coverageHits, nil)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
 	}
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	return s, nil
+	want := map[string]bool{}
+	for _, t := range queryAnalyzer().Terms(text) {
+		if r, n := utf8.DecodeRuneInString(t); n != len(t) || !analysis.IsCJK(r) {
+			want[t] = true
+		}
+	}
+	if len(want) == 0 {
+		return s, nil
+	}
+	cs := make([]cand, len(hits))
+	for i, h := range hits {
+		cs[i].id = h.ID
+	}
+	if err := p.db.fetch(cs, nil); err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		if !c.fetched {
+			continue
+		}
+		for _, t := range queryAnalyzer().Terms(c.rec.Text) {
+			if want[t] {
+				return s, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // meetingCoverage returns the meeting of ms (latest first) whose best

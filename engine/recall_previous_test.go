@@ -117,3 +117,40 @@ func TestPreviousSession(t *testing.T) {
 		t.Errorf("a question about another session's words was narrowed: %v, notes %q", res.Memories, res.Stats.Notes)
 	}
 }
+
+// TestPreviousSharesOnlyACharacter: "last time" names the previous
+// session only when it holds one of the question's words, and one shared
+// Chinese character is no shared word: yesterday's "回老家" shares 家 with
+// "家里", not the question's subject, so the filter is left whole and the
+// turn two weeks ago that settled it is found.
+func TestPreviousSharesOnlyACharacter(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Session: "f1", Role: "老大", Text: "爸的事大家商量一下。", Time: now.Add(-14 * 24 * time.Hour)},
+		{Session: "f1", Role: "老二", Text: "配药的事我来，每周去一次药房。", Time: now.Add(-14*24*time.Hour + time.Minute)},
+		{Session: "f1", Role: "老三", Text: "好。", Time: now.Add(-14*24*time.Hour + 2*time.Minute)},
+		{Session: "f2", Role: "老二", Text: "我下周要回老家一趟。", Time: now.Add(-15 * time.Hour)},
+		{Session: "f2", Role: "老三", Text: "路上小心。", Time: now.Add(-15*time.Hour + time.Minute)},
+		{Session: "f2", Role: "老大", Text: "嗯。", Time: now.Add(-15*time.Hour + 2*time.Minute)},
+		{Session: "f3", Role: "老大", Text: "今天说说周末安排。", Time: now.Add(-time.Hour)},
+	}
+	for i := range recs {
+		recs[i].Agent = "a"
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, Query{Agent: "a", Text: "上次家里商量谁负责配药？", CurrentSession: "f3", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Text != recs[1].Text {
+		t.Fatalf("got %v (notes %v), want %q first", res.Memories, res.Stats.Notes, recs[1].Text)
+	}
+}
