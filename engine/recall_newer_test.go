@@ -159,7 +159,11 @@ func TestRevises(t *testing.T) {
 		{slotTime, rec("小何", "搬迁还是2月8日。"), false},            // no change stated
 		{slotTime, rec("小何", "搬迁改到下午，还是2月8日。"), false},       // the same value
 		{slotTime, rec("小何", "装修延误了，搬迁要推迟。"), false},         // no value
-		{slotNone, rec("小何", "新址装修延误，搬迁改到2月22日。"), false},    // no slot asked
+		{slotNone, rec("小何", "新址装修延误，搬迁改到2月22日。"), false},    // no slot asked, no choice replaced
+		// No slot asked: a choice replaced (a supplier, a caregiver).
+		{slotNone, rec("小何", "搬家公司换成顺达了，价格便宜一点。"), true},
+		{slotNone, rec("Jen", "We switched to Northwind for the movers."), true},
+		{slotNone, rec("assistant", "好的，搬家公司换成顺达。"), false},
 	} {
 		if got := revises(c.kind, old, c.b); got != c.want {
 			t.Errorf("revises(%s, %q) = %v, want %v", c.kind, c.b.rec.Text, got, c.want)
