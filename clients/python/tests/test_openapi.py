@@ -136,7 +136,10 @@ def test_request_schemas_accept_what_the_client_sends(spec: dict) -> None:
 
 def test_replies_conform(spec: dict, daemon) -> None:
     agent = "openapi-" + os.urandom(3).hex()
-    rec = {"agent": agent, "session": "s1", "role": "user", "text": "pool size twenty", "meta": {"tags": ["db"]}}
+    # Written "yesterday" for the recall below: a parsed window that holds no
+    # record is dropped (searched as words), and this reply must carry one.
+    rec = {"agent": agent, "session": "s1", "role": "user", "text": "pool size twenty", "meta": {"tags": ["db"]},
+           "time": "2026-05-01T09:00:00Z"}
     ids = assert_conforms(spec, daemon, "POST", "/v1/records", "/v1/records", rec)["ids"]
     assert_conforms(spec, daemon, "POST", "/v1/records", "/v1/records",
                     {"records": [{"agent": agent, "text": "no meta, no session"}]})
