@@ -157,8 +157,9 @@ type Query struct {
 	// function ParseTime for the calendar and rolling semantics), removes it
 	// from the searched text and intersects its window with [Since, Until).
 	// A window that holds no record the other filters pass is dropped and
-	// the expression searched as words ("谁说一月中旬有寒潮？" asks what was
-	// said, not when); Stats.Notes says so. Default false.
+	// the expression searched as words when a record they pass says it
+	// ("谁说一月中旬有寒潮？" asks what was said, not when); Stats.Notes says
+	// so. Default false.
 	ParseTime bool
 	// Synonyms expands the query: when a key (a word or phrase, matched
 	// case-insensitively on word boundaries) occurs in Text, its values are

@@ -211,3 +211,26 @@ func TestEmptyWindowSearchedAsWords(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyWindowStaysWhenUnsaid: an empty window whose expression no
+// record says stays a window: a quiet yesterday answers nothing, not last
+// week's records.
+func TestEmptyWindowStaysWhenUnsaid(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := db.AppendBatch(ctx, []Record{{Agent: "a", Session: "s", Role: "u", Text: "we discussed the launch plan", Time: now.Add(-7 * 24 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, Query{Agent: "a", Text: "what did we discuss yesterday?", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) != 0 || res.Stats.TimeExpr == "" {
+		t.Fatalf("got %v (time expr %q, notes %v), want nothing from an empty yesterday", res.Memories, res.Stats.TimeExpr, res.Stats.Notes)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -61,41 +60,6 @@ func (p *plan) parseText(text string) {
 	p.earlier = p.prevExpr != "" || lx.asksEarlier(p.denseText)
 	p.current = lx.asksCurrent(p.denseText)
 	p.mention = lx.asksMention(p.denseText)
-}
-
-// dropEmptyWindow searches without the parsed time window when it holds
-// no record that the query's other filters pass: the expression was then
-// part of what is asked, not when ("谁说一月中旬有寒潮？" asked in
-// December: "一月" resolved to the January before the history began, and
-// the answer was empty), or the window is one the history does not
-// reach, and each memory returned carries its own time. The expression
-// goes back into the searched text and Stats.Notes says what happened.
-// A just-now window is widenJustNow's; the query's own Since and Until
-// stay. It costs one index filter, only when the window is empty.
-func (p *plan) dropEmptyWindow() error {
-	st := &p.res.Stats
-	if st.TimeExpr == "" || p.justNow || !p.bm.IsEmpty() {
-		return nil
-	}
-	since, until := p.since, p.until
-	p.since, p.until = p.q.Since, p.q.Until
-	p.filter = index.Filter{}
-	if err := p.applyFilter(); err != nil {
-		return err
-	}
-	if p.bm.IsEmpty() {
-		// Empty without the window too: the window stays, and the filter
-		// with it (Stats and the sources read them).
-		p.since, p.until = since, until
-		p.filter = index.Filter{}
-		return p.applyFilter()
-	}
-	st.Notes = append(st.Notes, fmt.Sprintf("%q: no record in its window (%s to %s): searched without it, as words",
-		st.TimeExpr, since.Format(time.RFC3339), until.Format(time.RFC3339)))
-	st.TimeExpr = ""
-	st.Since, st.Until = p.since, p.until
-	p.parseText(p.q.Text)
-	return nil
 }
 
 // nameEndingGang reports whether the time expression tr of text is a bare

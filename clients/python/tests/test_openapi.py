@@ -136,8 +136,8 @@ def test_request_schemas_accept_what_the_client_sends(spec: dict) -> None:
 
 def test_replies_conform(spec: dict, daemon) -> None:
     agent = "openapi-" + os.urandom(3).hex()
-    # Written "yesterday" for the recall below: a parsed window that holds no
-    # record is dropped (searched as words), and this reply must carry one.
+    # Written "yesterday" for the recall below, whose reply must carry the
+    # parsed window (an empty one is dropped when a record says its words).
     rec = {"agent": agent, "session": "s1", "role": "user", "text": "pool size twenty", "meta": {"tags": ["db"]},
            "time": "2026-05-01T09:00:00Z"}
     ids = assert_conforms(spec, daemon, "POST", "/v1/records", "/v1/records", rec)["ids"]
