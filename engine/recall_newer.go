@@ -122,14 +122,15 @@ func settles(text string) bool {
 // supersede applies the two rules above, then supersession by slot
 // (recall_slot.go).
 func (p *plan) supersede() error {
-	if err := p.supersedeCurrent(); err != nil {
+	kind := askedSlot(p.q.Text)
+	if err := p.supersedeCurrent(kind); err != nil {
 		return err
 	}
-	return p.slots()
+	return p.slots(kind)
 }
 
 // supersedeCurrent applies the two rules above.
-func (p *plan) supersedeCurrent() error {
+func (p *plan) supersedeCurrent(kind slotKind) error {
 	if p.earlier || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
 		return nil
 	}
@@ -167,7 +168,6 @@ func (p *plan) supersedeCurrent() error {
 		return nil
 	}
 	strict := !p.current && supersedeLevel >= 2
-	kind := askedSlot(p.q.Text)
 	vec := func(i int) []float32 {
 		if j, ok := via[i]; ok {
 			return p.vecs[j]

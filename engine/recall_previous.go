@@ -150,12 +150,9 @@ func (p *plan) previous() error {
 // up to coverageHits record reads.
 func (p *plan) holdsWords(s *session) (*session, error) {
 	text := theLexicon().stripQuestionWords(p.denseText)
-	hits, err := p.db.idx.Search(text, s.bm, coverageHits, nil)
-	if err != nil {
-		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
-	}
-	if len(hits) == 0 {
-		return nil, nil
+	cs, err := p.readHits(text, s.bm, coverageHits)
+	if err != nil || len(cs) == 0 {
+		return nil, err
 	}
 	want := map[string]bool{}
 	for _, t := range queryAnalyzer().Terms(text) {
@@ -165,13 +162,6 @@ func (p *plan) holdsWords(s *session) (*session, error) {
 	}
 	if len(want) == 0 {
 		return s, nil
-	}
-	cs := make([]cand, len(hits))
-	for i, h := range hits {
-		cs[i].id = h.ID
-	}
-	if err := p.db.fetch(cs, nil); err != nil {
-		return nil, err
 	}
 	for _, c := range cs {
 		if !c.fetched {
@@ -184,6 +174,23 @@ func (p *plan) holdsWords(s *session) (*session, error) {
 		}
 	}
 	return nil, nil
+}
+
+// readHits returns the best k BM25 matches of text among the records of
+// bm, read from the log (a record that could not be read is not fetched).
+func (p *plan) readHits(text string, bm *roaring.Bitmap, k int) ([]cand, error) {
+	hits, err := p.db.idx.Search(text, bm, k, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	cs := make([]cand, len(hits))
+	for i, h := range hits {
+		cs[i].id = h.ID
+	}
+	if err := p.db.fetch(cs, nil); err != nil {
+		return nil, err
+	}
+	return cs, nil
 }
 
 // meetingCoverage returns the meeting of ms (latest first) whose best
@@ -215,15 +222,8 @@ func (p *plan) meetingCoverage(ms []*session) (*session, error) {
 	var best *session
 	bestN := 0
 	for _, m := range ms {
-		hits, err := p.db.idx.Search(text, m.bm, coverageHits, nil)
+		cs, err := p.readHits(text, m.bm, coverageHits)
 		if err != nil {
-			return nil, fmt.Errorf("lazymem: engine: search: %w", err)
-		}
-		cs := make([]cand, len(hits))
-		for i, h := range hits {
-			cs[i].id = h.ID
-		}
-		if err := p.db.fetch(cs, nil); err != nil {
 			return nil, err
 		}
 		n := 0

@@ -273,13 +273,12 @@ func slotValues(k slotKind, text, role string) []string {
 	return slices.Compact(vs)
 }
 
-// slots applies the two rules above.
-func (p *plan) slots() error {
+// slots applies the two rules above in a question asking for kind.
+func (p *plan) slots(kind slotKind) error {
 	past := p.earlier || (!p.until.IsZero() && p.until.Before(p.now))
 	if (past && !slotTypePast) || len(p.cands) < 2 {
 		return nil
 	}
-	kind := askedSlot(p.q.Text)
 	if kind == slotNone || asksAssistant(p.denseText) {
 		return nil
 	}

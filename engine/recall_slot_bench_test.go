@@ -40,7 +40,7 @@ func BenchmarkSlots(b *testing.B) {
 					copy(p.fused, fused)
 					p.res.Stats.Notes = p.res.Stats.Notes[:0]
 					if on {
-						if err := p.slots(); err != nil {
+						if err := p.slots(askedSlot(p.q.Text)); err != nil {
 							b.Fatal(err)
 						}
 					}

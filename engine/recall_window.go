@@ -57,15 +57,8 @@ func (p *plan) says(expr string) (bool, error) {
 	if p.bm.IsEmpty() {
 		return false, nil
 	}
-	hits, err := p.db.idx.Search(expr, p.bm, coverageHits, nil)
+	cs, err := p.readHits(expr, p.bm, coverageHits)
 	if err != nil {
-		return false, fmt.Errorf("lazymem: engine: search: %w", err)
-	}
-	cs := make([]cand, len(hits))
-	for i, h := range hits {
-		cs[i].id = h.ID
-	}
-	if err := p.db.fetch(cs, nil); err != nil {
 		return false, err
 	}
 	want := strings.ToLower(expr)

@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestEmptyWindowSearchedAsWords: a parsed time window that holds no
+// record is dropped and its expression searched as words ("一月中旬" is
+// what was said, not when); a window that holds records still filters.
+func TestEmptyWindowSearchedAsWords(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Role: "陆阳", Text: "天气预报说一月中旬有寒潮，户外太冷了。", Time: now.Add(-14 * time.Hour)},
+		{Role: "苏晴", Text: "嗯嗯。", Time: now.Add(-14*time.Hour + time.Minute)},
+		{Role: "方婷", Text: "今天上午把场地定下来了。", Time: now.Add(-2 * time.Hour)},
+	}
+	for i := range recs {
+		recs[i].Agent, recs[i].Session = "a", "s"
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "谁说一月中旬有寒潮？", K: 3, Mode: mode, Now: now, ParseTime: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[0].Text || res.Stats.TimeExpr != "" || !res.Stats.Since.IsZero() {
+			t.Fatalf("%s: got %v (time expr %q, since %v, notes %v), want the cold-wave turn first and no window", mode, res.Memories, res.Stats.TimeExpr, res.Stats.Since, res.Stats.Notes)
+		}
+		// A window that holds a record still filters.
+		res, err = db.Recall(ctx, Query{Agent: "a", Text: "今天上午定了什么？", K: 3, Mode: mode, Now: now, ParseTime: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.TimeExpr == "" || len(res.Memories) != 1 || res.Memories[0].Text != recs[2].Text {
+			t.Fatalf("%s: this morning: got %v (time expr %q), want the morning's turn alone", mode, res.Memories, res.Stats.TimeExpr)
+		}
+	}
+}
+
+// TestEmptyWindowStaysWhenUnsaid: an empty window whose expression no
+// record says stays a window: a quiet yesterday answers nothing, not last
+// week's records.
+func TestEmptyWindowStaysWhenUnsaid(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := db.AppendBatch(ctx, []Record{{Agent: "a", Session: "s", Role: "u", Text: "we discussed the launch plan", Time: now.Add(-7 * 24 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, Query{Agent: "a", Text: "what did we discuss yesterday?", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) != 0 || res.Stats.TimeExpr == "" {
+		t.Fatalf("got %v (time expr %q, notes %v), want nothing from an empty yesterday", res.Memories, res.Stats.TimeExpr, res.Stats.Notes)
+	}
+}
