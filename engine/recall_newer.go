@@ -168,6 +168,15 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 		return nil
 	}
 	strict := !p.current && supersedeLevel >= 2
+	revs := map[int]revision{} // by candidate, once read
+	rev := func(i int) revision {
+		r, ok := revs[i]
+		if !ok {
+			r = revisionOf(kind, &p.cands[i])
+			revs[i] = r
+		}
+		return r
+	}
 	vec := func(i int) []float32 {
 		if j, ok := via[i]; ok {
 			return p.vecs[j]
@@ -195,7 +204,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 				if !b.fetched || b.lowInfo || !b.rec.Time.After(a.rec.Time) {
 					continue
 				}
-				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) && !revises(kind, a, b) {
+				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) && !rev(ib).revises(kind, rev(ia)) {
 					continue
 				}
 				if strict && (b.rec.Session == a.rec.Session || supersedeLevel >= 3 && !b.settles && !changeStatement.MatchString(b.rec.Text) && !settles(b.rec.Text)) {
@@ -341,17 +350,38 @@ func jaccard(a, b map[string]bool) float64 {
 // also moves dates: newer-zh's "豆豆现在周六学什么？" lost its answer to
 // a later "改成24号？" about moving house when any change counted).
 func revises(kind slotKind, a, b *cand) bool {
-	if b.rec.Role == "assistant" {
+	return revisionOf(kind, b).revises(kind, revisionOf(kind, a))
+}
+
+// revision is what revises reads of one candidate, found once a recall:
+// supersedeCurrent asks it of every pair of its top candidates, pass
+// after pass.
+type revision struct {
+	changes bool     // states a change (a replaced choice for slotNone), not the assistant's
+	vals    []string // the values of the kind it states
+}
+
+func revisionOf(kind slotKind, c *cand) revision {
+	var r revision
+	switch {
+	case c.rec.Role == "assistant":
+	case kind == slotNone:
+		r.changes = replaceStatement.MatchString(c.rec.Text)
+	default:
+		r.changes = changeStatement.MatchString(c.rec.Text)
+	}
+	if kind != slotNone {
+		r.vals = slotValues(kind, c.rec.Text, c.rec.Role)
+	}
+	return r
+}
+
+// revises reports whether b (the newer) revises a (see the function).
+func (b revision) revises(kind slotKind, a revision) bool {
+	if !b.changes {
 		return false
 	}
-	if kind == slotNone {
-		return replaceStatement.MatchString(b.rec.Text)
-	}
-	if !changeStatement.MatchString(b.rec.Text) {
-		return false
-	}
-	va, vb := slotValues(kind, a.rec.Text, a.rec.Role), slotValues(kind, b.rec.Text, b.rec.Role)
-	return len(va) > 0 && len(vb) > 0 && !subset(vb, va)
+	return kind == slotNone || len(a.vals) > 0 && len(b.vals) > 0 && !subset(b.vals, a.vals)
 }
 
 // replaceStatement matches a turn that replaces one choice with another
