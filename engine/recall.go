@@ -226,6 +226,9 @@ func (db *DB) recall(ctx context.Context, q Query) (*plan, error) {
 	if err := p.previous(); err != nil {
 		return nil, err
 	}
+	if err := p.namedMeeting(); err != nil {
+		return nil, err
+	}
 	if err := p.detectSpeakers(); err != nil {
 		return nil, err
 	}

@@ -89,6 +89,7 @@ type session struct {
 	name        string
 	bm          *roaring.Bitmap // its records passing the filter
 	first, last time.Time
+	speakers    int // the distinct roles of the records sampled
 }
 
 // previous narrows the filter to the previous session or meeting when the
@@ -311,9 +312,42 @@ func mostlyCJK(text string) bool {
 // latest session or meeting is the one meant.
 func (p *plan) previousSessions() ([]*session, error) {
 	cur := p.q.CurrentSession
-	rest := p.bm.Clone()
+	all, err := p.latestSessions(func(s *session) bool { return p.prevMeeting && s.name != cur })
+	if err != nil {
+		return nil, err
+	}
 	var found []*session
 	var curStart time.Time
+	for _, s := range all {
+		if s.name == cur {
+			curStart = s.first
+			continue
+		}
+		if p.prevMeeting && !s.meeting() {
+			continue // not a meeting: too few speakers, or a chat over days
+		}
+		found = append(found, s)
+	}
+	if !curStart.IsZero() {
+		found = slices.DeleteFunc(found, func(s *session) bool { return !s.first.Before(curStart) })
+		if !p.prevMeeting {
+			if ended := slices.DeleteFunc(slices.Clone(found), func(s *session) bool { return !s.last.Before(curStart) }); len(ended) > 0 {
+				found = ended
+			}
+		}
+	}
+	slices.SortStableFunc(found, func(a, b *session) int { return b.first.Compare(a.first) })
+	return found, nil
+}
+
+// latestSessions returns the latest maxPreviousSessions sessions of the
+// records of p.bm (latest record first), each with its records passing
+// the filter, its first and last times, and, when sample says so, the
+// speakers of up to meetingSample of its records (else only its first
+// record is read).
+func (p *plan) latestSessions(sample func(*session) bool) ([]*session, error) {
+	rest := p.bm.Clone()
+	var found []*session
 	for seen := 0; seen < maxPreviousSessions && !rest.IsEmpty(); seen++ {
 		one := []cand{{id: uint64(rest.Maximum())}}
 		if err := p.db.fetch(one, nil); err != nil {
@@ -333,9 +367,9 @@ func (p *plan) previousSessions() ([]*session, error) {
 		sb.Add(uint32(one[0].id))
 		rest.AndNot(sb)
 		s := &session{name: one[0].rec.Session, bm: sb, last: one[0].rec.Time}
-		// Its first record's time and, for a meeting, its speakers.
+		// Its first record's time and, when asked, its speakers.
 		ids := []uint64{uint64(sb.Minimum())}
-		if p.prevMeeting && s.name != cur {
+		if sample(s) {
 			ids = sampleIDs(sb, meetingSample)
 		}
 		cs := make([]cand, len(ids))
@@ -356,25 +390,16 @@ func (p *plan) previousSessions() ([]*session, error) {
 				s.first = c.rec.Time
 			}
 		}
-		if s.name == cur {
-			curStart = s.first
-			continue
-		}
-		if p.prevMeeting && (len(roles) < meetingSpeakers || s.last.Sub(s.first) > meetingMaxSpan) {
-			continue // not a meeting: too few speakers, or a chat over days
-		}
+		s.speakers = len(roles)
 		found = append(found, s)
 	}
-	if !curStart.IsZero() {
-		found = slices.DeleteFunc(found, func(s *session) bool { return !s.first.Before(curStart) })
-		if !p.prevMeeting {
-			if ended := slices.DeleteFunc(slices.Clone(found), func(s *session) bool { return !s.last.Before(curStart) }); len(ended) > 0 {
-				found = ended
-			}
-		}
-	}
-	slices.SortStableFunc(found, func(a, b *session) int { return b.first.Compare(a.first) })
 	return found, nil
+}
+
+// meeting reports whether s is a meeting: at least meetingSpeakers
+// speakers (of those latestSessions sampled) within meetingMaxSpan.
+func (s *session) meeting() bool {
+	return s.speakers >= meetingSpeakers && s.last.Sub(s.first) <= meetingMaxSpan
 }
 
 // sampleIDs returns at most n ids of bm, evenly spaced, the first among

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestNamedMeeting: a question naming a meeting in a window is answered
+// from the window's meeting, not from a chat of the same window that
+// speaks of the meeting in the question's words; a window without a
+// meeting, and a question naming no meeting, keep every record of it.
+func TestNamedMeeting(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	at := func(h, m int) time.Time { return time.Date(2026, 12, 1, h, m, 0, 0, time.UTC) }
+	recs := []Record{
+		{Agent: "a", Session: "meet", Role: "周琳", Time: at(9, 30), Text: "今天把供应商合同的条款过一遍。"},
+		{Agent: "a", Session: "meet", Role: "孙浩", Time: at(9, 35), Text: "付款周期改成六十天。"},
+		{Agent: "a", Session: "meet", Role: "何雪", Time: at(9, 40), Text: "违约金按百分之五算。"},
+		{Agent: "a", Session: "meet", Role: "周琳", Time: at(9, 45), Text: "好，下周一签。"},
+		{Agent: "a", Session: "chat", Role: "user", Time: at(11, 0), Text: "Book a room for the meeting we discuss on Friday."},
+		{Agent: "a", Session: "chat", Role: "assistant", Time: at(11, 1), Text: "Booked room 3 for the meeting we discuss on Friday."},
+		{Agent: "a", Session: "chat", Role: "user", Time: at(11, 5), Text: "What should we discuss in the meeting about the budget?"},
+		{Agent: "a", Session: "old", Role: "user", Time: at(9, 0).AddDate(0, 0, -7), Text: "we discuss the meeting notes every week"},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	recall := func(text string) *Result {
+		t.Helper()
+		res, err := db.Recall(ctx, Query{Text: text, Agents: []string{"a"}, K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, q := range []string{"what did we discuss in this morning's meeting?", "what did we discuss at today's meeting?"} {
+		res := recall(q)
+		if len(res.Memories) == 0 {
+			t.Fatalf("%q: nothing", q)
+		}
+		for _, m := range res.Memories {
+			if m.Record.Session != "meet" {
+				t.Errorf("%q: %s %q from outside the meeting (notes %q)", q, m.Record.Session, m.Record.Text, res.Stats.Notes)
+			}
+		}
+	}
+	// No meeting named: the chat answers.
+	if res := recall("what did we discuss this morning?"); len(res.Memories) == 0 || res.Memories[0].Record.Session != "chat" {
+		t.Errorf("no meeting named: %+v", res.Memories)
+	}
+	// A window without a meeting: left as it is (the old week's record
+	// is no meeting: one speaker).
+	res := recall("what did we discuss in the meeting last week?")
+	if len(res.Memories) == 0 || res.Memories[0].Record.Session != "old" {
+		t.Errorf("a window without a meeting: %+v", res.Memories)
+	}
+	for _, n := range res.Stats.Notes {
+		if strings.Contains(n, "meetings") {
+			t.Errorf("a window without a meeting narrowed: %q", n)
+		}
+	}
+}
