@@ -95,7 +95,10 @@ type TimeRange struct {
 func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 	first, ok := findTime(text, 0, now)
 	if !ok {
-		return TimeRange{}, false
+		// A range of clock times alone (recall_parse_clock.go).
+		if first, ok = clockOnly(text, now); !ok {
+			return TimeRange{}, false
+		}
 	}
 	s := first
 	// A range: X to Y, between X and Y.
@@ -118,6 +121,10 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 	}
 	if s.end == first.end && s.start == first.start {
 		s = dayRangeTail(text, s)
+	}
+	if s.end == first.end && s.start == first.start {
+		// Clock times next to a day narrow it (recall_parse_clock.go).
+		s, _ = withClock(text, s)
 	}
 	if s.end == first.end && s.start == first.start {
 		// Since X: from X to now.

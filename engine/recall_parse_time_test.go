@@ -58,6 +58,20 @@ func TestParseTime(t *testing.T) {
 		{"昨天上午", "昨天上午", "", win(d(3, 10, 0), d(3, 10, 12))},
 		{"昨天下午说的", "昨天下午", "说的", win(d(3, 10, 12), d(3, 10, 18))},
 		{"昨天傍晚", "昨天傍晚", "", win(d(3, 10, 17), d(3, 10, 20))},
+		// Clock times next to a day, and ranges of them alone.
+		{"what was discussed between 9:30 and 10 this morning?", "between 9:30 and 10 this morning", "what was discussed ?", win(at(2026, 3, 11, 9, 30), at(2026, 3, 11, 10, 1))},
+		{"this morning between 9:30 and 10", "this morning between 9:30 and 10", "", win(at(2026, 3, 11, 9, 30), at(2026, 3, 11, 10, 1))},
+		{"今天上午9点40到10点之间定了什么？", "今天上午9点40到10点之间", "定了什么？", win(at(2026, 3, 11, 9, 40), at(2026, 3, 11, 10, 1))},
+		{"yesterday from 2pm to 4pm", "yesterday from 2pm to 4pm", "", win(d(3, 10, 14), at(2026, 3, 10, 16, 1))},
+		{"yesterday, 2 to 4pm", "yesterday, 2 to 4pm", "", win(d(3, 10, 14), at(2026, 3, 10, 16, 1))},
+		{"昨天下午两点到四点说了什么", "昨天下午两点到四点", "说了什么", win(d(3, 10, 14), at(2026, 3, 10, 16, 1))},
+		{"what happened last night around 9pm?", "last night around 9pm", "what happened ?", win(d(3, 10, 20), d(3, 10, 22))},
+		{"昨天晚上九点左右", "昨天晚上九点左右", "", win(d(3, 10, 20), d(3, 10, 22))},
+		{"昨天下午3点多", "昨天下午3点多", "", win(d(3, 10, 15), d(3, 10, 16))},
+		{"yesterday at 3pm", "yesterday at 3pm", "", win(at(2026, 3, 10, 14, 30), at(2026, 3, 10, 15, 30))},
+		{"what did we say between 9:30 and 10?", "between 9:30 and 10", "what did we say ?", win(at(2026, 3, 11, 9, 30), at(2026, 3, 11, 10, 1))},
+		{"9点到10点之间说了什么", "9点到10点之间", "说了什么", win(d(3, 11, 9), at(2026, 3, 11, 10, 1))},
+		{"between 4pm and 5pm", "between 4pm and 5pm", "", win(d(3, 10, 16), at(2026, 3, 10, 17, 1))},
 		{"前天晚上", "前天晚上", "", win(d(3, 9, 18), d(3, 10, 0))},
 		{"今早", "今早", "", win(d(3, 11, 0), d(3, 11, 12))},
 		{"今晨", "今晨", "", win(d(3, 11, 0), d(3, 11, 12))},
@@ -287,6 +301,10 @@ func TestParseTime(t *testing.T) {
 		// Days still ahead (now is a Wednesday): plans, not when they were said.
 		"next Monday", "what's due next Friday", "the meeting on Monday next week", "this coming Monday",
 		"the upcoming Tuesday review", "coming Friday", "this Friday", "这周五", "本周五交付", "这个周五",
+		// Clock times with no day: plans ("from 3pm to 4pm" is as often a
+		// change), counts, a range on a day ahead.
+		"did we move the call to 3pm?", "the meeting at 3pm", "from 3pm to 4pm", "between 2 and 4 people",
+		"明天9点到10点之间开会", "三点到四点开会",
 		"明天上午的会", "每天下午开站会", "傍晚开会", "后天下午", "王芳周五之前要交什么", "周四前发到群里",
 		// A part of today not begun yet (now is 15:30): a plan.
 		"tonight", "when is tonight's handoff?", "this evening", "今晚", "今晚谁值班",

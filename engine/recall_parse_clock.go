@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Clock times narrow a day ("between 9:30 and 10 this morning", "今天上午
+// 9点40到10点之间", "yesterday from 2pm to 4pm", "昨天晚上九点左右", "last
+// night around 9pm"): a range of clock times, or one clock time, next to a
+// named day or part of a day (nothing but spaces, "的" or a comma between
+// them) narrows the day's window to [start, end + 1 minute) of that day,
+// and one clock time to within clockSpan of it (clockAround with "around",
+// "about", "左右", "前后"; the hour after it with "多": "九点多"). A range
+// with no day next to it ("what did we say between 9:30 and 10?", "9点到10
+// 点之间") is the latest such span begun: today's, or yesterday's when
+// today's has not begun. A single clock time with no day is not a window:
+// "did we move the call to 3pm?" names a plan, and so does a range without
+// "between" or "之间" ("from 3pm to 4pm" is as often a change as a time),
+// and any range in a text that names a future day.
+//
+// Hours: am/pm, or the part of the day (afternoon, evening, night, 下午, 晚
+// 上: +12 for an hour under 12), decide; with neither, an hour under 7 is
+// taken as the afternoon (a conversation at 2 to 4 is rarely at night). A
+// clock time must have minutes (9:30, 9点40, 九点半), am/pm, "o'clock" or
+// 点 (a bare "9 and 10" is a count); a window that misses the day's own
+// window, or a time out of range, leaves the day as it was.
+const (
+	clockSpan   = 30 * time.Minute
+	clockAround = time.Hour
+)
+
+var (
+	enClockRe = `(\d{1,2})(?::([0-5]\d))?\s*(a\.?m\.?|p\.?m\.?|o'clock)?`
+	zhClockRe = `(上午|早上|中午|下午|晚上)?([0-9]{1,2}|[零一二两三四五六七八九十]{1,3})(?:点|:|：)(半|一刻|三刻|[0-5]?[0-9]分?|[一二三四五六七八九十]{1,3}分?)?`
+	// enClockRange: groups 1 between/from, 2-4 the first clock (hour,
+	// minutes, am/pm), 5-7 the second.
+	enClockRange = regexp.MustCompile(`(?i)(\bbetween\s+|\bfrom\s+)?\b` + enClockRe + `\s*(?:and|to|until|till|-|–|~)\s*` + enClockRe + `(?:\b|$)`)
+	// zhClockRange: groups 1 从/在, 2-4 the first clock (part of the day,
+	// hour, minutes), 5-7 the second, 8 之间.
+	zhClockRange = regexp.MustCompile(`(从|在)?` + zhClockRe + `\s*(?:到|至|-|–|~)\s*` + zhClockRe + `(之间|期间)?`)
+	// enClockAt: groups 1 at/around, 2-4 the clock.
+	enClockAt = regexp.MustCompile(`(?i)\b(at|around|about|near)\s+` + enClockRe + `(?:\b|$)`)
+	// zhClockAt: groups 1-3 the clock, 4 左右/前后/多.
+	zhClockAt = regexp.MustCompile(zhClockRe + `(左右|前后|多)?`)
+	// clockGap is what may stand between a day and its clock times.
+	clockGap = regexp.MustCompile(`^\s*(?:的|,|，)?\s*$`)
+	// futureDay names a day ahead: a range of clock times in the same
+	// text is a plan's.
+	futureDay = regexp.MustCompile(`(?i)\b(tomorrow|tonight|next|upcoming|coming)\b|明天|明早|明晚|后天|下周|下个|下星期|下礼拜|今晚|待会|一会儿`)
+)
+
+// clockOf is one clock time: its hour and minute as written, whether
+// am/pm was given (pm), and whether it is a clock time at all.
+type clockOf struct {
+	h, m     int
+	am, pm   bool
+	explicit bool // minutes, am/pm, o'clock or 点: a time, not a count
+}
+
+func enClock(g []string) (clockOf, bool) {
+	h, err := strconv.Atoi(g[0])
+	if err != nil {
+		return clockOf{}, false
+	}
+	c := clockOf{h: h}
+	if g[1] != "" {
+		c.m, _ = strconv.Atoi(g[1])
+		c.explicit = true
+	}
+	switch s := strings.ToLower(strings.ReplaceAll(g[2], ".", "")); s {
+	case "am":
+		c.am, c.explicit = true, true
+	case "pm":
+		c.pm, c.explicit = true, true
+	case "o'clock":
+		c.explicit = true
+	}
+	return c, c.h <= 24
+}
+
+func zhClock(g []string) (clockOf, bool) {
+	h, ok := parseZhNum(g[1])
+	if !ok {
+		return clockOf{}, false
+	}
+	c := clockOf{h: h, explicit: true}
+	switch g[0] {
+	case "上午", "早上":
+		c.am = true
+	case "下午", "晚上":
+		c.pm = true
+	case "中午":
+		c.pm = h < 6
+	}
+	switch m := strings.TrimSuffix(g[2], "分"); m {
+	case "":
+	case "半":
+		c.m = 30
+	case "一刻":
+		c.m = 15
+	case "三刻":
+		c.m = 45
+	default:
+		n, ok := parseZhNum(m)
+		if !ok || n > 59 {
+			return clockOf{}, false
+		}
+		c.m = n
+	}
+	return c, c.h <= 24
+}
+
+// at returns the clock time on the day of base, pm meaning the afternoon
+// or later part of the day (from the day's own window or its pm flag).
+func (c clockOf) at(base time.Time, pm bool) time.Time {
+	h := c.h
+	switch {
+	case c.am:
+		if h == 12 {
+			h = 0
+		}
+	case c.pm || pm:
+		if h < 12 {
+			h += 12
+		}
+	case h < 7:
+		h += 12
+	}
+	return dayStart(base).Add(time.Duration(h)*time.Hour + time.Duration(c.m)*time.Minute)
+}
+
+// clockMatch is one clock expression at text[start:end] and the window it
+// names on the day of a base time.
+type clockMatch struct {
+	start, end int
+	first      clockOf
+	second     *clockOf // a range's end; nil: one clock time
+	around     string   // around, about, 左右, 前后, 多
+	ranged     bool     // between, 之间: a range that needs no day
+}
+
+func (c clockMatch) window(base time.Time, pm bool) (time.Time, time.Time) {
+	if c.second != nil {
+		// "2 to 4pm": the second's am/pm is the first's too.
+		first := c.first
+		if !first.am && !first.pm {
+			first.am, first.pm = c.second.am, c.second.pm
+		}
+		t := first.at(base, pm)
+		u := c.second.at(base, pm || t.Hour() >= 12)
+		return t, u.Add(time.Minute)
+	}
+	t := c.first.at(base, pm)
+	switch c.around {
+	case "around", "about", "near", "左右", "前后":
+		return t.Add(-clockAround), t.Add(clockAround)
+	case "多":
+		return t, t.Add(clockAround)
+	}
+	return t.Add(-clockSpan), t.Add(clockSpan)
+}
+
+// findClocks returns the clock expressions of text, ranges first.
+func findClocks(text string) []clockMatch {
+	var out []clockMatch
+	sub := func(m []int, g int) string {
+		if m[2*g] < 0 {
+			return ""
+		}
+		return text[m[2*g]:m[2*g+1]]
+	}
+	for _, m := range enClockRange.FindAllStringSubmatchIndex(text, -1) {
+		a, ok1 := enClock([]string{sub(m, 2), sub(m, 3), sub(m, 4)})
+		b, ok2 := enClock([]string{sub(m, 5), sub(m, 6), sub(m, 7)})
+		if ok1 && ok2 && (a.explicit || b.explicit) {
+			out = append(out, clockMatch{start: m[0], end: m[1], first: a, second: &b, ranged: strings.EqualFold(strings.TrimSpace(sub(m, 1)), "between")})
+		}
+	}
+	for _, m := range zhClockRange.FindAllStringSubmatchIndex(text, -1) {
+		a, ok1 := zhClock([]string{sub(m, 2), sub(m, 3), sub(m, 4)})
+		b, ok2 := zhClock([]string{sub(m, 5), sub(m, 6), sub(m, 7)})
+		if ok1 && ok2 {
+			out = append(out, clockMatch{start: m[0], end: m[1], first: a, second: &b, ranged: sub(m, 8) != ""})
+		}
+	}
+	for _, m := range enClockAt.FindAllStringSubmatchIndex(text, -1) {
+		if a, ok := enClock([]string{sub(m, 2), sub(m, 3), sub(m, 4)}); ok && a.explicit {
+			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: strings.ToLower(sub(m, 1))})
+		}
+	}
+	for _, m := range zhClockAt.FindAllStringSubmatchIndex(text, -1) {
+		if a, ok := zhClock([]string{sub(m, 1), sub(m, 2), sub(m, 3)}); ok {
+			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: sub(m, 4)})
+		}
+	}
+	return out
+}
+
+// withClock narrows s, a named day or part of a day, by the clock times
+// next to it (above); ok is false when there are none.
+func withClock(text string, s span) (span, bool) {
+	d := s.until.Sub(s.since)
+	if d > 25*time.Hour || d < 2*time.Hour {
+		return s, false
+	}
+	for _, c := range findClocks(text) {
+		var gap string
+		switch {
+		case c.end <= s.start:
+			gap = text[c.end:s.start]
+		case c.start >= s.end:
+			gap = text[s.end:c.start]
+		case c.start >= s.start && c.end > s.end:
+			// "今天上午9点40到10点": the clock's part of the day is the
+			// day's own.
+		default:
+			continue
+		}
+		if !clockGap.MatchString(gap) {
+			continue
+		}
+		pm := s.since.Sub(dayStart(s.since)) >= 12*time.Hour
+		since, until := c.window(s.since, pm)
+		if !since.Before(until) || !since.Before(s.until) || !until.After(s.since) {
+			continue
+		}
+		out := span{start: min(s.start, c.start), end: max(s.end, c.end), since: maxTime(since, s.since), until: minTime(until, s.until)}
+		return out, true
+	}
+	return s, false
+}
+
+// clockOnly returns the window of a range of clock times that needs no
+// day ("between 9:30 and 10", "9点到10点之间"): today's, or yesterday's
+// when today's has not begun; none in a text naming a future day.
+func clockOnly(text string, now time.Time) (span, bool) {
+	if futureDay.MatchString(text) {
+		return span{}, false
+	}
+	for _, c := range findClocks(text) {
+		if c.second == nil || !c.ranged {
+			continue
+		}
+		since, until := c.window(now, false)
+		if !since.Before(now) {
+			since, until = c.window(now.AddDate(0, 0, -1), false)
+		}
+		if since.Before(until) {
+			return span{start: c.start, end: c.end, since: since, until: until}, true
+		}
+	}
+	return span{}, false
+}
