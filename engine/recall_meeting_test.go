@@ -70,3 +70,44 @@ func TestNamedMeeting(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviousMeetingOtherLanguage: "the last meeting" asked in Chinese
+// about an English meeting that holds none of the question's words is
+// not narrowed to that meeting, but the answer is still before the
+// session the question is asked in: its Chinese notes, not this
+// morning's records that name the same topic.
+func TestPreviousMeetingOtherLanguage(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	old := time.Date(2026, 11, 14, 16, 0, 0, 0, time.UTC)
+	today := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "meet-old", Role: "Li", Time: old, Text: "Entry fee of 80 yuan per player?"},
+		{Agent: "a", Session: "meet-old", Role: "Tom", Time: old.Add(time.Minute), Text: "80 it is."},
+		{Agent: "a", Session: "meet-old", Role: "Mia", Time: old.Add(2 * time.Minute), Text: "sounds good"},
+		{Agent: "a", Session: "notes-old", Role: "user", Time: old.Add(time.Hour), Text: "笔记：报名费每人80元，含午饭。"},
+		{Agent: "a", Session: "meet-now", Role: "王姐", Time: today, Text: "报名费我来收，大家转账给我。"},
+		{Agent: "a", Session: "meet-now", Role: "阿杰", Time: today.Add(time.Minute), Text: "报名费定了吗？"},
+		{Agent: "a", Session: "meet-now", Role: "Li", Time: today.Add(2 * time.Minute), Text: "报名费的事下午再说。"},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, Query{Text: "上次开会定的报名费是多少？", Agents: []string{"a"}, CurrentSession: "meet-now", K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Record.Session != "notes-old" {
+		t.Fatalf("want the old meeting's notes first, got %+v (notes %q)", res.Memories, res.Stats.Notes)
+	}
+	for _, m := range res.Memories {
+		if m.Record.Session == "meet-now" {
+			t.Errorf("a record of the current session: %q", m.Record.Text)
+		}
+	}
+}

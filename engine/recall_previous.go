@@ -132,6 +132,9 @@ func (p *plan) previous() error {
 		}
 		if s == nil {
 			st.Notes = append(st.Notes, fmt.Sprintf("%q: the previous %s (%s) holds none of the question's words: not narrowed to it", p.prevExpr, what, ss[0].name))
+			if p.prevMeeting {
+				return p.beforeCurrent()
+			}
 			return nil
 		}
 	}
@@ -139,6 +142,48 @@ func (p *plan) previous() error {
 	st.Filtered = int(p.bm.GetCardinality())
 	st.Notes = append(st.Notes, fmt.Sprintf("%q: only the previous %s, %s (%s to %s)", p.prevExpr, what, s.name,
 		s.first.Format(time.RFC3339), s.last.Format(time.RFC3339)))
+	return nil
+}
+
+// beforeCurrent narrows the filter to the records before the current
+// session began (Query.CurrentSession; nothing without one, or when no
+// record is left). A meeting named as the last one is before the session
+// the question is asked in, even when its words are not the question's
+// (an English meeting asked about in Chinese: its Chinese notes, taken
+// after it, answer; this morning's records, which name the same topic,
+// do not). Only for a meeting: "last time" may not name a session at all
+// ("when did I last time go running?"), and the answer may be in the
+// current one.
+func (p *plan) beforeCurrent() error {
+	if p.q.CurrentSession == "" {
+		return nil
+	}
+	sb, err := p.sessionBitmap()
+	if err != nil || sb.IsEmpty() {
+		return err
+	}
+	first := []cand{{id: uint64(sb.Minimum())}}
+	if err := p.db.fetch(first, nil); err != nil || !first[0].fetched {
+		return err
+	}
+	f := p.filter
+	f.Until = first[0].rec.Time.UnixNano()
+	if f.Since != 0 && f.Since >= f.Until {
+		return nil
+	}
+	before, err := p.db.idx.Filter(&f)
+	if err != nil {
+		return fmt.Errorf("lazymem: engine: filter: %w", err)
+	}
+	before.And(p.bm)
+	before.AndNot(sb)
+	if before.IsEmpty() {
+		return nil
+	}
+	p.bm = before
+	st := &p.res.Stats
+	st.Filtered = int(p.bm.GetCardinality())
+	st.Notes = append(st.Notes, fmt.Sprintf("%q: only records before the current session (%s) began", p.prevExpr, first[0].rec.Time.Format(time.RFC3339)))
 	return nil
 }
 
