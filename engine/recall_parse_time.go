@@ -143,6 +143,11 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 	if !s.since.Before(s.until) {
 		return TimeRange{}, false
 	}
+	// "大概四十分钟前", "about two weeks ago": the approximation is part of
+	// the expression, not words to search.
+	if m := approxBefore.FindStringIndex(text[:s.start]); m != nil {
+		s.start = m[0]
+	}
 	return TimeRange{
 		Since: s.since,
 		Until: s.until,
@@ -229,6 +234,7 @@ var (
 	rangeClose      = regexp.MustCompile(`^\s*(?:之间|期间|这段时间)`)
 	sinceOpen       = regexp.MustCompile(`(?i)(?:\bsince|\bafter|自从|自)\s*$`)
 	sinceClose      = regexp.MustCompile(`^\s*(?:以来|之后|以后)`)
+	approxBefore    = regexp.MustCompile(`(?i)(?:大概|大约|差不多|约莫|\b(?:about|around|roughly|approximately))\s*$`)
 	dayPart         = regexp.MustCompile(`(?i)^\s*(?:的\s*)?(?:in\s+the\s+|at\s+)?(上午|早上|早晨|中午|下午|傍晚|晚上|夜里|morning|noon|afternoon|evening|night)`)
 )
 

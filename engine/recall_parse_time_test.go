@@ -58,6 +58,9 @@ func TestParseTime(t *testing.T) {
 		{"昨天上午", "昨天上午", "", win(d(3, 10, 0), d(3, 10, 12))},
 		{"昨天下午说的", "昨天下午", "说的", win(d(3, 10, 12), d(3, 10, 18))},
 		{"昨天傍晚", "昨天傍晚", "", win(d(3, 10, 17), d(3, 10, 20))},
+		// An approximation before an expression is part of it.
+		{"大概四十分钟前我让你写了什么？", "大概四十分钟前", "我让你写了什么？", win(ago(60*time.Minute), ago(20*time.Minute))},
+		{"about two days ago", "about two days ago", "", day(3, 9)},
 		// Clock times next to a day, and ranges of them alone.
 		{"what was discussed between 9:30 and 10 this morning?", "between 9:30 and 10 this morning", "what was discussed ?", win(at(2026, 3, 11, 9, 30), at(2026, 3, 11, 10, 1))},
 		{"this morning between 9:30 and 10", "this morning between 9:30 and 10", "", win(at(2026, 3, 11, 9, 30), at(2026, 3, 11, 10, 1))},
