@@ -111,3 +111,44 @@ func TestPreviousMeetingOtherLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestLastMeetingDecisionsOtherLanguage: "what did we decide at the last
+// meeting?" asks nothing but the meeting's decisions: asked in English of
+// a Chinese meeting, whose records hold none of its words, it still
+// names the latest meeting before the current session, not two weeks
+// ago's.
+func TestLastMeetingDecisionsOtherLanguage(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	old := time.Date(2026, 11, 17, 10, 0, 0, 0, time.UTC)
+	today := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "meet-old", Role: "周琳", Time: old, Text: "年会旅行先定杭州，每人标准三千。"},
+		{Agent: "a", Session: "meet-old", Role: "孙浩", Time: old.Add(time.Minute), Text: "人数大概四十人。"},
+		{Agent: "a", Session: "meet-old", Role: "何雪", Time: old.Add(2 * time.Minute), Text: "酒店我来联系。"},
+		{Agent: "a", Session: "meet-new", Role: "周琳", Time: today, Text: "目的地改成厦门，日子不变。"},
+		{Agent: "a", Session: "meet-new", Role: "孙浩", Time: today.Add(time.Minute), Text: "人数涨到五十五人。"},
+		{Agent: "a", Session: "meet-new", Role: "赵磊", Time: today.Add(2 * time.Minute), Text: "酒店订海边那家。"},
+		{Agent: "a", Session: "chat", Role: "user", Time: today.Add(90 * time.Minute), Text: "Remind me to call the travel agency at three."},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, Query{Text: "what did we decide at the last meeting?", Agents: []string{"a"}, CurrentSession: "chat", K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 {
+		t.Fatalf("nothing (notes %q)", res.Stats.Notes)
+	}
+	for _, m := range res.Memories {
+		if m.Record.Session != "meet-new" {
+			t.Errorf("%s %q: not this morning's meeting (notes %q)", m.Record.Session, m.Record.Text, res.Stats.Notes)
+		}
+	}
+}

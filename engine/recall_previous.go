@@ -112,7 +112,7 @@ func (p *plan) previous() error {
 		return nil
 	}
 	s := ss[0]
-	if theLexicon().contentLeft(p.denseText) {
+	if lx := theLexicon(); lx.contentLeft(p.denseText) {
 		// "Last time" may not name a session at all ("when did I last
 		// time go running?"): the previous session must hold one of the
 		// question's words. A meeting named as such ("上次开会我们定了
@@ -129,6 +129,12 @@ func (p *plan) previous() error {
 		}
 		if err != nil {
 			return err
+		}
+		if s == nil && !lx.contentLeft(stripWords(p.denseText, lx.current)) {
+			// Nothing asked but what was decided ("what did we decide at
+			// the last meeting?" of a Chinese meeting): the decision
+			// words alone name no other session.
+			s = ss[0]
 		}
 		if s == nil {
 			st.Notes = append(st.Notes, fmt.Sprintf("%q: the previous %s (%s) holds none of the question's words: not narrowed to it", p.prevExpr, what, ss[0].name))
