@@ -253,7 +253,7 @@ var scenario7Floors = map[string][2]float64{
 // before it, the revision does not say it).
 var scenario9Floors = map[string][2]float64{
 	"time": {0.66, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.75, 1}, "lowinfo": {0.50, 1},
-	"recency": {0.42, 0.85}, "previous": {0.50, 0.50}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.42, 0.85}, "previous": {0.50, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario10Floors are the tenth set's floors (testdata/scenarios10),
@@ -371,7 +371,7 @@ var scenario13Floors = map[string][2]float64{
 
 var scenario8Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
-	"recency": {0.85, 1}, "previous": {0.50, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.85, 1}, "previous": {1, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
