@@ -347,7 +347,7 @@ type timeRule struct {
 }
 
 const (
-	enNum   = `(\d{1,6}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few)`
+	enNum   = `(\d{1,6}|(?:twenty|thirty|forty|fifty)[-\s](?:one|two|three|four|five|six|seven|eight|nine)|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few)`
 	enUnit  = `(minute|min|hour|hr|day|week|month|year)s?`
 	zhNum   = `([0-9]{1,6}|[零一二两三四五六七八九十百]{1,4}|几|半)`
 	zhUnit  = `(分钟|小时|钟头|天|日|周|星期|礼拜|月|年)`
@@ -376,6 +376,9 @@ func parseEnNum(s string) (int, bool) {
 	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
 	if n, err := strconv.Atoi(s); err == nil {
 		return n, true
+	}
+	if tens, unit, ok := strings.Cut(strings.ReplaceAll(s, "-", " "), " "); ok && enNumbers[tens] >= 20 && enNumbers[unit] > 0 && enNumbers[unit] < 10 {
+		return enNumbers[tens] + enNumbers[unit], true // twenty-five
 	}
 	switch {
 	case strings.Contains(s, "couple"):
@@ -752,6 +755,16 @@ var timeRules = []timeRule{
 		return s, s.AddDate(0, 0, 2), true
 	}},
 	{regexp.MustCompile(`(?i)\blast\s+` + enWday + `\b`),
+		func(m timeMatch) (time.Time, time.Time, bool) {
+			return dayOfWeek(enWeekdays[strings.ToLower(m.g[1])], 1, m.now)
+		}},
+	// "Monday of last week", "on the Monday of the previous week", "last
+	// week's Monday": as "last Monday".
+	{regexp.MustCompile(`(?i)\b(?:on\s+)?(?:the\s+)?` + enWday + `\s+of\s+(?:the\s+)?(?:last|previous)\s+week\b`),
+		func(m timeMatch) (time.Time, time.Time, bool) {
+			return dayOfWeek(enWeekdays[strings.ToLower(m.g[1])], 1, m.now)
+		}},
+	{regexp.MustCompile(`(?i)\b(?:on\s+)?(?:last|the\s+previous)\s+week'?s\s+` + enWday + `\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			return dayOfWeek(enWeekdays[strings.ToLower(m.g[1])], 1, m.now)
 		}},

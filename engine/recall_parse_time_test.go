@@ -58,6 +58,11 @@ func TestParseTime(t *testing.T) {
 		{"昨天上午", "昨天上午", "", win(d(3, 10, 0), d(3, 10, 12))},
 		{"昨天下午说的", "昨天下午", "说的", win(d(3, 10, 12), d(3, 10, 18))},
 		{"昨天傍晚", "昨天傍晚", "", win(d(3, 10, 17), d(3, 10, 20))},
+		// Compound numbers, and a weekday of last week said the long way.
+		{"about twenty-five minutes ago", "about twenty-five minutes ago", "", win(ago(25*time.Minute+12*time.Minute+30*time.Second), ago(25*time.Minute-12*time.Minute-30*time.Second))},
+		{"thirty five days ago", "thirty five days ago", "", day(2, 4)},
+		{"What did I note down on Monday of last week?", "on Monday of last week", "What did I note down ?", day(3, 2)},
+		{"last week's Friday", "last week's Friday", "", day(3, 6)},
 		// An approximation before an expression is part of it.
 		{"大概四十分钟前我让你写了什么？", "大概四十分钟前", "我让你写了什么？", win(ago(60*time.Minute), ago(20*time.Minute))},
 		{"about two days ago", "about two days ago", "", day(3, 9)},
