@@ -312,6 +312,22 @@ var scenario12Floors = map[string][2]float64{
 	"recency": {0.33, 1}, "previous": {0, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario17Floors are the seventeenth set's floors (testdata/scenarios17,
+// a family moving house; committed at 7f12415 before any retrieval ran
+// on it). First measurement, out of sample (main at 7f12415, with every
+// rule and the first 76 lexicon concepts of 2026-12-05), hit@1 / hit@5:
+// time 0.71/0.71 ("about twenty-five minutes ago" read as five, "on
+// Monday of last week" as this week's Monday), inherited 0.50/1, speaker
+// 0.33/0.67, paraphrase 0/0.75, recency 0.25/0.75, crosslingual 0/0
+// (needs), the others 1/1; all 0.50/0.75 (core 0.56/0.84; main before
+// the session, e6bc0cc, 0.47/0.75). The floors are what it measures with
+// compound numbers, the long weekday form and 94 more lexicon concepts
+// (time 0.86/1, recency 0.25/0.88; all 0.53/0.83).
+var scenario17Floors = map[string][2]float64{
+	"time": {0.85, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 0.66}, "paraphrase": {0, 0.75}, "lowinfo": {1, 1},
+	"recency": {0.25, 0.87}, "previous": {1, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // scenario16Floors are the sixteenth set's floors (testdata/scenarios16,
 // a class parents' committee; committed at 3aac85b before any retrieval
 // ran on it, after the named-meeting rule, the clock times and the
@@ -338,7 +354,7 @@ var scenario16Floors = map[string][2]float64{
 // the rule that keeps a last-meeting question before the current session.
 var scenario15Floors = map[string][2]float64{
 	"time": {0.85, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.25, 0.25}, "lowinfo": {1, 1},
-	"recency": {0.33, 0.83}, "previous": {0.50, 1}, "crosslingual": {0, 0.33}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.33, 1}, "previous": {0.50, 1}, "crosslingual": {0, 0.33}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario14Floors are the fourteenth set's floors (testdata/scenarios14,
@@ -555,7 +571,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios16; their README.md files
+// was measured (testdata/scenarios2 to scenarios17; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
@@ -579,6 +595,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios14", scenario14Floors},
 		{"scenarios15", scenario15Floors},
 		{"scenarios16", scenario16Floors},
+		{"scenarios17", scenario17Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
