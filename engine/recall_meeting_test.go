@@ -15,11 +15,6 @@ import (
 // meeting, and a question naming no meeting, keep every record of it.
 func TestNamedMeeting(t *testing.T) {
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
-	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
 	at := func(h, m int) time.Time { return time.Date(2026, 12, 1, h, m, 0, 0, time.UTC) }
 	recs := []Record{
@@ -32,9 +27,7 @@ func TestNamedMeeting(t *testing.T) {
 		{Agent: "a", Session: "chat", Role: "user", Time: at(11, 5), Text: "What should we discuss in the meeting about the budget?"},
 		{Agent: "a", Session: "old", Role: "user", Time: at(9, 0).AddDate(0, 0, -7), Text: "we discuss the meeting notes every week"},
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, now, recs)
 	recall := func(text string) *Result {
 		t.Helper()
 		res, err := db.Recall(ctx, Query{Text: text, Agents: []string{"a"}, K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
@@ -78,11 +71,6 @@ func TestNamedMeeting(t *testing.T) {
 // morning's records that name the same topic.
 func TestPreviousMeetingOtherLanguage(t *testing.T) {
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
-	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
 	old := time.Date(2026, 11, 14, 16, 0, 0, 0, time.UTC)
 	today := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -95,9 +83,7 @@ func TestPreviousMeetingOtherLanguage(t *testing.T) {
 		{Agent: "a", Session: "meet-now", Role: "阿杰", Time: today.Add(time.Minute), Text: "报名费定了吗？"},
 		{Agent: "a", Session: "meet-now", Role: "Li", Time: today.Add(2 * time.Minute), Text: "报名费的事下午再说。"},
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, now, recs)
 	res, err := db.Recall(ctx, Query{Text: "上次开会定的报名费是多少？", Agents: []string{"a"}, CurrentSession: "meet-now", K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -119,11 +105,6 @@ func TestPreviousMeetingOtherLanguage(t *testing.T) {
 // ago's.
 func TestLastMeetingDecisionsOtherLanguage(t *testing.T) {
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
-	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
 	old := time.Date(2026, 11, 17, 10, 0, 0, 0, time.UTC)
 	today := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
@@ -136,9 +117,7 @@ func TestLastMeetingDecisionsOtherLanguage(t *testing.T) {
 		{Agent: "a", Session: "meet-new", Role: "赵磊", Time: today.Add(2 * time.Minute), Text: "酒店订海边那家。"},
 		{Agent: "a", Session: "chat", Role: "user", Time: today.Add(90 * time.Minute), Text: "Remind me to call the travel agency at three."},
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, now, recs)
 	res, err := db.Recall(ctx, Query{Text: "what did we decide at the last meeting?", Agents: []string{"a"}, CurrentSession: "chat", K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -151,4 +130,19 @@ func TestLastMeetingDecisionsOtherLanguage(t *testing.T) {
 			t.Errorf("%s %q: not this morning's meeting (notes %q)", m.Record.Session, m.Record.Text, res.Stats.Notes)
 		}
 	}
+}
+
+// memStore opens an in-memory store whose clock reads now and appends
+// recs to it; the store closes with the test.
+func memStore(t *testing.T, now time.Time, recs []Record) *DB {
+	t.Helper()
+	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
