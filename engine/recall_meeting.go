@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"regexp"
-
-	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // A meeting named in a window ("what did we discuss in this morning's
@@ -15,9 +13,10 @@ import (
 // other sessions too (a chat with the assistant after it, which often
 // speaks of the meeting in the question's words and language while the
 // meeting itself is in another), the filter narrows to the window's
-// meetings. A window without a meeting, or with nothing else, is left as
-// it is; a question naming no window is too (which meeting it means is
-// not known). It costs, only for such a question, what "the last
+// meetings (a window of more sessions than are examined keeps the
+// records of those it did not examine). A window without a meeting, or
+// with nothing else, is left as it is; a question naming no window is
+// too (which meeting it means is not known). It costs, only for such a question, what "the last
 // meeting" costs: one index filter and up to meetingSample+1 record reads
 // for each of the window's latest maxPreviousSessions sessions.
 var namesMeeting = regexp.MustCompile(`(?i)\b(meetings?|stand-?ups?|syncs?|huddles?)\b|会上|会里|会议|开会|例会|组会|周会|晨会|早会|站会|复盘会|碰头会|讨论会|的会(?:$|[上里中后前定说讲谈聊提讨决都怎结，。？！?!,.])`)
@@ -33,11 +32,12 @@ func (p *plan) namedMeeting() error {
 		return err
 	}
 	var meetings []string
-	in := roaring.New()
+	in := p.bm.Clone() // the window's records of the sessions not examined stay
 	for _, s := range ss {
 		if s.meeting() {
-			in.Or(s.bm)
 			meetings = append(meetings, s.name)
+		} else {
+			in.AndNot(s.bm)
 		}
 	}
 	if len(meetings) == 0 || in.GetCardinality() == p.bm.GetCardinality() {

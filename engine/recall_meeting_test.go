@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +146,40 @@ func memStore(t *testing.T, now time.Time, recs []Record) *DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// TestNamedMeetingUnexaminedSessions: a window of more sessions than the
+// rule examines keeps the records of those it did not examine: an
+// earlier meeting of the day beyond the latest maxPreviousSessions
+// sessions is still searched.
+func TestNamedMeetingUnexaminedSessions(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(h, m int) time.Time { return time.Date(2026, 12, 1, h, m, 0, 0, time.UTC) }
+	recs := []Record{
+		{Agent: "a", Session: "meet-a", Role: "ann", Time: at(8, 0), Text: "The budget for the fair is twelve thousand."},
+		{Agent: "a", Session: "meet-a", Role: "bob", Time: at(8, 1), Text: "Fine by me."},
+		{Agent: "a", Session: "meet-a", Role: "cy", Time: at(8, 2), Text: "I will book the hall."},
+	}
+	for i := range maxPreviousSessions - 2 {
+		recs = append(recs, Record{Agent: "a", Session: fmt.Sprintf("chat-%d", i), Role: "user", Time: at(9, i), Text: fmt.Sprintf("note %d about the weather", i)})
+	}
+	recs = append(recs,
+		Record{Agent: "a", Session: "meet-b", Role: "ann", Time: at(11, 0), Text: "The posters are printed."},
+		Record{Agent: "a", Session: "meet-b", Role: "bob", Time: at(11, 1), Text: "Good."},
+		Record{Agent: "a", Session: "meet-b", Role: "cy", Time: at(11, 2), Text: "I hang them tomorrow."},
+		Record{Agent: "a", Session: "chat-last", Role: "user", Time: at(11, 30), Text: "What was the budget again?"},
+	)
+	db := memStore(t, now, recs)
+	res, err := db.Recall(context.Background(), Query{Text: "what budget did we set at today's meeting?", Agents: []string{"a"}, K: 3, Mode: ModeSparse, ParseTime: true, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Record.Text != recs[0].Text {
+		t.Fatalf("want the earlier meeting's budget first, got %+v (notes %q)", res.Memories, res.Stats.Notes)
+	}
+	for _, m := range res.Memories {
+		if m.Record.Session == "chat-last" {
+			t.Errorf("a chat record %q (notes %q)", m.Record.Text, res.Stats.Notes)
+		}
+	}
 }
