@@ -175,8 +175,8 @@ var zhFloors = map[string][3]float64{
 // sparse 0.498/0.837/0.874, lazy hash 0.524/0.843/0.879, lazy use-lite
 // 0.492/0.826/0.868.
 var zhFloors2 = map[string][3]float64{
-	"sparse":    {0.49, 0.83, 0.87},
-	"lazy/hash": {0.52, 0.84, 0.87},
+	"sparse":    {0.50, 0.84, 0.87},
+	"lazy/hash": {0.53, 0.84, 0.87},
 	"lazy/use":  {0.49, 0.82, 0.86},
 }
 
@@ -190,8 +190,8 @@ var zhFloors2 = map[string][3]float64{
 // rules sparse 0.471/0.799/0.860, lazy hash 0.489/0.801/0.884, lazy
 // use-lite 0.465/0.811/0.872.
 var zhFloors3 = map[string][3]float64{
-	"sparse":    {0.47, 0.79, 0.85},
-	"lazy/hash": {0.48, 0.80, 0.88},
+	"sparse":    {0.47, 0.81, 0.86},
+	"lazy/hash": {0.48, 0.81, 0.88},
 	"lazy/use":  {0.46, 0.81, 0.87},
 }
 
@@ -227,15 +227,20 @@ var zhFloors3 = map[string][3]float64{
 // written and committed before any retrieval ran on it), measured at the
 // rules it was written against (main a608392): sparse 0.472/0.725/0.824,
 // lazy hash 0.500/0.725/0.838, lazy use-lite 0.472/0.704/0.845.
+//
+// The sparse and lazy-hash floors of the second, third, fourth,
+// newer-zh and the newer2 sets were raised on 2026-12-06 to what they
+// measure at 84f74f1 (the lexicon's 169 concepts of that session:
+// docs/benchmarks/scenarios.md); the use-lite floors stay.
 var (
 	zhFloorsFourth = map[string][3]float64{
-		"sparse":    {0.47, 0.72, 0.82},
+		"sparse":    {0.47, 0.72, 0.83},
 		"lazy/hash": {0.50, 0.72, 0.83},
 		"lazy/use":  {0.47, 0.70, 0.84},
 	}
 	zhFloorsNewerZh = map[string][3]float64{
-		"sparse":    {0.27, 0.76, 0.92},
-		"lazy/hash": {0.35, 0.82, 0.94},
+		"sparse":    {0.31, 0.78, 0.92},
+		"lazy/hash": {0.37, 0.82, 0.94},
 		"lazy/use":  {0.23, 0.78, 0.92},
 	}
 	zhFloorsNewerEn = map[string][3]float64{
@@ -244,13 +249,13 @@ var (
 		"lazy/use":  {0.40, 0.77, 0.88},
 	}
 	zhFloorsNewer2Zh = map[string][3]float64{
-		"sparse":    {0.48, 0.81, 0.93},
-		"lazy/hash": {0.53, 0.83, 0.93},
+		"sparse":    {0.51, 0.87, 0.95},
+		"lazy/hash": {0.53, 0.89, 0.93},
 		"lazy/use":  {0.46, 0.81, 0.91},
 	}
 	zhFloorsNewer2En = map[string][3]float64{
 		"sparse":    {0.31, 0.79, 0.84},
-		"lazy/hash": {0.43, 0.77, 0.86},
+		"lazy/hash": {0.45, 0.77, 0.86},
 		"lazy/use":  {0.38, 0.86, 0.90},
 	}
 )
