@@ -37,14 +37,14 @@ var (
 	zhClockRe = `(上午|早上|中午|下午|晚上)?([0-9]{1,2}|[零一二两三四五六七八九十]{1,3})(?:点|:|：)(半|一刻|三刻|[0-5]?[0-9]分?|[一二三四五六七八九十]{1,3}分?)?`
 	// enClockRange: groups 1 between/from, 2-4 the first clock (hour,
 	// minutes, am/pm), 5-7 the second.
-	enClockRange = regexp.MustCompile(`(?i)(\bbetween\s+|\bfrom\s+)?\b` + enClockRe + `\s*(?:and|to|until|till|-|–|~)\s*` + enClockRe + `(?:\b|$)`)
+	enClockRange = mustGate(`(?i)(\bbetween\s+|\bfrom\s+)?\b` + enClockRe + `\s*(?:and|to|until|till|-|–|~)\s*` + enClockRe + `(?:\b|$)`)
 	// zhClockRange: groups 1 从/在, 2-4 the first clock (part of the day,
 	// hour, minutes), 5-7 the second, 8 之间.
-	zhClockRange = regexp.MustCompile(`(从|在)?` + zhClockRe + `\s*(?:到|至|-|–|~)\s*` + zhClockRe + `(之间|期间)?`)
+	zhClockRange = mustGate(`(从|在)?` + zhClockRe + `\s*(?:到|至|-|–|~)\s*` + zhClockRe + `(之间|期间)?`)
 	// enClockAt: groups 1 at/around, 2-4 the clock.
-	enClockAt = regexp.MustCompile(`(?i)\b(at|around|about|near)\s+` + enClockRe + `(?:\b|$)`)
+	enClockAt = mustGate(`(?i)\b(at|around|about|near)\s+` + enClockRe + `(?:\b|$)`)
 	// zhClockAt: groups 1-3 the clock, 4 左右/前后/多.
-	zhClockAt = regexp.MustCompile(zhClockRe + `(左右|前后|多)?`)
+	zhClockAt = mustGate(zhClockRe + `(左右|前后|多)?`)
 	// clockGap is what may stand between a day and its clock times.
 	clockGap = regexp.MustCompile(`^\s*(?:的|,|，)?\s*$`)
 	// futureDay names a day ahead: a range of clock times in the same
@@ -166,32 +166,39 @@ func (c clockMatch) window(base time.Time, pm bool) (time.Time, time.Time) {
 // findClocks returns the clock expressions of text, ranges first.
 func findClocks(text string) []clockMatch {
 	var out []clockMatch
+	gt := gateText{text: text}
+	find := func(re gatedRe) [][]int {
+		if !re.need.admits(&gt) {
+			return nil
+		}
+		return re.FindAllStringSubmatchIndex(text, -1)
+	}
 	sub := func(m []int, g int) string {
 		if m[2*g] < 0 {
 			return ""
 		}
 		return text[m[2*g]:m[2*g+1]]
 	}
-	for _, m := range enClockRange.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range find(enClockRange) {
 		a, ok1 := enClock([]string{sub(m, 2), sub(m, 3), sub(m, 4)})
 		b, ok2 := enClock([]string{sub(m, 5), sub(m, 6), sub(m, 7)})
 		if ok1 && ok2 && (a.explicit || b.explicit) {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, second: &b, ranged: strings.EqualFold(strings.TrimSpace(sub(m, 1)), "between")})
 		}
 	}
-	for _, m := range zhClockRange.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range find(zhClockRange) {
 		a, ok1 := zhClock([]string{sub(m, 2), sub(m, 3), sub(m, 4)})
 		b, ok2 := zhClock([]string{sub(m, 5), sub(m, 6), sub(m, 7)})
 		if ok1 && ok2 {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, second: &b, ranged: sub(m, 8) != ""})
 		}
 	}
-	for _, m := range enClockAt.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range find(enClockAt) {
 		if a, ok := enClock([]string{sub(m, 2), sub(m, 3), sub(m, 4)}); ok && a.explicit {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: strings.ToLower(sub(m, 1))})
 		}
 	}
-	for _, m := range zhClockAt.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range find(zhClockAt) {
 		if a, ok := zhClock([]string{sub(m, 1), sub(m, 2), sub(m, 3)}); ok {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: sub(m, 4)})
 		}
@@ -237,12 +244,12 @@ func withClock(text string, s span) (span, bool) {
 // day ("between 9:30 and 10", "9点到10点之间"): today's, or yesterday's
 // when today's has not begun; none in a text naming a future day.
 func clockOnly(text string, now time.Time) (span, bool) {
-	if futureDay.MatchString(text) {
-		return span{}, false
-	}
 	for _, c := range findClocks(text) {
 		if c.second == nil || !c.ranged {
 			continue
+		}
+		if futureDay.MatchString(text) {
+			return span{}, false
 		}
 		since, until := c.window(now, false)
 		if !since.Before(now) {

@@ -262,10 +262,18 @@ func maxTime(a, b time.Time) time.Time {
 // after off that resolves, a whole day narrowed by a part of the day that
 // follows it.
 func findTime(text string, off int, now time.Time) (span, bool) {
+	gt := gateText{text: text[off:]}
+	var admitted [maxTimeRules]bool
+	for i := range timeGates {
+		admitted[i] = timeGates[i].admits(&gt)
+	}
 	for off < len(text) {
 		best := -1
 		var bestLoc []int
 		for i := range timeRules {
+			if !admitted[i] {
+				continue
+			}
 			loc := timeRules[i].re.FindStringSubmatchIndex(text[off:])
 			if loc == nil {
 				continue
@@ -674,6 +682,23 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// timeGates are the gates of timeRules' patterns (regex_gate.go): a rule
+// runs only on a text its gate admits.
+var timeGates = func() []reGate {
+	if len(timeRules) > maxTimeRules {
+		panic("engine: more time rules than maxTimeRules")
+	}
+	g := make([]reGate, len(timeRules))
+	for i, r := range timeRules {
+		g[i] = gateOf(r.re.String())
+	}
+	return g
+}()
+
+// maxTimeRules bounds timeRules (findTime keeps a flag for each on its
+// stack).
+const maxTimeRules = 128
 
 var timeRules = []timeRule{
 	// English: days and parts of days.

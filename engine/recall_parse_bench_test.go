@@ -1,0 +1,28 @@
+package engine
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkParseTime measures the time parser on the questions every recall
+// pays it for: most name no time at all, some a day, a few a clock time.
+func BenchmarkParseTime(b *testing.B) {
+	now := time.Date(2026, 11, 20, 15, 4, 0, 0, time.UTC)
+	cases := []struct{ name, text string }{
+		{"none-en", "what did we decide about the launch budget?"},
+		{"none-zh", "我们关于产品上线时间达成了什么共识？"},
+		{"day-en", "what did Alice say yesterday about the venue?"},
+		{"day-zh", "上周三谁提到了预算问题？"},
+		{"clock-en", "what did we discuss between 9:30 and 10 this morning?"},
+		{"clock-zh", "今天上午9点40到10点之间说了什么？"},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				ParseTime(c.text, now)
+			}
+		})
+	}
+}
