@@ -37,6 +37,18 @@ type lexicon struct {
 	// previous and previousMeeting name the previous session and the
 	// previous meeting (recall_previous.go); longest first.
 	previous, previousMeeting []string
+	// byWord and byFirst index groups for expand: byWord maps an ASCII
+	// term that is one word (and each of its plurals) to its groups, found
+	// among the text's words; byFirst holds the groups' other terms by
+	// their first rune, searched for in a text that has the rune.
+	byWord  map[string][]int
+	byFirst map[rune][]groupTerm
+}
+
+// groupTerm is a term of group g.
+type groupTerm struct {
+	t string
+	g int
 }
 
 var builtinLexicon = sync.OnceValues(func() (*lexicon, error) { return parseLexicon(lexiconText) })
@@ -110,7 +122,41 @@ func parseLexicon(src string) (*lexicon, error) {
 	for _, l := range [][]string{lx.question, lx.previous, lx.previousMeeting} {
 		slices.SortFunc(l, func(a, b string) int { return len(b) - len(a) })
 	}
+	lx.indexGroups()
 	return lx, nil
+}
+
+// indexGroups fills byWord and scanned. A term of ASCII word runes only
+// occurs on word boundaries (containsWord) exactly when it is one of the
+// text's maximal runs of word runes, and so do its plurals; any other term
+// is searched for as before.
+func (lx *lexicon) indexGroups() {
+	lx.byWord = map[string][]int{}
+	lx.byFirst = map[rune][]groupTerm{}
+	for g, terms := range lx.groups {
+		for _, t := range terms {
+			if !asciiWord(t) {
+				r, _ := utf8.DecodeRuneInString(t)
+				lx.byFirst[r] = append(lx.byFirst[r], groupTerm{t, g})
+				continue
+			}
+			for _, w := range append([]string{t}, plurals(t)...) {
+				if l := lx.byWord[w]; len(l) == 0 || l[len(l)-1] != g {
+					lx.byWord[w] = append(l, g)
+				}
+			}
+		}
+	}
+}
+
+// asciiWord reports whether t is ASCII word runes only.
+func asciiWord(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] >= utf8.RuneSelf || !analysis.IsWordRune(rune(t[i])) {
+			return false
+		}
+	}
+	return t != ""
 }
 
 // expansion is what one concept group adds to a query: the group's terms
@@ -135,10 +181,18 @@ type expansion struct {
 // singulars, and BM25's stemmer already matches both forms of the terms
 // it adds.
 func (lx *lexicon) expand(text string) []expansion {
+	return lx.expandGroups(text, lx.triggered)
+}
+
+// expandGroups is expand over the groups candidates returns for the
+// lowered text, in order (a group none of whose terms occurs adds
+// nothing).
+func (lx *lexicon) expandGroups(text string, candidates func(lower string) []int) []expansion {
 	lower := strings.ToLower(text)
 	hasCJK, hasLatin := scripts(lower)
 	var out []expansion
-	for _, g := range lx.groups {
+	for _, gi := range candidates(lower) {
+		g := lx.groups[gi]
 		var e expansion
 		for _, t := range g {
 			if containsWord(lower, t) || containsPlural(lower, t) {
@@ -169,23 +223,85 @@ func (lx *lexicon) expand(text string) []expansion {
 	return out
 }
 
+// triggered returns, in order, the groups one of whose terms occurs in
+// lower (containsWord or containsPlural): the one-word ASCII terms through
+// byWord and lower's words, the others searched for when lower has their
+// first rune (which their plurals share).
+func (lx *lexicon) triggered(lower string) []int {
+	var gs []int
+	var seenASCII [utf8.RuneSelf]bool
+	var seen map[rune]bool
+	start := -1
+	for i, r := range lower {
+		if r < utf8.RuneSelf {
+			if !seenASCII[r] {
+				seenASCII[r] = true
+				gs = lx.appendScanned(gs, lower, r)
+			}
+		} else if !seen[r] {
+			if seen == nil {
+				seen = map[rune]bool{}
+			}
+			seen[r] = true
+			gs = lx.appendScanned(gs, lower, r)
+		}
+		if analysis.IsWordRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			gs = append(gs, lx.byWord[lower[start:i]]...)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		gs = append(gs, lx.byWord[lower[start:]]...)
+	}
+	slices.Sort(gs)
+	return slices.Compact(gs)
+}
+
+// appendScanned appends the groups of the terms beginning with r that
+// occur in lower.
+func (lx *lexicon) appendScanned(gs []int, lower string, r rune) []int {
+	for _, st := range lx.byFirst[r] {
+		if containsWord(lower, st.t) || containsPlural(lower, st.t) {
+			gs = append(gs, st.g)
+		}
+	}
+	return gs
+}
+
 // containsPlural reports whether lower holds the English plural of the
 // Latin word t on word boundaries: "partners", "classes", "boxes",
 // "parties".
 func containsPlural(lower, t string) bool {
+	for _, p := range plurals(t) {
+		if containsWord(lower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// plurals returns the English plurals of the Latin word t (none for a
+// phrase or a CJK term).
+func plurals(t string) []string {
 	if t == "" || strings.ContainsAny(t, " -") {
-		return false
+		return nil
 	}
 	if r, _ := utf8.DecodeRuneInString(t); r >= utf8.RuneSelf {
-		return false
+		return nil
 	}
 	switch t[len(t)-1] {
 	case 's', 'x', 'h':
-		return containsWord(lower, t+"es")
+		return []string{t + "es"}
 	case 'y':
-		return containsWord(lower, t+"s") || containsWord(lower, t[:len(t)-1]+"ies")
+		return []string{t + "s", t[:len(t)-1] + "ies"}
 	}
-	return containsWord(lower, t+"s")
+	return []string{t + "s"}
 }
 
 // holdsQuestionWord reports whether the CJK term t holds one of the

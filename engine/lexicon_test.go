@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -190,4 +194,60 @@ func TestContainsPlural(t *testing.T) {
 			t.Errorf("containsPlural(%q, %q) = %v, want %v", c.text, c.term, got, c.want)
 		}
 	}
+}
+
+// everyGroup makes expandGroups try every group, as expand did before
+// byWord: TestExpandIndexed and FuzzExpandIndexed hold expand to it.
+func everyGroup(lx *lexicon) func(string) []int {
+	return func(string) []int {
+		all := make([]int, len(lx.groups))
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+}
+
+func TestExpandIndexed(t *testing.T) {
+	lx := theLexicon()
+	files, err := filepath.Glob("testdata/scenarios*/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files: %v", err)
+	}
+	texts := []string{"Partners and PARTIES", "boxes, classes", "我的budget", "budget的", "go live next week", ""}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var v struct{ Text string }
+			if json.Unmarshal([]byte(line), &v) == nil {
+				texts = append(texts, v.Text)
+			}
+		}
+	}
+	found := 0
+	for _, text := range texts {
+		got, want := lx.expand(text), lx.expandGroups(text, everyGroup(lx))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("expand(%q) = %v, want %v", text, got, want)
+		}
+		found += len(got)
+	}
+	if found < len(texts)/2 {
+		t.Errorf("%d expansions over %d texts: the lexicon hardly triggered", found, len(texts))
+	}
+}
+
+func FuzzExpandIndexed(f *testing.F) {
+	for _, s := range []string{"Partners and PARTIES", "boxes", "我的budget", "资金安排怎么样了", "what's the budget?"} {
+		f.Add(s)
+	}
+	lx := theLexicon()
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := lx.expand(text), lx.expandGroups(text, everyGroup(lx)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("expand(%q) = %v, want %v", text, got, want)
+		}
+	})
 }

@@ -26,3 +26,27 @@ func BenchmarkParseTime(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExpand measures the lexicon's expansion of a question, indexed
+// (expand) and trying every group as before the index (every-group), side
+// by side.
+func BenchmarkExpand(b *testing.B) {
+	lx := theLexicon()
+	for _, text := range []string{
+		"what did we decide about the launch budget?",
+		"我们关于产品上线时间达成了什么共识？",
+		"Who said the venue for the parties would move to the new hotel?",
+	} {
+		for _, v := range []struct {
+			name string
+			fn   func(string) []int
+		}{{"indexed", lx.triggered}, {"every-group", everyGroup(lx)}} {
+			b.Run(v.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					lx.expandGroups(text, v.fn)
+				}
+			})
+		}
+	}
+}
