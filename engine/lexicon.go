@@ -3,7 +3,6 @@ package engine
 import (
 	_ "embed"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -497,7 +496,7 @@ func (lx *lexicon) contentLeft(text string) bool {
 // (在复盘会上, 周会上, 会议上) or in one ("in the postmortem meeting", "at
 // today's stand-up", "during the call"), with up to four characters or
 // two words naming it.
-var settingPhrase = regexp.MustCompile(`在?\p{Han}{0,4}?(?:会议|会)上|\b(?:in|at|during|on)\s+(?:the\s+|our\s+|this\s+|today's\s+|yesterday's\s+|last\s+)?(?:[a-z-]+\s+){0,2}?(?:meeting|call|sync|stand-?up|review|postmortem|post-mortem|retro|retrospective)\b`)
+var settingPhrase = mustGate(`在?\p{Han}{0,4}?(?:会议|会)上|\b(?:in|at|during|on)\s+(?:the\s+|our\s+|this\s+|today's\s+|yesterday's\s+|last\s+)?(?:[a-z-]+\s+){0,2}?(?:meeting|call|sync|stand-?up|review|postmortem|post-mortem|retro|retrospective)\b`)
 
 // stripQuestionWords removes the Chinese question words from text (for
 // BM25: they match other questions, not answers); text made only of them

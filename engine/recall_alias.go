@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +69,7 @@ const aliasMarkers = "本名 原名 大名 真名 全名 小名 外号 绰号 �
 
 // aliasAfter matches a marker and the name after it: group 1 is a CJK
 // name, group 2 a capitalised word.
-var aliasAfter = regexp.MustCompile(`(?:本名|原名|大名|真名|全名|小名|外号|绰号|英文名|昵称|(?:[叫喊](?:他|她))|(?:管(?:他|她)叫))(?:叫|是|为)?[“"「]?(?:(\p{Han}{2,4})|([A-Z][A-Za-z'-]+))|(?i:\b(?:goes by|go by|nicknamed|known as|a\.?k\.?a\.?|real name is|full name is|calls? (?:him|her)|called (?:him|her)))\s+["“]?([A-Z][A-Za-z'-]+)`)
+var aliasAfter = mustGate(`(?:本名|原名|大名|真名|全名|小名|外号|绰号|英文名|昵称|(?:[叫喊](?:他|她))|(?:管(?:他|她)叫))(?:叫|是|为)?[“"「]?(?:(\p{Han}{2,4})|([A-Z][A-Za-z'-]+))|(?i:\b(?:goes by|go by|nicknamed|known as|a\.?k\.?a\.?|real name is|full name is|calls? (?:him|her)|called (?:him|her)))\s+["“]?([A-Z][A-Za-z'-]+)`)
 
 // aliasPair is one defined name and the names of the same record before
 // its marker, any of which it may stand for.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 )
 
 // Statements of a change: a record that says something changed ("改到四月
@@ -29,7 +28,7 @@ import (
 var changeDemote float32 = 0.7
 
 // changeStatement matches a text that states a change.
-var changeStatement = regexp.MustCompile(`(?i)改到|改成|改为|改在|改期|改了|改主意|换成|换了|推迟|延期|延后|提前|取消|不再|戒了|变成|变了|调整|最终|后来|终于|量错|搞错|记错|其实是|\b(changed|moved (to|it|the)|switched|postponed|rescheduled|pushed (back|to)|brought forward|cancel(l)?ed|no longer|any ?more|instead|turned out|actually|decided|now)\b`)
+var changeStatement = mustGate(`(?i)改到|改成|改为|改在|改期|改了|改主意|换成|换了|推迟|延期|延后|提前|取消|不再|戒了|变成|变了|调整|最终|后来|终于|量错|搞错|记错|其实是|\b(changed|moved (to|it|the)|switched|postponed|rescheduled|pushed (back|to)|brought forward|cancel(l)?ed|no longer|any ?more|instead|turned out|actually|decided|now)\b`)
 
 // changes applies changeDemote in a question about an earlier state.
 func (p *plan) changes() error {

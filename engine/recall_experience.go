@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -44,9 +43,9 @@ const experienceBoost = 1.2
 // with a plural-looking word; experienceNotPlural lists the words ending
 // in s that are not plural nouns.
 var (
-	experiencePlural    = regexp.MustCompile(`(?i)^\s*(what|which)\s+((?:[\w+'-]+\s+){0,2}?)([\w+'-]+s)\b`)
-	experienceKind      = regexp.MustCompile(`(?i)\b(kind|type|sort)s? of\b`)
-	experiencePerfect   = regexp.MustCompile(`(?i)^\s*(what|which|where|who|how many)\b.*\b(has|have)\b`)
+	experiencePlural    = mustGate(`(?i)^\s*(what|which)\s+((?:[\w+'-]+\s+){0,2}?)([\w+'-]+s)\b`)
+	experienceKind      = mustGate(`(?i)\b(kind|type|sort)s? of\b`)
+	experiencePerfect   = mustGate(`(?i)^\s*(what|which|where|who|how many)\b.*\b(has|have)\b`)
 	experienceNotPlural = map[string]bool{"is": true, "was": true, "does": true, "has": true, "this": true, "his": true, "hers": true, "its": true, "as": true, "yes": true, "us": true}
 )
 
@@ -64,7 +63,7 @@ func experienceQuestion(q string) bool {
 // narration matches a text in which the speaker tells of something done:
 // "I" or "we", perhaps an adverb, and a past tense or participle (regular
 // or one of the common irregular verbs).
-var narration = regexp.MustCompile(`(?i)\b(i|we|i've|we've|i'd|we'd|i have|we have)\s+((just|also|recently|finally|even|really|actually|already|once|first|since|then|went and)\s+)?(\w+ed|went|took|got|had|made|did|saw|began|joined|started|tried|visited|found|met|ran|won|bought|read|wrote|gave|became|came|left|built|taught|learned|been|done|gone|seen|signed|held|set|spent|felt|kept|lost|sold|brought|caught|drew|flew|grew|heard|led|put|rode|sang|swam|threw|wore|knew|fell|fought)\b`)
+var narration = mustGate(`(?i)\b(i|we|i've|we've|i'd|we'd|i have|we have)\s+((just|also|recently|finally|even|really|actually|already|once|first|since|then|went and)\s+)?(\w+ed|went|took|got|had|made|did|saw|began|joined|started|tried|visited|found|met|ran|won|bought|read|wrote|gave|became|came|left|built|taught|learned|been|done|gone|seen|signed|held|set|spent|felt|kept|lost|sold|brought|caught|drew|flew|grew|heard|led|put|rode|sang|swam|threw|wore|knew|fell|fought)\b`)
 
 // experience applies experienceBoost in an experience question.
 func (p *plan) experience() error {

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"time"
 
@@ -34,8 +33,8 @@ import (
 // suite: without the prior the widened window put that short turn first
 // (time hit@1 .79 -> .75); with justNowWeight 0.5 it still did.
 var (
-	justNowEN = regexp.MustCompile(`(?i)\b(?:just\s+now|a\s+moment\s+ago|moments\s+ago|a\s+little\s+while\s+ago|a\s+few\s+moments\s+ago)\b`)
-	justNowZH = regexp.MustCompile(`刚才|刚刚|方才|刚说`)
+	justNowEN = mustGate(`(?i)\b(?:just\s+now|a\s+moment\s+ago|moments\s+ago|a\s+little\s+while\s+ago|a\s+few\s+moments\s+ago)\b`)
+	justNowZH = mustGate(`刚才|刚刚|方才|刚说`)
 )
 
 const (

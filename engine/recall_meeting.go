@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 )
 
 // A meeting named in a window ("what did we discuss in this morning's
@@ -19,7 +18,7 @@ import (
 // too (which meeting it means is not known). It costs, only for such a question, what "the last
 // meeting" costs: one index filter and up to meetingSample+1 record reads
 // for each of the window's latest maxPreviousSessions sessions.
-var namesMeeting = regexp.MustCompile(`(?i)\b(meetings?|stand-?ups?|syncs?|huddles?)\b|会上|会里|会议|开会|例会|组会|周会|晨会|早会|站会|复盘会|碰头会|讨论会|的会(?:$|[上里中后前定说讲谈聊提讨决都怎结，。？！?!,.])`)
+var namesMeeting = mustGate(`(?i)\b(meetings?|stand-?ups?|syncs?|huddles?)\b|会上|会里|会议|开会|例会|组会|周会|晨会|早会|站会|复盘会|碰头会|讨论会|的会(?:$|[上里中后前定说讲谈聊提讨决都怎结，。？！?!,.])`)
 
 // namedMeeting narrows the filter to the window's meetings when the query
 // names a meeting (above).

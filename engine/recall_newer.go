@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/lazymem/lazymem/vecmath"
@@ -95,12 +94,12 @@ func asksWhy(text string) bool { return containsAny(strings.ToLower(text), whyWo
 
 // settling matches a turn that settles a choice; "X it is." is checked by
 // itIs.
-var settling = regexp.MustCompile(`(?i)那就|就这么|就定|定了|算了|拍板|还是[^，。！？,.!?；;]{1,16}吧|就[^，。！？,.!?；;]{1,16}吧|\bfinal answer\b|\b(let'?s|we'?ll|i'?ll) go with\b|\bsettled on\b|\bdecided on\b`)
+var settling = mustGate(`(?i)那就|就这么|就定|定了|算了|拍板|还是[^，。！？,.!?；;]{1,16}吧|就[^，。！？,.!?；;]{1,16}吧|\bfinal answer\b|\b(let'?s|we'?ll|i'?ll) go with\b|\bsettled on\b|\bdecided on\b`)
 
 // itIs matches "<choice> it is." ("OK, October 20 it is.", "Porto it
 // is!"); the word before "it is" must not make it an answer or a clause
 // ("Yes it is!", "that's what it is.", LoCoMo's chats).
-var itIs = regexp.MustCompile(`(?i)([\w']+)\s+it is\s*[.!]`)
+var itIs = mustGate(`(?i)([\w']+)\s+it is\s*[.!]`)
 
 var notChoice = map[string]bool{"yes": true, "yeah": true, "yep": true, "no": true, "nope": true, "that": true, "this": true, "so": true,
 	"what": true, "how": true, "where": true, "when": true, "who": true, "as": true, "because": true, "whatever": true, "think": true,
@@ -388,4 +387,4 @@ func (b revision) revises(kind slotKind, a revision) bool {
 // (a supplier, a caregiver, a tool). Measured 2026-12-05 (scenarios.md,
 // "A twelfth set"): set 10's "蔬菜现在由哪家供应？" miss -> rank 2, every
 // other set, LoCoMo and the Chinese sets identical.
-var replaceStatement = regexp.MustCompile(`(?i)换成|换了|改用|改请|改找|替换|替代|\b(switched to|switching to|replaced|replacing|instead of|in place of)\b`)
+var replaceStatement = mustGate(`(?i)换成|换了|改用|改请|改找|替换|替代|\b(switched to|switching to|replaced|replacing|instead of|in place of)\b`)

@@ -715,7 +715,7 @@ var timeRules = []timeRule{
 		d := dayStart(m.now)
 		return d.Add(-6 * time.Hour), d.Add(6 * time.Hour), true
 	}},
-	{justNowEN, func(m timeMatch) (time.Time, time.Time, bool) {
+	{justNowEN.Regexp, func(m timeMatch) (time.Time, time.Time, bool) {
 		return rolling("minute", int(justNowSpan/time.Minute), m.now)
 	}},
 	// English: durations back from now.
@@ -867,7 +867,7 @@ var timeRules = []timeRule{
 	{regexp.MustCompile(`今天早些时候|今天早前`), func(m timeMatch) (time.Time, time.Time, bool) {
 		return dayStart(m.now), m.now.Add(time.Nanosecond), true
 	}},
-	{justNowZH, func(m timeMatch) (time.Time, time.Time, bool) {
+	{justNowZH.Regexp, func(m timeMatch) (time.Time, time.Time, bool) {
 		return rolling("minute", int(justNowSpan/time.Minute), m.now)
 	}},
 	// Chinese: durations back from now.

@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -74,7 +73,7 @@ var (
 )
 
 // relativePast matches a time relative to when it was said, in the past.
-var relativePast = regexp.MustCompile(`(?i)^(yesterday|last \w+|.*\bago|昨天|前天|上周.*|上个月|刚才|去年)$`)
+var relativePast = mustGate(`(?i)^(yesterday|last \w+|.*\bago|昨天|前天|上周.*|上个月|刚才|去年)$`)
 
 // slotKind is the type of value a question asks for.
 type slotKind uint8
@@ -93,17 +92,17 @@ func (k slotKind) String() string {
 }
 
 var (
-	askTime  = regexp.MustCompile(`(?i)\bwhat time\b|\bwhat day\b|几点|星期几|周几|礼拜几`)
-	askPlace = regexp.MustCompile(`(?i)\bwhere\b|\bwhich (city|town|room|venue|place|floor|hotel|restaurant|pool|building|country|office|hall)\b|哪里|哪儿|在哪|去哪|什么地方|哪个城市|哪座城市|哪个场馆|哪家酒店|哪家餐厅|哪家饭店|哪个会议室|哪个地方|什么场馆`)
+	askTime  = mustGate(`(?i)\bwhat time\b|\bwhat day\b|几点|星期几|周几|礼拜几`)
+	askPlace = mustGate(`(?i)\bwhere\b|\bwhich (city|town|room|venue|place|floor|hotel|restaurant|pool|building|country|office|hall)\b|哪里|哪儿|在哪|去哪|什么地方|哪个城市|哪座城市|哪个场馆|哪家酒店|哪家餐厅|哪家饭店|哪个会议室|哪个地方|什么场馆`)
 	// askOwner: who does something for a thing (who owns, handles, picks
 	// up; 谁负责, 谁去接, 谁在跟), not any who question ("who joins on
 	// Monday?", "下周一谁入职？" ask for a person, not an assignment).
-	askOwner  = regexp.MustCompile(`(?i)\bwho(se)?\b.*\b(own|owns|owner|handles?|handling|responsible|in charge|picks?|keeps?|leads?|runs?|takes? care|manages?|books?)\b|谁.*(负责|接|跟|管|整理|准备|弄|带)|(负责|管|整理|准备).*谁`)
-	askAmount = regexp.MustCompile(`(?i)\bhow (much|many|big)\b|多少|几个|几次|几位|几人|几万`)
+	askOwner  = mustGate(`(?i)\bwho(se)?\b.*\b(own|owns|owner|handles?|handling|responsible|in charge|picks?|keeps?|leads?|runs?|takes? care|manages?|books?)\b|谁.*(负责|接|跟|管|整理|准备|弄|带)|(负责|管|整理|准备).*谁`)
+	askAmount = mustGate(`(?i)\bhow (much|many|big)\b|多少|几个|几次|几位|几人|几万`)
 	// askMoney: an amount question about money (the budget, a price, a
 	// bill): its answer states a sum, not a count ("两个区服" answers
 	// "几个区服", not "每月预算多少").
-	askMoney = regexp.MustCompile(`(?i)\b(budget|budgets|cost|costs|price|prices|priced|spend|spent|spending|fee|fees|salary|pay|paid|bill|bills|quote|quoted|rent|charge|charged|worth|money|expense|expenses)\b|预算|费用|花了|花费|多少钱|价格|价钱|报价|成本|开销|经费|资金|工资|薪|账单|房租|租金|收费|贵`)
+	askMoney = mustGate(`(?i)\b(budget|budgets|cost|costs|price|prices|priced|spend|spent|spending|fee|fees|salary|pay|paid|bill|bills|quote|quoted|rent|charge|charged|worth|money|expense|expenses)\b|预算|费用|花了|花费|多少钱|价格|价钱|报价|成本|开销|经费|资金|工资|薪|账单|房租|租金|收费|贵`)
 )
 
 // askWords: a question asking for a slot holds one of them (a cheap test
@@ -139,46 +138,46 @@ func askedSlot(text string) slotKind {
 }
 
 var (
-	clockValue = regexp.MustCompile(`(?i)\b\d{1,2}(:\d\d)?\s*(am|pm)\b|\b\d{1,2}:\d\d\b|\bat \d{1,2}(:\d\d)?\b|[0-9一二三四五六七八九十两]+点(半|[0-9一二三四五六七八九十]+分?)?`)
+	clockValue = mustGate(`(?i)\b\d{1,2}(:\d\d)?\s*(am|pm)\b|\b\d{1,2}:\d\d\b|\bat \d{1,2}(:\d\d)?\b|[0-9一二三四五六七八九十两]+点(半|[0-9一二三四五六七八九十]+分?)?`)
 	placeValue = detector{
-		en: regexp.MustCompile(`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})` +
+		en: mustGate(`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})` +
 			`|(?i:\b(?:room|hall|floor|booth|building|gate)\s+[\w-]+|\b[\w'’-]+\s+(?:room|pool|center|centre|park|library|hotel|restaurant|office|venue|flat|place|house)\b|\bat home\b|\b\d+(?:st|nd|rd|th)\s+floor\b)`),
-		zh: regexp.MustCompile(`(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))` +
+		zh: mustGate(`(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))` +
 			`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)` +
 			`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`),
 	}
 	ownerVerb = detector{
-		en: regexp.MustCompile(`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`),
-		zh: regexp.MustCompile(`负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`),
+		en: mustGate(`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`),
+		zh: mustGate(`负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`),
 	}
 	// ownerValue: a capitalised word not at the start of a sentence ("can
 	// you, Priya", "to Jen"), or at its start before an owner's verb ("Jen
 	// takes over"); a relative ("my mom"); the name after 交给/由/让 or
 	// before 负责/来跟.
 	ownerValue = detector{
-		en: regexp.MustCompile(`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`),
-		zh: regexp.MustCompile(`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`),
+		en: mustGate(`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`),
+		zh: mustGate(`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`),
 	}
 	// moneyValue: a sum of money or a share of one ("75k", "$80", "七万五",
 	// "3000元", "百分之二十").
 	moneyValue = detector{
-		en: regexp.MustCompile(`(?i)[$¥￥€£]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|bucks|rmb|yuan|usd|euros?|eur)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
-		zh: regexp.MustCompile(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万.]+(?:万|元|块|千|%|美元|美金|欧元)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
+		en: mustGate(`(?i)[$¥￥€£]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|bucks|rmb|yuan|usd|euros?|eur)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
+		zh: mustGate(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万.]+(?:万|元|块|千|%|美元|美金|欧元)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
 	}
-	firstPerson = regexp.MustCompile(`(?i)\b(I'll|I will|I've|I'm|I can|me)\b|我来|我负责|我自己|我去`)
+	firstPerson = mustGate(`(?i)\b(I'll|I will|I've|I'm|I can|me)\b|我来|我负责|我自己|我去`)
 	amountValue = detector{
-		en: regexp.MustCompile(`(?i)[$¥￥]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|people|persons?|times|guests)\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty|thirty|forty|fifty|hundred)\s+(?:people|persons|times|guests|customers)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
-		zh: regexp.MustCompile(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万]+(?:万|元|块|千|人|位|次|个|%)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
+		en: mustGate(`(?i)[$¥￥]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|people|persons?|times|guests)\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty|thirty|forty|fifty|hundred)\s+(?:people|persons|times|guests|customers)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
+		zh: mustGate(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万]+(?:万|元|块|千|人|位|次|个|%)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
 	}
 )
 
 // timeOrClock matches a text that states a time or a clock time.
-var timeOrClock = regexp.MustCompile(timeStatement.String() + "|" + clockValue.String())
+var timeOrClock = mustGate(timeStatement.String() + "|" + clockValue.String())
 
 // detector finds values in English (en: run when the text holds an ASCII
 // letter, digit or "$") and in Chinese (zh: run when it holds a non-ASCII
 // character): each text pays only for its own scripts' patterns.
-type detector struct{ en, zh *regexp.Regexp }
+type detector struct{ en, zh gatedRe }
 
 func textScripts(text string) (ascii, other bool) {
 	for i := 0; i < len(text) && !(ascii && other); i++ {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/lazymem/lazymem/vecmath"
 )
@@ -34,18 +33,18 @@ const whenBoost = 1.5
 
 // whenQuestion matches a question asking when or how long, at the start of
 // a clause.
-var whenQuestion = regexp.MustCompile(`(?i)(^|[,.;:!?]\s*|\b(and|but|so)\s+)(when|how long|since when|(in )?(what|which) (year|month|date|day|week)|how many (years|months|weeks|days))\b|什么时候|多久|多长时间|哪年|哪一年|几月|哪个月|哪天|哪一天|几号|何时|多少年|几年`)
+var whenQuestion = mustGate(`(?i)(^|[,.;:!?]\s*|\b(and|but|so)\s+)(when|how long|since when|(in )?(what|which) (year|month|date|day|week)|how many (years|months|weeks|days))\b|什么时候|多久|多长时间|哪年|哪一年|几月|哪个月|哪天|哪一天|几号|何时|多少年|几年`)
 
 // timeStatement matches a text that states a time. "may" and "march" are
 // left out alone (they are more often a verb), not with a day ("March 20",
 // "20 May").
-var timeStatement = regexp.MustCompile(`(?i)\b((january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d{1,2}(st|nd|rd|th)?|\d{1,2}(st|nd|rd|th)?\s+(of\s+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|yesterday|today|tonight|tomorrow|ago|since|last (night|week|weekend|month|year|summer|winter|spring|fall|autumn|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|next (week|weekend|month|year|summer|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|afternoon|evening|week|weekend|month|year|summer)|\d+\s*(years?|months?|weeks?|days?|hours?)|(a|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|few|couple of) (years?|months?|weeks?|days?)|january|february|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|(19|20)\d\d)\b|昨天|前天|今天|明天|后天|上周|下周|本周|这周|上个月|下个月|这个月|去年|今年|明年|[0-9一二三四五六七八九十两几半]+(年|个月|周|天|号|日|月)|星期|周[一二三四五六日末]|[正腊冬]月|初[一二三四五六七八九十]|除夕|元旦|春节|中秋|国庆`)
+var timeStatement = mustGate(`(?i)\b((january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d{1,2}(st|nd|rd|th)?|\d{1,2}(st|nd|rd|th)?\s+(of\s+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|yesterday|today|tonight|tomorrow|ago|since|last (night|week|weekend|month|year|summer|winter|spring|fall|autumn|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|next (week|weekend|month|year|summer|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|afternoon|evening|week|weekend|month|year|summer)|\d+\s*(years?|months?|weeks?|days?|hours?)|(a|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|few|couple of) (years?|months?|weeks?|days?)|january|february|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|(19|20)\d\d)\b|昨天|前天|今天|明天|后天|上周|下周|本周|这周|上个月|下个月|这个月|去年|今年|明年|[0-9一二三四五六七八九十两几半]+(年|个月|周|天|号|日|月)|星期|周[一二三四五六日末]|[正腊冬]月|初[一二三四五六七八九十]|除夕|元旦|春节|中秋|国庆`)
 
 // agendaToday matches the opening of a meeting's agenda ("today we decide
 // the patch date", "今天主要定补丁的时间", "今天三件事"): its "today" says
 // when the talk is, not the time the question asks for, and the turn names
 // the subject with no value (as the slot rule's agendas do).
-var agendaToday = regexp.MustCompile(`(?i)\btoday,?\s+(?:we(?:'ll| will| need to| have to| should)?|let's|the agenda is|our agenda is)\s+(?:to\s+)?(?:discuss|cover|decide|settle|go over|talk about|review|look at|focus on)\b|\b(?:on|for) today's agenda\b|\btoday's (?:agenda|topics?)\b|今天(?:主要|我们|要|先|就)*(?:讨论|定一下|定|说一下|聊一下|过一下|商量|确定|议题|[一二两三四五几]件事)`)
+var agendaToday = mustGate(`(?i)\btoday,?\s+(?:we(?:'ll| will| need to| have to| should)?|let's|the agenda is|our agenda is)\s+(?:to\s+)?(?:discuss|cover|decide|settle|go over|talk about|review|look at|focus on)\b|\b(?:on|for) today's agenda\b|\btoday's (?:agenda|topics?)\b|今天(?:主要|我们|要|先|就)*(?:讨论|定一下|定|说一下|聊一下|过一下|商量|确定|议题|[一二两三四五几]件事)`)
 
 // statesTime reports whether text states a time other than an agenda's
 // "today".

@@ -38,8 +38,14 @@ type gatedRe struct {
 
 // mustGate compiles expr and derives its gate.
 func mustGate(expr string) gatedRe {
-	return gatedRe{regexp.MustCompile(expr), gateOf(expr)}
+	g := gatedRe{regexp.MustCompile(expr), gateOf(expr)}
+	everyGated = append(everyGated, g)
+	return g
 }
+
+// everyGated is every pattern mustGate compiled, for the tests that hold
+// the gates exact.
+var everyGated []gatedRe
 
 // admits reports whether the pattern may match t.
 func (g reGate) admits(t *gateText) bool {
@@ -274,4 +280,81 @@ func product(a, b []gateString) ([]gateString, bool) {
 		}
 	}
 	return out, true
+}
+
+// The methods below are the regexp methods the engine calls, each behind
+// the gate: a text the gate refuses has no match.
+
+func (g gatedRe) MatchString(s string) bool {
+	return g.need.admits(&gateText{text: s}) && g.Regexp.MatchString(s)
+}
+
+func (g gatedRe) FindString(s string) string {
+	if !g.need.admits(&gateText{text: s}) {
+		return ""
+	}
+	return g.Regexp.FindString(s)
+}
+
+func (g gatedRe) FindStringIndex(s string) []int {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindStringIndex(s)
+}
+
+func (g gatedRe) FindStringSubmatch(s string) []string {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindStringSubmatch(s)
+}
+
+func (g gatedRe) FindStringSubmatchIndex(s string) []int {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindStringSubmatchIndex(s)
+}
+
+func (g gatedRe) FindAllString(s string, n int) []string {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindAllString(s, n)
+}
+
+func (g gatedRe) FindAllStringIndex(s string, n int) [][]int {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindAllStringIndex(s, n)
+}
+
+func (g gatedRe) FindAllStringSubmatch(s string, n int) [][]string {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindAllStringSubmatch(s, n)
+}
+
+func (g gatedRe) FindAllStringSubmatchIndex(s string, n int) [][]int {
+	if !g.need.admits(&gateText{text: s}) {
+		return nil
+	}
+	return g.Regexp.FindAllStringSubmatchIndex(s, n)
+}
+
+func (g gatedRe) ReplaceAllString(src, repl string) string {
+	if !g.need.admits(&gateText{text: src}) {
+		return src
+	}
+	return g.Regexp.ReplaceAllString(src, repl)
+}
+
+func (g gatedRe) ReplaceAllLiteralString(src, repl string) string {
+	if !g.need.admits(&gateText{text: src}) {
+		return src
+	}
+	return g.Regexp.ReplaceAllLiteralString(src, repl)
 }

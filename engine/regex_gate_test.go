@@ -12,7 +12,7 @@ import (
 
 // gatedPatterns are the parser's gated patterns with their gates.
 func gatedPatterns() []gatedRe {
-	out := []gatedRe{enClockRange, zhClockRange, enClockAt, zhClockAt}
+	out := append([]gatedRe(nil), everyGated...)
 	for i, r := range timeRules {
 		out = append(out, gatedRe{r.re, timeGates[i]})
 	}
