@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // TestNamedMeeting: a question naming a meeting in a window is answered
@@ -131,21 +129,6 @@ func TestLastMeetingDecisionsOtherLanguage(t *testing.T) {
 			t.Errorf("%s %q: not this morning's meeting (notes %q)", m.Record.Session, m.Record.Text, res.Stats.Notes)
 		}
 	}
-}
-
-// memStore opens an in-memory store whose clock reads now and appends
-// recs to it; the store closes with the test.
-func memStore(t *testing.T, now time.Time, recs []Record) *DB {
-	t.Helper()
-	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
-		t.Fatal(err)
-	}
-	return db
 }
 
 // TestNamedMeetingUnexaminedSessions: a window of more sessions than the

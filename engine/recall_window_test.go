@@ -11,11 +11,6 @@ import (
 // what was said, not when); a window that holds records still filters.
 func TestEmptyWindowSearchedAsWords(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Role: "陆阳", Text: "天气预报说一月中旬有寒潮，户外太冷了。", Time: now.Add(-14 * time.Hour)},
@@ -25,9 +20,7 @@ func TestEmptyWindowSearchedAsWords(t *testing.T) {
 	for i := range recs {
 		recs[i].Agent, recs[i].Session = "a", "s"
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, now, recs)
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
 		res, err := db.Recall(ctx, Query{Agent: "a", Text: "谁说一月中旬有寒潮？", K: 3, Mode: mode, Now: now, ParseTime: true})
 		if err != nil {
@@ -51,17 +44,9 @@ func TestEmptyWindowSearchedAsWords(t *testing.T) {
 // record says stays a window: a quiet yesterday answers nothing, not last
 // week's records.
 func TestEmptyWindowStaysWhenUnsaid(t *testing.T) {
-	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := db.AppendBatch(ctx, []Record{{Agent: "a", Session: "s", Role: "u", Text: "we discussed the launch plan", Time: now.Add(-7 * 24 * time.Hour)}}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := db.Recall(ctx, Query{Agent: "a", Text: "what did we discuss yesterday?", K: 3, Now: now, ParseTime: true})
+	db := memStore(t, now, []Record{{Agent: "a", Session: "s", Role: "u", Text: "we discussed the launch plan", Time: now.Add(-7 * 24 * time.Hour)}})
+	res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "what did we discuss yesterday?", K: 3, Now: now, ParseTime: true})
 	if err != nil {
 		t.Fatal(err)
 	}

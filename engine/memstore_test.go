@@ -1,0 +1,24 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// memStore opens an in-memory store whose clock reads now and appends
+// recs to it; the store closes with the test.
+func memStore(t *testing.T, now time.Time, recs []Record) *DB {
+	t.Helper()
+	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
