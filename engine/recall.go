@@ -113,6 +113,9 @@ type plan struct {
 	denseText string // what is embedded
 	since     time.Time
 	until     time.Time
+	// at is the moment the query's time expression names (TimeRange.At;
+	// zero: none): with no BM25 hit the records nearest it rank first.
+	at time.Time
 	// dateSince and dateUntil: the window of a date the query names when
 	// ParseTime is off (a soft prior; zero: none).
 	dateSince, dateUntil time.Time

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -30,12 +31,12 @@ func (p *plan) fuse() error {
 		// the frame can carry meaning ("刘洋负责什么": responsible for) and
 		// the embedder keeps its share.
 		share = 1
-		p.res.Stats.Notes = append(p.res.Stats.Notes, "no BM25 hit and nothing asked but when (and who): newest first")
+		p.res.Stats.Notes = append(p.res.Stats.Notes, "no BM25 hit and nothing asked but when (and who): "+p.timeOrder())
 	case isLexical(p.db.cache.name):
 		share = newestShare
-		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (newest first), %.0f%% the lexical embedder's", 100*share, 100*(1-share)))
+		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (%s), %.0f%% the lexical embedder's", 100*share, p.timeOrder(), 100*(1-share)))
 	}
-	p.fused = fuse(p.cands, p.q, p.now, p.speakers, share)
+	p.fused = fuse(p.cands, p.q, p.now, p.at, p.speakers, share)
 	p.justNowPrior()
 	p.subject()
 	p.dateMentions()
@@ -245,10 +246,21 @@ func cosine(a, b []float32) float64 {
 // or a speaker are the likelier answers.
 const newestShare = 0.5
 
+// timeOrder says how fuse orders candidates in time.
+func (p *plan) timeOrder() string {
+	if !p.at.IsZero() {
+		return "nearest the time named first"
+	}
+	return "newest first"
+}
+
 // fuse computes the fused score of every candidate; with timeShare > 0
 // (no BM25 evidence) that share of the score is the candidate's rank in
-// time, newest 1, oldest 0.
-func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap, timeShare float64) []float32 {
+// time, newest 1, oldest 0, or when the query names a moment (at, "two
+// hours ago", "at 9:30") nearest 1, farthest 0: "what were we discussing
+// about two hours ago?" asks for the turns of that moment, not the
+// window's latest.
+func fuse(cands []cand, q *Query, now, at time.Time, speakers *roaring.Bitmap, timeShare float64) []float32 {
 	out := make([]float32, len(cands))
 	if len(cands) == 0 {
 		return out
@@ -259,7 +271,13 @@ func fuse(cands []cand, q *Query, now time.Time, speakers *roaring.Bitmap, timeS
 		for i := range order {
 			order[i] = i
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cands[a].rec.Time.Compare(cands[b].rec.Time) })
+		slices.SortStableFunc(order, func(a, b int) int {
+			if !at.IsZero() {
+				// Farther first, so that the nearest ranks last (1).
+				return cmp.Compare(absDur(cands[b].rec.Time.Sub(at)), absDur(cands[a].rec.Time.Sub(at)))
+			}
+			return cands[a].rec.Time.Compare(cands[b].rec.Time)
+		})
 		tn = make([]float64, len(cands))
 		for r, i := range order {
 			tn[i] = float64(r) / float64(len(cands)-1)
@@ -382,4 +400,11 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 		rs = append(rs, fmt.Sprintf("recency x%.2f", recencyFactor(c.rec.Time, q, now)))
 	}
 	return rs
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -36,6 +37,7 @@ func (p *plan) parse() {
 			if until.IsZero() || tr.Until.Before(until) {
 				until = tr.Until
 			}
+			p.at = tr.At
 		}
 	}
 	if !q.ParseTime && mayNameDate(text) {
@@ -46,6 +48,9 @@ func (p *plan) parse() {
 		}
 	}
 	p.since, p.until = since, until
+	if p.at.Before(since) || !until.IsZero() && !p.at.Before(until) {
+		p.at = time.Time{} // the caller's window leaves it out
+	}
 	st.Since, st.Until = since, until
 	p.parseText(text)
 }

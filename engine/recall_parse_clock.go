@@ -235,6 +235,10 @@ func withClock(text string, s span) (span, bool) {
 			continue
 		}
 		out := span{start: min(s.start, c.start), end: max(s.end, c.end), since: maxTime(since, s.since), until: minTime(until, s.until)}
+		if c.second == nil {
+			// One clock time names a moment: the middle of its span.
+			out.at = since.Add(until.Sub(since) / 2)
+		}
 		return out, true
 	}
 	return s, false

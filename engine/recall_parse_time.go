@@ -23,6 +23,11 @@ type TimeRange struct {
 	Expr string
 	// Rest is the text with the expression removed and spaces tidied.
 	Rest string
+	// At is the moment the expression points at, when it names one
+	// rather than a period: "two hours ago", "40分钟前", "at 9:30 this
+	// morning", "昨晚九点左右" (the window is the span around it). Zero
+	// for a period ("yesterday", "last week", "between 9 and 10").
+	At time.Time
 }
 
 // ParseTime finds the first time expression in text, in English or
@@ -116,6 +121,7 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 				}
 				s.since = minTime(first.since, second.since)
 				s.until = maxTime(first.until, second.until)
+				s.at = time.Time{}
 			}
 		}
 	}
@@ -138,6 +144,7 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 				s.end += post[1]
 			}
 			s.until = now.Add(time.Nanosecond)
+			s.at = time.Time{}
 		}
 	}
 	if !s.since.Before(s.until) {
@@ -153,6 +160,7 @@ func ParseTime(text string, now time.Time) (tr TimeRange, ok bool) {
 		Until: s.until,
 		Expr:  strings.TrimSpace(text[s.start:s.end]),
 		Rest:  joinTidy(text[:s.start], text[s.end:]),
+		At:    s.at,
 	}, true
 }
 
@@ -242,6 +250,7 @@ var (
 type span struct {
 	start, end   int
 	since, until time.Time
+	at           time.Time // the moment it names, if it names one (TimeRange.At)
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -285,7 +294,8 @@ func findTime(text string, off int, now time.Time) (span, bool) {
 		if best < 0 {
 			return span{}, false
 		}
-		m := timeMatch{now: now, before: text[:off+bestLoc[0]], after: text[off+bestLoc[1]:]}
+		var at time.Time
+		m := timeMatch{now: now, before: text[:off+bestLoc[0]], after: text[off+bestLoc[1]:], point: &at}
 		m.g = make([]string, len(bestLoc)/2)
 		for g := range m.g {
 			if a, b := bestLoc[2*g], bestLoc[2*g+1]; a >= 0 {
@@ -294,7 +304,7 @@ func findTime(text string, off int, now time.Time) (span, bool) {
 		}
 		since, until, ok := timeRules[best].resolve(m)
 		if ok && since.Before(until) {
-			s := span{start: off + bestLoc[0], end: off + bestLoc[1], since: since, until: until}
+			s := span{start: off + bestLoc[0], end: off + bestLoc[1], since: since, until: until, at: at}
 			if until.Sub(since) >= 23*time.Hour && until.Sub(since) <= 25*time.Hour && since.Equal(dayStart(since)) {
 				if dp := dayPart.FindStringSubmatchIndex(text[s.end:]); dp != nil {
 					a, b := partOfDay(strings.ToLower(text[s.end+dp[2] : s.end+dp[3]]))
@@ -347,6 +357,16 @@ type timeMatch struct {
 	g             []string
 	now           time.Time
 	before, after string
+	point         *time.Time // set by ago when the expression names a moment
+}
+
+// ago is the window of an expression n units ago (the package's ago);
+// of minutes and hours it names a moment, which it records in m.point.
+func (m timeMatch) ago(unit string, n int) (time.Time, time.Time, bool) {
+	if (unit == "minute" || unit == "hour") && m.point != nil {
+		*m.point = back(unit, n, m.now)
+	}
+	return ago(unit, n, m.now)
 }
 
 type timeRule struct {
@@ -729,7 +749,7 @@ var timeRules = []timeRule{
 		}},
 	{regexp.MustCompile(`(?i)\b(?:(?:in|over|during|within|for)\s+)?the\s+(?:last|past)\s+half\s+(?:an\s+)?hour\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) { return rolling("minute", 30, m.now) }},
-	{regexp.MustCompile(`(?i)\bhalf\s+an\s+hour\s+ago\b`), func(m timeMatch) (time.Time, time.Time, bool) { return ago("minute", 30, m.now) }},
+	{regexp.MustCompile(`(?i)\bhalf\s+an\s+hour\s+ago\b`), func(m timeMatch) (time.Time, time.Time, bool) { return m.ago("minute", 30) }},
 	{regexp.MustCompile(`(?i)\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+past|the\s+last|past)\s+(minute|hour|day|week|month|year)\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(m.after)), "of ") {
@@ -743,7 +763,7 @@ var timeRules = []timeRule{
 			if !ok {
 				return time.Time{}, time.Time{}, false
 			}
-			return ago(u, n, m.now)
+			return m.ago(u, n)
 		}},
 	{regexp.MustCompile(`(?i)\b(\d{1,6})\s?(h|d|w)\s+ago\b`), // 2h ago, 3d ago
 		func(m timeMatch) (time.Time, time.Time, bool) {
@@ -752,7 +772,7 @@ var timeRules = []timeRule{
 			if !ok || !unitOK(u, n) {
 				return time.Time{}, time.Time{}, false
 			}
-			return ago(u, n, m.now)
+			return m.ago(u, n)
 		}},
 	// English: named periods.
 	{regexp.MustCompile(`(?i)\b(?:this\s+)?past\s+weekend\b`), func(m timeMatch) (time.Time, time.Time, bool) {
@@ -783,9 +803,9 @@ var timeRules = []timeRule{
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			return dayOfWeek(enWeekdays[strings.ToLower(m.g[1])], 1, m.now)
 		}},
-	// "Monday of last week", "on the Monday of the previous week", "last
+	// "Monday of last week", "Monday last week", "on the Monday of the previous week", "last
 	// week's Monday": as "last Monday".
-	{regexp.MustCompile(`(?i)\b(?:on\s+)?(?:the\s+)?` + enWday + `\s+of\s+(?:the\s+)?(?:last|previous)\s+week\b`),
+	{regexp.MustCompile(`(?i)\b(?:on\s+)?(?:the\s+)?` + enWday + `\s+(?:of\s+)?(?:the\s+)?(?:last|previous)\s+week\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			return dayOfWeek(enWeekdays[strings.ToLower(m.g[1])], 1, m.now)
 		}},
@@ -888,7 +908,7 @@ var timeRules = []timeRule{
 		return d.AddDate(0, 0, -n), d, true
 	}},
 	{regexp.MustCompile(`([一两三])刻钟?(?:以前|之前|前)`), func(m timeMatch) (time.Time, time.Time, bool) {
-		return ago("minute", 15*map[string]int{"一": 1, "两": 2, "三": 3}[m.g[1]], m.now)
+		return m.ago("minute", 15*map[string]int{"一": 1, "两": 2, "三": 3}[m.g[1]])
 	}},
 	{regexp.MustCompile(zhNum + `\s*个?\s*` + zhUnit + `(?:以前|之前|前)`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
@@ -899,7 +919,7 @@ var timeRules = []timeRule{
 			if !ok {
 				return time.Time{}, time.Time{}, false
 			}
-			return ago(u, n, m.now)
+			return m.ago(u, n)
 		}},
 	// Chinese: named periods.
 	{regexp.MustCompile(`上上个?(?:周|星期|礼拜)`), calendar("week", 2)},

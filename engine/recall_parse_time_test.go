@@ -62,6 +62,7 @@ func TestParseTime(t *testing.T) {
 		{"about twenty-five minutes ago", "about twenty-five minutes ago", "", win(ago(25*time.Minute+12*time.Minute+30*time.Second), ago(25*time.Minute-12*time.Minute-30*time.Second))},
 		{"thirty five days ago", "thirty five days ago", "", day(2, 4)},
 		{"What did I note down on Monday of last week?", "on Monday of last week", "What did I note down ?", day(3, 2)},
+		{"What did I tell you on Monday last week?", "on Monday last week", "What did I tell you ?", day(3, 2)},
 		{"last week's Friday", "last week's Friday", "", day(3, 6)},
 		// An approximation before an expression is part of it.
 		{"大概四十分钟前我让你写了什么？", "大概四十分钟前", "我让你写了什么？", win(ago(60*time.Minute), ago(20*time.Minute))},
@@ -397,6 +398,33 @@ func TestParseTimeEvening(t *testing.T) {
 		tr, ok := engine.ParseTime(text, now)
 		if !ok || !tr.Since.Equal(time.Date(2026, 3, 11, 18, 0, 0, 0, loc)) || !tr.Until.Equal(time.Date(2026, 3, 12, 0, 0, 0, 0, loc)) {
 			t.Errorf("%q at 21:00: %v [%v, %v), want this evening", text, ok, tr.Since, tr.Until)
+		}
+	}
+}
+
+// TestParseTimeAt: an expression naming a moment ("two hours ago", a
+// clock time of a day) gives it in At; a period or a range gives none.
+func TestParseTimeAt(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, loc)
+	at := func(h, m int) time.Time { return time.Date(2026, 12, 1, h, m, 0, 0, loc) }
+	for _, c := range []struct {
+		text string
+		want time.Time
+	}{
+		{"what were we discussing about two hours ago?", at(9, 30)},
+		{"40分钟前谁说了预算？", at(10, 50)},
+		{"half an hour ago", at(11, 0)},
+		{"what did we say at 9:40 this morning?", at(9, 40)},
+		{"昨晚九点左右说了什么", time.Date(2026, 11, 30, 21, 0, 0, 0, loc)},
+		{"yesterday", time.Time{}},
+		{"three days ago", time.Time{}},
+		{"between 9:30 and 10 this morning", time.Time{}},
+		{"from two hours ago to an hour ago", time.Time{}},
+	} {
+		tr, ok := engine.ParseTime(c.text, now)
+		if !ok || !tr.At.Equal(c.want) {
+			t.Errorf("%q: ok %v, At %v, want %v", c.text, ok, tr.At, c.want)
 		}
 	}
 }

@@ -80,9 +80,28 @@ func (lx *lexicon) findPrevious(text string) (rest, expr string, meeting bool) {
 			rest = strings.Join(strings.Fields(src[:i]+" "+src[i+len(t):]), " ")
 			return rest, src[i : i+len(t)], set.meeting
 		}
+		if set.meeting {
+			// "our last band meeting", "上次乐队开会": a kind of meeting
+			// between the words.
+			for _, re := range []gatedRe{namedPreviousMeetingEN, namedPreviousMeetingZH} {
+				if m := re.FindStringSubmatchIndex(src); m != nil && (len(m) < 4 || !strings.ContainsAny(src[m[2]:m[3]], "说聊谈提问讲")) {
+					rest = strings.Join(strings.Fields(src[:m[0]]+" "+src[m[1]:]), " ")
+					return rest, src[m[0]:m[1]], true
+				}
+			}
+		}
 	}
 	return text, "", false
 }
+
+// namedPreviousMeetingEN and namedPreviousMeetingZH name the previous
+// meeting of a kind: "last band meeting", "our previous budget review
+// call", "上次乐队开会", "上一次项目会议" (group 1: the kind, which must not
+// hold a verb of saying: "上次说开会的时间" is not a meeting).
+var (
+	namedPreviousMeetingEN = mustGate(`(?i)\b(?:last|previous)\s+(?:[a-z][a-z'’-]*\s+){1,2}?(?:meeting|sync|standup|stand-up|call)\b`)
+	namedPreviousMeetingZH = mustGate(`上一?次的?(\p{Han}{2,4}?)(?:开会|会议|例会|的会)`)
+)
 
 // session is one session found by previousSessions.
 type session struct {

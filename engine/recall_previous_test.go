@@ -30,6 +30,12 @@ func TestFindPrevious(t *testing.T) {
 		{"上回聊到哪了", "聊到哪了", "上回", false},
 		{"我们上一次会议的结论", "我们 的结论", "上一次会议", true},
 		{"what did we decide?", "what did we decide?", "", false},
+		{"what came out of our last band meeting?", "what came out of our ?", "last band meeting", true},
+		{"In the previous budget review call, who objected?", "In the , who objected?", "previous budget review call", true},
+		{"上次乐队开会定了什么？", "定了什么？", "上次乐队开会", true},
+		{"上一次项目会议的结论", "的结论", "上一次项目会议", true},
+		{"上次说开会的时间是几点？", "开会的时间是几点？", "上次说", false},
+		{"the last few meetings were long", "the last few meetings were long", "", false},
 	}
 	for _, c := range cases {
 		rest, expr, meeting := lx.findPrevious(c.text)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -52,5 +53,28 @@ func TestEmptyWindowStaysWhenUnsaid(t *testing.T) {
 	}
 	if len(res.Memories) != 0 || res.Stats.TimeExpr == "" {
 		t.Fatalf("got %v (time expr %q, notes %v), want nothing from an empty yesterday", res.Memories, res.Stats.TimeExpr, res.Stats.Notes)
+	}
+}
+
+// TestNearestTheMoment: a question that names a moment and asks nothing
+// else ("what were we discussing about two hours ago?") ranks the turns
+// nearest it first, not the window's latest.
+func TestNearestTheMoment(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	var recs []Record
+	for i := range 13 { // 08:40 to 10:40, every ten minutes
+		recs = append(recs, Record{Agent: "a", Session: "m", Role: "ann", Time: now.Add(time.Duration(-170+10*i) * time.Minute),
+			Text: fmt.Sprintf("item %d: %s", i, []string{"the venue holds four hundred", "the budget goes up", "rehearsals move to Thursday", "posters are due Friday"}[i%4])})
+	}
+	db := memStore(t, now, recs)
+	res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "what did we say about two hours ago?", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moment := now.Add(-2 * time.Hour)
+	for _, m := range res.Memories {
+		if d := m.Time.Sub(moment); d < -20*time.Minute || d > 20*time.Minute {
+			t.Fatalf("got %v at %v among the top 3 (notes %v), want turns within 20 minutes of %v", m.Text, m.Time, res.Stats.Notes, moment)
+		}
 	}
 }

@@ -196,7 +196,7 @@ var scenario4Floors = map[string][2]float64{
 // left as content). Set after those two fixes (a part of today not begun
 // is a plan; a speaker question's setting is frame): core 0.77/0.97.
 var scenario5Floors = map[string][2]float64{
-	"time": {0.83, 0.91}, "inherited": {0.75, 1}, "speaker": {0.40, 1}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
+	"time": {0.91, 0.91}, "inherited": {0.75, 1}, "speaker": {0.40, 1}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
 	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
@@ -337,7 +337,7 @@ var scenario18Floors = map[string][2]float64{
 // compound numbers, the long weekday form and 94 more lexicon concepts
 // (time 0.86/1, recency 0.25/0.88; all 0.53/0.83).
 var scenario17Floors = map[string][2]float64{
-	"time": {0.85, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 0.66}, "paraphrase": {0, 0.75}, "lowinfo": {1, 1},
+	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 0.66}, "paraphrase": {0, 0.75}, "lowinfo": {1, 1},
 	"recency": {0.25, 0.87}, "previous": {1, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
@@ -583,8 +583,22 @@ func TestScenarios(t *testing.T) {
 	runScenarioSet(t, "scenarios", scenarioFloors, *scenarioSummary)
 }
 
+// scenario19Floors are the nineteenth set's floors (testdata/scenarios19,
+// an indie band's year-end show; committed at 59ca951 before any
+// retrieval ran on it). First measurement, out of sample, hit@1 / hit@5:
+// time 0.75/0.75, inherited 0.50/1, speaker 0.67/1, paraphrase 0/0,
+// lowinfo 0.33/0.67, recency 0.50/1, previous 0.50/0.50, crosslingual
+// 0/0 (needs), tenancy and nonempty 1/1; all 0.50/0.66 (core 0.56/0.74).
+// Its misses then gave three rules (in sample for this set): a moment
+// named ("about two hours ago") ranks the turns nearest it first,
+// "Monday last week", "our last band meeting": time 1/1, previous 1/1.
+var scenario19Floors = map[string][2]float64{
+	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.66, 1}, "paraphrase": {0, 0}, "lowinfo": {0.33, 0.66},
+	"recency": {0.50, 1}, "previous": {1, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios18; their README.md files
+// was measured (testdata/scenarios2 to scenarios19; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
@@ -610,6 +624,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios16", scenario16Floors},
 		{"scenarios17", scenario17Floors},
 		{"scenarios18", scenario18Floors},
+		{"scenarios19", scenario19Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
