@@ -16,7 +16,9 @@ import (
 // "about", "左右", "前后"; the hour after it with "多": "九点多"). A range
 // with no day next to it ("what did we say between 9:30 and 10?", "9点到10
 // 点之间") is the latest such span begun: today's, or yesterday's when
-// today's has not begun. A single clock time with no day is not a window:
+// today's has not begun; so is one clock time with "那会儿" or "那时候"
+// after it ("快十点那会儿在讨论什么"). Any other single clock time with no
+// day is not a window:
 // "did we move the call to 3pm?" names a plan, and so does a range without
 // "between" or "之间" ("from 3pm to 4pm" is as often a change as a time),
 // and any range in a text that names a future day.
@@ -238,6 +240,9 @@ func withClock(text string, s span) (span, bool) {
 		if c.second == nil {
 			// One clock time names a moment: the middle of its span.
 			out.at = since.Add(until.Sub(since) / 2)
+			if m := pastMoment.FindStringIndex(text[out.end:]); m != nil {
+				out.end += m[1]
+			}
 		}
 		return out, true
 	}
@@ -245,11 +250,20 @@ func withClock(text string, s span) (span, bool) {
 }
 
 // clockOnly returns the window of a range of clock times that needs no
-// day ("between 9:30 and 10", "9点到10点之间"): today's, or yesterday's
-// when today's has not begun; none in a text naming a future day.
+// day ("between 9:30 and 10", "9点到10点之间"), or of one clock time said
+// as a moment past ("十点那会儿"): today's, or yesterday's when today's has
+// not begun; none in a text naming a future day.
 func clockOnly(text string, now time.Time) (span, bool) {
 	for _, c := range findClocks(text) {
-		if c.second == nil || !c.ranged {
+		end := c.end
+		if c.second == nil {
+			// "快十点那会儿": one clock time said as a past moment.
+			m := pastMoment.FindStringIndex(text[c.end:])
+			if m == nil || c.ranged {
+				continue
+			}
+			end += m[1]
+		} else if !c.ranged {
 			continue
 		}
 		if futureDay.MatchString(text) {
@@ -260,8 +274,21 @@ func clockOnly(text string, now time.Time) (span, bool) {
 			since, until = c.window(now.AddDate(0, 0, -1), false)
 		}
 		if since.Before(until) {
-			return span{start: c.start, end: c.end, since: since, until: until}, true
+			start := c.start
+			if c.second == nil && strings.HasSuffix(text[:start], "快") {
+				start -= len("快") // "快十点那会儿": nearly ten
+			}
+			s := span{start: start, end: end, since: since, until: until}
+			if c.second == nil {
+				s.at = since.Add(until.Sub(since) / 2)
+			}
+			return s, true
 		}
 	}
 	return span{}, false
 }
+
+// pastMoment, right after one clock time, makes it a moment past ("十点
+// 那会儿", "九点半那时候"): the latest such time begun, as a range of clock
+// times with "between" is.
+var pastMoment = mustGate(`^\s*(?:那会儿|那会|那时候|那时|那个时候)`)

@@ -750,6 +750,8 @@ var timeRules = []timeRule{
 	{regexp.MustCompile(`(?i)\b(?:(?:in|over|during|within|for)\s+)?the\s+(?:last|past)\s+half\s+(?:an\s+)?hour\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) { return rolling("minute", 30, m.now) }},
 	{regexp.MustCompile(`(?i)\bhalf\s+an\s+hour\s+ago\b`), func(m timeMatch) (time.Time, time.Time, bool) { return m.ago("minute", 30) }},
+	{regexp.MustCompile(`(?i)\b(?:a\s+)?quarter\s+(?:of\s+)?an\s+hour\s+ago\b`), func(m timeMatch) (time.Time, time.Time, bool) { return m.ago("minute", 15) }},
+	{regexp.MustCompile(`(?i)\bthree\s+quarters\s+of\s+an\s+hour\s+ago\b`), func(m timeMatch) (time.Time, time.Time, bool) { return m.ago("minute", 45) }},
 	{regexp.MustCompile(`(?i)\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+past|the\s+last|past)\s+(minute|hour|day|week|month|year)\b`),
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(m.after)), "of ") {
