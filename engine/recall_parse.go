@@ -346,6 +346,16 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
+	if len(found) == 0 {
+		// "小梅说了什么？" for the role 梁小梅: a nickname naming one role.
+		if v, err := db.nicknamed(words, agents); err != nil {
+			return nil, nil, nil, err
+		} else if v != "" {
+			if err := try(v, true); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
 	role := ""
 	switch {
 	case askAssistant && asksAssistant(text):

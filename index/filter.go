@@ -325,3 +325,25 @@ func (s *searcher) filterHas(filter *roaring.Bitmap, doc uint32) bool {
 	}
 	return filter.Contains(doc)
 }
+
+// Roles returns up to max roles some document has for which keep reports
+// true (in no particular order), so that a caller can match a part of a
+// name ("小梅") against the roles held. It walks every role the index
+// knows: keep it for questions that need it.
+func (x *Index) Roles(keep func(role string) bool, max int) ([]string, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	var out []string
+	for v, bm := range x.fields[keyRole] {
+		if len(out) == max {
+			break
+		}
+		if bm != nil && !bm.IsEmpty() && keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
