@@ -125,10 +125,10 @@ func parseLexicon(src string) (*lexicon, error) {
 	return lx, nil
 }
 
-// indexGroups fills byWord and scanned. A term of ASCII word runes only
+// indexGroups fills byWord and byFirst. A term of ASCII word runes only
 // occurs on word boundaries (containsWord) exactly when it is one of the
 // text's maximal runs of word runes, and so do its plurals; any other term
-// is searched for as before.
+// is searched for as before, when the text holds its first rune.
 func (lx *lexicon) indexGroups() {
 	lx.byWord = map[string][]int{}
 	lx.byFirst = map[rune][]groupTerm{}

@@ -168,12 +168,12 @@ func (c clockMatch) window(base time.Time, pm bool) (time.Time, time.Time) {
 // findClocks returns the clock expressions of text, ranges first.
 func findClocks(text string) []clockMatch {
 	var out []clockMatch
-	gt := gateText{text: text}
+	gt := gateText{text: text} // lowered once for the four gates
 	find := func(re gatedRe) [][]int {
 		if !re.need.admits(&gt) {
 			return nil
 		}
-		return re.FindAllStringSubmatchIndex(text, -1)
+		return re.Regexp.FindAllStringSubmatchIndex(text, -1) // past the gate already
 	}
 	sub := func(m []int, g int) string {
 		if m[2*g] < 0 {
