@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/index/analysis"
 )
 
@@ -15,9 +14,6 @@ import (
 // surname ("小王", "老郑" for 郑国强). When a question names no role
 // exactly, nicknamed looks for such a word in it and returns the one role
 // of the agents it names; none when it names several (two 王s) or none.
-
-// maxNicknameRoles bounds the roles a nickname is tried against.
-const maxNicknameRoles = 4
 
 // nicknamed returns the role of agents the question's words name by a
 // nickname, or "".
@@ -33,19 +29,13 @@ func (db *DB) nicknamed(words, agents []string) (string, error) {
 				continue
 			}
 			nick := string(rs[i : i+2])
-			roles, err := db.idx.Roles(func(r string) bool { return nicknameOf(nick, r) }, maxNicknameRoles)
+			roles, err := db.idx.Roles(func(r string) bool { return nicknameOf(nick, r) }, maxNameRoles)
 			if err != nil {
 				return "", fmt.Errorf("lazymem: engine: roles: %w", err)
 			}
-			var held []string
-			for _, r := range roles {
-				bm, err := db.idx.Filter(&index.Filter{Agents: agents, Roles: []string{r}})
-				if err != nil {
-					return "", fmt.Errorf("lazymem: engine: role filter: %w", err)
-				}
-				if !bm.IsEmpty() {
-					held = append(held, r)
-				}
+			held, err := db.heldRoles(roles, agents)
+			if err != nil {
+				return "", err
 			}
 			if len(held) == 1 {
 				return held[0], nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -224,20 +225,25 @@ func (p *plan) detectSpeakers() error {
 	if q.SpeakerBoost != 1 && st.Filtered > 0 {
 		var err error
 		var named []string
-		p.speakers, st.Speakers, named, err = p.db.findSpeakers(p.denseText, p.filter.Agents)
+		var spelled map[string]string
+		p.speakers, st.Speakers, named, spelled, err = p.db.findSpeakers(p.denseText, p.filter.Agents)
 		if err != nil {
 			return err
 		}
 		dense, asked := p.denseText, p.denseText
 		if len(named) > 0 {
+			strip := make([]string, len(named))
+			for i, n := range named {
+				strip[i] = cmp.Or(spelled[n], n)
+			}
 			// Spaces collapsed where a name was: the embedded text is also
 			// the cache key.
-			dense = strings.Join(strings.Fields(stripWords(p.denseText, named)), " ")
+			dense = strings.Join(strings.Fields(stripWords(p.denseText, strip)), " ")
 			if dense != "" {
 				p.denseText = dense
 			}
 		}
-		if err := p.findSubject(asked, named); err != nil {
+		if err := p.findSubject(asked, named, spelled); err != nil {
 			return err
 		}
 		if p.speakers != nil && !theLexicon().contentLeft(dense) {
@@ -262,7 +268,7 @@ var askAssistant = true
 // text: a word of it (as typed, lowercased or capitalized), a substring of
 // 2-4 characters of a CJK run, or the first person (firstPersonRole); the
 // roles found, and those named by name (to be stripped from the text).
-func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, found, named []string, err error) {
+func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, found, named []string, spelled map[string]string, err error) {
 	seen := map[string]bool{}
 	lookups := 0
 	try := func(v string, byName bool) error {
@@ -309,7 +315,7 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 		}
 		for _, v := range []string{a + " " + b, capitalize(a) + " " + capitalize(b)} {
 			if err := try(v, true); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 		}
 	}
@@ -331,7 +337,7 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			for n := 4; n >= 2; n-- {
 				for i := 0; i+n <= len(rs); i++ {
 					if err := try(string(rs[i:i+n]), true); err != nil {
-						return nil, nil, nil, err
+						return nil, nil, nil, nil, err
 					}
 				}
 			}
@@ -342,17 +348,31 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 		}
 		for _, v := range []string{w, lw, capitalize(w)} {
 			if err := try(v, true); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 		}
+	}
+	// "Dr. Fang", "Zhou Hang" for the roles 方婷, 周航: names in pinyin.
+	vs, ws, err := db.pinyinNamed(notFound(words, found), agents)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	for i, v := range vs {
+		if err := try(v, true); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if spelled == nil {
+			spelled = map[string]string{}
+		}
+		spelled[v] = ws[i]
 	}
 	if len(found) == 0 {
 		// "小梅说了什么？" for the role 梁小梅: a nickname naming one role.
 		if v, err := db.nicknamed(words, agents); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		} else if v != "" {
 			if err := try(v, true); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 		}
 	}
@@ -366,12 +386,12 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 	if role != "" && !seen[role] {
 		n := len(found)
 		if err := try(role, false); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if role == firstPersonRole && len(found) == n && namedFirstPerson {
 			rb, err := db.notAssistant(agents)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			if rb != nil {
 				found = append(found, firstPersonNamed)
@@ -383,7 +403,7 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
-	return bm, found, named, nil
+	return bm, found, named, spelled, nil
 }
 
 // firstPersonNamed is the speaker Stats lists for the first person in a

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -26,8 +27,9 @@ var jointWords = []string{" and ", "&", " both ", " together", "each other", "å’
 
 // findSubject sets p.others when the question names two speakers or more
 // and is not about them together: the records of every named speaker but
-// the one named first.
-func (p *plan) findSubject(asked string, named []string) error {
+// the one named first. spelled holds how the question writes a role it
+// names in pinyin.
+func (p *plan) findSubject(asked string, named []string, spelled map[string]string) error {
 	p.others = nil
 	if len(named) < 2 {
 		return nil
@@ -40,7 +42,7 @@ func (p *plan) findSubject(asked string, named []string) error {
 	}
 	first, at := "", len(text)
 	for _, n := range named {
-		if i := indexWord(text, strings.ToLower(n)); i >= 0 && i < at {
+		if i := indexWord(text, strings.ToLower(cmp.Or(spelled[n], n))); i >= 0 && i < at {
 			first, at = n, i
 		}
 	}
