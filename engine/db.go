@@ -36,6 +36,9 @@ type DB struct {
 	// aliases are the names the records define, per agent set
 	// (recall_alias.go).
 	aliases aliasTables
+	// names are the roles as the name rules across scripts match them
+	// (recall_rolenames.go).
+	names roleNames
 	// core is the core store (dir/core): units, value signals; ring the
 	// recent recalls feedback can name; bg its background goroutine.
 	core *coreStore

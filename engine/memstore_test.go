@@ -10,7 +10,7 @@ import (
 
 // memStore opens an in-memory store whose clock reads now and appends
 // recs to it; the store closes with the test.
-func memStore(t *testing.T, now time.Time, recs []Record) *DB {
+func memStore(t testing.TB, now time.Time, recs []Record) *DB {
 	t.Helper()
 	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
 	if err != nil {

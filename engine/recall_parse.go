@@ -352,11 +352,18 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
-	// "Dr. Fang", "Zhou Hang" for the roles 方婷, 周航: names in pinyin.
-	vs, ws, err := db.pinyinNamed(notFound(words, found), agents)
+	// "Dr. Fang", "Zhou Hang" for the roles 方婷, 周航: names in pinyin;
+	// "丹尼尔", "周航" for the roles "Daniel Price", "Zhou Hang".
+	rest := notFound(words, found)
+	vs, ws, err := db.pinyinNamed(rest, agents)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	lvs, lws, err := db.latinNamed(rest, agents)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	vs, ws = append(vs, lvs...), append(ws, lws...)
 	for i, v := range vs {
 		if err := try(v, true); err != nil {
 			return nil, nil, nil, nil, err

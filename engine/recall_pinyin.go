@@ -83,33 +83,6 @@ func parsePinyin(text string) *pinyinTable {
 	return t
 }
 
-// spells reports whether s (lower case letters) is one reading of each of
-// rs in turn; ü may be written u, v or yu.
-func (t *pinyinTable) spells(s string, rs []rune) bool {
-	if len(rs) == 0 {
-		return s == ""
-	}
-	r := rs[0]
-	if r < pinyinFirst || r > pinyinLast {
-		return false
-	}
-	for p := t.readings[r-pinyinFirst]; p != 0; p >>= 10 {
-		syl := t.syls[p&0x3ff-1]
-		if strings.HasPrefix(s, syl) && t.spells(s[len(syl):], rs[1:]) {
-			return true
-		}
-		if strings.Contains(syl, "v") {
-			for _, u := range [...]string{"u", "yu"} {
-				f := strings.ReplaceAll(syl, "v", u)
-				if strings.HasPrefix(s, f) && t.spells(s[len(f):], rs[1:]) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // isPinyin reports whether s (lower case letters) is a run of pinyin
 // syllables: the quick test a word passes before any role is read.
 func (t *pinyinTable) isPinyin(s string) bool {
@@ -188,23 +161,19 @@ func firstRune(s string) rune {
 	return r
 }
 
-// namedBy reports whether n names role, a Chinese name of two to four
-// characters: its full name, its given name of two characters or more,
-// or (after a title) its surname.
-func (t *pinyinTable) namedBy(n pinyinName, role string) bool {
-	rs := []rune(role)
-	if len(rs) < 2 || len(rs) > 4 {
-		return false
+// chineseRole returns role's characters when it is a Chinese name of two
+// to four characters; nil otherwise.
+func chineseRole(role string) []rune {
+	if n := utf8.RuneCountInString(role); n < 2 || n > 4 {
+		return nil
 	}
+	rs := []rune(role)
 	for _, r := range rs {
 		if !analysis.IsCJK(r) {
-			return false
+			return nil
 		}
 	}
-	if n.surname {
-		return t.spells(n.letters, rs[:1])
-	}
-	return t.spells(n.letters, rs) || len(rs) >= 3 && t.spells(n.letters, rs[1:])
+	return rs
 }
 
 // pinyinNamed returns the Chinese roles of agents the question's words
@@ -215,17 +184,28 @@ func (db *DB) pinyinNamed(words, agents []string) (roles, written []string, err 
 	if len(names) == 0 {
 		return nil, nil, nil
 	}
-	t := thePinyin()
+	fits := make([][]string, len(names))
+	if err := db.lookupRoles(func(m *roleMaps) {
+		for i, n := range names {
+			if n.surname {
+				fits[i] = m.surname[n.letters]
+			} else {
+				fits[i] = uniq(append(slices.Clip(m.full[n.letters]), m.given[n.letters]...))
+			}
+		}
+	}); err != nil {
+		return nil, nil, err
+	}
 	used := map[string]bool{}
-	for _, n := range names {
+	for i, n := range names {
 		if slices.ContainsFunc(strings.Fields(n.written), func(w string) bool { return used[w] }) {
 			continue
 		}
-		fits, err := db.idx.Roles(func(r string) bool { return t.namedBy(n, r) }, maxNameRoles)
-		if err != nil {
-			return nil, nil, fmt.Errorf("lazymem: engine: roles: %w", err)
+		fit := fits[i]
+		if len(fit) == 0 {
+			continue
 		}
-		held, err := db.heldRoles(fits, agents)
+		held, err := db.heldRoles(fit, agents)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -323,9 +323,19 @@ func (x *Index) addField(key, val string, id uint32) {
 	if val == "" && strings.HasPrefix(key, "\x00") {
 		return
 	}
+	if x.fields[key][val] == nil {
+		x.noteRole(key, val)
+	}
 	x.fields.add(key, val, id)
 	if key == keyAgent {
 		x.agented.Add(id)
+	}
+}
+
+// noteRole lists val in x.roles when key is the role's (RolesSince).
+func (x *Index) noteRole(key, val string) {
+	if key == keyRole {
+		x.roles = append(x.roles, strings.Clone(val))
 	}
 }
 

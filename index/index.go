@@ -85,6 +85,9 @@ type Index struct {
 	live   *roaring.Bitmap // indexed and not deleted
 	tomb   *roaring.Bitmap
 	fields fieldSet
+	// roles lists the roles of fields in the order the index first held
+	// them (RolesSince); it only grows, as fields' entries do.
+	roles []string
 	// agented holds every id indexed with an agent: the union of the
 	// agent bitmaps in fields, kept as they grow. A filter listing every
 	// agent reads it instead of computing that union (filterLocked).

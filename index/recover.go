@@ -144,8 +144,10 @@ func (x *Index) absorbSegment(s *segment) error {
 			b.Or(bm)
 		case s.mut == nil:
 			m[v] = bm
+			x.noteRole(k, v)
 		default:
 			m[v] = bm.Clone()
+			x.noteRole(k, v)
 		}
 		return nil
 	})
