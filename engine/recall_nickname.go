@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -29,9 +29,15 @@ func (db *DB) nicknamed(words, agents []string) (string, error) {
 				continue
 			}
 			nick := string(rs[i : i+2])
-			roles, err := db.idx.Roles(func(r string) bool { return nicknameOf(nick, r) }, maxNameRoles)
-			if err != nil {
-				return "", fmt.Errorf("lazymem: engine: roles: %w", err)
+			var roles []string
+			if err := db.lookupRoles(func(m *roleMaps) {
+				for _, r := range append(slices.Clip(m.firstChar[x]), m.lastChar[x]...) {
+					if nicknameOf(nick, r) && !slices.Contains(roles, r) {
+						roles = append(roles, r)
+					}
+				}
+			}); err != nil {
+				return "", err
 			}
 			held, err := db.heldRoles(roles, agents)
 			if err != nil {

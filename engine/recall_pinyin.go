@@ -30,9 +30,6 @@ const (
 	pinyinFirst       = 0x4E00 // the CJK Unified Ideographs block
 	pinyinLast        = 0x9FFF
 	maxPinyinReadings = 3 // readings kept a character
-	// maxNameRoles bounds the roles of the whole index a nickname or a
-	// pinyin name is matched to before the agents' filter.
-	maxNameRoles = 32
 )
 
 // pinyinTable holds each character's toneless readings.

@@ -8,8 +8,8 @@ import (
 	"github.com/lazymem/lazymem/index"
 )
 
-// roleNames holds the index's roles as the name rules across scripts
-// look them up (recall_pinyin.go, recall_latin.go). It reads the roles
+// roleNames holds the index's roles as the name rules look them up
+// (recall_pinyin.go, recall_latin.go, recall_nickname.go). It reads the roles
 // the index came to hold since the last question (index.Index.RolesSince)
 // and adds them, so that a question's lookups cost the same in a store of
 // ten roles and in one of ten thousand, and a new role costs its own
@@ -27,6 +27,9 @@ type roleMaps struct {
 	// full name, of the given name (roles of 3-4 characters), and of the
 	// surname.
 	full, given, surname map[string][]string
+	// The same roles by their first and last character (the nicknames'
+	// lookups: 老郑 for 郑国强, 小梅 for 梁小梅).
+	firstChar, lastChar map[rune][]string
 	// Latin roles by each lower-case word ("Daniel Price": daniel,
 	// price), and the ones of one or two words of pinyin by their letters
 	// in either order ("Zhou Hang": zhouhang, hangzhou).
@@ -49,6 +52,7 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 	}
 	if n < rn.count || rn.maps.full == nil { // new, or not the index counted: roles are every one
 		rn.maps = roleMaps{full: map[string][]string{}, given: map[string][]string{}, surname: map[string][]string{},
+			firstChar: map[rune][]string{}, lastChar: map[rune][]string{},
 			word: map[string][]string{}, letters: map[string][]string{}}
 	}
 	m, py := &rn.maps, thePinyin()
@@ -61,6 +65,8 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 		if rs := chineseRole(r); rs != nil {
 			add(m.full, py.spellings(rs), r)
 			add(m.surname, py.spellings(rs[:1]), r)
+			m.firstChar[rs[0]] = append(m.firstChar[rs[0]], r)
+			m.lastChar[rs[len(rs)-1]] = append(m.lastChar[rs[len(rs)-1]], r)
 			if len(rs) >= 3 {
 				add(m.given, py.spellings(rs[1:]), r)
 			}

@@ -326,33 +326,10 @@ func (s *searcher) filterHas(filter *roaring.Bitmap, doc uint32) bool {
 	return filter.Contains(doc)
 }
 
-// Roles returns up to max roles (every one when max < 0) some document
-// has for which keep reports true (in no particular order), so that a
-// caller can match a part of a name ("小梅") against the roles held. It
-// walks every role the index knows: keep it for questions that need it
-// (RolesSince lists them in turn).
-func (x *Index) Roles(keep func(role string) bool, max int) ([]string, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if x.closed {
-		return nil, ErrClosed
-	}
-	var out []string
-	for v, bm := range x.fields[keyRole] {
-		if len(out) == max {
-			break
-		}
-		if bm != nil && !bm.IsEmpty() && keep(v) {
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
 // RolesSince returns the roles the index came to hold after the first n
 // it held (every one for n = 0), and how many it holds now: a caller that
-// keeps what it read asks again with that count, and reads only the new
-// roles. A role whose documents are all forgotten stays listed until the
+// keeps what it read (to match a part of a name, "小梅", against the
+// roles) asks again with that count, and reads only the new roles. A role whose documents are all forgotten stays listed until the
 // next Open.
 func (x *Index) RolesSince(n int) ([]string, int, error) {
 	x.mu.RLock()
