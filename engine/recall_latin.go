@@ -3,6 +3,7 @@ package engine
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -136,4 +137,46 @@ func containsPart(ws []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// partNamed returns the Latin roles of two words or more of agents that a
+// capitalized word of the question names alone ("Marcus" or "Hale" for
+// "Marcus Hale"; not a stopword or a title), each the only one of their
+// roles the word fits, and the words that name them.
+func (db *DB) partNamed(words, agents []string) (roles, written []string, err error) {
+	stop := stopSet()
+	var ws []string
+	for _, w := range words {
+		if lw := strings.ToLower(w); latinName(w) && unicode.IsUpper(firstRune(w)) && !stop[lw] && !titles[lw] {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return nil, nil, nil
+	}
+	fits := make([][]string, len(ws))
+	if err := db.lookupRoles(func(m *roleMaps) {
+		for i, w := range ws {
+			for _, r := range m.word[strings.ToLower(w)] {
+				if strings.ContainsAny(strings.TrimSpace(r), " .") {
+					fits[i] = append(fits[i], r)
+				}
+			}
+		}
+	}); err != nil {
+		return nil, nil, err
+	}
+	for i, w := range ws {
+		if len(fits[i]) == 0 {
+			continue
+		}
+		held, err := db.heldRoles(uniq(fits[i]), agents)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(held) == 1 && !slices.Contains(roles, held[0]) {
+			roles, written = append(roles, held[0]), append(written, w)
+		}
+	}
+	return roles, written, nil
 }

@@ -177,3 +177,36 @@ func TestNamesConcurrent(t *testing.T) {
 		t.Errorf("周航: %q, want [Zhou Hang]", got)
 	}
 }
+
+func TestPartNamed(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var recs []Record
+	for i, role := range []string{"Marcus Hale", "Priya Nair", "Daniel Price", "Ms. Green", "Anna Lee", "Anna Smith", "Tom"} {
+		recs = append(recs, Record{Agent: "a", Session: "m", Role: role, Time: now.Add(time.Duration(i-10) * time.Minute), Text: "OK."})
+	}
+	recs = append(recs, Record{Agent: "b", Session: "x", Role: "Daniel Ross", Time: now.Add(-time.Hour), Text: "Got it."})
+	db := memStore(t, now, recs)
+	for _, c := range []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"What", "did", "Marcus", "say"}, []string{"Marcus Hale"}},
+		{[]string{"Marcus", "今天开会提了些什么"}, []string{"Marcus Hale"}},
+		{[]string{"did", "Hale", "agree", "with", "Priya"}, []string{"Marcus Hale", "Priya Nair"}},
+		{[]string{"what", "did", "Daniel", "say"}, []string{"Daniel Price"}}, // Daniel Ross is the other agent's
+		{[]string{"what", "did", "Green", "say"}, []string{"Ms. Green"}},
+		{[]string{"what", "did", "Anna", "say"}, nil}, // two Annas
+		{[]string{"what's", "the", "price"}, nil},     // not capitalized
+		{[]string{"what", "did", "Ms", "say"}, nil},   // a title
+	} {
+		got, _, err := db.partNamed(c.words, []string{"a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		slices.Sort(c.want)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, want %q", c.words, got, c.want)
+		}
+	}
+}

@@ -16,8 +16,8 @@ import (
 // of the agents it names; none when it names several (two 王s) or none.
 
 // nicknamed returns the role of agents the question's words name by a
-// nickname, or "".
-func (db *DB) nicknamed(words, agents []string) (string, error) {
+// nickname, and the nickname; "" for none.
+func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
 	for _, w := range words {
 		rs := []rune(w)
 		if len(rs) < 2 || !analysis.IsCJK(rs[0]) {
@@ -28,7 +28,7 @@ func (db *DB) nicknamed(words, agents []string) (string, error) {
 			if p != '小' && p != '老' && p != '阿' || !analysis.IsCJK(x) || nameStop[string(rs[i:i+2])] || strings.ContainsRune(nameEnd, x) {
 				continue
 			}
-			nick := string(rs[i : i+2])
+			nick = string(rs[i : i+2])
 			var roles []string
 			if err := db.lookupRoles(func(m *roleMaps) {
 				for _, r := range append(slices.Clip(m.firstChar[x]), m.lastChar[x]...) {
@@ -37,18 +37,18 @@ func (db *DB) nicknamed(words, agents []string) (string, error) {
 					}
 				}
 			}); err != nil {
-				return "", err
+				return "", "", err
 			}
 			held, err := db.heldRoles(roles, agents)
 			if err != nil {
-				return "", err
+				return "", "", err
 			}
 			if len(held) == 1 {
-				return held[0], nil
+				return held[0], nick, nil
 			}
 		}
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // nicknameOf reports whether nick (小/老/阿 and one character) may name

@@ -23,7 +23,7 @@ func TestNicknamed(t *testing.T) {
 		{"小时候的事", ""},
 		{"小林说了什么", ""}, // 赵小林 is the other agent's
 	} {
-		got, err := db.nicknamed([]string{c.text}, []string{"a"})
+		got, _, err := db.nicknamed([]string{c.text}, []string{"a"})
 		if err != nil {
 			t.Fatal(err)
 		}

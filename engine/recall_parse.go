@@ -352,18 +352,12 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			}
 		}
 	}
-	// "Dr. Fang", "Zhou Hang" for the roles 方婷, 周航: names in pinyin;
-	// "丹尼尔", "周航" for the roles "Daniel Price", "Zhou Hang".
-	rest := notFound(words, found)
-	vs, ws, err := db.pinyinNamed(rest, agents)
+	// Roles named otherwise than exactly: "Dr. Fang" for 方婷, "丹尼尔" for
+	// "Daniel Price", "小梅" for 梁小梅.
+	vs, ws, err := db.spelledRoles(words, found, agents)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	lvs, lws, err := db.latinNamed(rest, agents)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	vs, ws = append(vs, lvs...), append(ws, lws...)
 	for i, v := range vs {
 		if err := try(v, true); err != nil {
 			return nil, nil, nil, nil, err
@@ -372,16 +366,6 @@ func (db *DB) findSpeakers(text string, agents []string) (bm *roaring.Bitmap, fo
 			spelled = map[string]string{}
 		}
 		spelled[v] = ws[i]
-	}
-	if len(found) == 0 {
-		// "小梅说了什么？" for the role 梁小梅: a nickname naming one role.
-		if v, err := db.nicknamed(words, agents); err != nil {
-			return nil, nil, nil, nil, err
-		} else if v != "" {
-			if err := try(v, true); err != nil {
-				return nil, nil, nil, nil, err
-			}
-		}
 	}
 	role := ""
 	switch {

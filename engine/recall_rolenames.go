@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -78,6 +79,42 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 	rn.count = n
 	f(m)
 	return nil
+}
+
+// spelledRoles returns the roles of agents the question's words name
+// otherwise than by their exact name, each with the words that name it:
+// in pinyin ("Dr. Fang" for 方婷), in Chinese characters ("丹尼尔" for
+// "Daniel Price", "周航" for "Zhou Hang"), by one of its words ("Marcus"
+// for "Marcus Hale"), and, when no role was named
+// (found, the roles named exactly, is empty), by a nickname ("小梅" for
+// 梁小梅).
+func (db *DB) spelledRoles(words, found, agents []string) (roles, written []string, err error) {
+	rest := notFound(words, found)
+	if roles, written, err = db.pinyinNamed(rest, agents); err != nil {
+		return nil, nil, err
+	}
+	lr, lw, err := db.latinNamed(rest, agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	roles, written = append(roles, lr...), append(written, lw...)
+	pr, pw, err := db.partNamed(rest, agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range pr {
+		if !slices.Contains(roles, r) {
+			roles, written = append(roles, r), append(written, pw[i])
+		}
+	}
+	if len(found) == 0 && len(roles) == 0 {
+		role, nick, err := db.nicknamed(words, agents)
+		if err != nil || role == "" {
+			return nil, nil, err
+		}
+		roles, written = []string{role}, []string{nick}
+	}
+	return roles, written, nil
 }
 
 // maxSpellings bounds the pinyin spellings of one name (each character
