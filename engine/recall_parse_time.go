@@ -860,6 +860,9 @@ var timeRules = []timeRule{
 		func(m timeMatch) (time.Time, time.Time, bool) {
 			return dateWindow(atoi(m.g[1]), time.Month(atoi(m.g[2])), atoi(m.g[3]), m.now)
 		}},
+	// Holidays of a fixed date (recall_parse_holiday.go).
+	{holidayEN, holiday},
+	{holidayZH, holiday},
 
 	// Chinese: days and parts of days.
 	{regexp.MustCompile(`大前天`), fixed(3)},

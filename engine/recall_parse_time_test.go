@@ -281,6 +281,17 @@ func TestParseTime(t *testing.T) {
 		{"3d ago", "3d ago", "", day(3, 8)},
 		{"一刻钟前说的", "一刻钟前", "说的", win(ago(15*time.Minute+7*time.Minute+30*time.Second), ago(7*time.Minute+30*time.Second))},
 		{"this past weekend", "this past weekend", "", win(d(3, 7, 0), d(3, 9, 0))},
+		// Holidays of a fixed date: the latest not in the future.
+		{"what did we plan on Christmas Eve?", "Christmas Eve", "what did we plan on ?", day2(2025, 12, 24, loc)},
+		{"anything between Christmas and New Year's?", "between Christmas and New Year's", "anything ?", win(at(2025, 12, 25, 0, 0), d(1, 2, 0))},
+		{"since New Year's Day", "since New Year's Day", "", win(d(1, 1, 0), end)},
+		{"the Halloween party", "Halloween", "the party", day2(2025, 10, 31, loc)},
+		{"on Valentine's day", "Valentine's day", "on", day(2, 14)},
+		{"over Thanksgiving", "Thanksgiving", "over", day2(2025, 11, 27, loc)},
+		{"元旦那天说的", "元旦", "那天说的", day(1, 1)},
+		{"圣诞节聚餐", "圣诞节", "聚餐", day2(2025, 12, 25, loc)},
+		{"国庆期间聊了什么", "国庆", "期间聊了什么", win(at(2025, 10, 1, 0, 0), at(2025, 10, 8, 0, 0))},
+		{"12月20号到元旦之间", "12月20号到元旦之间", "", win(at(2025, 12, 20, 0, 0), d(1, 2, 0))},
 		// A part of the day alone: today's, once begun.
 		{"上午谁提到了预算？", "上午", "谁提到了预算？", win(d(3, 11, 0), d(3, 11, 12))},
 		{"下午的讨论", "下午", "的讨论", win(d(3, 11, 12), d(3, 11, 18))},
@@ -391,6 +402,22 @@ func TestFormatContext(t *testing.T) {
 	got = engine.FormatContext(ms, 110)
 	if !strings.HasPrefix(got, "[2026-03-10 09:00]") || !strings.Contains(got, "Postgres") || strings.Contains(got, "Caroline") {
 		t.Errorf("budget 110:\n%s", got)
+	}
+}
+
+// TestParseTimeHolidayAhead: a holiday less than half a year ahead is a
+// plan, not a window; one further ahead is last year's.
+func TestParseTimeHolidayAhead(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	now := time.Date(2026, 3, 11, 15, 30, 0, 0, loc) // 劳动节 is seven weeks ahead
+	for _, s := range []string{"劳动节去哪玩", "what are we doing on May Day"} {
+		if tr, ok := engine.ParseTime(s, now); ok && strings.Contains(tr.Expr, "劳动节") {
+			t.Errorf("%q: window %v-%v, want none (a plan)", s, tr.Since, tr.Until)
+		}
+	}
+	tr, ok := engine.ParseTime("the Christmas party", time.Date(2026, 6, 1, 12, 0, 0, 0, loc))
+	if !ok || !tr.Since.Equal(time.Date(2025, 12, 25, 0, 0, 0, 0, loc)) {
+		t.Errorf("Christmas from June: %v %v, want 2025-12-25", tr, ok)
 	}
 }
 
