@@ -30,6 +30,7 @@ require (
 )
 
 require (
+	github.com/6tail/lunar-go v1.4.7 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect

@@ -1,22 +1,112 @@
 package engine
 
 import (
+	_ "embed"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Holidays name a day, or a few, like a date: "since Christmas", "between
-// December 20 and New Year's", "国庆期间", "元旦那天". Each resolves as a
-// date without a year does (dateWindow): its latest occurrence not in
-// the future, none when that is within half a year ahead (the question is
-// then about a plan, not a window). Holidays of the lunar calendar (春节,
-// 中秋, 端午, 除夕) and those whose date is set each year by decree are not
-// parsed; Thanksgiving is the US one (the fourth Thursday of November).
+// December 20 and New Year's", "国庆期间", "春节前后", "中秋那天". Each
+// resolves as a date without a year does (dateWindow): its latest
+// occurrence not in the future, none when that is within half a year
+// ahead (the question is then about a plan, not a window). The holidays
+// of the Chinese calendar come from lunar.txt (1990-2060): 春节 (also 过年,
+// Chinese or Lunar New Year, Spring Festival) is 除夕 and the six days
+// after it, 除夕 (大年三十, New Year's Eve of that calendar) one day, 元宵,
+// 清明, 端午, 七夕, 中秋 and 重阳 one day each. Thanksgiving is the US one
+// (the fourth Thursday of November); holidays set each year by decree are
+// taken at their usual dates (国庆 October 1-7, 劳动节 May 1-5).
 var (
-	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?))\b`)
-	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)`)
+	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?))\b`)
+	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)`)
 )
+
+//go:embed lunar.txt
+var lunarText string
+
+// lunarFirst and lunarLast are the years lunar.txt covers.
+const (
+	lunarFirst = 1990
+	lunarLast  = 2060
+)
+
+// lunarHolidays are lunar.txt's columns: a day of the Chinese calendar
+// (month 0: the solar term 清明).
+var lunarHolidays = []struct {
+	name       string
+	month, day int
+}{{"春节", 1, 1}, {"元宵", 1, 15}, {"清明", 0, 0}, {"端午", 5, 5}, {"七夕", 7, 7}, {"中秋", 8, 15}, {"重阳", 9, 9}}
+
+// theLunar holds lunar.txt: per year from lunarFirst, the month and day
+// of each column.
+var theLunar = sync.OnceValue(func() [][][2]int {
+	var years [][][2]int
+	for line := range strings.Lines(lunarText) {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 1+len(lunarHolidays) || atoi(f[0]) != lunarFirst+len(years) {
+			panic(fmt.Sprintf("lazymem: engine: lunar.txt: bad line %q", line))
+		}
+		days := make([][2]int, len(lunarHolidays))
+		for i, md := range f[1:] {
+			mo, d, _ := strings.Cut(md, "-")
+			days[i] = [2]int{atoi(mo), atoi(d)}
+		}
+		years = append(years, days)
+	}
+	return years
+})
+
+// lunarDay is the date of column col in year y; false outside the table.
+func lunarDay(col, y int, loc *time.Location) (time.Time, bool) {
+	t := theLunar()
+	if y < lunarFirst || y-lunarFirst >= len(t) {
+		return time.Time{}, false
+	}
+	md := t[y-lunarFirst][col]
+	return time.Date(y, time.Month(md[0]), md[1], 0, 0, 0, 0, loc), true
+}
+
+// lunarKinds maps a lunar holiday's words to its column (lunarHolidays)
+// and its window: the first day's offset from that date and the days.
+var lunarKinds = map[string]struct{ col, from, days int }{
+	"春节": {0, -1, 7}, "过年": {0, -1, 7}, "农历新年": {0, -1, 7}, "chinese new year": {0, -1, 7}, "lunar new year": {0, -1, 7}, "spring festival": {0, -1, 7},
+	"除夕": {0, -1, 1}, "大年三十": {0, -1, 1},
+	"元宵节": {1, 0, 1}, "元宵": {1, 0, 1}, "lantern festival": {1, 0, 1},
+	"清明节": {2, 0, 1}, "清明": {2, 0, 1}, "qingming": {2, 0, 1}, "qingming festival": {2, 0, 1}, "tomb-sweeping day": {2, 0, 1}, "tomb sweeping day": {2, 0, 1}, "tomb-sweeping": {2, 0, 1}, "tomb sweeping": {2, 0, 1},
+	"端午节": {3, 0, 1}, "端午": {3, 0, 1}, "dragon boat festival": {3, 0, 1}, "dragon boat": {3, 0, 1},
+	"七夕节": {4, 0, 1}, "七夕": {4, 0, 1},
+	"中秋节": {5, 0, 1}, "中秋": {5, 0, 1}, "mid-autumn festival": {5, 0, 1}, "mid-autumn": {5, 0, 1}, "midautumn festival": {5, 0, 1}, "midautumn": {5, 0, 1}, "moon festival": {5, 0, 1},
+	"重阳节": {6, 0, 1}, "重阳": {6, 0, 1},
+}
+
+// lunarWindow resolves a holiday of the Chinese calendar as dateWindow
+// resolves a date without a year.
+func lunarWindow(col, from, days int, now time.Time) (time.Time, time.Time, bool) {
+	start := func(y int) (time.Time, bool) {
+		d, ok := lunarDay(col, y, now.Location())
+		return d.AddDate(0, 0, from), ok
+	}
+	s, ok := start(now.Year())
+	if ok && s.After(now) {
+		if s.Sub(now) < soon {
+			return time.Time{}, time.Time{}, false
+		}
+		ok = false
+	}
+	if !ok || s.After(now) {
+		if s, ok = start(now.Year() - 1); !ok || s.After(now) {
+			return time.Time{}, time.Time{}, false
+		}
+	}
+	return s, minTime(s.AddDate(0, 0, days), now.Add(time.Nanosecond)), true
+}
 
 // holidayDays maps a holiday (its group's first word, lower case) to its
 // month, day and number of days.
@@ -38,6 +128,9 @@ func holiday(m timeMatch) (time.Time, time.Time, bool) {
 	w = strings.Join(strings.Fields(strings.ReplaceAll(w, "’", "'")), " ")
 	if strings.HasPrefix(w, "thanksgiving") {
 		return thanksgiving(m.now)
+	}
+	if k, ok := lunarKinds[w]; ok {
+		return lunarWindow(k.col, k.from, k.days, m.now)
 	}
 	h, ok := holidayDays[w]
 	if !ok {

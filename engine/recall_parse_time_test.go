@@ -292,6 +292,14 @@ func TestParseTime(t *testing.T) {
 		{"圣诞节聚餐", "圣诞节", "聚餐", day2(2025, 12, 25, loc)},
 		{"国庆期间聊了什么", "国庆", "期间聊了什么", win(at(2025, 10, 1, 0, 0), at(2025, 10, 8, 0, 0))},
 		{"12月20号到元旦之间", "12月20号到元旦之间", "", win(at(2025, 12, 20, 0, 0), d(1, 2, 0))},
+		// The Chinese calendar's holidays (lunar.txt): 春节 2026 is Feb 17.
+		{"过年那几天聊了什么", "过年", "那几天聊了什么", win(d(2, 16, 0), d(2, 23, 0))},
+		{"春节前后", "春节", "前后", win(d(2, 16, 0), d(2, 23, 0))},
+		{"除夕晚上说的", "除夕晚上", "说的", win(d(2, 16, 18), d(2, 17, 0))},
+		{"what did we plan over Chinese New Year?", "Chinese New Year", "what did we plan over ?", win(d(2, 16, 0), d(2, 23, 0))},
+		{"元宵节那天", "元宵节", "那天", day(3, 3)},
+		{"中秋节的安排", "中秋节", "的安排", day2(2025, 10, 6, loc)},
+		{"at the Mid-Autumn Festival", "Mid-Autumn Festival", "at the", day2(2025, 10, 6, loc)},
 		// A part of the day alone: today's, once begun.
 		{"上午谁提到了预算？", "上午", "谁提到了预算？", win(d(3, 11, 0), d(3, 11, 12))},
 		{"下午的讨论", "下午", "的讨论", win(d(3, 11, 12), d(3, 11, 18))},
@@ -409,9 +417,9 @@ func TestFormatContext(t *testing.T) {
 // plan, not a window; one further ahead is last year's.
 func TestParseTimeHolidayAhead(t *testing.T) {
 	loc := time.FixedZone("CST", 8*3600)
-	now := time.Date(2026, 3, 11, 15, 30, 0, 0, loc) // 劳动节 is seven weeks ahead
-	for _, s := range []string{"劳动节去哪玩", "what are we doing on May Day"} {
-		if tr, ok := engine.ParseTime(s, now); ok && strings.Contains(tr.Expr, "劳动节") {
+	now := time.Date(2026, 3, 11, 15, 30, 0, 0, loc)           // 劳动节 is seven weeks ahead
+	for _, s := range []string{"劳动节去哪玩", "端午节去哪玩", "清明回老家吗"} { // 端午 2026 is June 19, 清明 April 5
+		if tr, ok := engine.ParseTime(s, now); ok {
 			t.Errorf("%q: window %v-%v, want none (a plan)", s, tr.Since, tr.Until)
 		}
 	}
