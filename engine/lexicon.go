@@ -29,6 +29,8 @@ type lexicon struct {
 	// (pleasantClause's quick answer).
 	pleasantWords map[string]bool
 	frame         map[string]bool // lowercased
+	// frameCJK holds the CJK frame words, longest first (contentLeft).
+	frameCJK []string
 	earlier       []string        // lowercased
 	current       []string        // lowercased
 	mention       []string        // lowercased
@@ -121,6 +123,17 @@ func parseLexicon(src string) (*lexicon, error) {
 	for _, l := range [][]string{lx.question, lx.previous, lx.previousMeeting} {
 		slices.SortFunc(l, func(a, b string) int { return len(b) - len(a) })
 	}
+	for w := range lx.frame {
+		if r, _ := utf8.DecodeRuneInString(w); analysis.IsCJK(r) {
+			lx.frameCJK = append(lx.frameCJK, w)
+		}
+	}
+	slices.SortFunc(lx.frameCJK, func(a, b string) int {
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
 	lx.indexGroups()
 	return lx, nil
 }
@@ -467,19 +480,7 @@ func (lx *lexicon) contentLeft(text string) bool {
 	// "in the postmortem meeting" say where X spoke, not what about.
 	s := settingPhrase.ReplaceAllString(strings.ToLower(text), " ")
 	// CJK frame words first, longest first, so that 说了什么 leaves nothing.
-	var cjk []string
-	for w := range lx.frame {
-		if r, _ := utf8.DecodeRuneInString(w); analysis.IsCJK(r) {
-			cjk = append(cjk, w)
-		}
-	}
-	slices.SortFunc(cjk, func(a, b string) int {
-		if d := len(b) - len(a); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	for _, w := range cjk {
+	for _, w := range lx.frameCJK {
 		s = strings.ReplaceAll(s, w, " ")
 	}
 	stop := stopSet()
