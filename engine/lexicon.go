@@ -29,8 +29,6 @@ type lexicon struct {
 	// (pleasantClause's quick answer).
 	pleasantWords map[string]bool
 	frame         map[string]bool // lowercased
-	// frameCJK holds the CJK frame words, longest first (contentLeft).
-	frameCJK []string
 	earlier       []string        // lowercased
 	current       []string        // lowercased
 	mention       []string        // lowercased
@@ -38,6 +36,8 @@ type lexicon struct {
 	// previous and previousMeeting name the previous session and the
 	// previous meeting (recall_previous.go); longest first.
 	previous, previousMeeting []string
+	// frameCJK holds the CJK frame words, longest first (contentLeft).
+	frameCJK []string
 	// byWord and byFirst index groups for expand: byWord maps an ASCII
 	// term that is one word (and each of its plurals) to its groups, found
 	// among the text's words; byFirst holds the groups' other terms by
