@@ -139,36 +139,31 @@ func askedSlot(text string) slotKind {
 
 var (
 	clockValue = mustGate(`(?i)\b\d{1,2}(:\d\d)?\s*(am|pm)\b|\b\d{1,2}:\d\d\b|\bat \d{1,2}(:\d\d)?\b|[0-9一二三四五六七八九十两]+点(半|[0-9一二三四五六七八九十]+分?)?`)
-	placeValue = detector{
-		en: mustGate(`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})` +
-			`|(?i:\b(?:room|hall|floor|booth|building|gate)\s+[\w-]+|\b[\w'’-]+\s+(?:room|pool|center|centre|park|library|hotel|restaurant|office|venue|flat|place|house)\b|\bat home\b|\b\d+(?:st|nd|rd|th)\s+floor\b)`),
-		zh: mustGate(`(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))` +
-			`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)` +
-			`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`),
-	}
-	ownerVerb = detector{
-		en: mustGate(`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`),
-		zh: mustGate(`负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`),
-	}
+	placeValue = newDetector(
+		`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})`+
+			`|(?i:\b(?:room|hall|floor|booth|building|gate)\s+[\w-]+|\b[\w'’-]+\s+(?:room|pool|center|centre|park|library|hotel|restaurant|office|venue|flat|place|house)\b|\bat home\b|\b\d+(?:st|nd|rd|th)\s+floor\b)`,
+		`(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))`+
+			`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)`+
+			`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`)
+	ownerVerb = newDetector(
+		`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`,
+		`负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`)
 	// ownerValue: a capitalised word not at the start of a sentence ("can
 	// you, Priya", "to Jen"), or at its start before an owner's verb ("Jen
 	// takes over"); a relative ("my mom"); the name after 交给/由/让 or
 	// before 负责/来跟.
-	ownerValue = detector{
-		en: mustGate(`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`),
-		zh: mustGate(`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`),
-	}
+	ownerValue = newDetector(
+		`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`,
+		`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`)
 	// moneyValue: a sum of money or a share of one ("75k", "$80", "七万五",
 	// "3000元", "百分之二十").
-	moneyValue = detector{
-		en: mustGate(`(?i)[$¥￥€£]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|bucks|rmb|yuan|usd|euros?|eur)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
-		zh: mustGate(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万.]+(?:万|元|块|千|%|美元|美金|欧元)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
-	}
+	moneyValue = newDetector(
+		`(?i)[$¥￥€£]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|bucks|rmb|yuan|usd|euros?|eur)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`,
+		`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万.]+(?:万|元|块|千|%|美元|美金|欧元)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`)
 	firstPerson = mustGate(`(?i)\b(I'll|I will|I've|I'm|I can|me)\b|我来|我负责|我自己|我去`)
-	amountValue = detector{
-		en: mustGate(`(?i)[$¥￥]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|people|persons?|times|guests)\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty|thirty|forty|fifty|hundred)\s+(?:people|persons|times|guests|customers)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`),
-		zh: mustGate(`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万]+(?:万|元|块|千|人|位|次|个|%)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`),
-	}
+	amountValue = newDetector(
+		`(?i)[$¥￥]\s?\d[\d,.]*\s*[km]?\b|\b\d[\d,.]*\s*(?:k|m|%|dollars?|people|persons?|times|guests)\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|twenty|thirty|forty|fifty|hundred)\s+(?:people|persons|times|guests|customers)\b|\b\d[\d,.]*\s*(?:percent|per cent)\b`,
+		`百分之[0-9零一二两三四五六七八九十百点]+|[0-9零一二两三四五六七八九十百千万]+(?:万|元|块|千|人|位|次|个|%)|[零一二两三四五六七八九十]+[百千万][零一二两三四五六七八九十]?`)
 )
 
 // timeOrClock matches a text that states a time or a clock time.
@@ -177,7 +172,16 @@ var timeOrClock = mustGate(timeStatement.String() + "|" + clockValue.String())
 // detector finds values in English (en: run when the text holds an ASCII
 // letter, digit or "$") and in Chinese (zh: run when it holds a non-ASCII
 // character): each text pays only for its own scripts' patterns.
-type detector struct{ en, zh gatedRe }
+type detector struct {
+	en, zh gatedRe
+	// enAny and zhAny are the same patterns by alternative (match).
+	enAny, zhAny gatedAny
+}
+
+// newDetector compiles a detector's English and Chinese patterns.
+func newDetector(en, zh string) detector {
+	return detector{en: mustGate(en), zh: mustGate(zh), enAny: mustGateAny(en), zhAny: mustGateAny(zh)}
+}
 
 func textScripts(text string) (ascii, other bool) {
 	for i := 0; i < len(text) && !(ascii && other); i++ {
@@ -194,7 +198,7 @@ func textScripts(text string) (ascii, other bool) {
 // match reports whether text states a value.
 func (d detector) match(text string) bool {
 	ascii, other := textScripts(text)
-	return ascii && d.en.MatchString(text) || other && d.zh.MatchString(text)
+	return ascii && d.enAny.MatchString(text) || other && d.zhAny.MatchString(text)
 }
 
 // findAll returns the matches of both patterns that apply.
@@ -212,7 +216,7 @@ func (d detector) findAll(text string) [][]string {
 
 // timeValue: a time or a clock time (one pattern: timeStatement is the
 // when rule's).
-var timeValue = detector{en: timeOrClock, zh: timeOrClock}
+var timeValue = newDetector(timeOrClock.String(), timeOrClock.String())
 
 // slotPattern returns the detector of a value of kind k.
 func slotPattern(k slotKind) detector {

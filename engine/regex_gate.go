@@ -358,3 +358,56 @@ func (g gatedRe) ReplaceAllLiteralString(src, repl string) string {
 	}
 	return g.Regexp.ReplaceAllLiteralString(src, repl)
 }
+
+// gatedAny is a pattern cut into its top-level alternatives, each a
+// gatedRe: MatchString holds exactly when the whole pattern's would, and
+// runs only the alternatives whose gate the text passes. A pattern whose
+// alternatives have gates of their own ("in <Name>" or "room 3" or "the
+// Grand Hotel") gets a whole-pattern gate that admits nearly every text;
+// most alternatives refuse it alone (BenchmarkSlots).
+type gatedAny []gatedRe
+
+// mustGateAny compiles expr as its top-level alternatives.
+func mustGateAny(expr string) gatedAny {
+	a, err := gateAnyOf(expr)
+	if err != nil {
+		panic(err)
+	}
+	for _, g := range a {
+		everyGated = append(everyGated, g)
+	}
+	return a
+}
+
+// gateAnyOf compiles expr as its top-level alternatives.
+func gateAnyOf(expr string) (gatedAny, error) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		subs = re.Sub
+	}
+	out := make(gatedAny, len(subs))
+	for i, sub := range subs {
+		x := sub.String()
+		c, err := regexp.Compile(x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = gatedRe{c, gateOf(x)}
+	}
+	return out, nil
+}
+
+// MatchString reports whether one of the alternatives matches s.
+func (a gatedAny) MatchString(s string) bool {
+	t := &gateText{text: s}
+	for _, g := range a {
+		if g.need.admits(t) && g.Regexp.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -131,3 +131,41 @@ func FuzzGate(f *testing.F) {
 		}
 	})
 }
+
+// TestGateAnyMatchesWhole: the slot detectors cut into alternatives match
+// exactly the texts their whole patterns match.
+func TestGateAnyMatchesWhole(t *testing.T) {
+	texts := gateTexts(t)
+	for _, d := range []detector{timeValue, placeValue, ownerVerb, ownerValue, moneyValue, amountValue} {
+		for _, p := range []struct {
+			whole gatedRe
+			any   gatedAny
+		}{{d.en, d.enAny}, {d.zh, d.zhAny}} {
+			for _, text := range texts {
+				if w, a := p.whole.Regexp.MatchString(text), p.any.MatchString(text); w != a {
+					t.Errorf("%s: whole %v, by alternative %v on %q", p.whole, w, a, text)
+				}
+			}
+		}
+	}
+}
+
+// FuzzGateAny: a pattern cut into alternatives matches what it matches.
+func FuzzGateAny(f *testing.F) {
+	f.Add(`\b(?:in|at)\s+([A-Z]\w+)|(?i:\broom\s+\d+)`, "in Room 3")
+	f.Add(`(?i)a|b|c`, "B")
+	f.Add(`x(a|b)|y`, "xb")
+	f.Fuzz(func(t *testing.T, expr, text string) {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return
+		}
+		a, err := gateAnyOf(expr)
+		if err != nil {
+			t.Fatalf("%q compiles whole but not by alternative: %v", expr, err)
+		}
+		if w, got := re.MatchString(text), a.MatchString(text); w != got {
+			t.Fatalf("%q on %q: whole %v, by alternative %v", expr, text, w, got)
+		}
+	})
+}
