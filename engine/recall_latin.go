@@ -114,16 +114,12 @@ func (db *DB) latinNamed(words, agents []string) (roles, written []string, err e
 		if containsPart(written, n.written) {
 			continue // a part of a name already found
 		}
-		fit := fits[i]
-		if len(fit) == 0 {
-			continue
-		}
-		held, err := db.heldRoles(uniq(fit), agents)
+		one, err := db.oneHeld(fits[i], agents)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(held) == 1 {
-			roles, written = append(roles, held[0]), append(written, n.written)
+		if one != "" {
+			roles, written = append(roles, one), append(written, n.written)
 		}
 	}
 	return roles, written, nil
@@ -167,15 +163,12 @@ func (db *DB) partNamed(words, agents []string) (roles, written []string, err er
 		return nil, nil, err
 	}
 	for i, w := range ws {
-		if len(fits[i]) == 0 {
-			continue
-		}
-		held, err := db.heldRoles(uniq(fits[i]), agents)
+		one, err := db.oneHeld(fits[i], agents)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(held) == 1 && !slices.Contains(roles, held[0]) {
-			roles, written = append(roles, held[0]), append(written, w)
+		if one != "" && !slices.Contains(roles, one) {
+			roles, written = append(roles, one), append(written, w)
 		}
 	}
 	return roles, written, nil

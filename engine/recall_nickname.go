@@ -39,12 +39,12 @@ func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
 			}); err != nil {
 				return "", "", err
 			}
-			held, err := db.heldRoles(roles, agents)
+			one, err := db.oneHeld(roles, agents)
 			if err != nil {
 				return "", "", err
 			}
-			if len(held) == 1 {
-				return held[0], nick, nil
+			if one != "" {
+				return one, nick, nil
 			}
 		}
 	}

@@ -198,16 +198,12 @@ func (db *DB) pinyinNamed(words, agents []string) (roles, written []string, err 
 		if slices.ContainsFunc(strings.Fields(n.written), func(w string) bool { return used[w] }) {
 			continue
 		}
-		fit := fits[i]
-		if len(fit) == 0 {
-			continue
-		}
-		held, err := db.heldRoles(fit, agents)
+		one, err := db.oneHeld(fits[i], agents)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(held) == 1 {
-			roles, written = append(roles, held[0]), append(written, n.written)
+		if one != "" {
+			roles, written = append(roles, one), append(written, n.written)
 			for _, w := range strings.Fields(n.written) {
 				used[w] = true
 			}
@@ -232,6 +228,19 @@ func notFound(words, found []string) []string {
 		}
 	}
 	return rest
+}
+
+// oneHeld returns the one of roles some record of agents has; "" when
+// none or several do.
+func (db *DB) oneHeld(roles, agents []string) (string, error) {
+	if len(roles) == 0 {
+		return "", nil
+	}
+	held, err := db.heldRoles(uniq(roles), agents)
+	if err != nil || len(held) != 1 {
+		return "", err
+	}
+	return held[0], nil
 }
 
 // heldRoles returns the roles some record of agents has.
