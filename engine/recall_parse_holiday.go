@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Holidays name a day, or a few, like a date: "since Christmas", "between
@@ -122,8 +123,39 @@ var holidayDays = map[string]struct {
 	"国庆节": {10, 1, 7}, "国庆假期": {10, 1, 7}, "国庆长假": {10, 1, 7}, "国庆": {10, 1, 7},
 }
 
+// A holiday is a time only where the question uses it as one: after a
+// preposition or a range word ("on Christmas Eve", "over Chinese New
+// Year", "between December 20 and New Year's", "since Christmas"), or in
+// Chinese with a word of time after it or a range word before it ("国庆期
+// 间", "元旦那天", "春节前后", "12月20号到元旦"). Otherwise it names a topic
+// ("the Christmas party", "中秋节的安排", "春节回家的交通"), not when the
+// answer was said.
+var (
+	holidayBeforeEN = map[string]bool{"on": true, "over": true, "during": true, "at": true, "around": true, "since": true,
+		"after": true, "before": true, "until": true, "till": true, "through": true, "between": true, "from": true,
+		"and": true, "to": true, "last": true, "this": true, "past": true}
+	holidayAfterZH  = mustGate(`^(?:期间|那天|那几天|那周|那一周|那阵子|那阵|那会儿|的时候|时候|前后|假期|长假|之前|以前|前|之后|以后|后|左右|当天|以来|晚上|上午|下午|早上|中午|那晚)`)
+	holidayBeforeZH = mustGate(`(?:从|在|到|至|自从|自|和|与|去年|今年|上个|上一个)$`)
+)
+
+// holidayAsTime reports whether the holiday matched in m is used as a
+// time.
+func holidayAsTime(m timeMatch) bool {
+	if r, _ := utf8.DecodeRuneInString(m.g[0]); r >= utf8.RuneSelf {
+		return holidayAfterZH.MatchString(strings.TrimSpace(m.after)) || holidayBeforeZH.MatchString(strings.TrimSpace(m.before))
+	}
+	ws := strings.Fields(strings.ToLower(m.before))
+	if n := len(ws); n > 0 && ws[n-1] == "the" {
+		ws = ws[:n-1]
+	}
+	return len(ws) > 0 && holidayBeforeEN[ws[len(ws)-1]]
+}
+
 // holiday resolves a match of holidayEN or holidayZH.
 func holiday(m timeMatch) (time.Time, time.Time, bool) {
+	if !holidayAsTime(m) {
+		return time.Time{}, time.Time{}, false
+	}
 	w := strings.ToLower(m.g[0])
 	w = strings.Join(strings.Fields(strings.ReplaceAll(w, "’", "'")), " ")
 	if strings.HasPrefix(w, "thanksgiving") {

@@ -285,11 +285,11 @@ func TestParseTime(t *testing.T) {
 		{"what did we plan on Christmas Eve?", "Christmas Eve", "what did we plan on ?", day2(2025, 12, 24, loc)},
 		{"anything between Christmas and New Year's?", "between Christmas and New Year's", "anything ?", win(at(2025, 12, 25, 0, 0), d(1, 2, 0))},
 		{"since New Year's Day", "since New Year's Day", "", win(d(1, 1, 0), end)},
-		{"the Halloween party", "Halloween", "the party", day2(2025, 10, 31, loc)},
+		{"what happened around Halloween", "around Halloween", "what happened", day2(2025, 10, 31, loc)},
 		{"on Valentine's day", "Valentine's day", "on", day(2, 14)},
 		{"over Thanksgiving", "Thanksgiving", "over", day2(2025, 11, 27, loc)},
 		{"元旦那天说的", "元旦", "那天说的", day(1, 1)},
-		{"圣诞节聚餐", "圣诞节", "聚餐", day2(2025, 12, 25, loc)},
+		{"圣诞节那天聚餐", "圣诞节", "那天聚餐", day2(2025, 12, 25, loc)},
 		{"国庆期间聊了什么", "国庆", "期间聊了什么", win(at(2025, 10, 1, 0, 0), at(2025, 10, 8, 0, 0))},
 		{"12月20号到元旦之间", "12月20号到元旦之间", "", win(at(2025, 12, 20, 0, 0), d(1, 2, 0))},
 		// The Chinese calendar's holidays (lunar.txt): 春节 2026 is Feb 17.
@@ -298,7 +298,7 @@ func TestParseTime(t *testing.T) {
 		{"除夕晚上说的", "除夕晚上", "说的", win(d(2, 16, 18), d(2, 17, 0))},
 		{"what did we plan over Chinese New Year?", "Chinese New Year", "what did we plan over ?", win(d(2, 16, 0), d(2, 23, 0))},
 		{"元宵节那天", "元宵节", "那天", day(3, 3)},
-		{"中秋节的安排", "中秋节", "的安排", day2(2025, 10, 6, loc)},
+		{"中秋节前后的安排", "中秋节", "前后的安排", day2(2025, 10, 6, loc)},
 		{"at the Mid-Autumn Festival", "Mid-Autumn Festival", "at the", day2(2025, 10, 6, loc)},
 		// A part of the day alone: today's, once begun.
 		{"上午谁提到了预算？", "上午", "谁提到了预算？", win(d(3, 11, 0), d(3, 11, 12))},
@@ -413,6 +413,16 @@ func TestFormatContext(t *testing.T) {
 	}
 }
 
+// TestParseTimeHolidayTopic: a holiday named as a topic is no window.
+func TestParseTimeHolidayTopic(t *testing.T) {
+	now := time.Date(2026, 3, 11, 15, 30, 0, 0, time.FixedZone("CST", 8*3600))
+	for _, s := range []string{"the Halloween party", "what gift did I get for Christmas?", "中秋节的安排", "春节回家的交通方式", "圣诞节聚餐去哪"} {
+		if tr, ok := engine.ParseTime(s, now); ok {
+			t.Errorf("%q: window %q %v-%v, want none (a topic)", s, tr.Expr, tr.Since, tr.Until)
+		}
+	}
+}
+
 // TestParseTimeHolidayAhead: a holiday less than half a year ahead is a
 // plan, not a window; one further ahead is last year's.
 func TestParseTimeHolidayAhead(t *testing.T) {
@@ -423,7 +433,7 @@ func TestParseTimeHolidayAhead(t *testing.T) {
 			t.Errorf("%q: window %v-%v, want none (a plan)", s, tr.Since, tr.Until)
 		}
 	}
-	tr, ok := engine.ParseTime("the Christmas party", time.Date(2026, 6, 1, 12, 0, 0, 0, loc))
+	tr, ok := engine.ParseTime("during the Christmas party", time.Date(2026, 6, 1, 12, 0, 0, 0, loc))
 	if !ok || !tr.Since.Equal(time.Date(2025, 12, 25, 0, 0, 0, 0, loc)) {
 		t.Errorf("Christmas from June: %v %v, want 2025-12-25", tr, ok)
 	}
