@@ -3,6 +3,7 @@ module github.com/lazymem/lazymem
 go 1.26.8
 
 require (
+	github.com/6tail/lunar-go v1.4.7
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/blevesearch/bleve/v2 v2.6.3
 	github.com/blevesearch/bleve_index_api v1.4.1
@@ -30,7 +31,6 @@ require (
 )
 
 require (
-	github.com/6tail/lunar-go v1.4.7 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
