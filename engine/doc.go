@@ -96,7 +96,11 @@
 //
 // In the code a recall is a plan (recall.go) run through one stage per
 // file: recall_parse.go (time expression, pleasantries, expansion,
-// speakers; the lexicon in lexicon.go),
+// speakers; the lexicon in lexicon.go; holidays in recall_parse_holiday.go
+// with the Chinese calendar's table lunar.txt; speakers named otherwise
+// than exactly, by nickname, in pinyin (pinyin.txt), by transliteration
+// (translit.txt) or by one word, in recall_nickname.go, recall_pinyin.go
+// and recall_latin.go over the role maps of recall_rolenames.go),
 // recall_filter.go, recall_source.go (the candidate sources, one type each:
 // BM25, a speaker's records, the fallback pass, the session chain),
 // recall_selective.go (facts, construct, embed through the cache, cosine;
