@@ -22,7 +22,7 @@ import (
 // (the fourth Thursday of November); holidays set each year by decree are
 // taken at their usual dates (国庆 October 1-7, 劳动节 May 1-5).
 var (
-	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?))\b`)
+	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday))\b`)
 	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)`)
 )
 
@@ -87,6 +87,49 @@ var lunarKinds = map[string]struct{ col, from, days int }{
 	"重阳节": {6, 0, 1}, "重阳": {6, 0, 1},
 }
 
+// holidayDaysOff, after 清明, 端午 or 中秋, names the days off around it.
+var holidayDaysOff = mustGate(`^(?:放假|假期|小长假|长假|那几天|期间)`)
+
+// easter resolves Easter (Sunday), Easter Monday, Good Friday and the
+// Easter weekend (Good Friday to Easter Monday) as dateWindow resolves a
+// date without a year.
+func easter(w string, now time.Time) (time.Time, time.Time, bool) {
+	from, days := 0, 1
+	switch {
+	case strings.HasSuffix(w, "weekend"):
+		from, days = -2, 4
+	case strings.HasSuffix(w, "monday"):
+		from = 1
+	case strings.HasPrefix(w, "good"):
+		from = -2
+	}
+	start := func(y int) time.Time { return easterSunday(y, now.Location()).AddDate(0, 0, from) }
+	s := start(now.Year())
+	if s.After(now) {
+		if s.Sub(now) < soon {
+			return time.Time{}, time.Time{}, false
+		}
+		s = start(now.Year() - 1)
+	}
+	return s, minTime(s.AddDate(0, 0, days), now.Add(time.Nanosecond)), true
+}
+
+// easterSunday is Easter Sunday of year y in the Gregorian calendar (the
+// anonymous Gregorian computus).
+func easterSunday(y int, loc *time.Location) time.Time {
+	a, b, c := y%19, y/100, y%100
+	d, e := b/4, b%4
+	f := (b + 8) / 25
+	g := (b - f + 1) / 3
+	h := (19*a + b - d - g + 15) % 30
+	i, k := c/4, c%4
+	l := (32 + 2*e + 2*i - h - k) % 7
+	m := (a + 11*h + 22*l) / 451
+	month := (h + l - 7*m + 114) / 31
+	day := (h+l-7*m+114)%31 + 1
+	return time.Date(y, time.Month(month), day, 0, 0, 0, 0, loc)
+}
+
 // lunarWindow resolves a holiday of the Chinese calendar as dateWindow
 // resolves a date without a year.
 func lunarWindow(col, from, days int, now time.Time) (time.Time, time.Time, bool) {
@@ -134,7 +177,7 @@ var (
 	holidayBeforeEN = map[string]bool{"on": true, "over": true, "during": true, "at": true, "around": true, "since": true,
 		"after": true, "before": true, "until": true, "till": true, "through": true, "between": true, "from": true,
 		"and": true, "to": true, "last": true, "this": true, "past": true}
-	holidayAfterZH  = mustGate(`^(?:期间|那天|那几天|那周|那一周|那阵子|那阵|那会儿|的时候|时候|前后|假期|长假|之前|以前|前|之后|以后|后|左右|当天|以来|晚上|上午|下午|早上|中午|那晚)`)
+	holidayAfterZH  = mustGate(`^(?:期间|放假|小长假|节假日|那天|那几天|那周|那一周|那阵子|那阵|那会儿|的时候|时候|前后|假期|长假|之前|以前|前|之后|以后|后|左右|当天|以来|晚上|上午|下午|早上|中午|那晚)`)
 	holidayBeforeZH = mustGate(`(?:从|在|到|至|自从|自|和|与|去年|今年|上个|上一个)$`)
 )
 
@@ -161,7 +204,15 @@ func holiday(m timeMatch) (time.Time, time.Time, bool) {
 	if strings.HasPrefix(w, "thanksgiving") {
 		return thanksgiving(m.now)
 	}
+	if strings.HasPrefix(w, "easter") || strings.HasPrefix(w, "good") {
+		return easter(w, m.now)
+	}
 	if k, ok := lunarKinds[w]; ok {
+		if (k.col == 2 || k.col == 3 || k.col == 5) && holidayDaysOff.MatchString(strings.TrimSpace(m.after)) {
+			// 清明, 端午, 中秋 as days off ("清明放假那几天"): the
+			// holiday around the day, which moves with the weekend.
+			k.from, k.days = -2, 5
+		}
 		return lunarWindow(k.col, k.from, k.days, m.now)
 	}
 	h, ok := holidayDays[w]

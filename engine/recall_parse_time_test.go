@@ -413,6 +413,40 @@ func TestFormatContext(t *testing.T) {
 	}
 }
 
+// TestParseTimeHolidayDaysOff: 清明, 端午, 中秋 as days off are the days
+// around the day; Easter's days. Asked on Sunday 2027-04-25 (清明 was
+// Monday April 5, Easter Sunday March 28).
+func TestParseTimeHolidayDaysOff(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	now := time.Date(2027, 4, 25, 11, 40, 0, 0, loc)
+	d := func(m time.Month, day int) time.Time { return time.Date(2027, m, day, 0, 0, 0, 0, loc) }
+	for _, c := range []struct {
+		text, expr  string
+		since, till time.Time
+	}{
+		{"清明放假那几天我都记了些什么？", "清明", d(4, 3), d(4, 8)},
+		{"清明那天", "清明", d(4, 5), d(4, 6)},
+		{"Did I note anything down over the Easter weekend?", "Easter weekend", d(3, 26), d(3, 30)},
+		{"on Good Friday", "Good Friday", d(3, 26), d(3, 27)},
+		{"since Easter Monday", "since Easter Monday", d(3, 29), now.Add(time.Nanosecond)},
+	} {
+		tr, ok := engine.ParseTime(c.text, now)
+		if !ok || tr.Expr != c.expr || !tr.Since.Equal(c.since) || !tr.Until.Equal(c.till) {
+			t.Errorf("%q: %q [%v, %v) %v, want %q [%v, %v)", c.text, tr.Expr, tr.Since, tr.Until, ok, c.expr, c.since, c.till)
+		}
+	}
+}
+
+// TestEasterSunday: the computus against known dates.
+func TestEasterSunday(t *testing.T) {
+	for y, want := range map[int]string{2000: "2000-04-23", 2019: "2019-04-21", 2024: "2024-03-31", 2025: "2025-04-20", 2026: "2026-04-05", 2027: "2027-03-28", 2038: "2038-04-25"} {
+		tr, ok := engine.ParseTime("since Easter", time.Date(y, 12, 1, 0, 0, 0, 0, time.UTC))
+		if !ok || tr.Since.Format("2006-01-02") != want {
+			t.Errorf("Easter %d: %v %v, want %s", y, tr.Since, ok, want)
+		}
+	}
+}
+
 // TestParseTimeHolidayTopic: a holiday named as a topic is no window.
 func TestParseTimeHolidayTopic(t *testing.T) {
 	now := time.Date(2026, 3, 11, 15, 30, 0, 0, time.FixedZone("CST", 8*3600))
