@@ -33,6 +33,9 @@ type lexicon struct {
 	current       []string        // lowercased
 	mention       []string        // lowercased
 	question      []string        // longest first
+	// unsearched holds the question words and the Chinese words asking
+	// about an earlier state (stripQuestionWords), longest first.
+	unsearched []string
 	// previous and previousMeeting name the previous session and the
 	// previous meeting (recall_previous.go); longest first.
 	previous, previousMeeting []string
@@ -120,7 +123,15 @@ func parseLexicon(src string) (*lexicon, error) {
 			lx.pleasantWords[w] = true
 		}
 	}
-	for _, l := range [][]string{lx.question, lx.previous, lx.previousMeeting} {
+	lx.unsearched = slices.Clone(lx.question)
+	for _, w := range lx.earlier {
+		// 之前 and 以前 also say "before" a time ("20号之前退订"): a
+		// relation the answer states, so searched.
+		if r, _ := utf8.DecodeRuneInString(w); analysis.IsCJK(r) && w != "之前" && w != "以前" {
+			lx.unsearched = append(lx.unsearched, w)
+		}
+	}
+	for _, l := range [][]string{lx.question, lx.unsearched, lx.previous, lx.previousMeeting} {
 		slices.SortFunc(l, func(a, b string) int { return len(b) - len(a) })
 	}
 	for w := range lx.frame {
@@ -500,11 +511,14 @@ func (lx *lexicon) contentLeft(text string) bool {
 var settingPhrase = mustGate(`在?\p{Han}{0,4}?(?:会议|会)上|\b(?:in|at|during|on)\s+(?:the\s+|our\s+|this\s+|today's\s+|yesterday's\s+|last\s+)?(?:[a-z-]+\s+){0,2}?(?:meeting|call|sync|stand-?up|review|postmortem|post-mortem|retro|retrospective)\b`)
 
 // stripQuestionWords removes the Chinese question words from text (for
-// BM25: they match other questions, not answers); text made only of them
-// is returned unchanged.
+// BM25: they match other questions, not answers), and the words asking
+// about an earlier state (原来, 一开始: the plan they ask for never says
+// them; only a turn revising it may, and their characters' unigrams match
+// any turn holding 来 or 开始); text made only of them is returned
+// unchanged.
 func (lx *lexicon) stripQuestionWords(text string) string {
 	s := text
-	for _, w := range lx.question {
+	for _, w := range lx.unsearched {
 		s = strings.ReplaceAll(s, w, " ")
 	}
 	for _, r := range s {

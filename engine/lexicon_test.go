@@ -154,6 +154,8 @@ func TestStripQuestionWords(t *testing.T) {
 		"新同事报到那天要准备哪些东西？": "新同事报到那天要准备 东西？",
 		"谁负责通知运维？":        "负责通知运维？",
 		"什么？":             "什么？", // nothing else: unchanged
+		"音乐会原来定的是哪天？":     "音乐会 定的是 ？",
+		"一开始说20号之前交？":     "说20号之前交？", // 之前: a time relation
 		"what is it?":     "what is it?",
 	} {
 		if got := lx.stripQuestionWords(text); got != want {

@@ -247,10 +247,17 @@ func (p *plan) detectSpeakers() error {
 			return err
 		}
 		if p.speakers != nil && !theLexicon().contentLeft(dense) {
-			p.speakerOnly = true
-			p.bm.And(p.speakers)
-			st.Filtered = int(p.bm.GetCardinality())
-			st.Notes = append(st.Notes, fmt.Sprintf("speaker question: only the records of %s", strings.Join(st.Speakers, ", ")))
+			// A speaker who said nothing that passes the filters ("我老公今天
+			// 会上说了些啥" read as the user, who was silent in the call)
+			// narrows nothing: the question's own filters still hold records.
+			if p.bm.Intersects(p.speakers) {
+				p.speakerOnly = true
+				p.bm.And(p.speakers)
+				st.Filtered = int(p.bm.GetCardinality())
+				st.Notes = append(st.Notes, fmt.Sprintf("speaker question: only the records of %s", strings.Join(st.Speakers, ", ")))
+			} else {
+				st.Notes = append(st.Notes, fmt.Sprintf("speaker question: %s said nothing that passes the filters; not narrowed", strings.Join(st.Speakers, ", ")))
+			}
 		}
 	}
 	if q.Mode != ModeSparse {

@@ -180,6 +180,26 @@ func TestSpeakerQuestion(t *testing.T) {
 	}
 }
 
+// A speaker question whose speaker said nothing that passes the filters
+// is not narrowed to nothing: "我" names the user, who was silent in the
+// meeting the question's session names ("my husband" is someone else).
+func TestSpeakerSilentInWindow(t *testing.T) {
+	db, now := understandDB(t, concepts{})
+	defer db.Close()
+	for _, text := range []string{"我老公今天会上说了些啥？", "what did I say?"} {
+		res, err := db.Recall(context.Background(), engine.Query{Agent: "a", Sessions: []string{"m1"}, Text: text, K: 3, Now: now, Explain: true, ParseTime: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Fatalf("%q: empty although the meeting's records pass the filters (notes %q)", text, res.Stats.Notes)
+		}
+		if !slices.ContainsFunc(res.Stats.Notes, func(n string) bool { return strings.Contains(n, "not narrowed") }) {
+			t.Errorf("%q: notes %q do not say the speaker narrowed nothing", text, res.Stats.Notes)
+		}
+	}
+}
+
 func TestNeverEmptyAndLowInformation(t *testing.T) {
 	db, now := understandDB(t, concepts{})
 	defer db.Close()

@@ -241,7 +241,10 @@ var scenario7Floors = map[string][2]float64{
 // this set's "两周前的会上预算定了多少", so in sample here): time 1.00,
 // recency 0.71. Raised when a revision of the asked value passes the plan
 // it revises (revises, 2026-12-05; read off the tenth set): recency 0.85
-// ("李家装修现在什么时候开工" rank 4 -> 1).
+// ("李家装修现在什么时候开工" rank 4 -> 1). Lowered when the words asking
+// about an earlier state left the searched text (2026-12-06; gains in six
+// other sets): recency 0.71 ("预算原来是多少" rank 1 -> 3: its answer,
+// "预算按十二万来做", had matched the unigram 来 of 原来).
 // scenario9Floors are the ninth set's floors (testdata/scenarios9). Its
 // first measurement, out of sample (committed at 3f3cab5 before any
 // retrieval ran on it), hit@1 / hit@5: time 0.50/1.00, inherited 1/1,
@@ -404,7 +407,7 @@ var scenario13Floors = map[string][2]float64{
 
 var scenario8Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
-	"recency": {0.85, 1}, "previous": {1, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.71, 1}, "previous": {1, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
