@@ -237,6 +237,12 @@ var (
 	rangeJoin       = regexp.MustCompile(`(?i)^\s*(?:and|to|until|till|through|thru|-|–|~|到|至|和|与)\s*$`)
 	futureDayBefore = regexp.MustCompile(`(?i)\b(?:next|coming|upcoming|following|this)\s+$`)
 	futureDayAfter  = regexp.MustCompile(`(?i)^\s+(?:next|this|the\s+coming)\s+week\b`)
+	// A plan's question has a present or future verb and no past one
+	// (planDay).
+	planVerbEN      = regexp.MustCompile(`(?i)\b(?:does|do|will|is|are|going\s+to|should|shall|can|won't)\b`)
+	pastVerbEN      = regexp.MustCompile(`(?i)\b(?:did|was|were|had|said|told|mentioned|noted|discussed|talked|asked|decided|agreed|wrote|sent|planned)\b`)
+	planVerbZH      = regexp.MustCompile(`要|去|来|还|打算|准备|安排|陪|带|送|接`)
+	pastVerbZH      = regexp.MustCompile(`了|过|说|提|聊|讲|讨论|记|问|定的`)
 	rangeWordBefore = regexp.MustCompile(`(?i)\b(?:since|after|from|between|and|to|until|till|through)\s+$`)
 	rangeOpen       = regexp.MustCompile(`(?i)(?:\bbetween|\bfrom|从|在)\s*$`)
 	rangeClose      = regexp.MustCompile(`^\s*(?:之间|期间|这段时间)`)
@@ -358,6 +364,17 @@ type timeMatch struct {
 	now           time.Time
 	before, after string
 	point         *time.Time // set by ago when the expression names a moment
+}
+
+// planDay reports whether a bare weekday names the day of a plan, not the
+// day something was said: the question around it has a present or future
+// verb and no past one ("周三谁陪我爸去医院", "What time does Saturday's
+// pilot run start?" against "What did I tell you on Monday?",
+// "周三开会说了什么"). A past window would hide the plan, said on another
+// day.
+func (m timeMatch) planDay(plan, past *regexp.Regexp) bool {
+	around := m.before + " " + m.after
+	return plan.MatchString(around) && !past.MatchString(around)
 }
 
 // ago is the window of an expression n units ago (the package's ago);
@@ -829,7 +846,7 @@ var timeRules = []timeRule{
 			// A day to come names a plan: "next Friday", "this coming
 			// Monday", "Monday next week", and "this Friday" when the rule
 			// for this week's days found it still ahead.
-			if futureDayBefore.MatchString(m.before) || futureDayAfter.MatchString(m.after) {
+			if futureDayBefore.MatchString(m.before) || futureDayAfter.MatchString(m.after) || m.planDay(planVerbEN, pastVerbEN) {
 				return time.Time{}, time.Time{}, false
 			}
 			return latestDay(enWeekdays[strings.ToLower(m.g[2])], m.now)
@@ -945,7 +962,7 @@ var timeRules = []timeRule{
 			return time.Time{}, time.Time{}, false
 		}
 		// 周五之前交 is a deadline: a plan.
-		if strings.HasPrefix(m.after, "之前") || strings.HasPrefix(m.after, "以前") || strings.HasPrefix(m.after, "前") {
+		if strings.HasPrefix(m.after, "之前") || strings.HasPrefix(m.after, "以前") || strings.HasPrefix(m.after, "前") || m.planDay(planVerbZH, pastVerbZH) {
 			return time.Time{}, time.Time{}, false
 		}
 		return latestDay(zhWeekdays[m.g[1]], m.now)

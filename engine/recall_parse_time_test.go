@@ -457,6 +457,23 @@ func TestParseTimeHolidayTopic(t *testing.T) {
 	}
 }
 
+// TestParseTimePlanDay: a bare weekday in a question about a plan (a
+// present or future verb, no past one) names the plan's day, not a window;
+// with a past verb it is the day something was said.
+func TestParseTimePlanDay(t *testing.T) {
+	now := time.Date(2026, 3, 11, 15, 30, 0, 0, time.FixedZone("CST", 8*3600))
+	for _, s := range []string{"周三谁陪我爸去医院？", "周日几点去爬山？", "周四上午还看诊吗", "What time does Saturday's pilot run start?", "who is driving on Friday?", "What will we need on Monday?"} {
+		if tr, ok := engine.ParseTime(s, now); ok {
+			t.Errorf("%q: window %q %v-%v, want none (a plan's day)", s, tr.Expr, tr.Since, tr.Until)
+		}
+	}
+	for s, expr := range map[string]string{"What did I tell you on Monday?": "on Monday", "周三开会说了什么": "周三", "周一": "周一", "on Friday": "on Friday", "who was driving on Friday?": "on Friday"} {
+		if tr, ok := engine.ParseTime(s, now); !ok || tr.Expr != expr {
+			t.Errorf("%q: window %q (%v), want %q", s, tr.Expr, ok, expr)
+		}
+	}
+}
+
 // TestParseTimeHolidayAhead: a holiday less than half a year ahead is a
 // plan, not a window; one further ahead is last year's.
 func TestParseTimeHolidayAhead(t *testing.T) {
