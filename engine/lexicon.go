@@ -39,6 +39,8 @@ type lexicon struct {
 	// previous and previousMeeting name the previous session and the
 	// previous meeting (recall_previous.go); longest first.
 	previous, previousMeeting []string
+	// persons: [person], one person's nouns per entry (recall_describe.go).
+	persons [][]string
 	// frameCJK holds the CJK frame words, longest first (contentLeft).
 	frameCJK []string
 	// byWord and byFirst index groups for expand: byWord maps an ASCII
@@ -112,6 +114,8 @@ func parseLexicon(src string) (*lexicon, error) {
 			lx.previous = append(lx.previous, terms...)
 		case "previous meeting":
 			lx.previousMeeting = append(lx.previousMeeting, terms...)
+		case "person":
+			lx.persons = append(lx.persons, terms)
 		default:
 			return nil, fmt.Errorf("%w: lexicon line %d: term outside a known section %q", ErrInvalid, n+1, section)
 		}
