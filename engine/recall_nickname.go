@@ -11,13 +11,15 @@ import (
 // Chinese speakers are often named by a nickname of two characters
 // rather than by the name their records carry: 小 or 阿 with the given
 // name's last character ("小梅" for 梁小梅 or 李梅), 小 or 老 with the
-// surname ("小王", "老郑" for 郑国强). When a question names no role
+// surname ("小王", "老郑" for 郑国强), or the surname and an honorific
+// ("刘姐" for 刘美华, "邓护士" for 邓佳). When a question names no role
 // exactly, nicknamed looks for such a word in it and returns the one role
 // of the agents it names; none when it names several (two 王s) or none.
 
 // nicknamed returns the role of agents the question's words name by a
 // nickname, and the nickname; "" for none.
 func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
+	speech := speechWord.MatchString(strings.Join(words, " "))
 	for _, w := range words {
 		rs := []rune(w)
 		if len(rs) < 2 || !analysis.IsCJK(rs[0]) {
@@ -25,19 +27,40 @@ func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
 		}
 		for i := 0; i+1 < len(rs); i++ {
 			p, x := rs[i], rs[i+1]
-			if p != '小' && p != '老' && p != '阿' || !analysis.IsCJK(x) || nameStop[string(rs[i:i+2])] || strings.ContainsRune(nameEnd, x) {
-				continue
-			}
-			nick = string(rs[i : i+2])
 			var roles []string
-			if err := db.lookupRoles(func(m *roleMaps) {
-				for _, r := range append(slices.Clip(m.firstChar[x]), m.lastChar[x]...) {
-					if nicknameOf(nick, r) && !slices.Contains(roles, r) {
-						roles = append(roles, r)
+			switch {
+			case (p == '小' || p == '老' || p == '阿') && analysis.IsCJK(x) && !nameStop[string(rs[i:i+2])] && !strings.ContainsRune(nameEnd, x):
+				nick = string(rs[i : i+2])
+				if err := db.lookupRoles(func(m *roleMaps) {
+					for _, r := range append(slices.Clip(m.firstChar[x]), m.lastChar[x]...) {
+						if nicknameOf(nick, r) && !slices.Contains(roles, r) {
+							roles = append(roles, r)
+						}
 					}
+				}); err != nil {
+					return "", "", err
 				}
-			}); err != nil {
-				return "", "", err
+			case speech && strings.ContainsRune(surnames, p) && (i == 0 || !analysis.IsCJK(rs[i-1]) || strings.ContainsRune(nameEnd, rs[i-1])):
+				// The surname and an honorific: 刘姐, 邓护士, 沈老师; only
+				// in a question about what someone said: elsewhere the
+				// person is as often the subject ("周姐现在是哪几天去"),
+				// whose own records the speaker boost would lift.
+				h := honorificAt(rs[i+1:])
+				if h == "" {
+					continue
+				}
+				nick = string(p) + h
+				if err := db.lookupRoles(func(m *roleMaps) {
+					for _, r := range m.firstChar[p] {
+						if n := utf8.RuneCountInString(r); n >= 2 && n <= 4 && r != nick && !slices.Contains(roles, r) {
+							roles = append(roles, r)
+						}
+					}
+				}); err != nil {
+					return "", "", err
+				}
+			default:
+				continue
 			}
 			one, err := db.oneHeld(roles, agents)
 			if err != nil {
@@ -49,6 +72,22 @@ func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
 		}
 	}
 	return "", "", nil
+}
+
+// honorifics follow a surname to name a person: a colleague older than
+// the speaker (刘姐, 周哥), a professional (邓护士, 沈老师, 何医生, 陈师傅).
+// Kin words after a surname (王奶奶, 陈爷爷) name elders who are most
+// often talked about, not speakers, and are left out.
+var honorifics = []string{"老师", "师傅", "医生", "大夫", "护士", "主任", "经理", "老板", "教练", "律师", "姐", "哥", "总", "工"}
+
+// honorificAt returns the honorific rs starts with; "" for none.
+func honorificAt(rs []rune) string {
+	for _, h := range honorifics {
+		if strings.HasPrefix(string(rs[:min(len(rs), 2)]), h) {
+			return h
+		}
+	}
+	return ""
 }
 
 // nicknameOf reports whether nick (小/老/阿 and one character) may name

@@ -21,7 +21,12 @@ func TestNicknamed(t *testing.T) {
 		{"老郑怎么说", "郑国强"},
 		{"小王说了什么", ""}, // 王芳 and 王明
 		{"小时候的事", ""},
-		{"小林说了什么", ""}, // 赵小林 is the other agent's
+		{"小林说了什么", ""},         // 赵小林 is the other agent's
+		{"周姐早上开会都说了些什么", "周琳"}, // the surname and an honorific
+		{"郑师傅提到了什么", "郑国强"},
+		{"王老师说了什么", ""},   // 王芳 and 王明
+		{"周姐现在是哪几天去", ""}, // not a question about what she said
+		{"赵老师说了什么", ""},   // 赵小林 is the other agent's
 	} {
 		got, _, err := db.nicknamed([]string{c.text}, []string{"a"})
 		if err != nil {
