@@ -177,6 +177,7 @@ var (
 	holidayBeforeEN = map[string]bool{"on": true, "over": true, "during": true, "at": true, "around": true, "since": true,
 		"after": true, "before": true, "until": true, "till": true, "through": true, "between": true, "from": true,
 		"and": true, "to": true, "last": true, "this": true, "past": true}
+	holidayPartEN   = map[string]bool{"day": true, "morning": true, "evening": true, "night": true}
 	holidayAfterZH  = mustGate(`^(?:期间|放假|小长假|节假日|那天|那几天|那周|那一周|那阵子|那阵|那会儿|的时候|时候|前后|假期|长假|之前|以前|前|之后|以后|后|左右|当天|以来|晚上|上午|下午|早上|中午|那晚)`)
 	holidayBeforeZH = mustGate(`(?:从|在|到|至|自从|自|和|与|去年|今年|上个|上一个)$`)
 )
@@ -190,6 +191,10 @@ func holidayAsTime(m timeMatch) bool {
 	ws := strings.Fields(strings.ToLower(m.before))
 	if n := len(ws); n > 0 && ws[n-1] == "the" {
 		ws = ws[:n-1]
+	}
+	// "on the day of", "on the evening of": the holiday's own day.
+	if n := len(ws); n >= 3 && ws[n-1] == "of" && holidayPartEN[ws[n-2]] && ws[n-3] == "the" {
+		ws = ws[:n-3]
 	}
 	return len(ws) > 0 && holidayBeforeEN[ws[len(ws)-1]]
 }

@@ -428,6 +428,8 @@ func TestParseTimeHolidayDaysOff(t *testing.T) {
 		{"清明那天", "清明", d(4, 5), d(4, 6)},
 		{"Did I note anything down over the Easter weekend?", "Easter weekend", d(3, 26), d(3, 30)},
 		{"on Good Friday", "Good Friday", d(3, 26), d(3, 27)},
+		{"what did I note on the morning of New Year's Day?", "New Year's Day", d(1, 1), d(1, 2)},
+		{"on the evening of Easter Sunday", "Easter Sunday", d(3, 28), d(3, 29)},
 		{"since Easter Monday", "since Easter Monday", d(3, 29), now.Add(time.Nanosecond)},
 	} {
 		tr, ok := engine.ParseTime(c.text, now)
