@@ -126,6 +126,14 @@ func (p *plan) previous() error {
 	if err != nil {
 		return err
 	}
+	if len(ss) == 0 && p.prevMeeting && namesCall(p.prevExpr) {
+		// A call between two ("上次通话" with one client): no session is
+		// a meeting, and the previous session is the call meant.
+		p.prevMeeting, what = false, "session"
+		if ss, err = p.previousSessions(); err != nil {
+			return err
+		}
+	}
 	if len(ss) == 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("%q: no previous %s found", p.prevExpr, what))
 		return nil
@@ -168,6 +176,12 @@ func (p *plan) previous() error {
 	st.Notes = append(st.Notes, fmt.Sprintf("%q: only the previous %s, %s (%s to %s)", p.prevExpr, what, s.name,
 		s.first.Format(time.RFC3339), s.last.Format(time.RFC3339)))
 	return nil
+}
+
+// namesCall reports whether a phrase naming the previous meeting names a
+// call ("last call", "上次视频", "上次通话").
+func namesCall(expr string) bool {
+	return strings.Contains(strings.ToLower(expr), "call") || strings.Contains(expr, "视频") || strings.Contains(expr, "通话")
 }
 
 // beforeCurrent narrows the filter to the records before the current

@@ -36,6 +36,8 @@ func TestFindPrevious(t *testing.T) {
 		{"上一次项目会议的结论", "的结论", "上一次项目会议", true},
 		{"上次说开会的时间是几点？", "开会的时间是几点？", "上次说", false},
 		{"the last few meetings were long", "the last few meetings were long", "", false},
+		{"On our last call, who was going?", "On our , who was going?", "last call", true},
+		{"上次视频的时候，清明说的是去哪儿？", "的时候，清明说的是去哪儿？", "上次视频", true},
 	}
 	for _, c := range cases {
 		rest, expr, meeting := lx.findPrevious(c.text)
@@ -94,6 +96,8 @@ func TestPreviousSession(t *testing.T) {
 		{"", "what did we talk about last time?", "chat-e"}, // no current session: the latest
 		{"", "what was said at the last meeting?", "meet-d"},
 		{"chat-b", "上次开会说了什么", "meet-a"},
+		{"meet-d", "what did we talk about on our last call?", "meet-a"}, // a call is a meeting: not the chats between
+		{"chat-e", "上次视频说了什么", "meet-d"},
 	}
 	for _, c := range cases {
 		res, err := db.Recall(ctx, Query{Agent: "a", Text: c.text, CurrentSession: c.current, SessionTurns: -1, K: 5})
@@ -121,6 +125,35 @@ func TestPreviousSession(t *testing.T) {
 	}
 	if len(res.Memories) == 0 || res.Memories[0].Session != "meet-a" {
 		t.Errorf("a question about another session's words was narrowed: %v, notes %q", res.Memories, res.Stats.Notes)
+	}
+}
+
+// TestPreviousCallOneToOne: in a store of calls between two people, where
+// no session is a meeting, "the last call" is the previous session.
+func TestPreviousCallOneToOne(t *testing.T) {
+	day := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var recs []Record
+	for d, topic := range []string{"knee", "sleep", "diet"} {
+		for i := range 4 {
+			recs = append(recs, Record{Agent: "a", Session: fmt.Sprintf("call-%d", d), Role: []string{"user", "Dr Li"}[i%2],
+				Time: day.Add(time.Duration(d-2)*24*time.Hour + time.Duration(i)*time.Minute), Text: fmt.Sprintf("turn %d about the %s", i, topic)})
+		}
+	}
+	db := memStore(t, day.Add(time.Hour), recs)
+	for _, text := range []string{"what did we talk about on our last call?", "上次通话说了什么"} {
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: text, CurrentSession: "call-2", SessionTurns: -1, K: 5, Now: day.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Fatalf("%q: nothing; notes %q", text, res.Stats.Notes)
+		}
+		for _, m := range res.Memories {
+			if m.Session != "call-1" {
+				t.Errorf("%q: a memory of %s, want only call-1; notes %q", text, m.Session, res.Stats.Notes)
+				break
+			}
+		}
 	}
 }
 
