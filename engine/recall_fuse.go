@@ -22,7 +22,14 @@ import (
 func (p *plan) fuse() error {
 	share := 0.0
 	switch {
-	case p.res.Stats.Hits > 0 || len(p.cands) < 2 || p.q.Mode != ModeLazy:
+	case len(p.cands) < 2 || p.q.Mode != ModeLazy:
+	case !p.at.IsZero() && !theLexicon().contentLeft(p.denseText):
+		// A moment and nothing else asked ("两个小时前会上在聊什么",
+		// "what were we discussing about two hours ago?"): the turns of
+		// that moment, whatever BM25 made of the frame's characters.
+		share = 1
+		p.res.Stats.Notes = append(p.res.Stats.Notes, "nothing asked but what was said at a moment: "+p.timeOrder())
+	case p.res.Stats.Hits > 0:
 	case (p.res.Stats.TimeExpr != "" || p.dateExpr != "") && !theLexicon().contentLeft(p.denseText):
 		// Nothing but a time, the question's frame and perhaps a speaker
 		// ("what did I ask you just now?", "最近10分钟大家说了什么"): no

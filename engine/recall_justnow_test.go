@@ -97,3 +97,33 @@ func TestJustNowConversation(t *testing.T) {
 		t.Errorf("a current session begun 13 hours ago: since %v, want %v", res.Stats.Since, want)
 	}
 }
+
+// TestMomentNamed: "two hours ago, what were we talking about in the
+// meeting?" asks for the turns of that moment, even when the frame's
+// characters (聊, 会上) match turns of another hour that BM25 would rank
+// first and that crowd the moment's turns out of the candidates.
+func TestMomentNamed(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	start := now.Add(-3 * time.Hour) // 09:00
+	var recs []Record
+	for i := range 90 {
+		text := fmt.Sprintf("第%d项：上线清单第%d条已经确认。", i, i)
+		if i < 20 {
+			text = fmt.Sprintf("会上先聊聊第%d个议题，大家随便聊。", i)
+		}
+		recs = append(recs, Record{Agent: "a", Session: "m", Role: []string{"王芳", "李明", "张伟"}[i%3], Time: start.Add(time.Duration(i) * time.Minute), Text: text})
+	}
+	db := memStore(t, now, recs)
+	for _, text := range []string{"两个小时前会上在聊什么？", "两个小时前开会在讨论什么？"} {
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: text, K: 5, Now: now, ParseTime: true, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			t.Fatalf("%q: nothing", text)
+		}
+		if d := res.Memories[0].Time.Sub(now.Add(-2 * time.Hour)); d < -15*time.Minute || d > 15*time.Minute {
+			t.Errorf("%q: the first memory %q at %s, %v from the moment; notes %q", text, res.Memories[0].Text, res.Memories[0].Time.Format("15:04"), d, res.Stats.Notes)
+		}
+	}
+}

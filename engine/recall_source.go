@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -124,9 +125,14 @@ func (speakerSource) candidates(_ context.Context, p *plan) error {
 // nothing, and returns the latest records.
 type fallbackSource struct{}
 
+// momentSpan: the records of a moment a question names ("two hours ago")
+// are those within this of it, either side.
+const momentSpan = 15 * time.Minute
+
 func (fallbackSource) candidates(_ context.Context, p *plan) error {
 	q, st := p.q, &p.res.Stats
-	if st.Filtered == 0 || !p.fewHits() || (q.Mode == ModeSparse && st.Hits > 0) {
+	moment := !p.at.IsZero() && st.Filtered > 0 && !theLexicon().contentLeft(p.denseText)
+	if !moment && (st.Filtered == 0 || !p.fewHits() || (q.Mode == ModeSparse && st.Hits > 0)) {
 		return nil
 	}
 	budget := q.FallbackScan
@@ -143,6 +149,25 @@ func (fallbackSource) candidates(_ context.Context, p *plan) error {
 			if _, added := p.propose(uint64(it.Next()), fromFallback); added {
 				st.Fallback++
 			}
+		}
+	}
+	if moment {
+		// A moment and nothing else asked ("两个小时前会上在聊什么"):
+		// the records within momentSpan of it, whatever BM25 found for
+		// the frame's characters (fuse then orders them nearest first).
+		f := p.filter
+		f.Since = max(f.Since, p.at.Add(-momentSpan).UnixNano())
+		if hi := p.at.Add(momentSpan).UnixNano(); f.Until == 0 || f.Until > hi {
+			f.Until = hi
+		}
+		bm, err := p.db.idx.Filter(&f)
+		if err != nil {
+			return fmt.Errorf("lazymem: engine: filter: %w", err)
+		}
+		bm.And(p.bm)
+		add(bm, budget)
+		if !p.fewHits() {
+			return nil
 		}
 	}
 	if q.CurrentSession != "" {
