@@ -17,8 +17,10 @@ import (
 // with no day next to it ("what did we say between 9:30 and 10?", "9点到10
 // 点之间") is the latest such span begun: today's, or yesterday's when
 // today's has not begun; so is one clock time with "那会儿" or "那时候"
-// after it ("快十点那会儿在讨论什么"). Any other single clock time with no
-// day is not a window:
+// after it ("快十点那会儿在讨论什么"), and an approximate one (左右, 前后,
+// 多, around, about) or one with "的时候" in a question about what was
+// said or discussed ("十点左右开会在聊什么"). Any other single clock time
+// with no day is not a window:
 // "did we move the call to 3pm?" names a plan, and so does a range without
 // "between" or "之间" ("from 3pm to 4pm" is as often a change as a time),
 // and any range in a text that names a future day.
@@ -257,8 +259,17 @@ func clockOnly(text string, now time.Time) (span, bool) {
 	for _, c := range findClocks(text) {
 		end := c.end
 		if c.second == nil {
-			// "快十点那会儿": one clock time said as a past moment.
+			// "快十点那会儿": one clock time said as a past moment; so is
+			// an approximate one, or one "的时候", in a question about
+			// what was said then ("十点左右开会在聊什么", "what were we
+			// discussing around 10:30?").
 			m := pastMoment.FindStringIndex(text[c.end:])
+			if m == nil && (c.around != "" || strings.HasPrefix(text[c.end:], "的时候")) && discussWord.MatchString(text) {
+				m = []int{0, 0}
+				if strings.HasPrefix(text[c.end:], "的时候") {
+					m[1] = len("的时候")
+				}
+			}
 			if m == nil || c.ranged {
 				continue
 			}
@@ -291,4 +302,7 @@ func clockOnly(text string, now time.Time) (span, bool) {
 // pastMoment, right after one clock time, makes it a moment past ("十点
 // 那会儿", "九点半那时候"): the latest such time begun, as a range of clock
 // times with "between" is.
+// discussWord: a question about what was said or discussed.
+var discussWord = mustGate(`(?i)\b(?:say|said|saying|discuss|discussed|discussing|talk|talked|talking|mention|mentioned)\b|说|聊|讨论|谈|讲|提到`)
+
 var pastMoment = mustGate(`^\s*(?:那会儿|那会|那时候|那时|那个时候)`)

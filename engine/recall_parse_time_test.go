@@ -507,6 +507,17 @@ func TestParseTimeEvening(t *testing.T) {
 
 // TestParseTimeAt: an expression naming a moment ("two hours ago", a
 // clock time of a day) gives it in At; a period or a range gives none.
+// TestParseTimeClockPlan: one clock time with no day and no question
+// about what was said names a plan, not a window.
+func TestParseTimeClockPlan(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3600))
+	for _, s := range []string{"十点左右开会吗？", "did we move the call to 3pm?", "明天十点左右说一下进度"} {
+		if tr, ok := engine.ParseTime(s, now); ok {
+			t.Errorf("%q: window %q, want none", s, tr.Expr)
+		}
+	}
+}
+
 func TestParseTimeAt(t *testing.T) {
 	loc := time.FixedZone("CST", 8*3600)
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, loc)
@@ -522,6 +533,10 @@ func TestParseTimeAt(t *testing.T) {
 		{"快十点那会儿，会上在讨论什么？", at(10, 0)},
 		{"what did we say at 9:40 this morning?", at(9, 40)},
 		{"昨晚九点左右说了什么", time.Date(2026, 11, 30, 21, 0, 0, 0, loc)},
+		{"十点左右开会在聊什么？", at(10, 0)}, // approximate, and asking what was said
+		{"十点多开会说了什么", at(10, 30)},
+		{"九点半的时候在说什么", at(9, 30)},
+		{"what were we discussing at about 10:00?", at(10, 0)},
 		{"yesterday", time.Time{}},
 		{"three days ago", time.Time{}},
 		{"between 9:30 and 10 this morning", time.Time{}},
