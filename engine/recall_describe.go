@@ -53,6 +53,9 @@ var latinOwner = regexp.MustCompile(`(?i)(?:\b(?:(?:mr|mrs|ms|miss|dr)\.?\s+)?([
 // describe returns the description text holds; false when none.
 func (lx *lexicon) describe(text string) (description, bool) {
 	lower := strings.ToLower(text)
+	if len(lower) != len(text) { // offsets must agree: read the lowered text
+		text = lower
+	}
 	best, bestLen := description{}, 0
 	for _, nouns := range lx.persons {
 		for _, n := range nouns {
@@ -96,6 +99,8 @@ func cjkDescription(text string, i int, n string) (description, bool) {
 		}
 	case last == '我':
 		owners, start = []string{firstOwner}, start-size
+	case strings.HasSuffix(before, "我们") || strings.HasSuffix(before, "咱们"):
+		owners, start = []string{firstOwner}, start-len("我们")
 	case last == '你' || last == '他' || last == '她':
 		start -= size
 	case withDe:
@@ -105,7 +110,11 @@ func cjkDescription(text string, i int, n string) (description, bool) {
 			k--
 		}
 		for m := k; m <= len(rs)-2; m++ {
-			owners = append(owners, string(rs[m:]))
+			// Not a relation alone when a name holds it ("陈爷爷", not
+			// "爷爷"): it would count any record about any grandfather.
+			if o := string(rs[m:]); m == k || !theLexicon().isPerson(o) {
+				owners = append(owners, o)
+			}
 		}
 		if len(owners) == 0 {
 			return description{}, false
@@ -200,6 +209,9 @@ func (db *DB) describedRole(d description, agents []string) (string, int, error)
 // ("陈爷爷的", "Linda's") is not the person.
 func besideNouns(text string, d description) []string {
 	lower := strings.ToLower(text)
+	if len(lower) != len(text) { // offsets must agree: read the lowered text
+		text = lower
+	}
 	owned := len(d.owners) == 0
 	for _, o := range d.owners {
 		if o != firstOwner && (indexWord(lower, o) >= 0 || spelledIn(text, o)) {
@@ -353,4 +365,14 @@ func (db *DB) describedSpeaker(text string, agents []string) (role, span string,
 		return "", "", false, err
 	}
 	return role, d.span, len(d.owners) > 0 && d.owners[0] == firstOwner, nil
+}
+
+// isPerson reports whether w is one of the lexicon's [person] nouns.
+func (lx *lexicon) isPerson(w string) bool {
+	for _, nouns := range lx.persons {
+		if slices.Contains(nouns, w) {
+			return true
+		}
+	}
+	return false
 }

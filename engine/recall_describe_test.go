@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -13,7 +14,8 @@ func TestDescribe(t *testing.T) {
 		text, span string
 		owners     []string
 	}{
-		{"陈爷爷的儿媳今天说了什么", "陈爷爷的儿媳", []string{"陈爷爷", "爷爷"}},
+		{"陈爷爷的儿媳今天说了什么", "陈爷爷的儿媳", []string{"陈爷爷"}},
+		{"我们的老板说了什么", "我们的老板", []string{firstOwner}},
 		{"我老公会上说了啥", "我老公", []string{firstOwner}},
 		{"康复师说了些啥", "康复师", nil},
 		{"What did Mrs Wang's daughter say?", "Mrs Wang daughter", []string{"wang"}},
@@ -105,4 +107,28 @@ func BenchmarkDescribe(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzDescribe: any question and record text; a description's span is a
+// part of the question, its nouns a [person] line, and the names read
+// beside its nouns in a record are parts of the record.
+func FuzzDescribe(f *testing.F) {
+	for _, s := range []string{"陈爷爷的儿媳今天说了什么", "What did Mrs Wang's daughter say?", "我们的老板", "的儿媳", "我老公", "the physio", "", "的"} {
+		f.Add(s, "我是陈爷爷的儿媳孙丽。Ben, the physio, comes.")
+	}
+	lx := theLexicon()
+	f.Fuzz(func(t *testing.T, text, rec string) {
+		d, ok := lx.describe(text)
+		if !ok {
+			return
+		}
+		if len(d.nouns) == 0 {
+			t.Fatalf("%q: a description without nouns", text)
+		}
+		for _, n := range besideNouns(rec, d) {
+			if !strings.Contains(rec, n) && !strings.Contains(strings.ToLower(rec), n) {
+				t.Fatalf("%q in %q: name %q is not in the record", text, rec, n)
+			}
+		}
+	})
 }
