@@ -31,12 +31,14 @@ const (
 	factQuestion                   // isQuestion(text)
 	factLowInfo                    // theLexicon().lowInfo(text)
 	factKeyed                      // key is set
+	factAgenda                     // agendaLine(text)
 )
 
 func (f fact) known() bool    { return f.flags&factKnown != 0 }
 func (f fact) question() bool { return f.flags&factQuestion != 0 }
 func (f fact) lowInfo() bool  { return f.flags&factLowInfo != 0 }
 func (f fact) keyed() bool    { return f.flags&factKeyed != 0 }
+func (f fact) agenda() bool   { return f.flags&factAgenda != 0 }
 
 // factOf derives the fact of a record read from the log.
 func factOf(r *Record) fact {
@@ -46,6 +48,9 @@ func factOf(r *Record) fact {
 	}
 	if theLexicon().lowInfo(r.Text) {
 		f.flags |= factLowInfo
+	}
+	if agendaLine(r.Text) {
+		f.flags |= factAgenda
 	}
 	return f
 }

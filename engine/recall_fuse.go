@@ -49,6 +49,7 @@ func (p *plan) fuse() error {
 	p.dateMentions()
 	p.questions()
 	p.lowInfo()
+	p.agenda()
 	if err := p.neighbours(); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ var timeStatement = mustGate(`(?i)\b((january|february|march|april|may|june|july
 // the patch date", "今天主要定补丁的时间", "今天三件事"): its "today" says
 // when the talk is, not the time the question asks for, and the turn names
 // the subject with no value (as the slot rule's agendas do).
-var agendaToday = mustGate(`(?i)\btoday,?\s+(?:we(?:'ll| will| need to| have to| should)?|let's|the agenda is|our agenda is)\s+(?:to\s+)?(?:discuss|cover|decide|settle|go over|talk about|review|look at|focus on)\b|\b(?:on|for) today's agenda\b|\btoday's (?:agenda|topics?)\b|今天(?:主要|我们|要|先|就)*(?:讨论|定一下|定|说一下|聊一下|过一下|商量|确定|议题|[一二两三四五几]件事)`)
+var agendaToday = mustGate(`(?i)\btoday,?\s+(?:we(?:'ll| will| need to| have to| should)?|let's|the agenda is|our agenda is)\s+(?:to\s+)?(?:discuss|cover|decide|settle|go over|talk about|review|look at|focus on)\b|\b(?:on|for) today's agenda\b|\btoday's (?:agenda|topics?)\b|今天(?:主要|我们|要|先|就|过)*(?:讨论|定一下|定|说一下|聊一下|过一下|商量|确定|议题|[一二两三四五几]件事)|\b(?:two|three|four|five|a few) things (?:for |on the agenda )?today\b`)
 
 // statesTime reports whether text states a time other than an agenda's
 // "today".
