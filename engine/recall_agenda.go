@@ -3,6 +3,11 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/vecmath"
 )
 
 // A meeting's agenda ("今天几件事：王奶奶复查、陈爷爷的药，还有吴婆婆",
@@ -26,10 +31,13 @@ func agendaLine(text string) bool {
 }
 
 // agenda lowers the agenda lines among the candidates, unless the
-// question asks only what was said or discussed.
-func (p *plan) agenda() {
+// question asks only what was said or discussed; and the turns right
+// after one that hold none of the question's words themselves: through
+// session context they inherit the agenda's every topic ("Evening from
+// Seattle!" after "今天几件事：…").
+func (p *plan) agenda() error {
 	if agendaWeight == 1 || !theLexicon().contentLeft(p.denseText) {
-		return
+		return nil
 	}
 	n := 0
 	for i := range p.cands {
@@ -38,7 +46,74 @@ func (p *plan) agenda() {
 			n++
 		}
 	}
-	if n > 0 {
-		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("%d candidates are a meeting's agenda, which names topics and settles none: x%g", n, agendaWeight))
+	if n == 0 {
+		return nil
 	}
+	m, err := p.agendaFollowers()
+	if err != nil {
+		return err
+	}
+	p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("%d candidates are a meeting's agenda, which names topics and settles none, and %d the turn after one, holding none of the question's words: x%g", n, m, agendaWeight))
+	return nil
+}
+
+// agendaFollowers lowers, among the top 3K candidates, those with a BM25
+// score whose own text holds none of the query's words and whose
+// session's previous turn is an agenda line; it returns how many.
+func (p *plan) agendaFollowers() (int, error) {
+	lx := theLexicon()
+	qterms := map[string]bool{}
+	for _, t := range queryAnalyzer().Terms(p.text) {
+		if !lx.frame[t] {
+			qterms[t] = true
+		}
+	}
+	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
+	if err := p.read(order); err != nil {
+		return 0, err
+	}
+	n := 0
+	sessions := map[string]*roaring.Bitmap{}
+	for _, i := range order {
+		c := &p.cands[i]
+		if !c.fetched || c.sparse == 0 || holdsAny(c.rec.Text, qterms) {
+			continue
+		}
+		bm := sessions[c.rec.Session]
+		if bm == nil {
+			var err error
+			if bm, err = p.db.idx.Filter(&index.Filter{Agents: []string{c.rec.Agent}, Sessions: []string{c.rec.Session}}); err != nil {
+				return n, fmt.Errorf("lazymem: engine: session filter: %w", err)
+			}
+			sessions[c.rec.Session] = bm
+		}
+		r := bm.Rank(uint32(c.id))
+		if r < 2 {
+			continue
+		}
+		pv, err := bm.Select(uint32(r - 2))
+		if err != nil {
+			continue
+		}
+		prev := uint64(pv)
+		recs, err := p.db.readRecords([]uint64{prev})
+		if err != nil {
+			return n, err
+		}
+		if pr, ok := recs[prev]; ok && agendaLine(pr.Text) {
+			p.fused[i] *= agendaWeight
+			n++
+		}
+	}
+	return n, nil
+}
+
+// holdsAny reports whether text holds one of terms.
+func holdsAny(text string, terms map[string]bool) bool {
+	for _, t := range queryAnalyzer().Terms(text) {
+		if terms[t] {
+			return true
+		}
+	}
+	return false
 }

@@ -23,12 +23,14 @@ func TestAgendaLine(t *testing.T) {
 }
 
 // TestAgendaLowered: the agenda names every topic and settles none; a
-// question about one topic finds the turn that settles it first.
+// question about one topic finds the turn that settles it first, and so
+// does the greeting after the agenda, which inherits its words.
 func TestAgendaLowered(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return now.Add(time.Duration(m-120) * time.Minute) }
 	recs := []Record{
 		{Agent: "a", Session: "m", Role: "陈静", Time: at(0), Text: "今天几件事：上线时间、财务预算、招聘。"},
+		{Agent: "a", Session: "m", Role: "Mike", Time: at(1), Text: "Evening from Seattle, it's Friday night here."},
 		{Agent: "a", Session: "m", Role: "李明", Time: at(5), Text: "测试那边都跑完了，运维也准备好了，所以上线时间最后定在12月15日，大家按这个排期。"},
 		{Agent: "a", Session: "m", Role: "王芳", Time: at(10), Text: "我跟财务对过了，明年第一季度的财务预算一共是一百二十万，比今年多一点。"},
 		{Agent: "a", Session: "m", Role: "张伟", Time: at(15), Text: "招聘下周开始面试。"},

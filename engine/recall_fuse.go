@@ -49,7 +49,9 @@ func (p *plan) fuse() error {
 	p.dateMentions()
 	p.questions()
 	p.lowInfo()
-	p.agenda()
+	if err := p.agenda(); err != nil {
+		return err
+	}
 	if err := p.neighbours(); err != nil {
 		return err
 	}
