@@ -44,18 +44,7 @@ func TestAgendaLowered(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(res.Memories) == 0 || res.Memories[0].Text != c.first {
-			t.Errorf("%q: %q first, want %q", c.text, topTexts(res, 3), c.first)
+			t.Errorf("%q: %v, want %q first", c.text, res.Memories, c.first)
 		}
 	}
-}
-
-func topTexts(res *Result, n int) []string {
-	var out []string
-	for i, m := range res.Memories {
-		if i == n {
-			break
-		}
-		out = append(out, m.Text)
-	}
-	return out
 }
