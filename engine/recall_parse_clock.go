@@ -2,6 +2,7 @@ package engine
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,11 @@ var (
 	zhClockRange = mustGate(`(从|在)?` + zhClockRe + `\s*(?:到|至|-|–|~)\s*` + zhClockRe + `(之间|期间)?`)
 	// enClockAt: groups 1 at/around, 2-4 the clock.
 	enClockAt = mustGate(`(?i)\b(at|around|about|near)\s+` + enClockRe + `(?:\b|$)`)
+	// enWordClockAt: a clock time in words ("around half past nine", "at
+	// a quarter to ten", "about ten o'clock", "at nine thirty"): groups 1
+	// at/around, 2 half/quarter, 3 past/to, 4 the hour, 5 o'clock or the
+	// minutes. A bare "around ten" is a count as often as a time: no match.
+	enWordClockAt = mustGate(`(?i)\b(at|around|about|near)\s+(?:(half|a\s+quarter|quarter)\s+(past|to)\s+)?(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?:\s+(o'clock|fifteen|thirty|forty-five))?`)
 	// zhClockAt: groups 1-3 the clock, 4 左右/前后/多.
 	zhClockAt = mustGate(zhClockRe + `(左右|前后|多)?`)
 	// clockGap is what may stand between a day and its clock times.
@@ -83,6 +89,38 @@ func enClock(g []string) (clockOf, bool) {
 		c.explicit = true
 	}
 	return c, c.h <= 24
+}
+
+// enWordClock reads a clock time in words: the hour, and half or a
+// quarter past or to it, or o'clock or the minutes after it; false
+// without any of them ("around ten").
+func enWordClock(part, rel, hour, after string) (clockOf, bool) {
+	h := slices.Index([]string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}, strings.ToLower(hour)) + 1
+	if h == 0 {
+		return clockOf{}, false
+	}
+	c := clockOf{h: h, explicit: true}
+	switch m := map[string]int{"fifteen": 15, "thirty": 30, "forty-five": 45}[strings.ToLower(after)]; {
+	case part != "":
+		q := 15
+		if strings.EqualFold(part, "half") {
+			q = 30
+		}
+		if strings.EqualFold(rel, "to") {
+			c.h, c.m = h-1, 60-q
+			if c.h == 0 {
+				c.h = 12
+			}
+		} else {
+			c.m = q
+		}
+	case m > 0:
+		c.m = m
+	case strings.EqualFold(after, "o'clock"):
+	default:
+		return clockOf{}, false
+	}
+	return c, true
 }
 
 func zhClock(g []string) (clockOf, bool) {
@@ -202,6 +240,11 @@ func findClocks(text string) []clockMatch {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: strings.ToLower(sub(m, 1))})
 		}
 	}
+	for _, m := range find(enWordClockAt) {
+		if a, ok := enWordClock(sub(m, 2), sub(m, 3), sub(m, 4), sub(m, 5)); ok {
+			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: strings.ToLower(sub(m, 1))})
+		}
+	}
 	for _, m := range find(zhClockAt) {
 		if a, ok := zhClock([]string{sub(m, 1), sub(m, 2), sub(m, 3)}); ok {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: sub(m, 4)})
@@ -302,7 +345,8 @@ func clockOnly(text string, now time.Time) (span, bool) {
 // pastMoment, right after one clock time, makes it a moment past ("十点
 // 那会儿", "九点半那时候"): the latest such time begun, as a range of clock
 // times with "between" is.
-// discussWord: a question about what was said or discussed.
-var discussWord = mustGate(`(?i)\b(?:say|said|saying|discuss|discussed|discussing|talk|talked|talking|mention|mentioned)\b|说|聊|讨论|谈|讲|提到`)
+// discussWord: a question about what was said, discussed, asked for or
+// noted ("十点左右我让你起草了什么", "what did I note around 10:30?").
+var discussWord = mustGate(`(?i)\b(?:say|said|saying|discuss|discussed|discussing|talk|talked|talking|mention|mentioned|tell|told|ask|asked|note|noted|wrote|draft|drafted|remind)\b|说|聊|讨论|谈|讲|提到|让你|叫你|起草|写了|记了|记下|提醒`)
 
 var pastMoment = mustGate(`^\s*(?:那会儿|那会|那时候|那时|那个时候)`)

@@ -511,7 +511,7 @@ func TestParseTimeEvening(t *testing.T) {
 // about what was said names a plan, not a window.
 func TestParseTimeClockPlan(t *testing.T) {
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3600))
-	for _, s := range []string{"十点左右开会吗？", "did we move the call to 3pm?", "明天十点左右说一下进度"} {
+	for _, s := range []string{"十点左右开会吗？", "did we move the call to 3pm?", "明天十点左右说一下进度", "what did we say about around ten people?"} {
 		if tr, ok := engine.ParseTime(s, now); ok {
 			t.Errorf("%q: window %q, want none", s, tr.Expr)
 		}
@@ -536,6 +536,10 @@ func TestParseTimeAt(t *testing.T) {
 		{"十点左右开会在聊什么？", at(10, 0)}, // approximate, and asking what was said
 		{"十点多开会说了什么", at(10, 30)},
 		{"九点半的时候在说什么", at(9, 30)},
+		{"十点左右我让你起草了什么？", at(10, 0)},
+		{"What were we talking about on the call around half past nine?", at(9, 30)},
+		{"what did we say at a quarter to eleven?", at(10, 45)},
+		{"what did I note at about ten o'clock?", at(10, 0)},
 		{"what were we discussing at about 10:00?", at(10, 0)},
 		{"yesterday", time.Time{}},
 		{"three days ago", time.Time{}},
