@@ -329,6 +329,13 @@ func (db *DB) namedRoles(names, agents []string) ([]string, error) {
 						cands = append(cands, r)
 					}
 				}
+			case strings.ContainsRune(surnames, rs[0]) && honorificAt(rs[1:]) != "" && len(rs) == 1+utf8.RuneCountInString(honorificAt(rs[1:])):
+				// A surname and an honorific: 顾老师 for 顾文华.
+				for _, r := range m.firstChar[rs[0]] {
+					if c := utf8.RuneCountInString(r); c >= 2 && c <= 4 {
+						cands = append(cands, r)
+					}
+				}
 			}
 		}
 	}); err != nil {
