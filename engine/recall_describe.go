@@ -175,6 +175,19 @@ func (db *DB) describedRole(d description, agents []string) (string, int, error)
 		if !ok {
 			continue
 		}
+		if len(d.owners) == 0 && addressed(r.Text, d.nouns) {
+			// "师母，付款那边您说一下": the one addressed speaks next. Only
+			// for a description with no owner: "爸，…" is said by a son
+			// and by a daughter-in-law to two different people.
+			role, err := db.nextSpeaker(id, r)
+			if err != nil {
+				return "", 0, err
+			}
+			if role != "" {
+				votes[role]++
+			}
+			continue
+		}
 		names := besideNouns(r.Text, d)
 		if len(names) == 0 {
 			continue
@@ -382,4 +395,46 @@ func (lx *lexicon) isPerson(w string) bool {
 		}
 	}
 	return false
+}
+
+// addressed reports whether text opens by addressing one of nouns: the
+// noun, then a comma or colon, or 你/您 ("师母，您说一下", "琪琪你说").
+func addressed(text string, nouns []string) bool {
+	lower := strings.ToLower(text)
+	for _, n := range nouns {
+		if rest, ok := strings.CutPrefix(lower, n); ok {
+			r, _ := utf8.DecodeRuneInString(rest)
+			if strings.ContainsRune("，,：:你您", r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nextSpeaker returns the role of the turn after record id in its
+// session, when another person's (not the user's or the assistant's);
+// "" otherwise.
+func (db *DB) nextSpeaker(id uint64, r Record) (string, error) {
+	bm, err := db.idx.Filter(&index.Filter{Agents: []string{r.Agent}, Sessions: []string{r.Session}})
+	if err != nil {
+		return "", fmt.Errorf("lazymem: engine: session filter: %w", err)
+	}
+	k := bm.Rank(uint32(id)) // the turns up to id, id included
+	if k >= bm.GetCardinality() {
+		return "", nil
+	}
+	next, err := bm.Select(uint32(k))
+	if err != nil {
+		return "", nil
+	}
+	recs, err := db.readRecords([]uint64{uint64(next)})
+	if err != nil {
+		return "", err
+	}
+	n, ok := recs[uint64(next)]
+	if !ok || n.Role == r.Role || n.Role == firstPersonRole || n.Role == assistantRole {
+		return "", nil
+	}
+	return n.Role, nil
 }

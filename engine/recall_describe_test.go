@@ -53,6 +53,8 @@ func TestDescribedSpeaker(t *testing.T) {
 		{Agent: "a", Session: "m1", Role: "Mike Walsh", Time: at(106), Text: "Thanks, that works for the shop."},
 		{Agent: "a", Session: "c1", Role: "user", Time: at(4), Text: "今天把房东顾老师的租约附件看完了。"},
 		{Agent: "a", Session: "m1", Role: "顾文华", Time: at(107), Text: "礼拜六可以施工，别太吵就行。"},
+		{Agent: "a", Session: "m1", Role: "许蔓", Time: at(108), Text: "师母，付款那边您说一下。"},
+		{Agent: "a", Session: "m1", Role: "林慧", Time: at(109), Text: "定金已经转过去了，发票下周开。"},
 		// Another agent names its own daughter-in-law.
 		{Agent: "b", Session: "c2", Role: "王梅", Time: at(50), Text: "我是陈爷爷的儿媳王梅。"},
 		{Agent: "b", Session: "c2", Role: "王梅", Time: at(51), Text: "我明天去医院。"},
@@ -71,7 +73,8 @@ func TestDescribedSpeaker(t *testing.T) {
 		{"a", "What did Zhou's daughter say?", "周雨"}, // the owner in pinyin, the daughter by nickname
 		{"a", "姑父今天在会上都说了些什么？", "Mike Walsh"},        // "Uncle Mike": the uncle in the other language
 		{"a", "What did Grandma say?", "奶奶"},
-		{"a", "What did the landlord say on the call?", "顾文华"}, // 房东顾老师: a surname and an honorific         // a role named by the relation
+		{"a", "What did the landlord say on the call?", "顾文华"}, // 房东顾老师: a surname and an honorific
+		{"a", "师母今天会上说了什么？", "林慧"},                             // addressed, she speaks next         // a role named by the relation
 		{"b", "陈爷爷的儿媳说了什么", "王梅"},
 		{"c", "医生说了什么", ""},
 		{"a", "预算是多少", ""},
