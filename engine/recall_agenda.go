@@ -61,51 +61,85 @@ func (p *plan) agenda() error {
 // score whose own text holds none of the query's words and whose
 // session's previous turn is an agenda line; it returns how many.
 func (p *plan) agendaFollowers() (int, error) {
-	lx := theLexicon()
-	qterms := map[string]bool{}
-	for _, t := range queryAnalyzer().Terms(p.text) {
-		if !lx.frame[t] {
-			qterms[t] = true
-		}
-	}
+	qterms := contentTerms(p.text)
 	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
 	if err := p.read(order); err != nil {
 		return 0, err
 	}
-	n := 0
-	sessions := map[string]*roaring.Bitmap{}
+	turns := sessionTurns{db: p.db}
+	var idx []int
+	var prevs []uint64
 	for _, i := range order {
 		c := &p.cands[i]
 		if !c.fetched || c.sparse == 0 || holdsAny(c.rec.Text, qterms) {
 			continue
 		}
-		bm := sessions[c.rec.Session]
-		if bm == nil {
-			var err error
-			if bm, err = p.db.idx.Filter(&index.Filter{Agents: []string{c.rec.Agent}, Sessions: []string{c.rec.Session}}); err != nil {
-				return n, fmt.Errorf("lazymem: engine: session filter: %w", err)
-			}
-			sessions[c.rec.Session] = bm
-		}
-		r := bm.Rank(uint32(c.id))
-		if r < 2 {
-			continue
-		}
-		pv, err := bm.Select(uint32(r - 2))
+		prev, ok, err := turns.neighbour(&c.rec, c.id, -1)
 		if err != nil {
-			continue
+			return 0, err
 		}
-		prev := uint64(pv)
-		recs, err := p.db.readRecords([]uint64{prev})
-		if err != nil {
-			return n, err
+		if ok {
+			idx, prevs = append(idx, i), append(prevs, prev)
 		}
-		if pr, ok := recs[prev]; ok && agendaLine(pr.Text) {
+	}
+	recs, err := p.db.readRecords(prevs)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for k, i := range idx {
+		if pr, ok := recs[prevs[k]]; ok && agendaLine(pr.Text) {
 			p.fused[i] *= agendaWeight
 			n++
 		}
 	}
 	return n, nil
+}
+
+// sessionTurns finds the turns next to a record in its session, each
+// session's records filtered once.
+type sessionTurns struct {
+	db       *DB
+	sessions map[[2]string]*roaring.Bitmap
+}
+
+// neighbour returns the id of the turn delta places from id in r's
+// session (-1 the one before, 1 the one after); false when there is none.
+func (s *sessionTurns) neighbour(r *Record, id uint64, delta int) (uint64, bool, error) {
+	key := [2]string{r.Agent, r.Session}
+	bm := s.sessions[key]
+	if bm == nil {
+		var err error
+		if bm, err = s.db.idx.Filter(&index.Filter{Agents: []string{r.Agent}, Sessions: []string{r.Session}}); err != nil {
+			return 0, false, fmt.Errorf("lazymem: engine: session filter: %w", err)
+		}
+		if s.sessions == nil {
+			s.sessions = map[[2]string]*roaring.Bitmap{}
+		}
+		s.sessions[key] = bm
+	}
+	k := int64(bm.Rank(uint32(id))) - 1 + int64(delta) // id's place is Rank-1
+	if k < 0 || k >= int64(bm.GetCardinality()) {
+		return 0, false, nil
+	}
+	v, err := bm.Select(uint32(k))
+	if err != nil {
+		return 0, false, nil
+	}
+	return uint64(v), true, nil
+}
+
+// contentTerms returns the analyzed terms of text that are not the
+// lexicon's frame words.
+func contentTerms(text string) map[string]bool {
+	lx := theLexicon()
+	terms := map[string]bool{}
+	for _, t := range queryAnalyzer().Terms(text) {
+		if !lx.frame[t] {
+			terms[t] = true
+		}
+	}
+	return terms
 }
 
 // holdsAny reports whether text holds one of terms.

@@ -170,6 +170,7 @@ func (db *DB) describedRole(d description, agents []string) (string, int, error)
 		return "", 0, err
 	}
 	votes := map[string]int{}
+	turns := sessionTurns{db: db}
 	for _, id := range ids {
 		r, ok := recs[id]
 		if !ok {
@@ -179,7 +180,7 @@ func (db *DB) describedRole(d description, agents []string) (string, int, error)
 			// "师母，付款那边您说一下": the one addressed speaks next. Only
 			// for a description with no owner: "爸，…" is said by a son
 			// and by a daughter-in-law to two different people.
-			role, err := db.nextSpeaker(id, r)
+			role, err := turns.nextSpeaker(id, r)
 			if err != nil {
 				return "", 0, err
 			}
@@ -335,20 +336,10 @@ func (db *DB) namedRoles(names, agents []string) ([]string, error) {
 				cands = append(cands, m.word[strings.ToLower(n)]...)
 			case slices.Contains(m.firstChar[rs[0]], n):
 				cands = append(cands, n)
-			case len(rs) == 2 && (rs[0] == '小' || rs[0] == '老' || rs[0] == '阿') && !nameStop[n]:
-				// A nickname: 小雨 for 周雨.
-				for _, r := range append(slices.Clip(m.firstChar[rs[1]]), m.lastChar[rs[1]]...) {
-					if nicknameOf(n, r) {
-						cands = append(cands, r)
-					}
-				}
-			case strings.ContainsRune(surnames, rs[0]) && honorificAt(rs[1:]) != "" && len(rs) == 1+utf8.RuneCountInString(honorificAt(rs[1:])):
-				// A surname and an honorific: 顾老师 for 顾文华.
-				for _, r := range m.firstChar[rs[0]] {
-					if c := utf8.RuneCountInString(r); c >= 2 && c <= 4 {
-						cands = append(cands, r)
-					}
-				}
+			case !nameStop[n]:
+				// A nickname (小雨 for 周雨) or a surname and an honorific
+				// (顾老师 for 顾文华).
+				cands = append(cands, m.nicknameRoles(n)...)
 			}
 		}
 	}); err != nil {
@@ -415,24 +406,16 @@ func addressed(text string, nouns []string) bool {
 // nextSpeaker returns the role of the turn after record id in its
 // session, when another person's (not the user's or the assistant's);
 // "" otherwise.
-func (db *DB) nextSpeaker(id uint64, r Record) (string, error) {
-	bm, err := db.idx.Filter(&index.Filter{Agents: []string{r.Agent}, Sessions: []string{r.Session}})
-	if err != nil {
-		return "", fmt.Errorf("lazymem: engine: session filter: %w", err)
+func (s *sessionTurns) nextSpeaker(id uint64, r Record) (string, error) {
+	next, ok, err := s.neighbour(&r, id, 1)
+	if err != nil || !ok {
+		return "", err
 	}
-	k := bm.Rank(uint32(id)) // the turns up to id, id included
-	if k >= bm.GetCardinality() {
-		return "", nil
-	}
-	next, err := bm.Select(uint32(k))
-	if err != nil {
-		return "", nil
-	}
-	recs, err := db.readRecords([]uint64{uint64(next)})
+	recs, err := s.db.readRecords([]uint64{next})
 	if err != nil {
 		return "", err
 	}
-	n, ok := recs[uint64(next)]
+	n, ok := recs[next]
 	if !ok || n.Role == r.Role || n.Role == firstPersonRole || n.Role == assistantRole {
 		return "", nil
 	}

@@ -185,13 +185,7 @@ func (p *plan) mentions() error {
 	if !p.mention || len(p.cands) < 2 {
 		return nil
 	}
-	lx := theLexicon()
-	qterms := map[string]bool{}
-	for _, t := range queryAnalyzer().Terms(lx.stripQuestionWords(p.denseText)) {
-		if !lx.frame[t] {
-			qterms[t] = true
-		}
-	}
+	qterms := contentTerms(theLexicon().stripQuestionWords(p.denseText))
 	if len(qterms) == 0 {
 		return nil
 	}

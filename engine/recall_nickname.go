@@ -27,40 +27,21 @@ func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
 		}
 		for i := 0; i+1 < len(rs); i++ {
 			p, x := rs[i], rs[i+1]
-			var roles []string
 			switch {
 			case (p == '小' || p == '老' || p == '阿') && analysis.IsCJK(x) && !nameStop[string(rs[i:i+2])] && !strings.ContainsRune(nameEnd, x):
 				nick = string(rs[i : i+2])
-				if err := db.lookupRoles(func(m *roleMaps) {
-					for _, r := range append(slices.Clip(m.firstChar[x]), m.lastChar[x]...) {
-						if nicknameOf(nick, r) && !slices.Contains(roles, r) {
-							roles = append(roles, r)
-						}
-					}
-				}); err != nil {
-					return "", "", err
-				}
-			case speech && strings.ContainsRune(surnames, p) && (i == 0 || !analysis.IsCJK(rs[i-1]) || strings.ContainsRune(nameEnd, rs[i-1])):
+			case speech && strings.ContainsRune(surnames, p) && (i == 0 || !analysis.IsCJK(rs[i-1]) || strings.ContainsRune(nameEnd, rs[i-1])) && honorificAt(rs[i+1:]) != "":
 				// The surname and an honorific: 刘姐, 邓护士, 沈老师; only
 				// in a question about what someone said: elsewhere the
 				// person is as often the subject ("周姐现在是哪几天去"),
 				// whose own records the speaker boost would lift.
-				h := honorificAt(rs[i+1:])
-				if h == "" {
-					continue
-				}
-				nick = string(p) + h
-				if err := db.lookupRoles(func(m *roleMaps) {
-					for _, r := range m.firstChar[p] {
-						if n := utf8.RuneCountInString(r); n >= 2 && n <= 4 && r != nick && !slices.Contains(roles, r) {
-							roles = append(roles, r)
-						}
-					}
-				}); err != nil {
-					return "", "", err
-				}
+				nick = string(p) + honorificAt(rs[i+1:])
 			default:
 				continue
+			}
+			var roles []string
+			if err := db.lookupRoles(func(m *roleMaps) { roles = m.nicknameRoles(nick) }); err != nil {
+				return "", "", err
 			}
 			one, err := db.oneHeld(roles, agents)
 			if err != nil {
@@ -72,6 +53,29 @@ func (db *DB) nicknamed(words, agents []string) (role, nick string, err error) {
 		}
 	}
 	return "", "", nil
+}
+
+// nicknameRoles returns the roles nick may name: 小, 老 or 阿 and one
+// character (nicknameOf), or a surname and an honorific (every role of two
+// to four characters with that surname).
+func (m *roleMaps) nicknameRoles(nick string) []string {
+	rs := []rune(nick)
+	var out []string
+	switch {
+	case len(rs) == 2 && (rs[0] == '小' || rs[0] == '老' || rs[0] == '阿'):
+		for _, r := range append(slices.Clip(m.firstChar[rs[1]]), m.lastChar[rs[1]]...) {
+			if nicknameOf(nick, r) && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	case len(rs) >= 2 && strings.ContainsRune(surnames, rs[0]) && string(rs[1:]) == honorificAt(rs[1:]):
+		for _, r := range m.firstChar[rs[0]] {
+			if n := utf8.RuneCountInString(r); n >= 2 && n <= 4 && r != nick && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // honorifics follow a surname to name a person: a colleague older than
