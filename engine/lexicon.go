@@ -551,3 +551,21 @@ func scripts(text string) (hasCJK, hasLatin bool) {
 	}
 	return hasCJK, hasLatin
 }
+
+// ruleWords returns the words of the sections that name a rule rather
+// than a topic (pleasantries, frame, mention, earlier, current, question,
+// previous, previous meeting), lower case: the glossary neither
+// translates them nor adds them (安排 of "资金安排怎么样了" asks how the
+// funding stands; "arrange" and "plan" would find every plan).
+func (lx *lexicon) ruleWords() map[string]bool {
+	m := map[string]bool{}
+	for w := range lx.frame {
+		m[w] = true
+	}
+	for _, ws := range [][]string{lx.pleasantries, lx.earlier, lx.current, lx.mention, lx.question, lx.unsearched, lx.previous, lx.previousMeeting} {
+		for _, w := range ws {
+			m[w] = true
+		}
+	}
+	return m
+}

@@ -109,7 +109,10 @@ type plan struct {
 	res Result
 
 	// parse
-	text      string // what BM25 searches
+	text string // what BM25 searches
+	// terms are index terms BM25 searches besides text's, as they are:
+	// the character bigrams of the glossary's Chinese translations.
+	terms     []string
 	denseText string // what is embedded
 	since     time.Time
 	until     time.Time

@@ -60,7 +60,7 @@ func (bm25Source) candidates(_ context.Context, p *plan) error {
 	if st.Filtered == 0 || strings.TrimSpace(p.text) == "" {
 		return nil
 	}
-	hits, err := p.db.idx.SearchKeyed(p.text, p.bm, p.fkey, p.q.Candidates, nil)
+	hits, err := p.db.idx.SearchTerms(p.text, p.terms, p.bm, p.fkey, p.q.Candidates, nil)
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: search: %w", err)
 	}
@@ -351,9 +351,10 @@ func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 		return hits, nil
 	}
 	p.text = strings.Repeat(p.text+" ", feedbackOwnWeight) + strings.Join(terms, " ")
+	p.terms = repeatTerms(p.terms, feedbackOwnWeight)
 	p.res.Stats.Text = p.text
 	p.res.Stats.Notes = append(p.res.Stats.Notes, "feedback terms: "+strings.Join(terms, " "))
-	again, err := p.db.idx.SearchKeyed(p.text, p.bm, p.fkey, p.q.Candidates, nil)
+	again, err := p.db.idx.SearchTerms(p.text, p.terms, p.bm, p.fkey, p.q.Candidates, nil)
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
 	}

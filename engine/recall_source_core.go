@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/lazymem/lazymem/index"
 	"math"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func (coreSource) candidates(_ context.Context, p *plan) error {
 			p.propose(id, fromCore)
 		}
 	}
-	hits, err := p.db.idx.Search(p.text, cited, p.q.K, nil)
+	hits, err := p.db.idx.SearchTerms(p.text, p.terms, cited, index.FilterKey{}, p.q.K, nil)
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: core search: %w", err)
 	}

@@ -82,7 +82,7 @@ var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
 	"lowinfo":      {0.50, 1.00},
 	"recency":      {0.85, 1.00},
 	"previous":     {1.00, 1.00},
-	"crosslingual": {0.66, 0.66},
+	"crosslingual": {0.83, 0.83},
 	"tenancy":      {1.00, 1.00},
 	"nonempty":     {1.00, 1.00},
 }
@@ -188,7 +188,7 @@ var scenario3Floors = map[string][2]float64{
 // fixes its misses showed (the setting of a speaker question, "在组会上",
 // "in the meeting", as frame words; mouse/小鼠/老鼠 in the lexicon).
 var scenario4Floors = map[string][2]float64{
-	"time": {0.91, 1.00}, "inherited": {1, 1}, "speaker": {0.80, 1.00}, "paraphrase": {0.60, 1.00}, "lowinfo": {1, 1},
+	"time": {0.91, 1.00}, "inherited": {1, 1}, "speaker": {0.80, 1.00}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
 	"recency": {0.75, 1.00}, "previous": {0.66, 1.00}, "crosslingual": {0, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
@@ -201,7 +201,7 @@ var scenario4Floors = map[string][2]float64{
 // is a plan; a speaker question's setting is frame): core 0.77/0.97.
 var scenario5Floors = map[string][2]float64{
 	"time": {0.91, 0.91}, "inherited": {0.75, 1}, "speaker": {0.40, 1}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
-	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario6Floors are the sixth set's floors (testdata/scenarios6). Its
@@ -213,7 +213,7 @@ var scenario5Floors = map[string][2]float64{
 // core 0.93/1.00.
 var scenario6Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {1, 1}, "lowinfo": {1, 1},
-	"recency": {0.50, 1}, "previous": {0.66, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.50, 1}, "previous": {0.66, 1}, "crosslingual": {1, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario7Floors are the seventh set's floors (testdata/scenarios7). Its
@@ -298,8 +298,8 @@ var scenario10Floors = map[string][2]float64{
 // dropped and the invitation concept added (both read off those misses,
 // so in sample): inherited 1/1, paraphrase 0.75/1.00; all 0.78/0.94.
 var scenario11Floors = map[string][2]float64{
-	"time": {0.83, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.75, 1}, "lowinfo": {1, 1},
-	"recency": {0.50, 0.83}, "previous": {1, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {0.83, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.75, 0.75}, "lowinfo": {1, 1},
+	"recency": {0.50, 0.83}, "previous": {1, 1}, "crosslingual": {1, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario12Floors are the twelfth set's floors (testdata/scenarios12),
@@ -316,7 +316,7 @@ var scenario11Floors = map[string][2]float64{
 // (the question at rank 2), all 0.72/0.97.
 var scenario12Floors = map[string][2]float64{
 	"time": {0.83, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {1, 1}, "lowinfo": {1, 1},
-	"recency": {0.33, 1}, "previous": {0, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.33, 1}, "previous": {0, 1}, "crosslingual": {1, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario18Floors are the eighteenth set's floors (testdata/scenarios18,
@@ -329,7 +329,7 @@ var scenario12Floors = map[string][2]float64{
 // 0/0.67, previous 0.50/0.50.
 var scenario18Floors = map[string][2]float64{
 	"time": {0.83, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 1}, "paraphrase": {0, 0.50}, "lowinfo": {1, 1},
-	"recency": {0.71, 1}, "previous": {0.50, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.71, 1}, "previous": {0.50, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario17Floors are the seventeenth set's floors (testdata/scenarios17,
@@ -345,7 +345,7 @@ var scenario18Floors = map[string][2]float64{
 // (time 0.86/1, recency 0.25/0.88; all 0.53/0.83).
 var scenario17Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 0.66}, "paraphrase": {0, 0.75}, "lowinfo": {1, 1},
-	"recency": {0.25, 0.87}, "previous": {1, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.25, 0.75}, "previous": {1, 1}, "crosslingual": {0, 0.33}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario16Floors are the sixteenth set's floors (testdata/scenarios16,
@@ -360,7 +360,7 @@ var scenario17Floors = map[string][2]float64{
 // (speaker 1/1, recency 0.62/0.87, crosslingual 0.25/0.25; all 0.68/0.76).
 var scenario16Floors = map[string][2]float64{
 	"time": {0.75, 0.87}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0}, "lowinfo": {1, 1},
-	"recency": {0.62, 0.87}, "previous": {1, 1}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.62, 0.87}, "previous": {1, 1}, "crosslingual": {0.25, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario15Floors are the fifteenth set's floors (testdata/scenarios15,
@@ -374,7 +374,7 @@ var scenario16Floors = map[string][2]float64{
 // the rule that keeps a last-meeting question before the current session.
 var scenario15Floors = map[string][2]float64{
 	"time": {0.85, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.25, 0.25}, "lowinfo": {1, 1},
-	"recency": {0.33, 1}, "previous": {0.50, 1}, "crosslingual": {0, 0.33}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.33, 1}, "previous": {0.50, 1}, "crosslingual": {0.33, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario14Floors are the fourteenth set's floors (testdata/scenarios14,
@@ -389,7 +389,7 @@ var scenario15Floors = map[string][2]float64{
 // crosslingual 0.33/0.33; all 0.80/0.86).
 var scenario14Floors = map[string][2]float64{
 	"time": {0.87, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.25, 0.25}, "lowinfo": {1, 1},
-	"recency": {1, 1}, "previous": {0.50, 1}, "crosslingual": {0.33, 0.33}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {1, 1}, "previous": {0.50, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario13Floors are the thirteenth set's floors (testdata/scenarios13),
@@ -402,7 +402,7 @@ var scenario14Floors = map[string][2]float64{
 // tenancy 1/1, nonempty 1/1; all 0.72/0.91.
 var scenario13Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.50, 0.75}, "lowinfo": {1, 1},
-	"recency": {0.33, 0.83}, "previous": {0.50, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.33, 0.83}, "previous": {0.50, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 var scenario8Floors = map[string][2]float64{
@@ -420,7 +420,7 @@ var scenario8Floors = map[string][2]float64{
 // is no time.
 var scenario25Floors = map[string][2]float64{
 	"time": {0.77, 0.88}, "inherited": {0.5, 0.5}, "speaker": {0.25, 0.75}, "paraphrase": {0, 0}, "lowinfo": {0.66, 1},
-	"recency": {0.42, 0.85}, "previous": {0.25, 0.5}, "crosslingual": {0, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.42, 0.85}, "previous": {0.25, 0.5}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario26Floors are the twenty-sixth set's floors (testdata/scenarios26,
@@ -432,7 +432,7 @@ var scenario25Floors = map[string][2]float64{
 // 沈建英) are misses.
 var scenario26Floors = map[string][2]float64{
 	"time": {0.77, 0.88}, "inherited": {1, 1}, "speaker": {0.5, 0.5}, "paraphrase": {0, 0.5}, "lowinfo": {1, 1},
-	"recency": {0.28, 0.85}, "previous": {0, 1}, "crosslingual": {0.25, 0.5}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.28, 0.85}, "previous": {0, 1}, "crosslingual": {0.50, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario27Floors are the twenty-seventh set's floors (testdata/scenarios27,
@@ -444,7 +444,7 @@ var scenario26Floors = map[string][2]float64{
 // holding out of sample). "十点左右我让你起草了什么" and "around half past
 // nine" were no time.
 var scenario27Floors = map[string][2]float64{
-	"time": {0.33, 0.77}, "inherited": {1, 1}, "speaker": {0.57, 0.85}, "paraphrase": {0.25, 0.5}, "lowinfo": {1, 1},
+	"time": {0.33, 0.77}, "inherited": {1, 1}, "speaker": {0.57, 0.85}, "paraphrase": {0, 0.50}, "lowinfo": {1, 1},
 	"recency": {0.42, 0.85}, "previous": {0.25, 0.75}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
@@ -664,7 +664,7 @@ func TestScenarios(t *testing.T) {
 // "Monday last week", "our last band meeting": time 1/1, previous 1/1.
 var scenario19Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.66, 1}, "paraphrase": {0, 0}, "lowinfo": {0.33, 0.66},
-	"recency": {0.50, 1}, "previous": {1, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.50, 1}, "previous": {1, 1}, "crosslingual": {0.25, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario20Floors are the twentieth set's floors (testdata/scenarios20,
@@ -679,8 +679,8 @@ var scenario19Floors = map[string][2]float64{
 // time 0.78/1; and a nickname naming one role ("小梅" for 梁小梅): speaker
 // 0.67/1.
 var scenario20Floors = map[string][2]float64{
-	"time": {0.77, 1}, "inherited": {1, 1}, "speaker": {0.66, 1}, "paraphrase": {0, 0.50}, "lowinfo": {0.66, 1},
-	"recency": {0.33, 0.83}, "previous": {1, 1}, "crosslingual": {0, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {0.77, 1}, "inherited": {0.50, 1}, "speaker": {0.66, 1}, "paraphrase": {0, 0.50}, "lowinfo": {0.66, 1},
+	"recency": {0.33, 0.83}, "previous": {1, 1}, "crosslingual": {0.50, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario21Floors are the twenty-first set's floors (testdata/scenarios21,
@@ -693,7 +693,7 @@ var scenario20Floors = map[string][2]float64{
 // and the crosslingual answers.
 var scenario21Floors = map[string][2]float64{
 	"time": {0.66, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.50}, "lowinfo": {1, 1},
-	"recency": {0.66, 0.83}, "previous": {0.5, 1}, "crosslingual": {0, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.66, 0.83}, "previous": {0.5, 1}, "crosslingual": {0.25, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario22Floors are the twenty-second set's floors (testdata/scenarios22,
@@ -707,8 +707,8 @@ var scenario21Floors = map[string][2]float64{
 // many units is Priya taking" rank 2 -> 5: Priya Nair's records are
 // boosted, the answer is the user's note).
 var scenario22Floors = map[string][2]float64{
-	"time": {0.77, 0.88}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.50}, "lowinfo": {0.33, 1},
-	"recency": {0.28, 0.85}, "previous": {1, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {0.77, 0.88}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.25}, "lowinfo": {0.33, 1},
+	"recency": {0.28, 0.85}, "previous": {1, 1}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario23Floors are the twenty-third set's floors (testdata/scenarios23,
@@ -719,7 +719,7 @@ var scenario22Floors = map[string][2]float64{
 // meaning the call before this morning's (previous 0/.33) are new misses.
 var scenario23Floors = map[string][2]float64{
 	"time": {0.66, 0.88}, "inherited": {1, 1}, "speaker": {0, 0.33}, "paraphrase": {0, 0.25}, "lowinfo": {0.33, 1},
-	"recency": {0.42, 0.71}, "previous": {0, 0.33}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.42, 0.71}, "previous": {0, 0.33}, "crosslingual": {0, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario24Floors are the twenty-fourth set's floors (testdata/scenarios24,
@@ -739,6 +739,15 @@ var scenario24Floors = map[string][2]float64{
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
+//
+// The glossary (glossary.go) raised the crosslingual floors of sets 1, 5,
+// 6 and 11-26 and lowered six others, each by one question its
+// translations cost (all sets: 803.1 / 991.9 -> 820.2 / 1012.2 hit@1 /
+// hit@5 summed): set 4 paraphrase "when is the lab safety course?" (实验室
+// records), 11 paraphrase "给客人的回礼是什么？" (English wedding records),
+// 17 recency, 20 inherited "What was that patient complaining about last
+// week?" (its answer says "Complaint" and was found by the dense pass
+// alone; 患者 now finds Chinese records), 22 and 27 paraphrase.
 func TestScenarioSets(t *testing.T) {
 	for _, set := range []struct {
 		dir    string

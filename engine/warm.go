@@ -18,6 +18,7 @@ func warmTables() {
 	stopSet()
 	queryAnalyzer()
 	feedbackFrame()
+	theGlossary()
 }
 
 // collectOpenGarbage runs a garbage collection at the end of Open, unless

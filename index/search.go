@@ -161,13 +161,23 @@ func (x *Index) Search(query string, filter *roaring.Bitmap, k int, dst []Hit) (
 // value read instead of filter's bitmap where they hold the same
 // documents (a key of another bitmap or another index is ignored).
 func (x *Index) SearchKeyed(query string, filter *roaring.Bitmap, key FilterKey, k int, dst []Hit) ([]Hit, error) {
+	return x.SearchTerms(query, nil, filter, key, k, dst)
+}
+
+// SearchTerms is SearchKeyed with terms added to the query's as they are,
+// not analysed: each occurrence counts once in its query frequency, as a
+// word of the query does. A caller adds the character bigrams of a CJK
+// word this way when the word's single characters would match too much
+// (the engine's glossary translations, whose characters are shared by
+// unrelated words). A term the analyser would never emit matches nothing.
+func (x *Index) SearchTerms(query string, terms []string, filter *roaring.Bitmap, key FilterKey, k int, dst []Hit) ([]Hit, error) {
 	dst = dst[:0]
 	if k <= 0 || (filter != nil && filter.IsEmpty()) {
 		return dst, nil
 	}
 	s := x.getSearcher()
 	defer x.pool.Put(s)
-	x.analyzeQuery(s, query)
+	x.analyzeQuery(s, query, terms...)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.closed {

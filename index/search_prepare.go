@@ -7,9 +7,15 @@ import "slices"
 // pays it whatever it matches; see lookupAll for what the lookups cost.
 
 // analyzeQuery fills s.terms with the distinct query terms, sorted (the
-// canonical summation order) with their query frequencies.
-func (x *Index) analyzeQuery(s *searcher, query string) {
+// canonical summation order) with their query frequencies: query's
+// analysed terms and the terms given as they are.
+func (x *Index) analyzeQuery(s *searcher, query string, terms ...string) {
 	s.scratch = x.opts.Analyzer.Terms(s.scratch[:0], query)
+	for _, t := range terms {
+		if t != "" {
+			s.scratch = append(s.scratch, t)
+		}
+	}
 	slices.Sort(s.scratch)
 	s.terms = s.terms[:0]
 	for i, t := range s.scratch {

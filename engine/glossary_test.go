@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestGlossaryTable(t *testing.T) {
+	g := theGlossary()
+	if len(g.zhOf) < 2000 {
+		t.Fatalf("%d entries, want at least 2000", len(g.zhOf))
+	}
+	// A generic word would translate every question into noise.
+	for _, w := range []string{"thing", "get", "make", "good", "time", "people", "say", "want"} {
+		if _, ok := g.en[w]; ok {
+			t.Errorf("%q is in the glossary", w)
+		}
+	}
+	for zh := range g.zh {
+		if utf8.RuneCountInString(zh) < 2 {
+			t.Errorf("%q: one character", zh)
+		}
+	}
+}
+
+func TestParseGlossaryErrors(t *testing.T) {
+	for text, want := range map[string]string{
+		"deposit 押金\n":                  "line 1: no \"=\"",
+		"# c\ndeposit = 押\n":            "line 2: \"押\" is not a Chinese word",
+		"Deposit = 押金\n":                "\"Deposit\" is not an English term",
+		"a b c d = 押金\n":                "\"a b c d\" is not an English term",
+		"deposit = deposit\n":           "\"deposit\" is not a Chinese word",
+		"deposit = \n":                  "a side is empty",
+		"deposit = 押金\nrent = 房租, 租金\n": "",
+	} {
+		_, err := parseGlossary(text)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", text, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%q: error %v, want one holding %q", text, err, want)
+		}
+	}
+}
+
+func TestGlossaryTranslate(t *testing.T) {
+	g, err := parseGlossary(`
+deposit = 押金, 定金
+pay, paid = 付钱, 付款
+meet = 见面
+connection pool = 连接池
+pool = 水池
+exhausted, exhaust = 耗尽, 用光
+insurance company = 保险公司
+insurance = 保险
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"Who paid the deposit?", []string{"付钱", "付款", "押金", "定金"}},
+		{"the meeting deposits", []string{"押金", "定金"}}, // a plural, not a stem ("meeting" is not "meet")
+		{"parties", nil},
+		{"the connection pool was exhausted", []string{"连接池", "耗尽", "用光"}}, // the phrase, not "pool" alone
+		{"the pool, exhausted", []string{"水池", "耗尽", "用光"}},
+		{"connection. pool", []string{"水池"}}, // punctuation ends a phrase
+		{"连接池耗尽是谁发现的？", []string{"connection", "pool", "exhausted"}},
+		{"保险公司要什么材料", []string{"insurance", "company"}}, // the longest word at a place
+		{"押金 deposit", []string{"定金"}},                  // nothing the text holds
+		{"Mr. Wang's deposit", []string{"押金", "定金"}},
+		{"", nil},
+	} {
+		if got := glossTerms(g.translate(c.text)); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// TestGlossaryCrosslingual: a question in one language about a record in
+// the other whose words no [expand] concept holds is answered through the
+// glossary, both ways; without it, not.
+func TestGlossaryCrosslingual(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return now.Add(time.Duration(m-600) * time.Minute) }
+	recs := []Record{
+		{Agent: "a", Session: "zh", Role: "王芳", Time: at(0), Text: "电梯周三上午检修，那天只能走楼梯。"},
+		{Agent: "a", Session: "zh", Role: "李明", Time: at(1), Text: "孩子的出生证明放在抽屉里了。"},
+		{Agent: "a", Session: "zh", Role: "王芳", Time: at(2), Text: "好的，收到。"},
+		{Agent: "a", Session: "zh", Role: "李明", Time: at(3), Text: "明天下午我去银行办转账。"},
+		{Agent: "a", Session: "en", Role: "Anna", Time: at(100), Text: "The kitchen sink is clogged again."},
+		{Agent: "a", Session: "en", Role: "Tom", Time: at(101), Text: "Take an umbrella tomorrow, it will rain."},
+		{Agent: "a", Session: "en", Role: "Anna", Time: at(102), Text: "Thanks, sounds good."},
+		{Agent: "a", Session: "en", Role: "Tom", Time: at(103), Text: "We should sell the old piano before we leave."},
+	}
+	db := memStore(t, now, recs)
+	for _, c := range []struct{ text, first string }{
+		{"What's happening with the elevator?", recs[0].Text},
+		{"Which drawer is it in?", recs[1].Text},
+		{"水槽又堵了吗？", recs[4].Text},
+		{"要带雨伞吗？", recs[5].Text},
+	} {
+		// first returns the first memory and the BM25 score of the answer.
+		first := func() (string, float64) {
+			res, err := db.Recall(context.Background(), Query{Agent: "a", Text: c.text, K: len(recs), Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Memories) == 0 {
+				return "", 0
+			}
+			sparse := 0.0
+			for _, m := range res.Memories {
+				if m.Text == c.first {
+					sparse = m.Sparse
+				}
+			}
+			return res.Memories[0].Record.Text, sparse
+		}
+		if got, sparse := first(); got != c.first || sparse == 0 {
+			t.Errorf("%q: first %q (the answer's BM25 %.3f), want %q found by a word", c.text, got, sparse, c.first)
+		}
+		noGlossary = true
+		if _, sparse := first(); sparse != 0 {
+			t.Errorf("%q: the answer's BM25 %.3f without the glossary", c.text, sparse)
+		}
+		noGlossary = false
+	}
+}
+
+func FuzzGlossaryTranslate(f *testing.F) {
+	for _, s := range []string{"How much is the elevator deposit?", "连接池耗尽是谁发现的？", "Mr. Wang's 押金 deposit-paid", "a'b''c", "\xff押"} {
+		f.Add(s)
+	}
+	g := theGlossary()
+	en := map[string]bool{}
+	for _, es := range g.enOf {
+		for _, w := range es {
+			en[w] = true
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ms := g.translate(text)
+		if len(ms) > maxGlossMatches {
+			t.Fatalf("%q: %d glossary words, want at most %d", text, len(ms), maxGlossMatches)
+		}
+		for _, term := range glossTerms(ms) {
+			if _, zh := g.zh[term]; !zh && !en[term] {
+				t.Fatalf("%q: %q is no glossary term", text, term)
+			}
+			if g.reserved[term] {
+				t.Fatalf("%q: %q is a rule's word", text, term)
+			}
+		}
+	})
+}
+
+// glossTerms returns the terms of ms in order.
+func glossTerms(ms []glossMatch) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.terms...)
+	}
+	return out
+}
