@@ -169,3 +169,19 @@ func glossTerms(ms []glossMatch) []string {
 	}
 	return out
 }
+
+// BenchmarkGlossaryTranslate: the glossary's look at a question, per
+// question (English and Chinese alike).
+func BenchmarkGlossaryTranslate(b *testing.B) {
+	g := theGlossary()
+	qs := []string{
+		"How much is the elevator deposit, and when do we get it back?",
+		"what did we decide about the launch?",
+		"新小区的电梯押金要交多少？",
+		"CT租赁合同里，设备坏了厂家多久必须派人来？",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		g.translate(qs[i%len(qs)])
+	}
+}
