@@ -185,3 +185,21 @@ func BenchmarkGlossaryTranslate(b *testing.B) {
 		g.translate(qs[i%len(qs)])
 	}
 }
+
+// TestGlossaryNotTheTime: the words of the question's time expression are
+// the time parser's, not translated ("Mid-Autumn" is a window, not
+// 秋天).
+func TestGlossaryNotTheTime(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	db := memStore(t, now, []Record{{Agent: "a", Session: "s", Role: "user", Time: now.Add(-time.Hour), Text: "hello there"}})
+	res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "what did we talk about over the Mid-Autumn holiday?", K: 3, Now: now, ParseTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.TimeExpr != "Mid-Autumn" || strings.Contains(res.Stats.Expansion, "秋") {
+		t.Errorf("time expression %q, expansion %q: want Mid-Autumn and no 秋天", res.Stats.TimeExpr, res.Stats.Expansion)
+	}
+	if g := glossTerms(theGlossary().translate("over the Mid-Autumn holiday")); !slices.Contains(g, "秋天") {
+		t.Errorf("the glossary translates %q without 秋天: the test no longer tests the rule", g)
+	}
+}

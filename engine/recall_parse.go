@@ -162,7 +162,13 @@ func (p *plan) setText() error {
 		}
 		if !noGlossary {
 			var zh []string
-			for _, m := range theGlossary().translate(text) {
+			// Not the time expression: the window is the time parser's
+			// (五一 is a holiday, not "labor day").
+			gtext := text
+			if st.TimeExpr != "" {
+				gtext = strings.Replace(gtext, st.TimeExpr, " ", 1)
+			}
+			for _, m := range theGlossary().translate(gtext) {
 				for _, t := range m.terms {
 					switch {
 					case expanded[t]:

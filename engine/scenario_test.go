@@ -448,6 +448,21 @@ var scenario27Floors = map[string][2]float64{
 	"recency": {0.42, 0.85}, "previous": {0.25, 0.75}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
+// scenario28Floors are the twenty-eighth set's floors (testdata/scenarios28,
+// a family guesthouse near 阳朔 with an English-speaking son-in-law;
+// committed at fd0fd5a before any retrieval ran on it). First
+// measurement, after the glossary (d32aa98), out of sample: all .49/.73,
+// crosslingual .17/.50; at the session's base (bfed4db, no glossary)
+// .47/.71, crosslingual 0/0. The glossary cost it two questions ("五一放
+// 假那几天我记了些什么？": 五一 translated as "labor day"; "When are my in-laws
+// visiting?": 亲家, 婆家 found Chinese records about others' families);
+// the first was mended in sample (the time expression and holidays are
+// not translated): all .49/.76.
+var scenario28Floors = map[string][2]float64{
+	"time": {0.62, 1}, "inherited": {1, 1}, "speaker": {0.16, 0.66}, "paraphrase": {0.20, 0.20}, "lowinfo": {0.66, 1},
+	"recency": {0.57, 0.71}, "previous": {0.50, 1}, "crosslingual": {0.16, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
 
 // loadScenario reads the history and the questions and checks that every
@@ -735,7 +750,7 @@ var scenario24Floors = map[string][2]float64{
 }
 
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios27; their README.md files
+// was measured (testdata/scenarios2 to scenarios28; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
@@ -779,6 +794,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios25", scenario25Floors},
 		{"scenarios26", scenario26Floors},
 		{"scenarios27", scenario27Floors},
+		{"scenarios28", scenario28Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
