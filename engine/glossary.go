@@ -58,7 +58,7 @@ var theGlossary = sync.OnceValue(func() *glossary {
 	if err != nil {
 		panic(err)
 	}
-	g.reserved = theLexicon().ruleWords()
+	g.reserved = ruleWordSet()
 	return g
 })
 

@@ -552,6 +552,9 @@ func scripts(text string) (hasCJK, hasLatin bool) {
 	return hasCJK, hasLatin
 }
 
+// ruleWordSet is the built-in lexicon's ruleWords.
+var ruleWordSet = sync.OnceValue(func() map[string]bool { return theLexicon().ruleWords() })
+
 // ruleWords returns the words of the sections that name a rule rather
 // than a topic (pleasantries, frame, mention, earlier, current, question,
 // previous, previous meeting), lower case: the glossary neither

@@ -407,15 +407,22 @@ func addressed(text string, nouns []string) bool {
 // session, when another person's (not the user's or the assistant's);
 // "" otherwise.
 func (s *sessionTurns) nextSpeaker(id uint64, r Record) (string, error) {
-	next, ok, err := s.neighbour(&r, id, 1)
+	return s.speakerAt(id, r, 1)
+}
+
+// speakerAt returns the role of the turn delta places from record id in
+// its session, when another person's (not r's, the user's or the
+// assistant's); "" otherwise.
+func (s *sessionTurns) speakerAt(id uint64, r Record, delta int) (string, error) {
+	at, ok, err := s.neighbour(&r, id, delta)
 	if err != nil || !ok {
 		return "", err
 	}
-	recs, err := s.db.readRecords([]uint64{next})
+	recs, err := s.db.readRecords([]uint64{at})
 	if err != nil {
 		return "", err
 	}
-	n, ok := recs[next]
+	n, ok := recs[at]
 	if !ok || n.Role == r.Role || n.Role == firstPersonRole || n.Role == assistantRole {
 		return "", nil
 	}

@@ -11,7 +11,7 @@ import (
 func TestNicknamed(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var recs []Record
-	for i, role := range []string{"梁小梅", "周琳", "郑国强", "王芳", "王明"} {
+	for i, role := range []string{"梁小梅", "周琳", "郑国强", "王芳", "王明", "黄晓雯", "王刚"} {
 		recs = append(recs, Record{Agent: "a", Session: "m", Role: role, Time: now.Add(time.Duration(i-10) * time.Minute), Text: "好的，我来安排。"})
 	}
 	recs = append(recs, Record{Agent: "b", Session: "x", Role: "赵小林", Time: now.Add(-time.Hour), Text: "收到。"})
@@ -24,9 +24,12 @@ func TestNicknamed(t *testing.T) {
 		{"小林说了什么", ""},         // 赵小林 is the other agent's
 		{"周姐早上开会都说了些什么", "周琳"}, // the surname and an honorific
 		{"郑师傅提到了什么", "郑国强"},
-		{"王老师说了什么", ""},   // 王芳 and 王明
-		{"周姐现在是哪几天去", ""}, // not a question about what she said
-		{"赵老师说了什么", ""},   // 赵小林 is the other agent's
+		{"王老师说了什么", ""},       // 王芳 and 王明
+		{"周姐现在是哪几天去", ""},     // not a question about what she said
+		{"赵老师说了什么", ""},       // 赵小林 is the other agent's
+		{"雯雯今天开会说了什么", "黄晓雯"}, // the last character doubled
+		{"刚刚谁说了预算", ""},       // an adverb, not 王刚
+		{"妈妈说了什么", ""},
 	} {
 		got, _, err := db.nicknamed([]string{c.text}, []string{"a"})
 		if err != nil {

@@ -16,7 +16,9 @@ import (
 // A Chinese speaker is often named in pinyin by an English question: the
 // full name in either order ("Zhou Hang", "Hang Zhou", "Zhouhang" for
 // 周航), a two-character given name ("Xiaomei" for 梁小梅), or the surname
-// after a title ("Dr. Fang" for 方婷, "Ms. Lin", "Lao Zheng"). When such a
+// after a title ("Dr. Fang" for 方婷, "Ms. Lin", "Lao Zheng"), or the last
+// syllable of a given name of two ("Feng" for 黄晓峰, as 阿峰 names him;
+// never one that is a role's surname). When such a
 // capitalized word is in the question, pinyinNamed looks for the Chinese
 // roles it spells (any of each character's readings, tones dropped) and
 // returns each one the question's agents hold alone: none for a surname
@@ -189,6 +191,11 @@ func (db *DB) pinyinNamed(words, agents []string) (roles, written []string, err 
 				fits[i] = m.surname[n.letters]
 			} else {
 				fits[i] = uniq(append(slices.Clip(m.full[n.letters]), m.given[n.letters]...))
+				// One syllable that spells no full or given name and no
+				// surname: the last character of a given name of two.
+				if len(fits[i]) == 0 && !strings.Contains(n.written, " ") && thePinyin().valid[n.letters] && len(m.surname[n.letters]) == 0 {
+					fits[i] = m.lastGiven[n.letters]
+				}
 			}
 		}
 	}); err != nil {

@@ -49,7 +49,7 @@ func TestPinyinSpells(t *testing.T) {
 func TestPinyinNamed(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var recs []Record
-	for i, role := range []string{"周航", "方婷", "梁小梅", "王芳", "王明", "欧阳明月", "何明"} {
+	for i, role := range []string{"周航", "方婷", "梁小梅", "王芳", "王明", "欧阳明月", "何明", "黄晓峰", "黄建华", "李国华"} {
 		recs = append(recs, Record{Agent: "a", Session: "m", Role: role, Time: now.Add(time.Duration(i-10) * time.Minute), Text: "好的，我来安排。"})
 	}
 	recs = append(recs, Record{Agent: "b", Session: "x", Role: "林悦", Time: now.Add(-time.Hour), Text: "收到。"})
@@ -71,6 +71,11 @@ func TestPinyinNamed(t *testing.T) {
 		{[]string{"the", "Berlin", "trip"}, nil},
 		{[]string{"what", "is", "He", "Ming", "doing"}, []string{"何明"}}, // a stopword in a two-word name
 		{[]string{"He", "said", "Ming", "would"}, nil},
+		{[]string{"what", "did", "Feng", "say"}, []string{"黄晓峰"}}, // the last of a given name of two
+		{[]string{"what", "did", "Hua", "say"}, nil},              // 黄建华 and 李国华
+		{[]string{"what", "did", "Mei", "say"}, []string{"梁小梅"}},
+		{[]string{"what", "did", "Hang", "say"}, nil},  // 周航's given name is one character
+		{[]string{"what", "did", "Huang", "say"}, nil}, // a surname
 	} {
 		got, _, err := db.pinyinNamed(c.words, []string{"a"})
 		if err != nil {

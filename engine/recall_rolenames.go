@@ -28,6 +28,9 @@ type roleMaps struct {
 	// full name, of the given name (roles of 3-4 characters), and of the
 	// surname.
 	full, given, surname map[string][]string
+	// lastGiven: the roles of three or four characters by the pinyin of
+	// their last ("Feng" for 黄晓峰, as 阿峰 and 小峰 name him in Chinese).
+	lastGiven map[string][]string
 	// The same roles by their first and last character (the nicknames'
 	// lookups: 老郑 for 郑国强, 小梅 for 梁小梅).
 	firstChar, lastChar map[rune][]string
@@ -52,7 +55,7 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 		return fmt.Errorf("lazymem: engine: roles: %w", err)
 	}
 	if n < rn.count || rn.maps.full == nil { // new, or not the index counted: roles are every one
-		rn.maps = roleMaps{full: map[string][]string{}, given: map[string][]string{}, surname: map[string][]string{},
+		rn.maps = roleMaps{full: map[string][]string{}, given: map[string][]string{}, surname: map[string][]string{}, lastGiven: map[string][]string{},
 			firstChar: map[rune][]string{}, lastChar: map[rune][]string{},
 			word: map[string][]string{}, letters: map[string][]string{}}
 	}
@@ -70,6 +73,7 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 			m.lastChar[rs[len(rs)-1]] = append(m.lastChar[rs[len(rs)-1]], r)
 			if len(rs) >= 3 {
 				add(m.given, py.spellings(rs[1:]), r)
+				add(m.lastGiven, py.spellings(rs[len(rs)-1:]), r)
 			}
 		} else if ws := latinWords(r); len(ws) > 0 {
 			add(m.word, uniq(ws), r)
@@ -109,13 +113,24 @@ func (db *DB) spelledRoles(words, found, agents []string) (roles, written []stri
 	}
 	if len(found) == 0 && len(roles) == 0 {
 		role, nick, err := db.nicknamed(words, agents)
-		if err != nil || role == "" {
+		if err != nil {
 			return nil, nil, err
+		}
+		if role == "" && addressRule {
+			if role, nick, err = db.addressedNamed(words, agents); err != nil {
+				return nil, nil, err
+			}
+		}
+		if role == "" {
+			return nil, nil, nil
 		}
 		roles, written = []string{role}, []string{nick}
 	}
 	return roles, written, nil
 }
+
+// addressRule turns addressedNamed on: true but in a test.
+var addressRule = true
 
 // maxSpellings bounds the pinyin spellings of one name (each character
 // has up to three readings, and ü three ways to write it).

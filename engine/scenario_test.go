@@ -457,9 +457,12 @@ var scenario27Floors = map[string][2]float64{
 // 假那几天我记了些什么？": 五一 translated as "labor day"; "When are my in-laws
 // visiting?": 亲家, 婆家 found Chinese records about others' families);
 // the first was mended in sample (the time expression and holidays are
-// not translated): all .49/.76.
+// not translated): all .49/.76. Then, in sample, a single pinyin
+// syllable for the last of a given name ("Feng" for 黄晓峰) and a name
+// the meeting addresses ("黄叔，我们是用烘干机烘的" answers 黄建华): speaker
+// .17/.67 -> .50/.67, all .53/.76.
 var scenario28Floors = map[string][2]float64{
-	"time": {0.62, 1}, "inherited": {1, 1}, "speaker": {0.16, 0.66}, "paraphrase": {0.20, 0.20}, "lowinfo": {0.66, 1},
+	"time": {0.62, 1}, "inherited": {1, 1}, "speaker": {0.50, 0.66}, "paraphrase": {0.20, 0.20}, "lowinfo": {0.66, 1},
 	"recency": {0.57, 0.71}, "previous": {0.50, 1}, "crosslingual": {0.16, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 

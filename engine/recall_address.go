@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/index/analysis"
+)
+
+// A speaker is often named in a question by what the others call them in
+// the meeting, a name no record's role carries and no rule derives from
+// it: a Chinese name for a foreign son-in-law ("大伟" for "Dan Price"), a
+// pet name ("Kiki" for 林琪). The meeting itself says who it is: the turn
+// that addresses the name ("大伟你说。", "Kiki, can you take this one?")
+// is answered by them. When a question about what someone said names no
+// role by any other rule, addressedNamed takes the name it opens with
+// (Chinese: the first two or three characters of a run; English: a
+// capitalized word), finds the agents' records that address it at the
+// start of a clause (the name, then a comma, a colon, or 你/您), and
+// counts for each the role of the turn after it in its session when it
+// asks or invites them ("大伟你说" twice), or of the turn before when a
+// turn opens by answering them ("黄叔，我们是用烘干机烘的"): the one role with
+// the most wins, none on a tie.
+
+// maxAddressNames bounds the names tried in one question.
+const maxAddressNames = 4
+
+// addressedNamed returns the role of agents the question's words name by
+// the name the meetings address them with, and that name; "" for none.
+func (db *DB) addressedNamed(words, agents []string) (role, name string, err error) {
+	if !speechWord.MatchString(strings.Join(words, " ")) {
+		return "", "", nil
+	}
+	names := addressNames(words)
+	if len(names) == 0 {
+		return "", "", nil
+	}
+	bm, err := db.idx.Filter(&index.Filter{Agents: agents})
+	if err != nil {
+		return "", "", fmt.Errorf("lazymem: engine: filter: %w", err)
+	}
+	for _, n := range names {
+		hits, err := db.idx.Search(n, bm, describeScan, nil)
+		if err != nil {
+			return "", "", fmt.Errorf("lazymem: engine: search: %w", err)
+		}
+		ids := make([]uint64, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		recs, err := db.readRecords(ids)
+		if err != nil {
+			return "", "", err
+		}
+		votes := map[string]int{}
+		turns := sessionTurns{db: db}
+		for _, id := range ids {
+			r, ok := recs[id]
+			if !ok {
+				continue
+			}
+			kind := addresses(r.Text, n)
+			if kind == notAddressed {
+				continue
+			}
+			delta, w := 1, 1 // asked or invited: the one addressed speaks next
+			switch kind {
+			case invited:
+				w = 2 // "大伟你说"
+			case answered:
+				delta = -1 // "黄叔，我们是用烘干机烘的": a reply to the turn before
+			}
+			role, err := turns.speakerAt(id, r, delta)
+			if err != nil {
+				return "", "", err
+			}
+			if role != "" {
+				votes[role] += w
+			}
+		}
+		if best := soleWinner(votes); best != "" {
+			return best, n, nil
+		}
+	}
+	return "", "", nil
+}
+
+// soleWinner returns the key with the most votes; "" on a tie or none.
+func soleWinner(votes map[string]int) string {
+	best, n, tie := "", 0, false
+	for k, v := range votes {
+		switch {
+		case v > n:
+			best, n, tie = k, v, false
+		case v == n:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
+}
+
+// addressNames returns the names a question may open with, at most
+// maxAddressNames: a Chinese run's first three and first two characters
+// (not a frame, time, kin or pronoun word), a capitalized Latin word that
+// is not a stop word or a title.
+func addressNames(words []string) []string {
+	lx, stop := theLexicon(), stopSet()
+	var out []string
+	for i, w := range words {
+		if len(out) >= maxAddressNames {
+			break
+		}
+		r, _ := utf8.DecodeRuneInString(w)
+		switch {
+		case analysis.IsCJK(r):
+			rs := []rune(w)
+			for _, n := range []int{3, 2} {
+				if len(rs) < n {
+					continue
+				}
+				c := string(rs[:n])
+				if !addressStop(lx, c) {
+					out = append(out, c)
+				}
+			}
+		case unicode.IsUpper(r) && latinName(w) && i > 0:
+			lw := strings.ToLower(w)
+			if !stop[lw] && !titles[lw] && !lx.frame[lw] {
+				out = append(out, w)
+			}
+		}
+	}
+	if len(out) > maxAddressNames {
+		out = out[:maxAddressNames]
+	}
+	return out
+}
+
+// addressStop reports whether the opening characters c are a word a
+// question opens with that is no name: a frame word or one beginning
+// with one (今天, 我们, 上次), a pronoun, a kin word, or a word ending in a
+// character names do not end with.
+func addressStop(lx *lexicon, c string) bool {
+	rs := []rune(c)
+	if strings.ContainsRune(nameEnd, rs[len(rs)-1]) || strings.ContainsRune("我你他她它咱谁哪什怎今昨明前后上下这那每", rs[0]) {
+		return true
+	}
+	if lx.frame[c] || nameStop[c] || doubledWords[c] || ruleWordSet()[c] {
+		return true
+	}
+	for _, p := range lx.persons {
+		for _, n := range p {
+			if strings.HasPrefix(c, n) || strings.HasPrefix(n, c) {
+				return true // 老公, 儿媳
+			}
+		}
+	}
+	return false
+}
+
+// How a turn addresses a name.
+const (
+	notAddressed = iota
+	invited      // the name, then 你说, 您说, 你来, 您来 ("大伟你说")
+	asked        // a clause opening with the name, then a question or 你/您 ("Kiki, can you take this one?")
+	answered     // the turn opening with the name, then a statement ("黄叔，我们是用烘干机烘的")
+)
+
+// addresses returns how text addresses name at the start of a clause
+// (the name at the text's start or after a clause's punctuation, then a
+// comma, a colon, or 你/您).
+func addresses(text, name string) int {
+	best := notAddressed
+	if name == "" {
+		return best
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return best
+		}
+		at := i + j
+		after := text[at+len(name):]
+		r, size := utf8.DecodeRuneInString(after)
+		if (at == 0 || clauseStart(text[:at])) && strings.ContainsRune("，,：:你您", r) {
+			rest := after
+			if strings.ContainsRune("，,：:", r) {
+				rest = strings.TrimLeft(after[size:], " ")
+			}
+			clause := rest
+			if k := strings.IndexAny(rest, "。！？；.!?;"); k >= 0 {
+				_, n := utf8.DecodeRuneInString(rest[k:])
+				clause = rest[:k+n]
+			}
+			switch {
+			case strings.HasPrefix(rest, "你说") || strings.HasPrefix(rest, "您说") || strings.HasPrefix(rest, "你来") || strings.HasPrefix(rest, "您来"):
+				return invited
+			case strings.ContainsAny(clause, "？?") || strings.HasPrefix(rest, "你") || strings.HasPrefix(rest, "您"):
+				best = max(best, asked)
+			case at == 0 && best == notAddressed:
+				best = answered
+			}
+		}
+		i = at + len(name)
+	}
+}
+
+// clauseStart reports whether before ends a clause (its last non-space
+// rune is a clause's punctuation).
+func clauseStart(before string) bool {
+	before = strings.TrimRight(before, " ")
+	if before == "" {
+		return true
+	}
+	r, _ := utf8.DecodeLastRuneInString(before)
+	return strings.ContainsRune("。！？；，.!?;,：:\n\"“「", r)
+}
