@@ -572,3 +572,18 @@ func (lx *lexicon) ruleWords() map[string]bool {
 	}
 	return m
 }
+
+// isExpandTerm reports whether t (lower case) is a term of an [expand]
+// concept.
+func (lx *lexicon) isExpandTerm(t string) bool {
+	if gs := lx.byWord[t]; len(gs) > 0 {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(t)
+	for _, st := range lx.byFirst[r] {
+		if st.t == t {
+			return true
+		}
+	}
+	return false
+}

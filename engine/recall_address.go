@@ -25,8 +25,13 @@ import (
 // turn opens by answering them ("黄叔，我们是用烘干机烘的"): the one role with
 // the most wins, none on a tie.
 
-// maxAddressNames bounds the names tried in one question.
-const maxAddressNames = 4
+// maxAddressNames bounds the names tried in one question, addressScan
+// the records read for each (the BM25 hits of the name: a turn addressing
+// it holds it near its start, and is short).
+const (
+	maxAddressNames = 3
+	addressScan     = 24
+)
 
 // addressedNamed returns the role of agents the question's words name by
 // the name the meetings address them with, and that name; "" for none.
@@ -43,7 +48,7 @@ func (db *DB) addressedNamed(words, agents []string) (role, name string, err err
 		return "", "", fmt.Errorf("lazymem: engine: filter: %w", err)
 	}
 	for _, n := range names {
-		hits, err := db.idx.Search(n, bm, describeScan, nil)
+		hits, err := db.idx.Search(n, bm, addressScan, nil)
 		if err != nil {
 			return "", "", fmt.Errorf("lazymem: engine: search: %w", err)
 		}
@@ -107,7 +112,8 @@ func soleWinner(votes map[string]int) string {
 
 // addressNames returns the names a question may open with, at most
 // maxAddressNames: a Chinese run's first three and first two characters
-// (not a frame, time, kin or pronoun word), a capitalized Latin word that
+// (not a frame, time, kin or pronoun word, nor a word of the glossary or
+// the lexicon's concepts), a capitalized Latin word that
 // is not a stop word or a title.
 func addressNames(words []string) []string {
 	lx, stop := theLexicon(), stopSet()
@@ -152,6 +158,10 @@ func addressStop(lx *lexicon, c string) bool {
 		return true
 	}
 	if lx.frame[c] || nameStop[c] || doubledWords[c] || ruleWordSet()[c] {
+		return true
+	}
+	// A word of the dictionaries is a topic, not a name (预算, 床单).
+	if theGlossary().zh[c] != nil || lx.isExpandTerm(c) {
 		return true
 	}
 	for _, p := range lx.persons {
