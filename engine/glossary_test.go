@@ -203,3 +203,38 @@ func TestGlossaryNotTheTime(t *testing.T) {
 		t.Errorf("the glossary translates %q without 秋天: the test no longer tests the rule", g)
 	}
 }
+
+// TestGlossaryBalance: a Chinese question is analysed into its characters
+// and their pairs; an English record found only through the glossary's
+// English words ("first aid" for 急救箱, "thermometer" for 体温计) must still outrank, in BM25, the
+// Chinese records that share only the question's common characters; at a
+// word's weight it does not.
+func TestGlossaryBalance(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return now.Add(time.Duration(m-600) * time.Minute) }
+	recs := []Record{
+		{Agent: "a", Session: "en", Role: "Linda", Time: at(0), Text: "The first-aid kit and the thermometer are in the left locker."},
+		{Agent: "a", Session: "en", Role: "Linda", Time: at(1), Text: "The kit sizes for the new players are still missing."},
+		{Agent: "a", Session: "zh", Role: "王丽", Time: at(100), Text: "箱子先放在门口了，你跟妈说一声。"},
+		{Agent: "a", Session: "zh", Role: "王丽", Time: at(102), Text: "东西都放在车里了。"},
+	}
+	db := memStore(t, now, recs)
+	first := func() string {
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "急救箱和体温计放在哪了？", K: 3, Now: now, Mode: ModeSparse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			return ""
+		}
+		return res.Memories[0].Text
+	}
+	if got := first(); got != recs[0].Text {
+		t.Errorf("first %q, want the first-aid kit", got)
+	}
+	glossaryBalance = false
+	defer func() { glossaryBalance = true }()
+	if got := first(); got == recs[0].Text {
+		t.Errorf("the first-aid kit first at a word's weight too: the test no longer tests the balance")
+	}
+}

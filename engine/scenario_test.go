@@ -78,11 +78,11 @@ var scenarioFloors = map[string][2]float64{ // class: {hit@1, hit@5}
 	"time":         {0.85, 1.00},
 	"inherited":    {1.00, 1.00},
 	"speaker":      {0.77, 1.00},
-	"paraphrase":   {0.66, 1.00},
+	"paraphrase":   {0.55, 0.88},
 	"lowinfo":      {0.50, 1.00},
-	"recency":      {0.85, 1.00},
+	"recency":      {0.71, 1},
 	"previous":     {1.00, 1.00},
-	"crosslingual": {0.83, 0.83},
+	"crosslingual": {0.66, 0.83},
 	"tenancy":      {1.00, 1.00},
 	"nonempty":     {1.00, 1.00},
 }
@@ -189,7 +189,7 @@ var scenario3Floors = map[string][2]float64{
 // "in the meeting", as frame words; mouse/小鼠/老鼠 in the lexicon).
 var scenario4Floors = map[string][2]float64{
 	"time": {0.91, 1.00}, "inherited": {1, 1}, "speaker": {0.80, 1.00}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
-	"recency": {0.75, 1.00}, "previous": {0.66, 1.00}, "crosslingual": {0, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.50, 1}, "previous": {0.66, 1.00}, "crosslingual": {0, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario5Floors are the fifth set's floors (testdata/scenarios5). Its
@@ -200,8 +200,8 @@ var scenario4Floors = map[string][2]float64{
 // left as content). Set after those two fixes (a part of today not begun
 // is a plan; a speaker question's setting is frame): core 0.77/0.97.
 var scenario5Floors = map[string][2]float64{
-	"time": {0.91, 0.91}, "inherited": {0.75, 1}, "speaker": {0.40, 1}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
-	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {0.83, 0.91}, "inherited": {0.75, 1}, "speaker": {0.40, 1}, "paraphrase": {0.40, 1}, "lowinfo": {1, 1},
+	"recency": {0.75, 1}, "previous": {1, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario6Floors are the sixth set's floors (testdata/scenarios6). Its
@@ -281,8 +281,8 @@ var scenario9Floors = map[string][2]float64{
 // question asking for no slot (in sample for "蔬菜现在由哪家供应"): recency
 // 0.50/1.00.
 var scenario10Floors = map[string][2]float64{
-	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {1, 1}, "lowinfo": {1, 1},
-	"recency": {0.50, 1}, "previous": {1, 1}, "crosslingual": {0.66, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0.75, 0.75}, "lowinfo": {1, 1},
+	"recency": {0.33, 1}, "previous": {1, 1}, "crosslingual": {1, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario11Floors are the eleventh set's floors (testdata/scenarios11),
@@ -329,7 +329,7 @@ var scenario12Floors = map[string][2]float64{
 // 0/0.67, previous 0.50/0.50.
 var scenario18Floors = map[string][2]float64{
 	"time": {0.83, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 1}, "paraphrase": {0, 0.50}, "lowinfo": {1, 1},
-	"recency": {0.71, 1}, "previous": {0.50, 1}, "crosslingual": {0.33, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.71, 1}, "previous": {0.50, 1}, "crosslingual": {0.33, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario17Floors are the seventeenth set's floors (testdata/scenarios17,
@@ -360,7 +360,7 @@ var scenario17Floors = map[string][2]float64{
 // (speaker 1/1, recency 0.62/0.87, crosslingual 0.25/0.25; all 0.68/0.76).
 var scenario16Floors = map[string][2]float64{
 	"time": {0.75, 0.87}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0}, "lowinfo": {1, 1},
-	"recency": {0.62, 0.87}, "previous": {1, 1}, "crosslingual": {0.25, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.62, 0.87}, "previous": {1, 1}, "crosslingual": {0.50, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario15Floors are the fifteenth set's floors (testdata/scenarios15,
@@ -407,7 +407,7 @@ var scenario13Floors = map[string][2]float64{
 
 var scenario8Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.66}, "lowinfo": {1, 1},
-	"recency": {0.71, 1}, "previous": {1, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.57, 1}, "previous": {1, 1}, "crosslingual": {0.66, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario25Floors are the twenty-fifth set's floors (testdata/scenarios25,
@@ -420,7 +420,7 @@ var scenario8Floors = map[string][2]float64{
 // is no time.
 var scenario25Floors = map[string][2]float64{
 	"time": {0.77, 0.88}, "inherited": {0.5, 0.5}, "speaker": {0.25, 0.75}, "paraphrase": {0, 0}, "lowinfo": {0.66, 1},
-	"recency": {0.42, 0.85}, "previous": {0.25, 0.5}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.42, 0.85}, "previous": {0.25, 0.5}, "crosslingual": {0.50, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario26Floors are the twenty-sixth set's floors (testdata/scenarios26,
@@ -432,7 +432,7 @@ var scenario25Floors = map[string][2]float64{
 // 沈建英) are misses.
 var scenario26Floors = map[string][2]float64{
 	"time": {0.77, 0.88}, "inherited": {1, 1}, "speaker": {0.5, 0.5}, "paraphrase": {0, 0.5}, "lowinfo": {1, 1},
-	"recency": {0.28, 0.85}, "previous": {0, 1}, "crosslingual": {0.50, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.28, 0.85}, "previous": {0, 1}, "crosslingual": {0.75, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario27Floors are the twenty-seventh set's floors (testdata/scenarios27,
@@ -463,7 +463,21 @@ var scenario27Floors = map[string][2]float64{
 // .17/.67 -> .50/.67, all .53/.76.
 var scenario28Floors = map[string][2]float64{
 	"time": {0.62, 1}, "inherited": {1, 1}, "speaker": {0.50, 0.66}, "paraphrase": {0.20, 0.20}, "lowinfo": {0.66, 1},
-	"recency": {0.57, 0.71}, "previous": {0.50, 1}, "crosslingual": {0.16, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.57, 0.71}, "previous": {0.50, 1}, "crosslingual": {0.16, 0.66}, "tenancy": {1, 1}, "nonempty": {1, 1},
+}
+
+// scenario29Floors are the twenty-ninth set's floors (testdata/scenarios29,
+// a parents' youth football club in Shanghai; committed at 1cb1a6b before
+// any retrieval ran on it). First measurement, out of sample for the
+// session's rules before it: all .60/.69 (crosslingual 0/0, speaker
+// .50/.50, paraphrase 0/.20); at the session's base (bfed4db) .58/.69, and
+// after the glossary alone (e8cbec9) .58/.69: its crosslingual questions
+// found none through the glossary at a word's weight. Then, in sample,
+// the English words of a Chinese question weighed as its own terms
+// (glossaryEnglishReps): all .64/.76, crosslingual .33/.50.
+var scenario29Floors = map[string][2]float64{
+	"time": {0.87, 0.87}, "inherited": {1, 1}, "speaker": {0.50, 0.50}, "paraphrase": {0, 0.20}, "lowinfo": {0.66, 1},
+	"recency": {0.71, 1}, "previous": {1, 1}, "crosslingual": {0.33, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 var scenarioClasses = []string{"time", "inherited", "speaker", "paraphrase", "lowinfo", "recency", "previous", "crosslingual", "tenancy", "nonempty"}
@@ -682,7 +696,7 @@ func TestScenarios(t *testing.T) {
 // "Monday last week", "our last band meeting": time 1/1, previous 1/1.
 var scenario19Floors = map[string][2]float64{
 	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.66, 1}, "paraphrase": {0, 0}, "lowinfo": {0.33, 0.66},
-	"recency": {0.50, 1}, "previous": {1, 1}, "crosslingual": {0.25, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.50, 1}, "previous": {1, 1}, "crosslingual": {0.50, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario20Floors are the twentieth set's floors (testdata/scenarios20,
@@ -711,7 +725,7 @@ var scenario20Floors = map[string][2]float64{
 // and the crosslingual answers.
 var scenario21Floors = map[string][2]float64{
 	"time": {0.66, 1}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.50}, "lowinfo": {1, 1},
-	"recency": {0.66, 0.83}, "previous": {0.5, 1}, "crosslingual": {0.25, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.66, 0.83}, "previous": {0.5, 1}, "crosslingual": {0.75, 1}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario22Floors are the twenty-second set's floors (testdata/scenarios22,
@@ -726,7 +740,7 @@ var scenario21Floors = map[string][2]float64{
 // boosted, the answer is the user's note).
 var scenario22Floors = map[string][2]float64{
 	"time": {0.77, 0.88}, "inherited": {1, 1}, "speaker": {1, 1}, "paraphrase": {0, 0.25}, "lowinfo": {0.33, 1},
-	"recency": {0.28, 0.85}, "previous": {1, 1}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.28, 0.71}, "previous": {1, 1}, "crosslingual": {0.25, 0.50}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario23Floors are the twenty-third set's floors (testdata/scenarios23,
@@ -737,7 +751,7 @@ var scenario22Floors = map[string][2]float64{
 // meaning the call before this morning's (previous 0/.33) are new misses.
 var scenario23Floors = map[string][2]float64{
 	"time": {0.66, 0.88}, "inherited": {1, 1}, "speaker": {0, 0.33}, "paraphrase": {0, 0.25}, "lowinfo": {0.33, 1},
-	"recency": {0.42, 0.71}, "previous": {0, 0.33}, "crosslingual": {0, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.42, 0.71}, "previous": {0, 0.33}, "crosslingual": {0.25, 0.75}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // scenario24Floors are the twenty-fourth set's floors (testdata/scenarios24,
@@ -749,14 +763,22 @@ var scenario23Floors = map[string][2]float64{
 // longer empty since 0197675: the call's records, none of them his).
 var scenario24Floors = map[string][2]float64{
 	"time": {0.77, 1}, "inherited": {1, 1}, "speaker": {0, 0.33}, "paraphrase": {0, 0.25}, "lowinfo": {0.66, 1},
-	"recency": {0.42, 0.57}, "previous": {0.5, 1}, "crosslingual": {0, 0}, "tenancy": {1, 1}, "nonempty": {1, 1},
+	"recency": {0.42, 0.57}, "previous": {0.5, 1}, "crosslingual": {0.25, 0.25}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
 // TestScenarioSets runs the sets written after the first, each before it
-// was measured (testdata/scenarios2 to scenarios28; their README.md files
+// was measured (testdata/scenarios2 to scenarios29; their README.md files
 // say what they hold), against their own floors:
 //
 //	go test -run 'TestScenarioSets/scenarios4' -v ./engine/
+//
+// The weight of a Chinese question's English translations
+// (glossaryEnglishReps) raised the crosslingual floors of sets 5, 10, 16,
+// 18, 19, 21-26, 28 and 29 and lowered nine others by a question each
+// (all 29 sets: 873.0 / 1081.6 -> 879.3 / 1095.5): set 1 paraphrase "新
+// 同事报到那天要准备哪些东西？", recency "产品最终什么时候上线？" and
+// crosslingual, sets 4, 8, 10 and 22 recency, 5 time, 10 paraphrase "厨房
+// 设备什么时候到？": English records found by the translations of 产品, 设备.
 //
 // The glossary (glossary.go) raised the crosslingual floors of sets 1, 5,
 // 6 and 11-26 and lowered six others, each by one question its
@@ -798,6 +820,7 @@ func TestScenarioSets(t *testing.T) {
 		{"scenarios26", scenario26Floors},
 		{"scenarios27", scenario27Floors},
 		{"scenarios28", scenario28Floors},
+		{"scenarios29", scenario29Floors},
 	} {
 		t.Run(set.dir, func(t *testing.T) { runScenarioSet(t, set.dir, set.floors, "") })
 	}
