@@ -86,15 +86,16 @@ func (db *DB) addressedNamed(words, agents []string) (role, name string, err err
 				votes[role] += w
 			}
 		}
-		if best := soleWinner(votes); best != "" {
+		if best, _ := soleWinner(votes); best != "" {
 			return best, n, nil
 		}
 	}
 	return "", "", nil
 }
 
-// soleWinner returns the key with the most votes; "" on a tie or none.
-func soleWinner(votes map[string]int) string {
+// soleWinner returns the key with the most votes and its votes; "" and 0
+// on a tie or none.
+func soleWinner(votes map[string]int) (string, int) {
 	best, n, tie := "", 0, false
 	for k, v := range votes {
 		switch {
@@ -105,9 +106,9 @@ func soleWinner(votes map[string]int) string {
 		}
 	}
 	if tie {
-		return ""
+		return "", 0
 	}
-	return best
+	return best, n
 }
 
 // addressNames returns the names a question may open with, at most

@@ -201,18 +201,7 @@ func (db *DB) describedRole(d description, agents []string) (string, int, error)
 			votes[role]++
 		}
 	}
-	best, n, tie := "", 0, false
-	for role, v := range votes {
-		switch {
-		case v > n:
-			best, n, tie = role, v, false
-		case v == n:
-			tie = true
-		}
-	}
-	if tie {
-		return "", 0, nil
-	}
+	best, n := soleWinner(votes)
 	return best, n, nil
 }
 
