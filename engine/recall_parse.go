@@ -161,31 +161,7 @@ func (p *plan) setText() error {
 			}
 		}
 		if !noGlossary {
-			var zh []string
-			// Not the time expression: the window is the time parser's
-			// (五一 is a holiday, not "labor day").
-			gtext := text
-			if st.TimeExpr != "" {
-				gtext = strings.Replace(gtext, st.TimeExpr, " ", 1)
-			}
-			var en []string
-			for _, m := range theGlossary().translate(gtext) {
-				for _, t := range m.terms {
-					switch {
-					case expanded[t]:
-					case isCJKWord(t):
-						// Searched by its bigrams alone: its single
-						// characters are shared by unrelated words (发货's
-						// 发 is 发布's).
-						zh = append(zh, t)
-						p.terms = append(p.terms, repeatTerms(cjkBigrams(t), glossaryReps*scale)...)
-					default:
-						en = append(en, t)
-					}
-				}
-			}
-			add(en, glossaryEnglishReps(text, len(en))*scale)
-			glossed = zh
+			glossed = p.addGlossary(text, expanded, scale, add)
 		}
 		add(insts, categoryReps)
 		if err := p.aliasText(text, func(names []string) { add(names, aliasReps*scale) }); err != nil {
@@ -226,6 +202,34 @@ var (
 	categoryScale = 1
 	categoryReps  = 1
 )
+
+// addGlossary adds the glossary's translations of the question's words
+// (glossary.go) but those an [expand] concept added (expanded): English
+// words to the BM25 text through add, Chinese ones as their bigrams to
+// p.terms; it returns the Chinese words. Not the time expression's words:
+// the window is the time parser's (五一 is a holiday, not "labor day").
+func (p *plan) addGlossary(text string, expanded map[string]bool, scale int, add func([]string, int)) []string {
+	if e := p.res.Stats.TimeExpr; e != "" {
+		text = strings.Replace(text, e, " ", 1)
+	}
+	var zh, en []string
+	for _, m := range theGlossary().translate(text) {
+		for _, t := range m.terms {
+			switch {
+			case expanded[t]:
+			case isCJKWord(t):
+				// Searched by its bigrams alone: its single characters
+				// are shared by unrelated words (发货's 发 is 发布's).
+				zh = append(zh, t)
+				p.terms = append(p.terms, repeatTerms(cjkBigrams(t), glossaryReps*scale)...)
+			default:
+				en = append(en, t)
+			}
+		}
+	}
+	add(en, glossaryEnglishReps(text, len(en))*scale)
+	return zh
+}
 
 // glossaryReps is the weight of a glossary translation (glossary.go), as
 // repetitions in the BM25 text: that of the query's own words (a
