@@ -48,7 +48,10 @@
 //     plus the CurrentSession's latest SessionTurns (default 8) turns that
 //     pass the filters. The BM25 query is the question without its time
 //     expression and pleasantries, expanded by the built-in lexicon
-//     (lexicon.txt) and optional synonyms.
+//     (lexicon.txt), translated into the other script by the glossary
+//     (glossary.txt: an English question searches the Chinese words of its
+//     words, by their bigrams alone, and a Chinese question the English
+//     ones) and optional synonyms.
 //  3. Selective: a candidate's vector comes from the cache by record id
 //     (ristretto in memory), else by the cache key the fact table holds
 //     for it (Pebble on disk); fusion's inputs (time, question,
@@ -99,8 +102,10 @@
 // speakers; the lexicon in lexicon.go; holidays in recall_parse_holiday.go
 // with the Chinese calendar's table lunar.txt; speakers named otherwise
 // than exactly, by nickname, in pinyin (pinyin.txt), by transliteration
-// (translit.txt) or by one word, in recall_nickname.go, recall_pinyin.go
-// and recall_latin.go over the role maps of recall_rolenames.go),
+// (translit.txt), by one word or by the name the meetings address them
+// with, in recall_nickname.go, recall_pinyin.go, recall_latin.go and
+// recall_address.go over the role maps of recall_rolenames.go; the
+// glossary in glossary.go),
 // recall_filter.go, recall_source.go (the candidate sources, one type each:
 // BM25, a speaker's records, the fallback pass, the session chain),
 // recall_selective.go (facts, construct, embed through the cache, cosine;
