@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/RoaringBitmap/roaring/v2"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,15 +49,7 @@ func (db *DB) addressedNamed(words, agents []string) (role, name string, err err
 		return "", "", fmt.Errorf("lazymem: engine: filter: %w", err)
 	}
 	for _, n := range names {
-		hits, err := db.idx.Search(n, bm, addressScan, nil)
-		if err != nil {
-			return "", "", fmt.Errorf("lazymem: engine: search: %w", err)
-		}
-		ids := make([]uint64, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ID
-		}
-		recs, err := db.readRecords(ids)
+		ids, recs, err := db.searchRead(n, bm, addressScan)
 		if err != nil {
 			return "", "", err
 		}
@@ -231,4 +224,22 @@ func clauseStart(before string) bool {
 	}
 	r, _ := utf8.DecodeLastRuneInString(before)
 	return strings.ContainsRune("。！？；，.!?;,：:\n\"“「", r)
+}
+
+// searchRead returns the ids of the top k BM25 hits of text among bm, best
+// first, and their records.
+func (db *DB) searchRead(text string, bm *roaring.Bitmap, k int) ([]uint64, map[uint64]Record, error) {
+	hits, err := db.idx.Search(text, bm, k, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	ids := make([]uint64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	recs, err := db.readRecords(ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ids, recs, nil
 }

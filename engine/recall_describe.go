@@ -157,15 +157,7 @@ func (db *DB) describedRole(d description, agents []string) (string, int, error)
 	if len(d.owners) > 0 && d.owners[0] != firstOwner {
 		words = append(words, d.owners[0])
 	}
-	hits, err := db.idx.Search(strings.Join(words, " "), bm, describeScan, nil)
-	if err != nil {
-		return "", 0, fmt.Errorf("lazymem: engine: search: %w", err)
-	}
-	ids := make([]uint64, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	recs, err := db.readRecords(ids)
+	ids, recs, err := db.searchRead(strings.Join(words, " "), bm, describeScan)
 	if err != nil {
 		return "", 0, err
 	}
