@@ -172,6 +172,7 @@ type cand struct {
 	lowInfo    bool    // its text is only pleasantries
 	question   bool    // its text is a question
 	superseded bool    // moved above an older candidate answering the same question
+	original   bool    // moved above a newer one, in a question about the earlier state
 	settles    bool    // a settling turn that took a proposal's place (recall_newer.go)
 	dated      bool    // its time is in the window of a date the query names
 	neighbours bool    // its score took a share of its session neighbours'

@@ -397,6 +397,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	if c.superseded {
 		rs = append(rs, "newer answer")
 	}
+	if c.original {
+		rs = append(rs, "earlier answer")
+	}
 	if c.settles {
 		rs = append(rs, "settles the proposals before it")
 	}

@@ -170,3 +170,99 @@ func TestRevises(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderFirst: in a question about the earlier state, the older of two
+// answers to the same question ranks first, even when the newer names no
+// change (so the change rule cannot lower it) and matches the question
+// better. A question about the current state keeps the newer
+// first.
+func TestOlderFirst(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "m1", Role: "王芳", Text: "年会餐饮找了老张私房菜，一桌八百，含酒水，可以提前一天去试菜。", Time: t0.Add(time.Minute)},
+		{Agent: "a", Session: "m2", Role: "王芳", Text: "年会餐饮找了湘菜馆，一桌一千，含酒水，可以提前去试菜。", Time: t0.Add(10 * 24 * time.Hour)},
+		{Agent: "a", Session: "m3", Role: "王芳", Text: "今天去超市买了点水果。", Time: t0.Add(11 * 24 * time.Hour)},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "年会餐饮原来找的是哪家？", K: 3, Mode: mode, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[0].Text {
+			t.Fatalf("%s: earlier state: top %v: want %q", mode, res.Memories, recs[0].Text)
+		}
+		res, err = db.Recall(ctx, Query{Agent: "a", Text: "年会餐饮现在找的是哪家？", K: 3, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[1].Text {
+			t.Fatalf("%s: current state: top %v: want %q", mode, res.Memories, recs[1].Text)
+		}
+	}
+}
+
+// TestLiftOverTies: two candidates that each pass the same one end above
+// it in the rule's order (the newer first; the older first in a question
+// about the earlier state), whichever passed it first.
+func TestLiftOverTies(t *testing.T) {
+	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, older := range []bool{false, true} {
+		for _, order := range [][2]int{{1, 2}, {2, 1}} {
+			p := &plan{fused: []float32{1, 0.8, 0.8}, cands: make([]cand, 3)}
+			p.cands[0].rec.Time = t0.Add(24 * time.Hour)
+			if !older {
+				p.cands[0].rec.Time = t0
+			}
+			p.cands[1].rec.Time = t0.Add(48 * time.Hour)
+			p.cands[2].rec.Time = t0.Add(72 * time.Hour)
+			if older {
+				p.cands[1].rec.Time, p.cands[2].rec.Time = t0.Add(-48*time.Hour), t0.Add(-72*time.Hour)
+			}
+			over := map[int]int{}
+			p.liftOver(order[0], 0, over, older)
+			p.liftOver(order[1], 0, over, older)
+			if !(p.fused[2] > p.fused[1] && p.fused[1] > p.fused[0]) {
+				t.Errorf("older %v, lifted in order %v: scores %v, want candidate 2 over 1 over 0", older, order, p.fused)
+			}
+		}
+	}
+}
+
+// TestSupersedeSkipsAgenda: a later meeting's opening that names the
+// topic and no value ("今天主要定…") is not a newer answer to the
+// decision before it.
+func TestSupersedeSkipsAgenda(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "m1", Role: "王芳", Text: "年会餐饮找了湘菜馆，一桌一千，含酒水，可以提前去试菜。", Time: t0},
+		{Agent: "a", Session: "m2", Role: "陈静", Text: "今天主要定年会餐饮的菜单，一桌几个菜，酒水怎么配。", Time: t0.Add(5 * 24 * time.Hour)},
+		{Agent: "a", Session: "m3", Role: "王芳", Text: "今天去超市买了点水果。", Time: t0.Add(6 * 24 * time.Hour)},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "年会餐饮现在找的是哪家？", K: 3, Mode: mode, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[0].Text {
+			t.Fatalf("%s: top %v: want %q", mode, res.Memories, recs[0].Text)
+		}
+	}
+}
