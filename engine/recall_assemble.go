@@ -44,7 +44,7 @@ func (p *plan) assemble() error {
 		}
 		m := Memory{Record: c.rec, Score: float64(p.fused[i]), Sparse: c.sparse, Dense: float64(c.dense), Kind: KindRaw}
 		if p.q.Explain {
-			m.Reasons = reasons(c, p.q, p.now)
+			m.Reasons = reasons(c, p.priorQuery(), p.now)
 		}
 		p.res.Memories = append(p.res.Memories, m)
 	}

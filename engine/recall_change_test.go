@@ -38,3 +38,42 @@ func TestChangeEarlier(t *testing.T) {
 		t.Fatal("changeStatement: English patterns")
 	}
 }
+
+// TestEarlierStateNoRecencyPrior: a question about the earlier state is
+// answered by the older record on its own words; the recency prior, which
+// would lift a newer record sharing fewer of them, is off for it (and on
+// for the same question without the earlier-state word). Supersession
+// reversed (olderFirst) is off here: it would reorder the two on its own.
+func TestEarlierStateNoRecencyPrior(t *testing.T) {
+	defer func(v bool) { olderFirst = v }(olderFirst)
+	olderFirst = false
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2027, 5, 10, 20, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "s1", Role: "user", Text: "团建打算去莫干山。", Time: now.Add(-90 * 24 * time.Hour)},
+		{Agent: "a", Session: "s2", Role: "user", Text: "团建打算去的人今天报个名。", Time: now.Add(-24 * time.Hour)},
+		{Agent: "a", Session: "s3", Role: "user", Text: "今天去超市买了点水果。", Time: now.Add(-2 * time.Hour)},
+	}
+	if _, err := db.AppendBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		for _, c := range []struct {
+			q    string
+			want int
+		}{{"团建原来打算去做什么？", 0}, {"团建打算去做什么？", 1}} {
+			res, err := db.Recall(ctx, Query{Agent: "a", Text: c.q, K: 3, Mode: mode, Now: now, Explain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Memories) == 0 || res.Memories[0].Text != recs[c.want].Text {
+				t.Errorf("%s %q: top %v: want %q", mode, c.q, res.Memories, recs[c.want].Text)
+			}
+		}
+	}
+}

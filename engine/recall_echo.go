@@ -218,7 +218,7 @@ func (p *plan) echoes() error {
 		// up takes over's evidence, not its age: the recency prior of each
 		// stays its own (a caller's strong prior keeps a newer reply first).
 		f := float32(1)
-		if q := p.q; q.RecencyHalfLife > 0 {
+		if q := p.priorQuery(); q.RecencyHalfLife > 0 {
 			f = float32(recencyFactor(p.cands[m.up].rec.Time, q, p.now) / recencyFactor(p.cands[m.over].rec.Time, q, p.now))
 		}
 		if v := base[m.over] * echoMargin * f; v > p.fused[m.up] {

@@ -148,6 +148,14 @@ func (p *plan) supersede() error {
 	return p.slots(kind)
 }
 
+// earlierState reports whether the question asks about the earlier state
+// of something (the lexicon's [earlier]: 原来, 一开始, originally; not
+// "last time", which names a meeting, and not also about the current
+// state).
+func (p *plan) earlierState() bool {
+	return p.earlier && !p.current && theLexicon().asksEarlier(p.denseText)
+}
+
 // supersedeCurrent applies the two rules above.
 func (p *plan) supersedeCurrent(kind slotKind) error {
 	lx := theLexicon()
@@ -155,7 +163,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 	// originally; not "last time", which names a meeting, and not also
 	// about the current state): the rule runs the other way, the older of
 	// two answers first.
-	older := olderFirst && p.earlier && !p.current && lx.asksEarlier(p.denseText)
+	older := olderFirst && p.earlierState()
 	if (p.earlier && !older) || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
 		return nil
 	}
@@ -339,7 +347,7 @@ func (p *plan) settle(m int, match func(int) map[string]bool) (map[int]int, erro
 			continue
 		}
 		f := float32(1)
-		if q := p.q; q.RecencyHalfLife > 0 {
+		if q := p.priorQuery(); q.RecencyHalfLife > 0 {
 			f = float32(recencyFactor(s.rec.Time, q, p.now) / recencyFactor(p.cands[l.from].rec.Time, q, p.now))
 		}
 		if v := base[l.from] * echoMargin * f; v > p.fused[l.up] {
