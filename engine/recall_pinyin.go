@@ -145,11 +145,14 @@ func pinyinNames(words []string) []pinyinName {
 				out = append(out, pinyinName{letters: a + b, written: two}, pinyinName{letters: b + a, written: two})
 			}
 		}
+		afterTitle := i > 0 && titles[strings.ToLower(words[i-1])]
+		if afterTitle {
+			// A capitalized stopword after a title is a surname: "Xiao He"
+			// (小何), "Dr. An".
+			out = append(out, pinyinName{letters: a, surname: true, written: words[i-1] + " " + w})
+		}
 		if aStop {
 			continue
-		}
-		if i > 0 && titles[strings.ToLower(words[i-1])] {
-			out = append(out, pinyinName{letters: a, surname: true, written: w})
 		}
 		out = append(out, pinyinName{letters: a, written: w})
 	}

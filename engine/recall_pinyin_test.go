@@ -71,8 +71,9 @@ func TestPinyinNamed(t *testing.T) {
 		{[]string{"the", "Berlin", "trip"}, nil},
 		{[]string{"what", "is", "He", "Ming", "doing"}, []string{"何明"}}, // a stopword in a two-word name
 		{[]string{"He", "said", "Ming", "would"}, nil},
-		{[]string{"what", "did", "Feng", "say"}, []string{"黄晓峰"}}, // the last of a given name of two
-		{[]string{"what", "did", "Hua", "say"}, nil},              // 黄建华 and 李国华
+		{[]string{"what", "did", "Xiao", "He", "say"}, []string{"何明"}}, // a stopword after a title is a surname
+		{[]string{"what", "did", "Feng", "say"}, []string{"黄晓峰"}},      // the last of a given name of two
+		{[]string{"what", "did", "Hua", "say"}, nil},                   // 黄建华 and 李国华
 		{[]string{"what", "did", "Mei", "say"}, []string{"梁小梅"}},
 		{[]string{"what", "did", "Hang", "say"}, nil},  // 周航's given name is one character
 		{[]string{"what", "did", "Huang", "say"}, nil}, // a surname
@@ -98,6 +99,14 @@ func TestPinyinNamed(t *testing.T) {
 	}
 	if len(res.Memories) == 0 || res.Memories[0].Record.Role != "周航" {
 		t.Errorf("recall's first hit %+v, want 周航's", res.Memories)
+	}
+	// A title goes with the surname it names.
+	res, err = db.Recall(context.Background(), Query{Agent: "a", Text: "What did Xiao He say?", K: 3, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Stats.Speakers, []string{"何明"}) || strings.Contains(res.Stats.Text, "Xiao") {
+		t.Errorf("recall's speakers %v, searched text %q: want [何明] and no title", res.Stats.Speakers, res.Stats.Text)
 	}
 }
 
