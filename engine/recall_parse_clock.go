@@ -49,10 +49,12 @@ var (
 	// enClockAt: groups 1 at/around, 2-4 the clock.
 	enClockAt = mustGate(`(?i)\b(at|around|about|near)\s+` + enClockRe + `(?:\b|$)`)
 	// enWordClockAt: a clock time in words ("around half past nine", "at
-	// a quarter to ten", "about ten o'clock", "at nine thirty"): groups 1
-	// at/around, 2 half/quarter, 3 past/to, 4 the hour, 5 o'clock or the
-	// minutes. A bare "around ten" is a count as often as a time: no match.
-	enWordClockAt = mustGate(`(?i)\b(at|around|about|near)\s+(?:(half|a\s+quarter|quarter)\s+(past|to)\s+)?(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?:\s+(o'clock|fifteen|thirty|forty-five))?`)
+	// a quarter to ten", "at twenty to nine", "about ten o'clock", "at
+	// nine thirty", "around noon"): groups 1 at/around, 2 the minutes
+	// before past/to, 3 past/to, 4 the hour, 5 o'clock or the minutes. A
+	// bare "around ten" is a count as often as a time: a clock time only
+	// next to a day ("around nine this morning"), never alone.
+	enWordClockAt = mustGate(`(?i)\b(at|around|about|near)\s+(?:(half|a\s+quarter|quarter|five|ten|twenty|twenty-five)\s+(past|to)\s+)?(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midday)\b(?:\s+(o'clock|fifteen|thirty|forty-five))?`)
 	// zhClockAt: groups 1-3 the clock, 4 左右/前后/多.
 	zhClockAt = mustGate(zhClockRe + `(左右|前后|多)?`)
 	// clockGap is what may stand between a day and its clock times.
@@ -95,6 +97,9 @@ func enClock(g []string) (clockOf, bool) {
 // quarter past or to it, or o'clock or the minutes after it; false
 // without any of them ("around ten").
 func enWordClock(part, rel, hour, after string) (clockOf, bool) {
+	if lh := strings.ToLower(hour); lh == "noon" || lh == "midday" {
+		return clockOf{h: 12, pm: true, explicit: true}, part == "" && after == ""
+	}
 	h := slices.Index([]string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}, strings.ToLower(hour)) + 1
 	if h == 0 {
 		return clockOf{}, false
@@ -102,9 +107,9 @@ func enWordClock(part, rel, hour, after string) (clockOf, bool) {
 	c := clockOf{h: h, explicit: true}
 	switch m := map[string]int{"fifteen": 15, "thirty": 30, "forty-five": 45}[strings.ToLower(after)]; {
 	case part != "":
-		q := 15
-		if strings.EqualFold(part, "half") {
-			q = 30
+		q := map[string]int{"half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}[strings.ToLower(part)]
+		if q == 0 {
+			q = 15 // a quarter
 		}
 		if strings.EqualFold(rel, "to") {
 			c.h, c.m = h-1, 60-q
@@ -118,7 +123,7 @@ func enWordClock(part, rel, hour, after string) (clockOf, bool) {
 		c.m = m
 	case strings.EqualFold(after, "o'clock"):
 	default:
-		return clockOf{}, false
+		c.explicit = false // "around nine": a time only next to a day
 	}
 	return c, true
 }
@@ -205,8 +210,9 @@ func (c clockMatch) window(base time.Time, pm bool) (time.Time, time.Time) {
 	return t.Add(-clockSpan), t.Add(clockSpan)
 }
 
-// findClocks returns the clock expressions of text, ranges first.
-func findClocks(text string) []clockMatch {
+// findClocks returns the clock expressions of text, ranges first; with
+// withDay (a day is named next to them) an hour in words alone too.
+func findClocks(text string, withDay bool) []clockMatch {
 	var out []clockMatch
 	gt := gateText{text: text} // lowered once for the four gates
 	find := func(re gatedRe) [][]int {
@@ -241,7 +247,7 @@ func findClocks(text string) []clockMatch {
 		}
 	}
 	for _, m := range find(enWordClockAt) {
-		if a, ok := enWordClock(sub(m, 2), sub(m, 3), sub(m, 4), sub(m, 5)); ok {
+		if a, ok := enWordClock(sub(m, 2), sub(m, 3), sub(m, 4), sub(m, 5)); ok && (a.explicit || withDay) {
 			out = append(out, clockMatch{start: m[0], end: m[1], first: a, around: strings.ToLower(sub(m, 1))})
 		}
 	}
@@ -260,7 +266,7 @@ func withClock(text string, s span) (span, bool) {
 	if d > 25*time.Hour || d < 2*time.Hour {
 		return s, false
 	}
-	for _, c := range findClocks(text) {
+	for _, c := range findClocks(text, true) {
 		var gap string
 		switch {
 		case c.end <= s.start:
@@ -299,7 +305,7 @@ func withClock(text string, s span) (span, bool) {
 // as a moment past ("十点那会儿"): today's, or yesterday's when today's has
 // not begun; none in a text naming a future day.
 func clockOnly(text string, now time.Time) (span, bool) {
-	for _, c := range findClocks(text) {
+	for _, c := range findClocks(text, false) {
 		end := c.end
 		if c.second == nil {
 			// "快十点那会儿": one clock time said as a past moment; so is

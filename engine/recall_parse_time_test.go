@@ -511,7 +511,7 @@ func TestParseTimeEvening(t *testing.T) {
 // about what was said names a plan, not a window.
 func TestParseTimeClockPlan(t *testing.T) {
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.FixedZone("CST", 8*3600))
-	for _, s := range []string{"十点左右开会吗？", "did we move the call to 3pm?", "明天十点左右说一下进度", "what did we say about around ten people?"} {
+	for _, s := range []string{"十点左右开会吗？", "did we move the call to 3pm?", "明天十点左右说一下进度", "what did we say about around ten people?", "what did we discuss around nine?"} {
 		if tr, ok := engine.ParseTime(s, now); ok {
 			t.Errorf("%q: window %q, want none", s, tr.Expr)
 		}
@@ -541,6 +541,10 @@ func TestParseTimeAt(t *testing.T) {
 		{"what did we say at a quarter to eleven?", at(10, 45)},
 		{"what did I note at about ten o'clock?", at(10, 0)},
 		{"what were we discussing at about 10:00?", at(10, 0)},
+		{"What were we discussing around nine this morning?", at(9, 0)}, // an hour in words next to a day
+		{"What were we talking about around noon yesterday?", time.Date(2026, 11, 30, 12, 0, 0, 0, loc)},
+		{"What were we talking about at around twenty to nine this morning?", at(8, 40)},
+		{"what did we say at ten past ten?", at(10, 10)},
 		{"yesterday", time.Time{}},
 		{"three days ago", time.Time{}},
 		{"between 9:30 and 10 this morning", time.Time{}},
