@@ -20,10 +20,12 @@ import (
 // after it, 除夕 (大年三十, New Year's Eve of that calendar) one day, 元宵,
 // 清明, 端午, 七夕, 中秋 and 重阳 one day each. Thanksgiving is the US one
 // (the fourth Thursday of November); holidays set each year by decree are
-// taken at their usual dates (国庆 October 1-7, 劳动节 May 1-5).
+// taken at their usual dates (国庆 October 1-7, 劳动节 May 1-5); the
+// shopping days 双十一 (Singles' Day) and 双十二 at November 11 and
+// December 12.
 var (
-	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday))\b`)
-	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)`)
+	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday)|(singles(?:'|’)?\s+day))\b`)
+	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)|(双十一|双11)|(双十二|双12)`)
 )
 
 //go:embed lunar.txt
@@ -164,6 +166,8 @@ var holidayDays = map[string]struct {
 	"平安夜": {12, 24, 1}, "圣诞节": {12, 25, 1}, "圣诞": {12, 25, 1}, "元旦": {1, 1, 1}, "情人节": {2, 14, 1},
 	"万圣节": {10, 31, 1}, "劳动节": {5, 1, 5}, "五一假期": {5, 1, 5}, "五一长假": {5, 1, 5},
 	"国庆节": {10, 1, 7}, "国庆假期": {10, 1, 7}, "国庆长假": {10, 1, 7}, "国庆": {10, 1, 7},
+	"双十一": {11, 11, 1}, "双11": {11, 11, 1}, "双十二": {12, 12, 1}, "双12": {12, 12, 1},
+	"singles' day": {11, 11, 1}, "singles day": {11, 11, 1},
 }
 
 // A holiday is a time only where the question uses it as one: after a

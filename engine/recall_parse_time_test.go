@@ -431,6 +431,8 @@ func TestParseTimeHolidayDaysOff(t *testing.T) {
 		{"what did I note on the morning of New Year's Day?", "New Year's Day", d(1, 1), d(1, 2)},
 		{"on the evening of Easter Sunday", "Easter Sunday", d(3, 28), d(3, 29)},
 		{"since Easter Monday", "since Easter Monday", d(3, 29), now.Add(time.Nanosecond)},
+		{"双十一那天我记了什么？", "双十一", d(11, 11).AddDate(-1, 0, 0), d(11, 12).AddDate(-1, 0, 0)},
+		{"what did I buy on Singles' Day?", "Singles' Day", d(11, 11).AddDate(-1, 0, 0), d(11, 12).AddDate(-1, 0, 0)},
 	} {
 		tr, ok := engine.ParseTime(c.text, now)
 		if !ok || tr.Expr != c.expr || !tr.Since.Equal(c.since) || !tr.Until.Equal(c.till) {
