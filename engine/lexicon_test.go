@@ -138,7 +138,7 @@ func TestContentLeft(t *testing.T) {
 	for text, want := range map[string]bool{
 		"what did say?": false, "说了什么": false, "what did I ask you ?": false, "负责什么？": false,
 		"what did want to do before the migration?": true, "对上线时间有什么建议？": true, "what did research?": true,
-		"谁提到了夜间模式？": true,
+		"谁提到了夜间模式？":         true,
 		"What did I note ?": false, "记了些什么？": false, "what did I note about the vet?": true, // noting is saying
 	} {
 		if got := lx.contentLeft(text); got != want {
