@@ -61,6 +61,9 @@ func (p *plan) fuse() error {
 	if err := p.when(); err != nil {
 		return err
 	}
+	if err := p.decisions(); err != nil { // recall_decided.go
+		return err
+	}
 	if err := p.experience(); err != nil {
 		return err
 	}

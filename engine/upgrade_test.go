@@ -236,6 +236,11 @@ func TestUpgradeStoreV1(t *testing.T) {
 	// so scales the query's own words (expandOwn).
 	noGlossary = true
 	defer func() { noGlossary = false }()
+	// So did the prior on decisions in a question asking only what was
+	// decided (recall_decided.go): it scales "what did we decide"'s
+	// scores, not its order.
+	defer func(b float32) { decisionBoost = b }(decisionBoost)
+	decisionBoost = 1
 	got := storeAnswers(t, db)
 	// The first recall's vectors come from the stored embedding cache.
 	if c := db.Metrics().Cache; c.DiskHits == 0 {
