@@ -174,8 +174,13 @@ var zhFloors = map[string][3]float64{
 // the earlier-state rule sparse 0.452/0.820/0.860; after the slot rules
 // sparse 0.498/0.837/0.874, lazy hash 0.524/0.843/0.879, lazy use-lite
 // 0.492/0.826/0.868.
+//
+// Sparse R@5 lowered 0.84 -> 0.83 on 2026-12-06 (e63fb67, supersession
+// reversed in a question about the earlier state: 0.843 -> 0.837, a
+// paraphrase question's second evidence turn out of the top 5; the same
+// rule lifts newer-en, newer-zh and newer2-zh at R@1).
 var zhFloors2 = map[string][3]float64{
-	"sparse":    {0.50, 0.84, 0.87},
+	"sparse":    {0.50, 0.83, 0.87},
 	"lazy/hash": {0.53, 0.84, 0.87},
 	"lazy/use":  {0.49, 0.82, 0.86},
 }
@@ -236,7 +241,10 @@ var (
 	zhFloorsFourth = map[string][3]float64{
 		"sparse":    {0.47, 0.72, 0.83},
 		"lazy/hash": {0.50, 0.72, 0.83},
-		"lazy/use":  {0.47, 0.70, 0.84},
+		// R@10 0.845 -> 0.831 on 2026-12-06 (e63fb67/c00ea49: a fact
+		// question's evidence from 10 to 11; R@1/5 .472/.718 ->
+		// .486/.732, the earlier-state questions .4/.8 -> .6/1).
+		"lazy/use": {0.47, 0.70, 0.83},
 	}
 	zhFloorsNewerZh = map[string][3]float64{
 		"sparse":    {0.31, 0.78, 0.92},
