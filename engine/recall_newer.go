@@ -164,7 +164,10 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 	// about the current state): the rule runs the other way, the older of
 	// two answers first.
 	older := olderFirst && p.earlierState()
-	if (p.earlier && !older) || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
+	// In the previous meeting, what was decided in the end ("上次开会年费
+	// 最后定了多少？"): that meeting's newer answer, as today's.
+	lastMeeting := p.prevExpr != "" && p.current && !lx.asksEarlier(p.denseText)
+	if (p.earlier && !older && !lastMeeting) || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
 		return nil
 	}
 	qterms := map[string]bool{}
