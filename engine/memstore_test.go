@@ -22,3 +22,13 @@ func memStore(t testing.TB, now time.Time, recs []Record) *DB {
 	}
 	return db
 }
+
+// turns returns a session's records, a minute apart from t0: each turn a
+// role and a text.
+func turns(agent, session string, t0 time.Time, rt ...[2]string) []Record {
+	recs := make([]Record, len(rt))
+	for i, x := range rt {
+		recs[i] = Record{Agent: agent, Session: session, Role: x[0], Text: x[1], Time: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	return recs
+}

@@ -11,26 +11,14 @@ import (
 // with a topic named, the rule stays out.
 func TestDecisionsAsked(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
-	texts := []struct{ role, text string }{
-		{"陈静", "大家早，今天要定目的地、人数和酒店。"},
-		{"王芳", "杭州的酒店一直定不下来，我看了好几家都满了。"},
-		{"李明", "那就改去厦门吧，机票我来订。"},
-		{"陈静", "好。"},
-	}
-	var recs []Record
-	for i, x := range texts {
-		recs = append(recs, Record{Agent: "a", Session: "m1", Role: x.role, Text: x.text, Time: t0.Add(time.Duration(i) * time.Minute)})
-	}
-	recs = append(recs, Record{Agent: "a", Session: "c1", Role: "user", Text: "帮我查一下明天的天气。", Time: t0.Add(48 * time.Hour)})
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	recs := append(turns("a", "m1", t0,
+		[2]string{"陈静", "大家早，今天要定目的地、人数和酒店。"},
+		[2]string{"王芳", "杭州的酒店一直定不下来，我看了好几家都满了。"},
+		[2]string{"李明", "目的地改成厦门，机票我来订。"},
+		[2]string{"陈静", "好。"},
+	), Record{Agent: "a", Session: "c1", Role: "user", Text: "帮我查一下明天的天气。", Time: t0.Add(48 * time.Hour)})
+	db := memStore(t, t0.Add(49*time.Hour), recs)
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
 		res, err := db.Recall(ctx, Query{Agent: "a", Text: "上次开会最后定了什么？", K: 3, Mode: mode, Now: t0.Add(49 * time.Hour), Explain: true})
 		if err != nil {

@@ -271,26 +271,14 @@ func TestSupersedeSkipsAgenda(t *testing.T) {
 // its newer answer ranks first, as for today's.
 func TestLastMeetingNewer(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	t0 := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
-	texts := []struct{ role, text string }{
-		{"沈佳怡", "菜地年费的事，大家说说。"},
-		{"黄建平", "菜地年费我看还是三百，一年三百块。"},
-		{"沈佳怡", "菜地年费改成三百六，三月一号起算，一年一交。"},
-		{"黄建平", "行。"},
-	}
-	var recs []Record
-	for i, x := range texts {
-		recs = append(recs, Record{Agent: "a", Session: "meet-0226", Role: x.role, Text: x.text, Time: t0.Add(time.Duration(i) * time.Minute)})
-	}
-	recs = append(recs, Record{Agent: "a", Session: "meet-0305", Role: "沈佳怡", Text: "今天说一下工具棚的钥匙。", Time: t0.Add(4 * 24 * time.Hour)})
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	recs := append(turns("a", "meet-0226", t0,
+		[2]string{"沈佳怡", "菜地年费的事，大家说说。"},
+		[2]string{"黄建平", "菜地年费我看还是三百，一年三百块。"},
+		[2]string{"沈佳怡", "菜地年费改成三百六，三月一号起算，一年一交。"},
+		[2]string{"黄建平", "行。"},
+	), Record{Agent: "a", Session: "meet-0305", Role: "沈佳怡", Text: "今天说一下工具棚的钥匙。", Time: t0.Add(4 * 24 * time.Hour)})
+	db := memStore(t, t0.Add(4*24*time.Hour+time.Hour), recs)
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
 		res, err := db.Recall(ctx, Query{Agent: "a", Text: "上次开会菜地年费最后定了多少？", CurrentSession: "meet-0305", K: 3, Mode: mode, Now: t0.Add(4*24*time.Hour + time.Hour), Explain: true})
 		if err != nil {
