@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +106,42 @@ func questionWords(text string) []string {
 		words = appendScriptRuns(words, w)
 	}
 	return words
+}
+
+// TestKinAddressed: a question naming kin ("妈", "my mum", "Dad") finds
+// the speaker the meeting addresses with that word; another agent's
+// meeting is never read for it.
+func TestKinAddressed(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	t0 := now.Add(-3 * time.Hour)
+	recs := append(turns("a", "m", t0,
+		[2]string{"黄晓雯", "先说床单。梁老板又晚了，三套发灰，妈你说。"},
+		[2]string{"莫秀兰", "换一家洗衣房吧，镇上那家便宜。"},
+		[2]string{"黄晓雯", "Dad, can you drive to the station on Friday?"},
+		[2]string{"黄建华", "好，我开车去。"},
+	), turns("b", "x", t0,
+		[2]string{"王伟", "妈你说。"},
+		[2]string{"赵敏", "我觉得可以。"},
+	)...)
+	db := memStore(t, now, recs)
+	for _, c := range []struct{ text, want string }{
+		{"妈今天开会说了什么？", "莫秀兰"},
+		{"What did my mum say at today's meeting?", "莫秀兰"},
+		{"What did Dad say this morning?", "黄建华"},
+		{"我老公今天说了什么？", ""}, // no one addressed as 老公
+	} {
+		got, _, err := db.addressedNamed(questionWords(c.text), []string{"a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%q: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if got, _, _ := db.addressedNamed(questionWords("妈说了什么？"), []string{"b"}); got != "赵敏" {
+		t.Errorf("agent b: %q, want 赵敏", got)
+	}
+	if got := kinAddresses(questionWords("What did my grandma say?")); !slices.Equal(got, []string{"Grandma", "Nana", "奶奶", "外婆", "姥姥"}) {
+		t.Errorf("kinAddresses: %q", got)
+	}
 }
