@@ -135,6 +135,7 @@ type plan struct {
 	fkey         index.FilterKey // bm's key for SearchKeyed (bm is only narrowed in place)
 	queryLowInfo bool            // the query is only pleasantries
 	earlier      bool            // the query asks about an earlier state
+	earlierWords bool            // ... in words (the lexicon's [earlier]), not as "last time"
 	current      bool            // the query asks about the current state or a decision
 	mention      bool            // the query asks who mentioned something
 	// speakers
@@ -150,6 +151,9 @@ type plan struct {
 	// sessions: the session bitmaps the neighbour source and rule asked
 	// for (see plan.session).
 	sessions map[sessionKey]*roaring.Bitmap
+	// prior: the query whose recency prior the ranking applies, once
+	// asked (priorQuery).
+	prior *Query
 	// selective
 	qvec []float32   // the query's unit vector (lazy and dense)
 	vecs [][]float32 // per candidate (lazy)

@@ -48,20 +48,13 @@ func TestEarlierStateNoRecencyPrior(t *testing.T) {
 	defer func(v bool) { olderFirst = v }(olderFirst)
 	olderFirst = false
 	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	now := time.Date(2027, 5, 10, 20, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "s1", Role: "user", Text: "团建打算去莫干山。", Time: now.Add(-90 * 24 * time.Hour)},
 		{Agent: "a", Session: "s2", Role: "user", Text: "团建打算去的人今天报个名。", Time: now.Add(-24 * time.Hour)},
 		{Agent: "a", Session: "s3", Role: "user", Text: "今天去超市买了点水果。", Time: now.Add(-2 * time.Hour)},
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, now, recs)
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
 		for _, c := range []struct {
 			q    string

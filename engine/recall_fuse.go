@@ -270,12 +270,15 @@ func (p *plan) timeOrder() string {
 // sparse R@1 .356 -> .400, newer2-en sparse R@1 .341 -> .318 and lazy R@5
 // .773 -> .795, the fourth set lazy R@5 .725 -> .739; LoCoMo identical.
 func (p *plan) priorQuery() *Query {
-	if p.q.RecencyHalfLife <= 0 || !p.earlierState() {
-		return p.q
+	if p.prior == nil {
+		p.prior = p.q
+		if p.q.RecencyHalfLife > 0 && p.earlierState() {
+			q := *p.q
+			q.RecencyHalfLife = 0
+			p.prior = &q
+		}
 	}
-	q := *p.q
-	q.RecencyHalfLife = 0
-	return &q
+	return p.prior
 }
 
 // fuse computes the fused score of every candidate; with timeShare > 0

@@ -153,7 +153,7 @@ func (p *plan) supersede() error {
 // "last time", which names a meeting, and not also about the current
 // state).
 func (p *plan) earlierState() bool {
-	return p.earlier && !p.current && theLexicon().asksEarlier(p.denseText)
+	return p.earlierWords && !p.current
 }
 
 // supersedeCurrent applies the two rules above.
@@ -166,7 +166,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 	older := olderFirst && p.earlierState()
 	// In the previous meeting, what was decided in the end ("上次开会年费
 	// 最后定了多少？"): that meeting's newer answer, as today's.
-	lastMeeting := p.prevExpr != "" && p.current && !lx.asksEarlier(p.denseText)
+	lastMeeting := p.prevExpr != "" && p.current && !p.earlierWords
 	if (p.earlier && !older && !lastMeeting) || (!p.until.IsZero() && p.until.Before(p.now)) || len(p.cands) < 2 {
 		return nil
 	}
@@ -215,6 +215,15 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 		}
 		return r
 	}
+	opens := map[int]bool{} // by candidate, once read: a meeting's opening (agendaToday)
+	opening := func(i int) bool {
+		o, ok := opens[i]
+		if !ok {
+			o = agendaToday.MatchString(p.cands[i].rec.Text)
+			opens[i] = o
+		}
+		return o
+	}
 	vec := func(i int) []float32 {
 		if j, ok := via[i]; ok {
 			return p.vecs[j]
@@ -240,7 +249,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 				if float64(p.fused[ib]) < supersedeChangeRatio*float64(p.fused[ia]) {
 					break
 				}
-				if !b.fetched || b.lowInfo || agendaToday.MatchString(b.rec.Text) || !older && !b.rec.Time.After(a.rec.Time) || older && !a.rec.Time.After(b.rec.Time) {
+				if !b.fetched || b.lowInfo || opening(ib) || !older && !b.rec.Time.After(a.rec.Time) || older && !a.rec.Time.After(b.rec.Time) {
 					continue
 				}
 				newer, old := ib, ia

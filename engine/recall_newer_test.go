@@ -178,20 +178,13 @@ func TestRevises(t *testing.T) {
 // first.
 func TestOlderFirst(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "m1", Role: "王芳", Text: "年会餐饮找了老张私房菜，一桌八百，含酒水，可以提前一天去试菜。", Time: t0.Add(time.Minute)},
 		{Agent: "a", Session: "m2", Role: "王芳", Text: "年会餐饮找了湘菜馆，一桌一千，含酒水，可以提前去试菜。", Time: t0.Add(10 * 24 * time.Hour)},
 		{Agent: "a", Session: "m3", Role: "王芳", Text: "今天去超市买了点水果。", Time: t0.Add(11 * 24 * time.Hour)},
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, t0.Add(12*24*time.Hour), recs)
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
 		res, err := db.Recall(ctx, Query{Agent: "a", Text: "年会餐饮原来找的是哪家？", K: 3, Mode: mode, Explain: true})
 		if err != nil {
@@ -242,20 +235,13 @@ func TestLiftOverTies(t *testing.T) {
 // decision before it.
 func TestSupersedeSkipsAgenda(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "m1", Role: "王芳", Text: "年会餐饮找了湘菜馆，一桌一千，含酒水，可以提前去试菜。", Time: t0},
 		{Agent: "a", Session: "m2", Role: "陈静", Text: "今天主要定年会餐饮的菜单，一桌几个菜，酒水怎么配。", Time: t0.Add(5 * 24 * time.Hour)},
 		{Agent: "a", Session: "m3", Role: "王芳", Text: "今天去超市买了点水果。", Time: t0.Add(6 * 24 * time.Hour)},
 	}
-	if _, err := db.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	db := memStore(t, t0.Add(7*24*time.Hour), recs)
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
 		res, err := db.Recall(ctx, Query{Agent: "a", Text: "年会餐饮现在找的是哪家？", K: 3, Mode: mode, Explain: true})
 		if err != nil {

@@ -60,7 +60,8 @@ func (p *plan) parseText(text string) {
 	p.queryLowInfo = lx.lowInfo(text)
 	p.denseText = strings.TrimSpace(lx.stripPleasantries(text))
 	p.denseText, p.prevExpr, p.prevMeeting = lx.findPrevious(p.denseText)
-	p.earlier = p.prevExpr != "" || lx.asksEarlier(p.denseText)
+	p.earlierWords = lx.asksEarlier(p.denseText)
+	p.earlier = p.prevExpr != "" || p.earlierWords
 	p.current = lx.asksCurrent(p.denseText)
 	p.mention = lx.asksMention(p.denseText)
 }

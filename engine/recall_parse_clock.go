@@ -96,6 +96,10 @@ func enClock(g []string) (clockOf, bool) {
 // enWordClock reads a clock time in words: the hour, and half or a
 // quarter past or to it, or o'clock or the minutes after it; false
 // without any of them ("around ten").
+// wordMinutes are the minutes before "past" or "to" in words but a
+// quarter.
+var wordMinutes = map[string]int{"half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}
+
 func enWordClock(part, rel, hour, after string) (clockOf, bool) {
 	if lh := strings.ToLower(hour); lh == "noon" || lh == "midday" {
 		return clockOf{h: 12, pm: true, explicit: true}, part == "" && after == ""
@@ -107,7 +111,7 @@ func enWordClock(part, rel, hour, after string) (clockOf, bool) {
 	c := clockOf{h: h, explicit: true}
 	switch m := map[string]int{"fifteen": 15, "thirty": 30, "forty-five": 45}[strings.ToLower(after)]; {
 	case part != "":
-		q := map[string]int{"half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}[strings.ToLower(part)]
+		q := wordMinutes[strings.ToLower(part)]
 		if q == 0 {
 			q = 15 // a quarter
 		}
