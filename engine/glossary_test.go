@@ -238,3 +238,38 @@ func TestGlossaryBalance(t *testing.T) {
 		t.Errorf("the first-aid kit first at a word's weight too: the test no longer tests the balance")
 	}
 }
+
+// TestGlossaryUnheld: a Chinese word that a concept of the lexicon also
+// expands (投诉, 退钱) and that no record holds in Chinese is searched by
+// its English translations at the glossary's weight, not the concept's
+// other-script quarter: the English policy outranks the Chinese turns
+// that share only the question's common characters.
+func TestGlossaryUnheld(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	recs := append(turns("a", "en", now.Add(-48*time.Hour),
+		[2]string{"user", "Our rule for complaints and refunds: listen first, then replace the item or refund on the spot."},
+		[2]string{"user", "The oven timer is broken again."}),
+		turns("a", "zh", now.Add(-2*time.Hour),
+			[2]string{"王丽", "客人多的时候我们先处理外卖单。"},
+			[2]string{"张伟", "我们该怎么排班，明天再处理。"},
+			[2]string{"王丽", "客人要的蛋糕我们下午做。"})...)
+	db := memStore(t, now, recs)
+	first := func() string {
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "客人投诉要退钱，我们该怎么处理？", K: 3, Now: now, Mode: ModeSparse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			return ""
+		}
+		return res.Memories[0].Text
+	}
+	if got := first(); got != recs[0].Text {
+		t.Errorf("first %q, want the refund rule", got)
+	}
+	noUnheldTranslations = true
+	defer func() { noUnheldTranslations = false }()
+	if got := first(); got == recs[0].Text {
+		t.Errorf("the refund rule first without the rule too: the test no longer tests it")
+	}
+}
