@@ -2,10 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // dropEmptyWindow searches without the parsed time window when it holds
@@ -22,8 +26,26 @@ import (
 // up to coverageHits record reads.
 func (p *plan) dropEmptyWindow() error {
 	st := &p.res.Stats
-	if st.TimeExpr == "" || p.justNow || !p.bm.IsEmpty() {
+	if st.TimeExpr == "" || p.justNow {
 		return nil
+	}
+	// A window whose records hold none of the question's words is empty
+	// to the question ("马老师礼拜六加的那堂课几点开始？" on a Thursday:
+	// the Saturday the records were written has other talk; the class is
+	// this coming Saturday's, named by Wednesday's chat).
+	unmatched := false
+	if !p.bm.IsEmpty() {
+		if noUnmatchedWindow || !dayNamed.MatchString(st.TimeExpr) {
+			return nil
+		}
+		hits, err := p.searchContent(p.bm, 1)
+		if err != nil {
+			return err
+		}
+		if len(hits) > 0 {
+			return nil
+		}
+		unmatched = true
 	}
 	since, until := p.since, p.until
 	p.since, p.until = p.q.Since, p.q.Until
@@ -31,7 +53,13 @@ func (p *plan) dropEmptyWindow() error {
 	if err := p.applyFilter(); err != nil {
 		return err
 	}
-	said, err := p.says(st.TimeExpr)
+	var said bool
+	var err error
+	if unmatched {
+		said, err = p.saysWith(st.TimeExpr)
+	} else {
+		said, err = p.says(st.TimeExpr)
+	}
 	if err != nil {
 		return err
 	}
@@ -68,4 +96,76 @@ func (p *plan) says(expr string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// noUnmatchedWindow: false but in a test.
+var noUnmatchedWindow bool
+
+// dayNamed matches an expression that names a day by its weekday or its
+// date, which a question may name as the day of what it asks about
+// rather than of what was said; not today, yesterday or a span back from
+// now ("What did my mum say at today's meeting?": a window whose records
+// hold only Chinese words holds the answer all the same).
+var dayNamed = regexp.MustCompile(`(?i)(?:周|星期|礼拜)` + zhWday + `|\b` + enWday + `\b|\d{1,2}\s*[日号]|\b` + enMonth + `\s+\d{1,2}\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?` + enMonth)
+
+// saysWith reports whether one of the best BM25 matches of the question's
+// words among the records that pass the filter holds expr.
+func (p *plan) saysWith(expr string) (bool, error) {
+	if p.bm.IsEmpty() {
+		return false, nil
+	}
+	hits, err := p.searchContent(p.bm, coverageHits)
+	if err != nil {
+		return false, err
+	}
+	cs := make([]cand, len(hits))
+	for i, h := range hits {
+		cs[i].id = h.ID
+	}
+	if err := p.db.fetch(cs, nil); err != nil {
+		return false, err
+	}
+	want := strings.ToLower(expr)
+	for _, c := range cs {
+		if c.fetched && containsWord(strings.ToLower(c.rec.Text), want) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// searchContent searches the question's content words among bm: its
+// Latin words as the analyser reads them, its Chinese runs by their
+// character bigrams, none with a function character (a record sharing
+// only 的, 在 or one character of a word with the question holds none
+// of its words).
+func (p *plan) searchContent(bm *roaring.Bitmap, k int) ([]index.Hit, error) {
+	text := theLexicon().stripQuestionWords(p.denseText)
+	var latin strings.Builder
+	var terms []string
+	var run []rune
+	flush := func() {
+		for i := 0; i+1 < len(run); i++ {
+			terms = append(terms, string(run[i:i+2]))
+		}
+		run = run[:0]
+	}
+	for _, r := range text {
+		switch {
+		case analysis.IsCJK(r) && !embed.IsCJKFunction(r):
+			run = append(run, r)
+			continue
+		case analysis.IsCJK(r):
+			latin.WriteByte(' ')
+		default:
+			latin.WriteRune(r)
+		}
+		flush()
+	}
+	flush()
+	hits, err := p.db.idx.SearchTerms(latin.String(), terms, bm, index.FilterKey{}, k, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	return hits, nil
 }

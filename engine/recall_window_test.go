@@ -56,6 +56,40 @@ func TestEmptyWindowStaysWhenUnsaid(t *testing.T) {
 	}
 }
 
+// TestUnmatchedDayWindow: a weekday whose window holds records sharing
+// none of the question's words names the day of what is asked, not of
+// what was said: the window is dropped when a record outside it says the
+// day with the question's words ("马老师礼拜六加的那堂课在哪上？" on a
+// Thursday; the class is this Saturday's, named on Wednesday).
+func TestUnmatchedDayWindow(t *testing.T) {
+	now := time.Date(2027, 3, 18, 10, 0, 0, 0, time.Local) // a Thursday
+	recs := append(turns("a", "sat", now.AddDate(0, 0, -5),
+		[2]string{"user", "今天在校区门口摆摊招生，留了电话的四十多个。"},
+		[2]string{"assistant", "记下了：校区门口招生，留电话四十多人。"}),
+		turns("a", "wed", now.AddDate(0, 0, -1),
+			[2]string{"user", "马老师礼拜六上午加一堂课，九点到十一点，在二楼教室讲错题。"},
+			[2]string{"assistant", "好的。"})...)
+	db := memStore(t, now, recs)
+	first := func(text string) string {
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: text, K: 3, Now: now, ParseTime: true, Mode: ModeSparse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			return ""
+		}
+		return res.Memories[0].Text
+	}
+	if got := first("马老师礼拜六加的那堂课在哪上？"); got != recs[2].Text {
+		t.Errorf("got %q first, want Wednesday's class", got)
+	}
+	noUnmatchedWindow = true
+	defer func() { noUnmatchedWindow = false }()
+	if got := first("马老师礼拜六加的那堂课在哪上？"); got == recs[2].Text {
+		t.Errorf("Wednesday's class first without the rule too: the test no longer tests it")
+	}
+}
+
 // TestNearestTheMoment: a question that names a moment and asks nothing
 // else ("what were we discussing about two hours ago?") ranks the turns
 // nearest it first, not the window's latest.
