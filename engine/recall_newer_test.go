@@ -275,3 +275,39 @@ func TestLastMeetingNewer(t *testing.T) {
 		}
 	}
 }
+
+// TestLaterAsksCurrent: "后来" (and "in the end", "eventually") asks for
+// the current state like 现在: the newer answer first. The same question
+// without it ranks by the words alone, the older quote first.
+func TestLaterAsksCurrent(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "c1", Role: "user", Text: "安信保险报了教练车的续保价：每辆4,600，月底前定。", Time: t0},
+		{Agent: "a", Session: "m2", Role: "罗建华", Text: "安信的续保价谈妥了：每辆4,400，25号之前交。", Time: t0.Add(17 * 24 * time.Hour)},
+		{Agent: "a", Session: "m2", Role: "邓丽萍", Text: "场地费四月起涨到9,900。", Time: t0.Add(17*24*time.Hour + time.Minute)},
+		{Agent: "a", Session: "m2", Role: "黄晓军", Text: "科目二改到26号，温江考场。", Time: t0.Add(17*24*time.Hour + 2*time.Minute)},
+	}
+	db := memStore(t, t0.Add(18*24*time.Hour), recs)
+	top := func(text string) string {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: text, K: 2, Mode: ModeLazy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			return ""
+		}
+		return res.Memories[0].Text
+	}
+	if got := top("安信报的续保价后来是多少？"); got != recs[1].Text {
+		t.Errorf("后来: top %q, want the newer price", got)
+	}
+	if got := top("安信报的续保价是多少？"); got != recs[0].Text {
+		t.Errorf("without 后来: top %q, want the older quote (the test no longer tests the word)", got)
+	}
+	for _, q := range []string{"how many cars are we buying in the end?", "what did the insurer eventually quote?"} {
+		if !theLexicon().asksCurrent(q) {
+			t.Errorf("%q: not a current-state question", q)
+		}
+	}
+}
