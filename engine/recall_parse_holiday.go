@@ -19,13 +19,15 @@ import (
 // Chinese or Lunar New Year, Spring Festival) is 除夕 and the six days
 // after it, 除夕 (大年三十, New Year's Eve of that calendar) one day, 元宵,
 // 清明, 端午, 七夕, 中秋 and 重阳 one day each. Thanksgiving is the US one
-// (the fourth Thursday of November); holidays set each year by decree are
-// taken at their usual dates (国庆 October 1-7, 劳动节 May 1-5); the
+// (the fourth Thursday of November), Mother's Day (母亲节) the second
+// Sunday of May, Father's Day (父亲节) the third of June; holidays set
+// each year by decree are taken at their usual dates (国庆 October 1-7,
+// 劳动节 and the May Day holiday May 1-5); the
 // shopping days 双十一 (Singles' Day) and 双十二 at November 11 and
 // December 12.
 var (
-	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday)|(singles(?:'|’)?\s+day))\b`)
-	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)|(双十一|双11)|(双十二|双12)`)
+	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday)|(singles(?:'|’)?\s+day)|(may\s+day(?:\s+holiday)?)|(mother(?:'|’)?s\s+day)|(father(?:'|’)?s\s+day))\b`)
+	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)|(双十一|双11)|(双十二|双12)|(母亲节)|(父亲节)`)
 )
 
 //go:embed lunar.txt
@@ -168,6 +170,18 @@ var holidayDays = map[string]struct {
 	"国庆节": {10, 1, 7}, "国庆假期": {10, 1, 7}, "国庆长假": {10, 1, 7}, "国庆": {10, 1, 7},
 	"双十一": {11, 11, 1}, "双11": {11, 11, 1}, "双十二": {12, 12, 1}, "双12": {12, 12, 1},
 	"singles' day": {11, 11, 1}, "singles day": {11, 11, 1},
+	"may day": {5, 1, 5}, "may day holiday": {5, 1, 5},
+}
+
+// sundayHolidays are the holidays on the nth Sunday of a month: Mother's
+// Day (the second Sunday of May) and Father's Day (the third of June), as
+// in China, the US and many other places.
+var sundayHolidays = map[string]struct {
+	mo time.Month
+	n  int
+}{
+	"mother's day": {time.May, 2}, "mothers day": {time.May, 2}, "母亲节": {time.May, 2},
+	"father's day": {time.June, 3}, "fathers day": {time.June, 3}, "父亲节": {time.June, 3},
 }
 
 // A holiday is a time only where the question uses it as one: after a
@@ -211,7 +225,10 @@ func holiday(m timeMatch) (time.Time, time.Time, bool) {
 	w := strings.ToLower(m.g[0])
 	w = strings.Join(strings.Fields(strings.ReplaceAll(w, "’", "'")), " ")
 	if strings.HasPrefix(w, "thanksgiving") {
-		return thanksgiving(m.now)
+		return nthWeekday(time.November, time.Thursday, 4, m.now)
+	}
+	if h, ok := sundayHolidays[w]; ok {
+		return nthWeekday(h.mo, time.Sunday, h.n, m.now)
 	}
 	if strings.HasPrefix(w, "easter") || strings.HasPrefix(w, "good") {
 		return easter(w, m.now)
@@ -238,15 +255,16 @@ func holiday(m timeMatch) (time.Time, time.Time, bool) {
 	return since, minTime(until.AddDate(0, 0, h.n-1), m.now.Add(time.Nanosecond)), true
 }
 
-// thanksgiving is the latest US Thanksgiving not in the future, as
+// nthWeekday is the latest nth weekday wd of month mo (the US
+// Thanksgiving: the fourth Thursday of November) not in the future, as
 // dateWindow resolves a date.
-func thanksgiving(now time.Time) (time.Time, time.Time, bool) {
+func nthWeekday(mo time.Month, wd time.Weekday, n int, now time.Time) (time.Time, time.Time, bool) {
 	day := func(y int) time.Time {
-		d := time.Date(y, time.November, 1, 0, 0, 0, 0, now.Location())
-		for d.Weekday() != time.Thursday {
+		d := time.Date(y, mo, 1, 0, 0, 0, 0, now.Location())
+		for d.Weekday() != wd {
 			d = d.AddDate(0, 0, 1)
 		}
-		return d.AddDate(0, 0, 21)
+		return d.AddDate(0, 0, 7*(n-1))
 	}
 	s := day(now.Year())
 	if s.After(now) {

@@ -42,7 +42,8 @@ type TimeRange struct {
 // "上周" are the previous Monday-to-Sunday week while "in the last week",
 // "over the past two weeks" and "最近一周" are the 7 or 14 days up to now.
 //
-//	today, 今天; yesterday, 昨天; the day before yesterday, 前天 (大前天: 3)
+//	today, 今天, 今儿; yesterday, 昨天, 昨儿; the day before yesterday, 前天,
+//	前儿 (大前天: 3)
 //	                                    that calendar day
 //	this morning, 今天上午, 今早, tonight, 今晚, yesterday afternoon, 周三下午,
 //	上午 or 下午 alone (today's, once begun)
@@ -882,14 +883,14 @@ var timeRules = []timeRule{
 	{holidayZH, holiday},
 
 	// Chinese: days and parts of days.
-	{regexp.MustCompile(`大前天`), fixed(3)},
-	{regexp.MustCompile(`前天`), fixed(2)},
-	{regexp.MustCompile(`昨天|昨日`), fixed(1)},
+	{regexp.MustCompile(`大前天|大前儿`), fixed(3)},
+	{regexp.MustCompile(`前天|前儿个|前儿`), fixed(2)},
+	{regexp.MustCompile(`昨天|昨日|昨儿个|昨儿`), fixed(1)},
 	{regexp.MustCompile(`昨晚|昨夜`), func(m timeMatch) (time.Time, time.Time, bool) {
 		d := dayStart(m.now)
 		return d.Add(-6 * time.Hour), d.Add(6 * time.Hour), true
 	}},
-	{regexp.MustCompile(`今天|今日`), fixed(0)},
+	{regexp.MustCompile(`今天|今日|今儿个|今儿`), fixed(0)},
 	{regexp.MustCompile(`今早|今晨`), partToday(0, 12*time.Hour)},
 	{regexp.MustCompile(`今晚`), partToday(18*time.Hour, 24*time.Hour)},
 	{regexp.MustCompile(`上午|早上|早晨|中午|下午|傍晚`), func(m timeMatch) (time.Time, time.Time, bool) {
@@ -998,6 +999,10 @@ var timeRules = []timeRule{
 		if r, _ := utf8.DecodeLastRuneInString(strings.TrimSpace(m.before)); r == '月' || r == '第' || zhNumeral(r) || r >= '0' && r <= '9' {
 			return time.Time{}, time.Time{}, false
 		}
+		// 5号楼, 2号线, 3号门: a number, not a day.
+		if r, _ := utf8.DecodeRuneInString(m.after); strings.ContainsRune(numberedThings, r) {
+			return time.Time{}, time.Time{}, false
+		}
 		d, ok := parseZhNum(m.g[1] + m.g[2])
 		if !ok || d < 1 || d > 31 {
 			return time.Time{}, time.Time{}, false
@@ -1009,6 +1014,11 @@ var timeRules = []timeRule{
 		return s, s.AddDate(0, 0, 1), true
 	}},
 }
+
+// numberedThings are the characters after 号 that make "N号" a number of
+// a thing (5号楼 building 5, 2号线 line 2, 3号门, 8号床, 1号店, 6号桌,
+// 号码), not a day of the month.
+const numberedThings = "楼线门床房室店桌台位馆厅口窗柜机车码箱库仓场院栋座铺厂道"
 
 func zhNumeral(r rune) bool {
 	_, ok := zhDigits[r]

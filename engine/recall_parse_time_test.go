@@ -348,6 +348,42 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
+// TestParseTimeColloquialDays: 昨儿, 今儿 and 前儿 are days like 昨天;
+// Mother's Day and Father's Day are the second Sunday of May and the
+// third of June, the May Day holiday May 1-5; "5号楼" (building 5) and
+// "2号线" (line 2) are numbers, not days.
+func TestParseTimeColloquialDays(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	now := time.Date(2027, 5, 12, 10, 50, 0, 0, loc) // a Wednesday
+	for _, c := range []struct {
+		text, expr string
+		w          [2]time.Time
+	}{
+		{"昨儿都有哪些事？", "昨儿", day2(2027, 5, 11, loc)},
+		{"昨儿个说的", "昨儿个", day2(2027, 5, 11, loc)},
+		{"今儿一早定了啥", "今儿", day2(2027, 5, 12, loc)},
+		{"前儿谁来过", "前儿", day2(2027, 5, 10, loc)},
+		{"母亲节那天小区里发生了啥？", "母亲节", day2(2027, 5, 9, loc)},
+		{"what happened on Mother's Day?", "Mother's Day", day2(2027, 5, 9, loc)},
+		{"Who was on duty over the May Day holiday?", "May Day holiday", [2]time.Time{time.Date(2027, 5, 1, 0, 0, 0, 0, loc), time.Date(2027, 5, 6, 0, 0, 0, 0, loc)}},
+	} {
+		tr, ok := engine.ParseTime(c.text, now)
+		if !ok || tr.Expr != c.expr || !tr.Since.Equal(c.w[0]) || !tr.Until.Equal(c.w[1]) {
+			t.Errorf("%q: got %q [%v, %v) ok %v, want %q [%v, %v)", c.text, tr.Expr, tr.Since, tr.Until, ok, c.expr, c.w[0], c.w[1])
+		}
+	}
+	// Father's Day 2027 (June 20) is weeks ahead: a plan, no window; in
+	// July it is the day past.
+	if tr, ok := engine.ParseTime("父亲节那天聚餐", now.AddDate(0, 2, 0)); !ok || !tr.Since.Equal(day2(2027, 6, 20, loc)[0]) {
+		t.Errorf("父亲节 in July: got %q [%v, %v) ok %v, want June 20", tr.Expr, tr.Since, tr.Until, ok)
+	}
+	for _, text := range []string{"5号楼电梯现在谈下来一部多少钱？", "坐2号线过去", "3号门口集合", "my mother's flat", "on Father's Day"} {
+		if tr, ok := engine.ParseTime(text, now); ok {
+			t.Errorf("%q: found %q [%v, %v), want none", text, tr.Expr, tr.Since, tr.Until)
+		}
+	}
+}
+
 func day2(y int, m time.Month, d int, loc *time.Location) [2]time.Time {
 	s := time.Date(y, m, d, 0, 0, 0, 0, loc)
 	return [2]time.Time{s, s.AddDate(0, 0, 1)}
