@@ -11,6 +11,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/index/analysis"
 )
 
@@ -131,6 +132,11 @@ func (p *plan) previous() error {
 		// a meeting, and the previous session is the call meant.
 		p.prevMeeting, what = false, "session"
 		if ss, err = p.previousSessions(); err != nil {
+			return err
+		}
+	}
+	if len(ss) == 0 && p.prevMeeting && st.TimeExpr != "" && !p.justNow && !noMeetingOverWindow {
+		if ss, err = p.meetingOverWindow(); err != nil {
 			return err
 		}
 	}
@@ -508,3 +514,38 @@ func sampleIDs(bm *roaring.Bitmap, n int) []uint64 {
 	}
 	return out
 }
+
+// meetingOverWindow: a question naming the previous meeting and a day
+// whose window holds no meeting ("上回开会礼拜六值班最后怎么定的？": last
+// Saturday's records hold no meeting; the Saturday is the duty's, the
+// topic) searches without the window when a previous meeting is found
+// then; the expression goes back into the searched text, as
+// dropEmptyWindow does. It returns the meetings found without the window,
+// or none with the window restored.
+func (p *plan) meetingOverWindow() ([]*session, error) {
+	st := &p.res.Stats
+	since, until := p.since, p.until
+	p.since, p.until = p.q.Since, p.q.Until
+	p.filter = index.Filter{}
+	if err := p.applyFilter(); err != nil {
+		return nil, err
+	}
+	ss, err := p.previousSessions()
+	if err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		p.since, p.until = since, until
+		p.filter = index.Filter{}
+		return nil, p.applyFilter()
+	}
+	st.Notes = append(st.Notes, fmt.Sprintf("%q: no meeting in its window (%s to %s): the previous meeting searched without it, the expression as words",
+		st.TimeExpr, since.Format(time.RFC3339), until.Format(time.RFC3339)))
+	st.TimeExpr = ""
+	st.Since, st.Until = p.since, p.until
+	p.parseText(p.q.Text)
+	return ss, nil
+}
+
+// noMeetingOverWindow: false but in a test.
+var noMeetingOverWindow bool

@@ -193,3 +193,41 @@ func TestPreviousSharesOnlyACharacter(t *testing.T) {
 		t.Fatalf("got %v (notes %v), want %q first", res.Memories, res.Stats.Notes, recs[1].Text)
 	}
 }
+
+// TestMeetingOverDayWindow: "上回开会礼拜六值班最后怎么定的？" names the
+// previous meeting and a Saturday; last Saturday's records hold no
+// meeting, so the day is the topic's (the Saturday duty), and the
+// previous meeting is searched without the window.
+func TestMeetingOverDayWindow(t *testing.T) {
+	loc := time.FixedZone("CST", 8*3600)
+	wed := time.Date(2027, 5, 19, 9, 0, 0, 0, loc)
+	recs := append(turns("a", "meet-0519", wed,
+		[2]string{"梁淑贞", "下面说六月礼拜六值班的事。"},
+		[2]string{"许晓静", "六月人少，礼拜六能不能不开？"},
+		[2]string{"梁淑贞", "定了：六月礼拜六值班改成上午九点到十二点，两个人轮。"},
+		[2]string{"黄志鹏", "好的。"}),
+		turns("a", "chat-0522", wed.AddDate(0, 0, 3).Add(2*time.Hour),
+			[2]string{"user", "今天礼拜六值班是阿鹏和潘姐，上午来了三个客户送票。"},
+			[2]string{"assistant", "记下了：今天阿鹏、潘姐值班，上午三位客户送票。"})...)
+	recs = append(recs, turns("a", "chat-0527", wed.AddDate(0, 0, 8).Add(6*time.Hour), [2]string{"user", "下午把报表发给曹总。"})...)
+	now := wed.AddDate(0, 0, 8).Add(7 * time.Hour)
+	db := memStore(t, now, recs)
+	top := func() string {
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "上回开会礼拜六值班最后怎么定的？", CurrentSession: "chat-0527", K: 3, Now: now, ParseTime: true, Mode: ModeSparse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 {
+			return ""
+		}
+		return res.Memories[0].Text
+	}
+	if got := top(); got != recs[2].Text {
+		t.Errorf("top %q, want the meeting's decision", got)
+	}
+	noMeetingOverWindow = true
+	defer func() { noMeetingOverWindow = false }()
+	if got := top(); got == recs[2].Text {
+		t.Errorf("the decision first without the rule too: the test no longer tests it")
+	}
+}
