@@ -365,6 +365,10 @@ func TestParseTimeColloquialDays(t *testing.T) {
 		{"前儿谁来过", "前儿", day2(2027, 5, 10, loc)},
 		{"母亲节那天小区里发生了啥？", "母亲节", day2(2027, 5, 9, loc)},
 		{"what happened on Mother's Day?", "Mother's Day", day2(2027, 5, 9, loc)},
+		{"五四青年节那天记了点啥？", "五四青年节", day2(2027, 5, 4, loc)},
+		{"妇女节那天发了什么", "妇女节", day2(2027, 3, 8, loc)},
+		{"五一放假那几天我记了些什么？", "五一", [2]time.Time{time.Date(2027, 5, 1, 0, 0, 0, 0, loc), time.Date(2027, 5, 6, 0, 0, 0, 0, loc)}},
+		{"what did we do on April Fools' Day?", "April Fools' Day", day2(2027, 4, 1, loc)},
 		{"Who was on duty over the May Day holiday?", "May Day holiday", [2]time.Time{time.Date(2027, 5, 1, 0, 0, 0, 0, loc), time.Date(2027, 5, 6, 0, 0, 0, 0, loc)}},
 	} {
 		tr, ok := engine.ParseTime(c.text, now)
@@ -377,7 +381,8 @@ func TestParseTimeColloquialDays(t *testing.T) {
 	if tr, ok := engine.ParseTime("父亲节那天聚餐", now.AddDate(0, 2, 0)); !ok || !tr.Since.Equal(day2(2027, 6, 20, loc)[0]) {
 		t.Errorf("父亲节 in July: got %q [%v, %v) ok %v, want June 20", tr.Expr, tr.Since, tr.Until, ok)
 	}
-	for _, text := range []string{"5号楼电梯现在谈下来一部多少钱？", "坐2号线过去", "3号门口集合", "my mother's flat", "on Father's Day"} {
+	for _, text := range []string{"5号楼电梯现在谈下来一部多少钱？", "坐2号线过去", "3号门口集合", "my mother's flat", "on Father's Day",
+		"六一儿童节的活动怎么安排"} { // a topic (no time word after it), and weeks ahead
 		if tr, ok := engine.ParseTime(text, now); ok {
 			t.Errorf("%q: found %q [%v, %v), want none", text, tr.Expr, tr.Since, tr.Until)
 		}
