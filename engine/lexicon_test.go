@@ -126,6 +126,7 @@ func TestPleasantries(t *testing.T) {
 	for text, want := range map[string]bool{
 		"好的，没问题。": true, "ok": true, "Thanks!": true, "谢谢大家": true, "Perfect, thanks.": true, "同意。": true, "👍": true,
 		"好的，我来带。": false, "ok, the pool is 50": false, "同意推迟一周": false, "Done.": false, "": true,
+		"谢谢，睡了。": true, "Thanks, off to bed.": true, "睡了一下午": false, // a sign-off, not a nap
 	} {
 		if got := lx.lowInfo(text); got != want {
 			t.Errorf("lowInfo(%q) = %v, want %v", text, got, want)

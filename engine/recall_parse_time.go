@@ -746,10 +746,10 @@ var timeRules = []timeRule{
 	{regexp.MustCompile(`(?i)\bearlier\s+today\b|\bearlier\s+this\s+(?:morning|afternoon)\b`), func(m timeMatch) (time.Time, time.Time, bool) {
 		return dayStart(m.now), m.now.Add(time.Nanosecond), true
 	}},
-	{regexp.MustCompile(`(?i)\bthis\s+morning\b`), partToday(0, 12*time.Hour)},
+	{regexp.MustCompile(`(?i)\b(?:early\s+)?this\s+morning\b`), partToday(0, 12*time.Hour)},
 	{regexp.MustCompile(`(?i)\bthis\s+afternoon\b`), partToday(12*time.Hour, 18*time.Hour)},
 	{regexp.MustCompile(`(?i)\bthis\s+evening\b|\btonight\b`), partToday(18*time.Hour, 24*time.Hour)},
-	{regexp.MustCompile(`(?i)\blast\s+night\b`), func(m timeMatch) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`(?i)\b(?:late\s+)?last\s+night\b`), func(m timeMatch) (time.Time, time.Time, bool) {
 		d := dayStart(m.now)
 		return d.Add(-6 * time.Hour), d.Add(6 * time.Hour), true
 	}},

@@ -366,6 +366,7 @@ func TestParseTimeColloquialDays(t *testing.T) {
 		{"母亲节那天小区里发生了啥？", "母亲节", day2(2027, 5, 9, loc)},
 		{"what happened on Mother's Day?", "Mother's Day", day2(2027, 5, 9, loc)},
 		{"五四青年节那天记了点啥？", "五四青年节", day2(2027, 5, 4, loc)},
+		{"What did I log late last night?", "late last night", [2]time.Time{time.Date(2027, 5, 11, 18, 0, 0, 0, loc), time.Date(2027, 5, 12, 6, 0, 0, 0, loc)}},
 		{"妇女节那天发了什么", "妇女节", day2(2027, 3, 8, loc)},
 		{"五一放假那几天我记了些什么？", "五一", [2]time.Time{time.Date(2027, 5, 1, 0, 0, 0, 0, loc), time.Date(2027, 5, 6, 0, 0, 0, 0, loc)}},
 		{"what did we do on April Fools' Day?", "April Fools' Day", day2(2027, 4, 1, loc)},
