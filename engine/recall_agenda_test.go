@@ -15,6 +15,8 @@ func TestAgendaLine(t *testing.T) {
 		"今天定了：上线时间12月15日。":                                                   false, // a decision, no list
 		"上线时间推迟到十二月十五日、预算不变。":                                                false, // no "today"
 		"Today we shipped the fix.":                                          false,
+		"开会，趁孩子们午睡说几件事：新年汇演、体检、家长工作坊，还有送菜的。":                                 true, // a count before a colon, no "today"
+		"这件事：下周再说。":                                                          false,
 	} {
 		if got := agendaLine(text); got != want {
 			t.Errorf("agendaLine(%q) = %v, want %v", text, got, want)
