@@ -21,14 +21,15 @@ import (
 // 清明, 端午, 七夕, 中秋 and 重阳 one day each. Thanksgiving is the US one
 // (the fourth Thursday of November), Mother's Day (母亲节) the second
 // Sunday of May, Father's Day (父亲节) the third of June; holidays set
-// each year by decree are taken at their usual dates (国庆 October 1-7,
-// 劳动节 and the May Day holiday May 1-5); days of a fixed date (五四青年节
+// each year by decree are taken at their usual dates (国庆 or National
+// Day October 1-7, 劳动节 and the May Day holiday May 1-5); days of a
+// fixed date (五四青年节
 // May 4, 妇女节 or Women's Day March 8, 儿童节 or 六一 June 1, 教师节 September
 // 10, 植树节 March 12, 愚人节 April 1, 建军节 August 1) one day each; the
 // shopping days 双十一 (Singles' Day) and 双十二 at November 11 and
 // December 12.
 var (
-	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday)|(singles(?:'|’)?\s+day)|(may\s+day(?:\s+holiday)?)|((?:international\s+)?women(?:'|’)?s\s+day)|(children(?:'|’)?s\s+day)|(teachers?(?:'|’)?\s+day)|(april\s+fools?(?:'|’)?(?:\s+day)?)|(mother(?:'|’)?s\s+day)|(father(?:'|’)?s\s+day))\b`)
+	holidayEN = regexp.MustCompile(`(?i)\b(?:(new\s+year(?:'|’)?s\s+eve)|(new\s+year(?:'|’)?s(?:\s+day)?)|(christmas\s+eve)|(christmas(?:\s+day)?|xmas)|(boxing\s+day)|(halloween)|(valentine(?:'|’)?s(?:\s+day)?)|(thanksgiving(?:\s+day)?)|((?:chinese|lunar)\s+new\s+year|spring\s+festival)|(mid-?autumn(?:\s+festival)?|moon\s+festival)|(dragon\s+boat(?:\s+festival)?)|(lantern\s+festival)|(qingming(?:\s+festival)?|tomb[-\s]sweeping(?:\s+day)?)|(easter(?:\s+(?:weekend|sunday|monday))?|good\s+friday)|(singles(?:'|’)?\s+day)|(may\s+day(?:\s+holiday)?)|(national\s+day(?:\s+holiday)?)|((?:international\s+)?women(?:'|’)?s\s+day)|(children(?:'|’)?s\s+day)|(teachers?(?:'|’)?\s+day)|(april\s+fools?(?:'|’)?(?:\s+day)?)|(mother(?:'|’)?s\s+day)|(father(?:'|’)?s\s+day))\b`)
 	holidayZH = regexp.MustCompile(`(平安夜)|(圣诞节|圣诞)|(元旦)|(情人节)|(万圣节)|(劳动节|五一假期|五一长假|五一)|(国庆节|国庆假期|国庆长假|国庆)|(除夕|大年三十)|(春节|过年|农历新年)|(元宵节|元宵)|(清明节|清明)|(端午节|端午)|(七夕节|七夕)|(中秋节|中秋)|(重阳节|重阳)|(双十一|双11)|(双十二|双12)|(母亲节)|(父亲节)|(五四青年节|青年节)|(三八妇女节|妇女节|三八节)|(六一儿童节|儿童节|六一)|(教师节)|(植树节)|(愚人节)|(建军节)`)
 )
 
@@ -172,7 +173,7 @@ var holidayDays = map[string]struct {
 	"国庆节": {10, 1, 7}, "国庆假期": {10, 1, 7}, "国庆长假": {10, 1, 7}, "国庆": {10, 1, 7},
 	"双十一": {11, 11, 1}, "双11": {11, 11, 1}, "双十二": {12, 12, 1}, "双12": {12, 12, 1},
 	"singles' day": {11, 11, 1}, "singles day": {11, 11, 1},
-	"may day": {5, 1, 5}, "may day holiday": {5, 1, 5},
+	"may day": {5, 1, 5}, "may day holiday": {5, 1, 5}, "national day": {10, 1, 7}, "national day holiday": {10, 1, 7},
 	"五四青年节": {5, 4, 1}, "青年节": {5, 4, 1}, "三八妇女节": {3, 8, 1}, "妇女节": {3, 8, 1}, "三八节": {3, 8, 1},
 	"六一儿童节": {6, 1, 1}, "儿童节": {6, 1, 1}, "六一": {6, 1, 1}, "教师节": {9, 10, 1}, "植树节": {3, 12, 1},
 	"愚人节": {4, 1, 1}, "建军节": {8, 1, 1},

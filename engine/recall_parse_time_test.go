@@ -377,6 +377,9 @@ func TestParseTimeColloquialDays(t *testing.T) {
 			t.Errorf("%q: got %q [%v, %v) ok %v, want %q [%v, %v)", c.text, tr.Expr, tr.Since, tr.Until, ok, c.expr, c.w[0], c.w[1])
 		}
 	}
+	if tr, ok := engine.ParseTime("What did I note down during the National Day holiday?", now.AddDate(0, 6, 0)); !ok || tr.Expr != "National Day holiday" || !tr.Since.Equal(day2(2027, 10, 1, loc)[0]) || !tr.Until.Equal(day2(2027, 10, 7, loc)[1]) {
+		t.Errorf("National Day holiday in November: got %q [%v, %v) ok %v, want October 1-7", tr.Expr, tr.Since, tr.Until, ok)
+	}
 	// Father's Day 2027 (June 20) is weeks ahead: a plan, no window; in
 	// July it is the day past.
 	if tr, ok := engine.ParseTime("父亲节那天聚餐", now.AddDate(0, 2, 0)); !ok || !tr.Since.Equal(day2(2027, 6, 20, loc)[0]) {
