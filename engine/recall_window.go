@@ -89,13 +89,19 @@ func (p *plan) says(expr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return candsSay(cs, expr), nil
+}
+
+// candsSay reports whether a read candidate of cs holds expr
+// (case-insensitive, on word boundaries).
+func candsSay(cs []cand, expr string) bool {
 	want := strings.ToLower(expr)
 	for _, c := range cs {
 		if c.fetched && containsWord(strings.ToLower(c.rec.Text), want) {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // noUnmatchedWindow: false but in a test.
@@ -125,13 +131,7 @@ func (p *plan) saysWith(expr string) (bool, error) {
 	if err := p.db.fetch(cs, nil); err != nil {
 		return false, err
 	}
-	want := strings.ToLower(expr)
-	for _, c := range cs {
-		if c.fetched && containsWord(strings.ToLower(c.rec.Text), want) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return candsSay(cs, expr), nil
 }
 
 // searchContent searches the question's content words among bm: its
