@@ -38,6 +38,9 @@ type roleMaps struct {
 	// price), and the ones of one or two words of pinyin by their letters
 	// in either order ("Zhou Hang": zhouhang, hangzhou).
 	word, letters map[string][]string
+	// Chinese roles of four characters or more by their ending names
+	// (roleSuffixes: "留学顾问陈老师" by 陈老师, "妈妈王丽" by 王丽).
+	suffix map[string][]string
 }
 
 // lookupRoles calls f with the lookups over every role the index holds,
@@ -57,7 +60,7 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 	if n < rn.count || rn.maps.full == nil { // new, or not the index counted: roles are every one
 		rn.maps = roleMaps{full: map[string][]string{}, given: map[string][]string{}, surname: map[string][]string{}, lastGiven: map[string][]string{},
 			firstChar: map[rune][]string{}, lastChar: map[rune][]string{},
-			word: map[string][]string{}, letters: map[string][]string{}}
+			word: map[string][]string{}, letters: map[string][]string{}, suffix: map[string][]string{}}
 	}
 	m, py := &rn.maps, thePinyin()
 	add := func(to map[string][]string, keys []string, role string) {
@@ -66,6 +69,7 @@ func (db *DB) lookupRoles(f func(m *roleMaps)) error {
 		}
 	}
 	for _, r := range roles {
+		add(m.suffix, roleSuffixes(r), r)
 		if rs := chineseRole(r); rs != nil {
 			add(m.full, py.spellings(rs), r)
 			add(m.surname, py.spellings(rs[:1]), r)
@@ -106,6 +110,11 @@ func (db *DB) spelledRoles(words, found, agents []string) (roles, written []stri
 	if err != nil {
 		return nil, nil, err
 	}
+	sr, sw, err := db.suffixNamed(rest, agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, pw = append(pr, sr...), append(pw, sw...)
 	for i, r := range pr {
 		if !slices.Contains(roles, r) {
 			roles, written = append(roles, r), append(written, pw[i])
