@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lazymem/lazymem/index"
 )
@@ -13,15 +14,19 @@ import (
 func TestSettle(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	// Flushes inside the appends (no background work): five segments.
-	opts := Options{Index: index.Options{FlushDocs: 50, MergeFactor: 16, DisableBackgroundMerge: true}}
+	// Flushes inside the appends (no background work): five segments. A
+	// fixed clock and record times: the recency prior must not differ
+	// between the two recalls (a race-detector run under load took long
+	// enough between them to reorder two close scores).
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	opts := Options{Index: index.Options{FlushDocs: 50, MergeFactor: 16, DisableBackgroundMerge: true}, Clock: func() time.Time { return now }}
 	db, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var recs []Record
 	for i := range 230 {
-		recs = append(recs, Record{Agent: "a", Session: fmt.Sprintf("s%d", i/10), Role: "user",
+		recs = append(recs, Record{Agent: "a", Session: fmt.Sprintf("s%d", i/10), Role: "user", Time: now.Add(time.Duration(i-230) * time.Minute),
 			Text: fmt.Sprintf("note %d about the %s budget and the launch of project %d", i, []string{"travel", "cloud", "hiring"}[i%3], i%7)})
 	}
 	for i := 0; i < len(recs); i += 50 {
