@@ -255,14 +255,7 @@ func TestGlossaryUnheld(t *testing.T) {
 			[2]string{"王丽", "客人要的蛋糕我们下午做。"})...)
 	db := memStore(t, now, recs)
 	first := func() string {
-		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "客人投诉要退钱，我们该怎么处理？", K: 3, Now: now, Mode: ModeSparse})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Memories) == 0 {
-			return ""
-		}
-		return res.Memories[0].Text
+		return topText(t, db, Query{Agent: "a", Text: "客人投诉要退钱，我们该怎么处理？", K: 3, Now: now, Mode: ModeSparse})
 	}
 	if got := first(); got != recs[0].Text {
 		t.Errorf("first %q, want the refund rule", got)

@@ -32,3 +32,16 @@ func turns(agent, session string, t0 time.Time, rt ...[2]string) []Record {
 	}
 	return recs
 }
+
+// topText returns the text of q's first memory, "" when there is none.
+func topText(t testing.TB, db *DB, q Query) string {
+	t.Helper()
+	res, err := db.Recall(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) == 0 {
+		return ""
+	}
+	return res.Memories[0].Text
+}

@@ -3,7 +3,6 @@ package engine
 import (
 	_ "embed"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -162,14 +161,5 @@ func (db *DB) partNamed(words, agents []string) (roles, written []string, err er
 	}); err != nil {
 		return nil, nil, err
 	}
-	for i, w := range ws {
-		one, err := db.oneHeld(fits[i], agents)
-		if err != nil {
-			return nil, nil, err
-		}
-		if one != "" && !slices.Contains(roles, one) {
-			roles, written = append(roles, one), append(written, w)
-		}
-	}
-	return roles, written, nil
+	return db.heldOnes(ws, fits, agents)
 }

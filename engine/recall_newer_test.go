@@ -280,7 +280,6 @@ func TestLastMeetingNewer(t *testing.T) {
 // the current state like 现在: the newer answer first. The same question
 // without it ranks by the words alone, the older quote first.
 func TestLaterAsksCurrent(t *testing.T) {
-	ctx := context.Background()
 	t0 := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "c1", Role: "user", Text: "安信保险报了教练车的续保价：每辆4,600，月底前定。", Time: t0},
@@ -290,14 +289,7 @@ func TestLaterAsksCurrent(t *testing.T) {
 	}
 	db := memStore(t, t0.Add(18*24*time.Hour), recs)
 	top := func(text string) string {
-		res, err := db.Recall(ctx, Query{Agent: "a", Text: text, K: 2, Mode: ModeLazy})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Memories) == 0 {
-			return ""
-		}
-		return res.Memories[0].Text
+		return topText(t, db, Query{Agent: "a", Text: text, K: 2, Mode: ModeLazy})
 	}
 	if got := top("安信报的续保价后来是多少？"); got != recs[1].Text {
 		t.Errorf("后来: top %q, want the newer price", got)

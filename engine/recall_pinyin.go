@@ -254,6 +254,22 @@ func (db *DB) oneHeld(roles, agents []string) (string, error) {
 	return held[0], nil
 }
 
+// heldOnes returns, for each of names in turn, the one role of its fits
+// some record of agents has (oneHeld), each role once, and the names
+// that name them.
+func (db *DB) heldOnes(names []string, fits [][]string, agents []string) (roles, written []string, err error) {
+	for i, n := range names {
+		one, err := db.oneHeld(fits[i], agents)
+		if err != nil {
+			return nil, nil, err
+		}
+		if one != "" && !slices.Contains(roles, one) {
+			roles, written = append(roles, one), append(written, n)
+		}
+	}
+	return roles, written, nil
+}
+
 // heldRoles returns the roles some record of agents has.
 func (db *DB) heldRoles(roles, agents []string) ([]string, error) {
 	var held []string

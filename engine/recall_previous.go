@@ -11,7 +11,6 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/lazymem/lazymem/engine/embed"
-	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/index/analysis"
 )
 
@@ -523,27 +522,15 @@ func sampleIDs(bm *roaring.Bitmap, n int) []uint64 {
 // dropEmptyWindow does. It returns the meetings found without the window,
 // or none with the window restored.
 func (p *plan) meetingOverWindow() ([]*session, error) {
-	st := &p.res.Stats
-	since, until := p.since, p.until
-	p.since, p.until = p.q.Since, p.q.Until
-	p.filter = index.Filter{}
-	if err := p.applyFilter(); err != nil {
-		return nil, err
-	}
-	ss, err := p.previousSessions()
+	var ss []*session
+	_, err := p.withoutWindow(func() (bool, error) {
+		var err error
+		ss, err = p.previousSessions()
+		return len(ss) > 0, err
+	}, "no meeting in its window", "the previous meeting searched without it, the expression as words")
 	if err != nil {
 		return nil, err
 	}
-	if len(ss) == 0 {
-		p.since, p.until = since, until
-		p.filter = index.Filter{}
-		return nil, p.applyFilter()
-	}
-	st.Notes = append(st.Notes, fmt.Sprintf("%q: no meeting in its window (%s to %s): the previous meeting searched without it, the expression as words",
-		st.TimeExpr, since.Format(time.RFC3339), until.Format(time.RFC3339)))
-	st.TimeExpr = ""
-	st.Since, st.Until = p.since, p.until
-	p.parseText(p.q.Text)
 	return ss, nil
 }
 

@@ -213,14 +213,7 @@ func TestMeetingOverDayWindow(t *testing.T) {
 	now := wed.AddDate(0, 0, 8).Add(7 * time.Hour)
 	db := memStore(t, now, recs)
 	top := func() string {
-		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: "上回开会礼拜六值班最后怎么定的？", CurrentSession: "chat-0527", K: 3, Now: now, ParseTime: true, Mode: ModeSparse})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Memories) == 0 {
-			return ""
-		}
-		return res.Memories[0].Text
+		return topText(t, db, Query{Agent: "a", Text: "上回开会礼拜六值班最后怎么定的？", CurrentSession: "chat-0527", K: 3, Now: now, ParseTime: true, Mode: ModeSparse})
 	}
 	if got := top(); got != recs[2].Text {
 		t.Errorf("top %q, want the meeting's decision", got)

@@ -73,19 +73,7 @@ func (db *DB) suffixNamed(words, agents []string) (roles, written []string, err 
 	}); err != nil {
 		return nil, nil, err
 	}
-	for i, s := range subs {
-		if len(fits[i]) == 0 {
-			continue
-		}
-		one, err := db.oneHeld(fits[i], agents)
-		if err != nil {
-			return nil, nil, err
-		}
-		if one != "" && !slices.Contains(roles, one) {
-			roles, written = append(roles, one), append(written, s)
-		}
-	}
-	return roles, written, nil
+	return db.heldOnes(subs, fits, agents)
 }
 
 // noSuffixNames: false but in a test.

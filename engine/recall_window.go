@@ -47,35 +47,43 @@ func (p *plan) dropEmptyWindow() error {
 		}
 		unmatched = true
 	}
+	_, err := p.withoutWindow(func() (bool, error) {
+		if unmatched {
+			return p.saysWith(st.TimeExpr)
+		}
+		return p.says(st.TimeExpr)
+	}, "no record in its window", "searched without it, as words")
+	return err
+}
+
+// withoutWindow filters without the parsed time window (the query's own
+// Since and Until stay) and asks ok whether to search so. When it says
+// no, the window and its filter come back (Stats and the sources read
+// them); when yes, the expression goes back into the searched text and
+// Stats.Notes says why the window went and what was done.
+func (p *plan) withoutWindow(ok func() (bool, error), why, done string) (bool, error) {
+	st := &p.res.Stats
 	since, until := p.since, p.until
 	p.since, p.until = p.q.Since, p.q.Until
 	p.filter = index.Filter{}
 	if err := p.applyFilter(); err != nil {
-		return err
+		return false, err
 	}
-	var said bool
-	var err error
-	if unmatched {
-		said, err = p.saysWith(st.TimeExpr)
-	} else {
-		said, err = p.says(st.TimeExpr)
-	}
+	yes, err := ok()
 	if err != nil {
-		return err
+		return false, err
 	}
-	if !said {
-		// No record says it: the window stays, and the filter with it
-		// (Stats and the sources read them).
+	if !yes {
 		p.since, p.until = since, until
 		p.filter = index.Filter{}
-		return p.applyFilter()
+		return false, p.applyFilter()
 	}
-	st.Notes = append(st.Notes, fmt.Sprintf("%q: no record in its window (%s to %s): searched without it, as words",
-		st.TimeExpr, since.Format(time.RFC3339), until.Format(time.RFC3339)))
+	st.Notes = append(st.Notes, fmt.Sprintf("%q: %s (%s to %s): %s",
+		st.TimeExpr, why, since.Format(time.RFC3339), until.Format(time.RFC3339), done))
 	st.TimeExpr = ""
 	st.Since, st.Until = p.since, p.until
 	p.parseText(p.q.Text)
-	return nil
+	return true, nil
 }
 
 // says reports whether one of the best BM25 matches of expr among the

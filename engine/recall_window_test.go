@@ -71,14 +71,7 @@ func TestUnmatchedDayWindow(t *testing.T) {
 			[2]string{"assistant", "好的。"})...)
 	db := memStore(t, now, recs)
 	first := func(text string) string {
-		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: text, K: 3, Now: now, ParseTime: true, Mode: ModeSparse})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Memories) == 0 {
-			return ""
-		}
-		return res.Memories[0].Text
+		return topText(t, db, Query{Agent: "a", Text: text, K: 3, Now: now, ParseTime: true, Mode: ModeSparse})
 	}
 	if got := first("马老师礼拜六加的那堂课在哪上？"); got != recs[2].Text {
 		t.Errorf("got %q first, want Wednesday's class", got)
