@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestPureQuestion(t *testing.T) {
 	for text, want := range map[string]bool{
@@ -32,5 +35,32 @@ func TestBareQuestion(t *testing.T) {
 		if got := bareQuestion(text); got != want {
 			t.Errorf("bareQuestion(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+// TestEchoParticles: an assistant's echo that joins the user's words with
+// a particle ("朵朵的钢琴课" for "朵朵报了钢琴课") still yields to the
+// statement; without the particle pairs left out it outranks it.
+func TestEchoParticles(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	recs := turns("a", "s1", now.Add(-48*time.Hour),
+		[2]string{"user", "我们给朵朵报了钢琴课，老师姓王，每周六上午十点上课。"},
+		[2]string{"assistant", "记下了：朵朵的钢琴课每周六上午十点，王老师。"},
+		[2]string{"user", "一节课两百块，先报了二十节。"},
+	)
+	recs = append(recs, turns("a", "s2", now.Add(-24*time.Hour),
+		[2]string{"user", "周末带朵朵去公园放风筝。"},
+		[2]string{"assistant", "天气不错，玩得开心。"},
+	)...)
+	db := memStore(t, now, recs)
+	q := Query{Agent: "a", Text: "朵朵的钢琴课是星期几几点？", K: 3}
+	const statement = "我们给朵朵报了钢琴课，老师姓王，每周六上午十点上课。"
+	if got := topText(t, db, q); got != statement {
+		t.Errorf("first memory %q, want the statement %q", got, statement)
+	}
+	echoSkipParticles = false
+	defer func() { echoSkipParticles = true }()
+	if got := topText(t, db, q); got == statement {
+		t.Errorf("without the particle pairs left out the statement still comes first: the test does not show the rule")
 	}
 }
