@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/index/analysis"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
@@ -279,25 +281,22 @@ func (p *plan) echoes() error {
 }
 
 // echoSkipParticles leaves out of the echo test the character pairs that
-// hold a particle (particlePair). A variable only so that a test can show
+// hold a function character (particlePair). A variable only so that a test can show
 // the echo the rule misses without it.
 var echoSkipParticles = true
 
-// echoParticles are the particles and function characters a Chinese
-// phrase is joined by: "朵朵的钢琴课" and "朵朵报了钢琴课" say the same
-// thing, but only the first holds the pairs 朵的 and 的钢.
-const echoParticles = "的了是吗呢吧啊着过地得"
-
 // particlePair reports whether term is a pair of CJK characters one of
-// which is a particle (echoParticles).
+// which is a function character (embed.IsCJKFunction): "朵朵的钢琴课" and
+// "朵朵报了钢琴课" say the same thing, but only the first holds the pairs
+// 朵的 and 的钢.
 func particlePair(term string) bool {
 	n, part := 0, false
 	for _, r := range term {
-		if !unicode.Is(unicode.Han, r) {
+		if !analysis.IsCJK(r) {
 			return false
 		}
 		n++
-		part = part || strings.ContainsRune(echoParticles, r)
+		part = part || embed.IsCJKFunction(r)
 	}
 	return n == 2 && part
 }
