@@ -266,3 +266,32 @@ func TestGlossaryUnheld(t *testing.T) {
 		t.Errorf("the refund rule first without the rule too: the test no longer tests it")
 	}
 }
+
+// TestTranslationCap: in a history mostly in English, an English word's
+// Chinese translation weighs no more than the word: a Chinese turn that
+// holds only the translation (雨伞, rare, so its bigram's idf is high)
+// does not outrank the English turns that hold the word (umbrella,
+// common).
+func TestTranslationCap(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var en [][2]string
+	for _, s := range []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"} {
+		en = append(en, [2]string{"user", "Took the umbrella out on " + s + "."},
+			[2]string{"user", "The weather on " + s + " was cold."})
+	}
+	recs := append(turns("a", "en", now.Add(-72*time.Hour), en...),
+		turns("a", "zh", now.Add(-100*time.Hour), [2]string{"王丽", "雨伞今天放在门口了。"})...)
+	db := memStore(t, now, recs)
+	first := func() string {
+		return topText(t, db, Query{Agent: "a", Text: "what did I say about the umbrella?", K: 3, Now: now, Mode: ModeSparse})
+	}
+	const chinese = "雨伞今天放在门口了。"
+	if got := first(); got == chinese {
+		t.Errorf("first %q: the translation outweighs the word", got)
+	}
+	noTranslationCap = true
+	defer func() { noTranslationCap = false }()
+	if got := first(); got != chinese {
+		t.Errorf("without the cap the first is %q, not the Chinese turn: the test no longer tests the cap", got)
+	}
+}

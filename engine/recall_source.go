@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -336,7 +335,7 @@ func (p *plan) feedback(hits []index.Hit) ([]index.Hit, error) {
 		return nil, fmt.Errorf("lazymem: engine: feedback: %w", err)
 	}
 	for i, t := range terms {
-		weight[t] *= math.Log(1 + (float64(nd)-float64(df[i])+0.5)/(float64(df[i])+0.5))
+		weight[t] *= index.IDF(nd, df[i])
 	}
 	slices.SortFunc(terms, func(a, b string) int {
 		if c := cmp.Compare(weight[b], weight[a]); c != 0 {

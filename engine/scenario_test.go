@@ -557,8 +557,15 @@ var scenario35Floors = map[string][2]float64{
 // first measurement, all .58 / .87 (previous .00 / 1, paraphrase
 // .20 / .80, crosslingual .40 / .60), the same at the 2026-12-06 16:46
 // session's base 7d602f2 and after every rule of that session (8c0fc3c).
+// Lowinfo hit@1 1 -> .75 with the translation cap (translationReps):
+// "np, thanks! what's Daniel's housing allowance again?" keeps its answer
+// at rank 2 (the English turn had gained the Chinese turn's 住房补贴
+// through session context at the translation's full weight; Daniel's
+// reply after it is first by the speaker rule). The cap was kept for the
+// 1M suite's planted facts (.928 -> .939) at no cost in sum (36 sets
+// 1099.75 / 1356.59 -> 1098.59 / 1358.84).
 var scenario36Floors = map[string][2]float64{
-	"time": {0.83, 0.83}, "inherited": {0.75, 0.75}, "speaker": {0.40, 0.80}, "paraphrase": {0.20, 0.80}, "lowinfo": {1, 1},
+	"time": {0.83, 0.83}, "inherited": {0.75, 0.75}, "speaker": {0.40, 0.80}, "paraphrase": {0.20, 0.80}, "lowinfo": {0.75, 1},
 	"recency": {0.50, 1}, "previous": {0, 1}, "crosslingual": {0.40, 0.60}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 

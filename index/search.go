@@ -54,6 +54,11 @@ func idf(n, df uint64) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
+// IDF is the inverse document frequency the index's BM25 gives a term held
+// by df of n documents (DocFreq's figures), for callers that weigh terms
+// as the index does.
+func IDF(n, df uint64) float64 { return idf(n, df) }
+
 type segTerm struct {
 	q   int // index in searcher.terms (canonical order)
 	ub  float64
