@@ -281,8 +281,8 @@ func (p *plan) echoes() error {
 }
 
 // echoSkipParticles leaves out of the echo test the character pairs that
-// hold a function character (particlePair). A variable only so that a test can show
-// the echo the rule misses without it.
+// hold a function character (particlePair). A variable only so that a
+// test can show the echo the rule misses without it.
 var echoSkipParticles = true
 
 // particlePair reports whether term is a pair of CJK characters one of

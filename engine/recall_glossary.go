@@ -15,8 +15,9 @@ import (
 // (glossary.go) but those an [expand] concept added (expanded): English
 // words to the BM25 text through add, Chinese ones as their bigrams to
 // p.terms, an English word's at most as heavy as the word
-// (translationReps); it returns the Chinese words. Not the time expression's words:
-// the window is the time parser's (五一 is a holiday, not "labor day").
+// (translationReps); it returns the Chinese words. Not the time
+// expression's words: the window is the time parser's (五一 is a
+// holiday, not "labor day").
 //
 // An English translation a concept added too is added again at the
 // glossary's weight when no record that passes the filter holds the
