@@ -41,6 +41,19 @@ func (p *plan) addGlossary(text string, expanded map[string]bool, scale int, add
 	var zh, en []string
 	for _, m := range theGlossary().translate(text) {
 		held := -1 // whether the filter's records hold m.word: unknown
+		var capped map[string]int
+		if !noTranslationCap && !isCJKWord(m.word) {
+			var zhTerms []string
+			for _, t := range m.terms {
+				if isCJKWord(t) && !expanded[t] {
+					zhTerms = append(zhTerms, t)
+				}
+			}
+			var err error
+			if capped, err = p.translationReps(m.word, zhTerms, glossaryReps*scale); err != nil {
+				return nil, err
+			}
+		}
 		for _, t := range m.terms {
 			if expanded[t] && !isCJKWord(t) && held < 0 {
 				held = 1
@@ -61,11 +74,7 @@ func (p *plan) addGlossary(text string, expanded map[string]bool, scale int, add
 				// are shared by unrelated words (发货's 发 is 发布's).
 				zh = append(zh, t)
 				reps := glossaryReps * scale
-				if !noTranslationCap && !isCJKWord(m.word) {
-					r, err := p.translationReps(m.word, cjkBigrams(t), reps)
-					if err != nil {
-						return nil, err
-					}
+				if r, ok := capped[t]; ok {
 					reps = r
 				}
 				if reps > 0 {
@@ -170,10 +179,10 @@ var noGlossary bool
 // the glossary's weight): false but in a test.
 var noTranslationCap bool
 
-// translationReps is the repetitions of the character bigrams of an
-// English word's Chinese translation: reps, lowered so that a record
-// holding the translation gains at most what a record holding the word
-// (all of its words) gains: reps times the word's idf sum over the
+// translationReps is, for each of an English word's Chinese translations,
+// the repetitions of its character bigrams (one DocFreq call for all):
+// reps, lowered so that a record holding the translation gains at most
+// what a record holding the word (all of its words) gains: reps times the word's idf sum over the
 // bigrams' idf sum, rounded; none when that rounds to zero (the
 // translation is then not searched). In a history mostly in English a
 // Chinese word is rare, its bigrams' idf far above the English word's,
@@ -192,22 +201,35 @@ var noTranslationCap bool
 // two words, 消防检查 three bigrams); with at least one repetition, the
 // suite .935 / .689; half the weight for the translations of a word the
 // filter's records hold, .935 / .689 but crosslingual hit@5 .690 -> .642.
-func (p *plan) translationReps(word string, terms []string, reps int) (int, error) {
+func (p *plan) translationReps(word string, translations []string, reps int) (map[string]int, error) {
+	if len(translations) == 0 {
+		return nil, nil
+	}
 	own := queryAnalyzer().Terms(word)
-	all := append(own[:len(own):len(own)], terms...)
+	all := own[:len(own):len(own)]
+	for _, t := range translations {
+		all = append(all, cjkBigrams(t)...)
+	}
 	n, df, err := p.db.idx.DocFreq(all, nil)
 	if err != nil {
-		return reps, fmt.Errorf("lazymem: engine: doc freq: %w", err)
+		return nil, fmt.Errorf("lazymem: engine: doc freq: %w", err)
 	}
-	var ws, wt float64
+	var ws float64
 	for i := range own {
 		ws += index.IDF(n, df[i])
 	}
-	for i := range terms {
-		wt += index.IDF(n, df[len(own)+i])
+	out := make(map[string]int, len(translations))
+	k := len(own)
+	for _, t := range translations {
+		var wt float64
+		for range cjkBigrams(t) {
+			wt += index.IDF(n, df[k])
+			k++
+		}
+		out[t] = reps
+		if wt > 0 && ws > 0 {
+			out[t] = min(reps, int(math.Round(float64(reps)*ws/wt)))
+		}
 	}
-	if wt <= 0 || ws <= 0 {
-		return reps, nil
-	}
-	return min(reps, int(math.Round(float64(reps)*ws/wt))), nil
+	return out, nil
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-
-	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // A speaker whose role is written in Latin letters is often named in
@@ -53,22 +51,14 @@ type chineseName struct {
 func chineseNames(words []string) []chineseName {
 	tr := theTranslit()
 	var out []chineseName
-	for _, w := range words {
-		rs := []rune(w)
-		if len(rs) < 2 || !analysis.IsCJK(rs[0]) {
-			continue
+	cjkSubstrings(words, 5, func(rs []rune, i, n int) {
+		s := string(rs[i : i+n])
+		if l, ok := tr[s]; ok {
+			out = append(out, chineseName{written: s, latin: l})
+		} else if n <= 3 && strings.ContainsRune(surnames, rs[i]) {
+			out = append(out, chineseName{written: s, chars: rs[i : i+n]})
 		}
-		for n := min(5, len(rs)); n >= 2; n-- {
-			for i := 0; i+n <= len(rs); i++ {
-				s := string(rs[i : i+n])
-				if l, ok := tr[s]; ok {
-					out = append(out, chineseName{written: s, latin: l})
-				} else if n <= 3 && strings.ContainsRune(surnames, rs[i]) {
-					out = append(out, chineseName{written: s, chars: rs[i : i+n]})
-				}
-			}
-		}
-	}
+	})
 	return out
 }
 

@@ -51,17 +51,7 @@ func roleSuffixes(role string) []string {
 // name, and the runs that name them; longer names first.
 func (db *DB) suffixNamed(words, agents []string) (roles, written []string, err error) {
 	var subs []string
-	for _, w := range words {
-		rs := []rune(w)
-		if len(rs) < 2 || !analysis.IsCJK(rs[0]) {
-			continue
-		}
-		for k := min(4, len(rs)); k >= 2; k-- {
-			for i := 0; i+k <= len(rs); i++ {
-				subs = append(subs, string(rs[i:i+k]))
-			}
-		}
-	}
+	cjkSubstrings(words, 4, func(rs []rune, i, n int) { subs = append(subs, string(rs[i:i+n])) })
 	if len(subs) == 0 || noSuffixNames {
 		return nil, nil, nil
 	}

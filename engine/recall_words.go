@@ -26,6 +26,24 @@ func latinName(w string) bool {
 	return true
 }
 
+// cjkSubstrings calls fn with each run of 2 to most characters of the
+// words that begin with a CJK character, the longer runs of a word first:
+// rs[i:i+n] of the word's runes rs. The name rules look up a question's
+// Chinese runs this way (chineseNames, suffixNamed).
+func cjkSubstrings(words []string, most int, fn func(rs []rune, i, n int)) {
+	for _, w := range words {
+		rs := []rune(w)
+		if len(rs) < 2 || !analysis.IsCJK(rs[0]) {
+			continue
+		}
+		for n := min(most, len(rs)); n >= 2; n-- {
+			for i := 0; i+n <= len(rs); i++ {
+				fn(rs, i, n)
+			}
+		}
+	}
+}
+
 // capitalize is w with its first letter upper case and the rest lower.
 func capitalize(w string) string {
 	r, n := utf8.DecodeRuneInString(w)
