@@ -8,7 +8,7 @@ RACE_PKGS := ./segment/... ./index/... ./engine/... ./bench ./bench/eager ./benc
 # Single-goroutine measurements the race detector only slows down or skews
 # (a quality figure, allocation counts): they run in the plain pass and are
 # left out of the race pass rather than skipped there.
-RACE_SKIP := ^(TestHashLoCoMoDense|TestNoAllocSteadyState|TestScenariosGloss)$$
+RACE_SKIP := ^(TestHashLoCoMoDense|TestNoAllocSteadyState|TestScenariosGloss|TestScenarioOracle)$$
 BENCHTIME ?= 1s
 
 .PHONY: report all build test test-short race vet fmt-check tidy-check lint bench demo fuzz generate test-arm64 use-model cedict clean

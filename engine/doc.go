@@ -68,7 +68,8 @@
 //     the unit-length candidates (cosine).
 //  4. Fusion: a weighted sum of the normalized BM25 and cosine scores
 //     (dense weight Options.DenseWeight: the embedder's recommendation,
-//     embed.FusionAdvisor; 0.2 for the hash embedder, measured on LoCoMo),
+//     embed.FusionAdvisor; 0.2 for the hash embedder, measured on LoCoMo;
+//     DefaultDenseWeight, 0.5, for an embedder that recommends none),
 //     or reciprocal-rank fusion (k = 60); records spoken by a speaker the
 //     query names are boosted (x2; only the first named, the question's
 //     subject, when it names several: recall_subject.go); in a when

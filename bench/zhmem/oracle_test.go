@@ -2,16 +2,13 @@ package zhmem_test
 
 import (
 	"context"
-	"fmt"
-	"hash/fnv"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/lazymem/lazymem/bench/zhmem"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/testembed"
 )
 
 // oracle is a perfect dense embedder for one set: a record's vector is the
@@ -163,49 +160,6 @@ func TestOracleCeiling(t *testing.T) {
 	}
 }
 
-// noisy is the oracle with noise: each text's vector is its oracle vector
-// plus sigma times a random unit vector in extra dimensions (seeded by the
-// text, so deterministic), which gives unrelated records random cosines of
-// spread about sigma²/(1+sigma²)/sqrt(noiseDim) against a question and its
-// evidence less than 1. Its dense-only R@1 on the set, which falls as sigma
-// grows, stands for an embedder's quality. The noise is independent of the
-// words, unlike a real embedder's errors: an indication, not a model.
-type noisy struct {
-	o     *oracle
-	sigma float64
-}
-
-const noiseDim = 64
-
-func (n *noisy) Name() string { return fmt.Sprintf("noisy-oracle-%g", n.sigma) }
-func (n *noisy) Dim() int     { return n.o.Dim() + noiseDim }
-
-func (n *noisy) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	ov, err := n.o.Embed(ctx, texts)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		h := fnv.New64a()
-		h.Write([]byte(t))
-		rng := rand.New(rand.NewPCG(h.Sum64(), 1))
-		g := make([]float64, noiseDim)
-		var norm float64
-		for j := range g {
-			g[j] = rng.NormFloat64()
-			norm += g[j] * g[j]
-		}
-		norm = math.Sqrt(norm)
-		v := append(make([]float32, 0, n.Dim()), ov[i]...)
-		for _, x := range g {
-			v = append(v, float32(n.sigma*x/norm))
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 // TestOracleNoisy logs lazy recall on the set for noisy oracles of several
 // dense-only qualities, at several dense weights: the weight that suits an
 // embedder depends on how good it is. Logged, not asserted.
@@ -221,14 +175,14 @@ func TestOracleNoisy(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, sigma := range []float64{1, 1.25, 1.5, 2} {
-		dense, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeDense, Embedder: &noisy{o: newOracle(s), sigma: sigma}})
+		dense, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeDense, Embedder: &testembed.Noisy{Inner: newOracle(s), Sigma: sigma}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("sigma %g: dense-only R@1 %.3f R@5 %.3f R@10 %.3f", sigma, dense.Recall[1], dense.Recall[5], dense.Recall[10])
 		for _, c := range []int{0, 200} {
 			for _, w := range []float64{0.2, 0.35, 0.5, 0.8} {
-				rep, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeLazy, Embedder: &noisy{o: newOracle(s), sigma: sigma}, DenseWeight: w, Candidates: c})
+				rep, err := zhmem.Evaluate(ctx, s, zhmem.Config{Mode: engine.ModeLazy, Embedder: &testembed.Noisy{Inner: newOracle(s), Sigma: sigma}, DenseWeight: w, Candidates: c})
 				if err != nil {
 					t.Fatal(err)
 				}
