@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/lazymem/lazymem/engine/embed"
+)
+
+// meaning is a semantic test double: a text's vector counts the concepts
+// (lists of words that mean one thing) it mentions, plus a small constant
+// so that no vector is zero.
+type meaning [][]string
+
+func (m meaning) Name() string { return "test-meaning" }
+func (m meaning) Dim() int     { return len(m) + 1 }
+func (m meaning) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, m.Dim())
+		v[len(m)] = 0.1
+		lt := strings.ToLower(t)
+		for d, words := range m {
+			for _, w := range words {
+				if strings.Contains(lt, w) {
+					v[d]++
+				}
+			}
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// TestSemanticFill: a question in other words than its answer shares a
+// word with a few other records, so BM25 finds enough of them that the
+// K/2 fallback does not run; with a semantic embedder the fallback pass
+// fills the unused candidate budget with the latest records and the
+// embedder finds the answer among them. Without the fill the answer is no
+// candidate at all; with the lexical hash embedder the fill does not run.
+func TestSemanticFill(t *testing.T) {
+	now := time.Date(2026, 12, 20, 18, 0, 0, 0, time.UTC)
+	t0 := now.Add(-48 * time.Hour)
+	const answer = "From January, Paws & Co. delivers the kibble every Monday."
+	// One note a session: no session neighbour of a hit is proposed.
+	recs := turns("shelter", "", t0,
+		[2]string{"user", "Happy new year to the whole team, a little early!"},
+		[2]string{"user", "The new website goes live next week."},
+		[2]string{"user", "Last year we placed 300 dogs in homes."},
+		[2]string{"user", "The new intern starts on Monday."},
+		[2]string{"user", "Year-end inventory is on Friday."},
+		[2]string{"user", "We need a new printer for the front desk."},
+		[2]string{"user", "Volunteers walk the dogs at seven."},
+		[2]string{"user", answer},
+		[2]string{"user", "The vet visits on Thursdays."},
+		[2]string{"user", "Please keep the back gate closed."},
+	)
+	for i := range recs {
+		recs[i].Session = fmt.Sprintf("note-%d", i)
+	}
+	emb := meaning{{"kibble", "dog food", "pet food"}, {"january", "new year"}, {"supply", "supplies", "deliver"}}
+	q := Query{Agent: "shelter", Text: "Who will supply pet food after the new year?", K: 10, Now: now}
+	open := func(e embed.Embedder) *DB {
+		db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Embedder: e, Clock: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	find := func(db *DB) (rank int, st RecallStats) {
+		res, err := db.Recall(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range res.Memories {
+			if m.Text == answer {
+				return i + 1, res.Stats
+			}
+		}
+		return 0, res.Stats
+	}
+	db := open(emb)
+	rank, st := find(db)
+	if 2*st.Hits < q.K {
+		t.Fatalf("%d BM25 hits: the K/2 fallback runs, the test proves nothing", st.Hits)
+	}
+	if rank == 0 || rank > 3 || st.Fallback == 0 {
+		t.Errorf("semantic embedder: answer at rank %d (0: absent), fallback %d records, want it in the top 3 through the fill", rank, st.Fallback)
+	}
+	fallbackFill = false
+	rank, st = find(db)
+	fallbackFill = true
+	if rank != 0 || st.Fallback != 0 {
+		t.Errorf("without the fill: answer at rank %d, fallback %d records; want no answer, no fallback (the test cannot fail)", rank, st.Fallback)
+	}
+	h, err := embed.NewHash(embed.HashOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st := find(open(h)); st.Fallback != 0 {
+		t.Errorf("hash embedder: %d records from the fallback pass, want none (the fill is for semantic embedders)", st.Fallback)
+	}
+}
