@@ -77,9 +77,9 @@ type Options struct {
 	// for a recall whose Query.DenseWeight is zero, in (0, 1]. Default:
 	// the embedder's recommendation (embed.FusionAdvisor: the hash
 	// embedder and USE-lite 0.2, an OpenAI-compatible endpoint 0.5),
-	// else DefaultDenseWeight (0.5). A lexical embedder repeats BM25's evidence
-	// and wants a small weight; a semantic one needs a larger one for its
-	// vectors to count (docs/benchmarks/zh-embedders.md).
+	// else DefaultDenseWeight (0.5). A lexical embedder repeats BM25's
+	// evidence and wants a small weight; a semantic one needs a larger one
+	// for its vectors to count (docs/benchmarks/zh-embedders.md).
 	DenseWeight float64
 	// Candidates is the least number of BM25 candidates of a recall whose
 	// Query.Candidates is zero: it takes max(Candidates, CandidatesPerK*K),

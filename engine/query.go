@@ -118,9 +118,11 @@ type Query struct {
 	// records, the latest records of the current session and of the
 	// filter, at most FallbackScan, become candidates (ranked by the
 	// embedder in ModeLazy), so that records passing the filters always
-	// give an answer. Default (0) DefaultFallbackScan; negative: no
-	// fallback pass. An empty Text always takes the latest Candidates
-	// records.
+	// give an answer. With a semantic embedder (any but the lexical hash
+	// one) in ModeLazy the pass also fills whatever BM25 left of the
+	// Candidates budget, at most FallbackScan records. Default (0)
+	// DefaultFallbackScan; negative: no fallback pass. An empty Text
+	// always takes the latest Candidates records.
 	FallbackScan int
 	// NoExpansion turns off the built-in lexicon's query expansion
 	// (engine/lexicon.txt: concepts of agent work and everyday life in
