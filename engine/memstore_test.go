@@ -12,7 +12,15 @@ import (
 // recs to it; the store closes with the test.
 func memStore(t testing.TB, now time.Time, recs []Record) *DB {
 	t.Helper()
-	db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Clock: func() time.Time { return now }})
+	return memStoreWith(t, Options{Clock: func() time.Time { return now }}, recs)
+}
+
+// memStoreWith is memStore on opts (an in-memory filesystem and no disk
+// cache set on them).
+func memStoreWith(t testing.TB, opts Options, recs []Record) *DB {
+	t.Helper()
+	opts.FS, opts.DisableDiskCache = vfs.NewMem(), true
+	db, err := Open("s", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

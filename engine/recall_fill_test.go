@@ -3,46 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/engine/embed"
+	"github.com/lazymem/lazymem/internal/testembed"
 )
-
-// meaning is a semantic test double: a text's vector counts the concepts
-// (lists of words that mean one thing) it mentions, plus a small constant
-// so that no vector is zero.
-type meaning [][]string
-
-func (m meaning) Name() string { return "test-meaning" }
-func (m meaning) Dim() int     { return len(m) + 1 }
-func (m meaning) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, m.Dim())
-		v[len(m)] = 0.1
-		lt := strings.ToLower(t)
-		for d, words := range m {
-			for _, w := range words {
-				if strings.Contains(lt, w) {
-					v[d]++
-				}
-			}
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x * x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, nil
-}
 
 // TestSemanticFill: a question in other words than its answer shares a
 // word with a few other records, so BM25 finds enough of them that the
@@ -70,18 +36,10 @@ func TestSemanticFill(t *testing.T) {
 	for i := range recs {
 		recs[i].Session = fmt.Sprintf("note-%d", i)
 	}
-	emb := meaning{{"kibble", "dog food", "pet food"}, {"january", "new year"}, {"supply", "supplies", "deliver"}}
+	emb := testembed.Concepts{{"kibble", "dog food", "pet food"}, {"january", "new year"}, {"supply", "supplies", "deliver"}}
 	q := Query{Agent: "shelter", Text: "Who will supply pet food after the new year?", K: 10, Now: now}
 	open := func(e embed.Embedder) *DB {
-		db, err := Open("s", Options{FS: vfs.NewMem(), DisableDiskCache: true, Embedder: e, Clock: func() time.Time { return now }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if _, err := db.AppendBatch(context.Background(), recs); err != nil {
-			t.Fatal(err)
-		}
-		return db
+		return memStoreWith(t, Options{Embedder: e, Clock: func() time.Time { return now }}, recs)
 	}
 	find := func(db *DB) (rank int, st RecallStats) {
 		res, err := db.Recall(context.Background(), q)

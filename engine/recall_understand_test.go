@@ -2,53 +2,24 @@ package engine_test
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/testembed"
 )
 
-// concepts is a test-double multilingual embedder: each concept is one
-// dimension, reached by its words in English or Chinese, so an English
-// question and a Chinese record about the same thing have a high cosine
-// and no word in common (what a multilingual model gives).
-type concepts struct{ words [][]string }
-
-func (c concepts) Name() string { return "test-concepts-v1" }
-func (c concepts) Dim() int     { return len(c.words) + 1 }
-func (c concepts) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, c.Dim())
-		v[len(c.words)] = 0.1 // never the zero vector
-		lt := strings.ToLower(t)
-		for d, ws := range c.words {
-			for _, w := range ws {
-				if strings.Contains(lt, w) {
-					v[d]++
-				}
-			}
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x * x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-func understandDB(t *testing.T, emb concepts) (*engine.DB, time.Time) {
+// understandDB opens a store holding a small bilingual history; with emb
+// (a concept test double: an English question and a Chinese record about
+// the same thing have a high cosine and no word in common, what a
+// multilingual model gives) as its embedder, or the default one when nil.
+func understandDB(t *testing.T, emb testembed.Concepts) (*engine.DB, time.Time) {
 	t.Helper()
 	now := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
 	opts := engine.Options{Clock: func() time.Time { return now }}
-	if emb.words != nil {
+	if emb != nil {
 		opts.Embedder = emb
 	}
 	db, err := engine.Open(t.TempDir(), opts)
@@ -92,9 +63,9 @@ func topTexts(res *engine.Result, n int) []string {
 // TestCrossLingualLexicon), the fallback pass hands the window's latest
 // records to a multilingual embedder, which finds the answer.
 func TestCrossLingualWithMultilingualEmbedder(t *testing.T) {
-	emb := concepts{words: [][]string{
+	emb := testembed.Concepts{
 		{"ops", "运维"}, {"notify", "通知"}, {"budget", "预算"}, {"launch", "上线"}, {"postpone", "推迟"}, {"server", "服务器"},
-	}}
+	}
 	db, now := understandDB(t, emb)
 	defer db.Close()
 	ctx := context.Background()
@@ -120,7 +91,7 @@ func TestCrossLingualWithMultilingualEmbedder(t *testing.T) {
 // record through the lexicon: its concepts' Chinese terms are searched at a
 // quarter of the weight of the question's own words.
 func TestCrossLingualLexicon(t *testing.T) {
-	db, now := understandDB(t, concepts{})
+	db, now := understandDB(t, nil)
 	defer db.Close()
 	ctx := context.Background()
 	for q, want := range map[string]string{
@@ -150,7 +121,7 @@ func TestCrossLingualLexicon(t *testing.T) {
 }
 
 func TestSpeakerQuestion(t *testing.T) {
-	db, now := understandDB(t, concepts{})
+	db, now := understandDB(t, nil)
 	defer db.Close()
 	ctx := context.Background()
 	for _, text := range []string{"what did 王芳 say?", "王芳说了什么", "王芳提到了什么？"} {
@@ -184,7 +155,7 @@ func TestSpeakerQuestion(t *testing.T) {
 // is not narrowed to nothing: "我" names the user, who was silent in the
 // meeting the question's session names ("my husband" is someone else).
 func TestSpeakerSilentInWindow(t *testing.T) {
-	db, now := understandDB(t, concepts{})
+	db, now := understandDB(t, nil)
 	defer db.Close()
 	for _, text := range []string{"我老公今天会上说了些啥？", "what did I say?"} {
 		res, err := db.Recall(context.Background(), engine.Query{Agent: "a", Sessions: []string{"m1"}, Text: text, K: 3, Now: now, Explain: true, ParseTime: true})
@@ -201,7 +172,7 @@ func TestSpeakerSilentInWindow(t *testing.T) {
 }
 
 func TestNeverEmptyAndLowInformation(t *testing.T) {
-	db, now := understandDB(t, concepts{})
+	db, now := understandDB(t, nil)
 	defer db.Close()
 	ctx := context.Background()
 	for _, mode := range []engine.Mode{engine.ModeLazy, engine.ModeSparse} {
@@ -284,7 +255,7 @@ func TestSupersession(t *testing.T) {
 // by default; a Chinese query gets no CJK n-grams as feedback terms (not
 // words: see feedback).
 func TestFeedback(t *testing.T) {
-	db, now := understandDB(t, concepts{})
+	db, now := understandDB(t, nil)
 	defer db.Close()
 	ctx := context.Background()
 	hasNote := func(res *engine.Result) bool {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/lazymem/lazymem/vecmath"
 )
 
 // unit gives "a" and "b" one axis each and everything else a third.
@@ -26,16 +28,6 @@ func (unit) Embed(_ context.Context, texts []string) ([][]float32, error) {
 		out[i] = v
 	}
 	return out, nil
-}
-
-func cos(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return d / math.Sqrt(na*nb)
 }
 
 // The noise is deterministic per text, of norm Sigma, and lowers a perfect
@@ -64,14 +56,14 @@ func TestNoisy(t *testing.T) {
 	if math.Abs(math.Sqrt(norm)-1) > 1e-5 {
 		t.Fatalf("noise norm %g, want Sigma = 1", math.Sqrt(norm))
 	}
-	// "a" against a second embedding of "a" is 1; against "b" only the
+	// "a" against "b": only the
 	// noise correlates, far below the 1/(1+Sigma²) = 0.5 a match keeps
 	// against its inner twin.
-	if c := cos(v[0], v[2]); c > 0.45 {
+	if c := float64(vecmath.Cosine(v[0], v[2])); c > 0.45 {
 		t.Fatalf("cos(a, b) = %g: the noise correlates too much", c)
 	}
 	w, _ := (&Noisy{Inner: unit{}, Sigma: 0}).Embed(context.Background(), []string{"b"})
-	if c := cos(w[0], v[2]); math.Abs(c-0.5*math.Sqrt2) > 1e-5 {
+	if c := float64(vecmath.Cosine(w[0], v[2])); math.Abs(c-0.5*math.Sqrt2) > 1e-5 {
 		t.Fatalf("cos(b without noise, b with Sigma 1) = %g, want 1/sqrt(2)", c)
 	}
 }
