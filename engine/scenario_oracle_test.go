@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -114,8 +115,8 @@ func scenarioSets(t *testing.T) []string {
 	for _, d := range dirs {
 		sets = append(sets, filepath.Base(d))
 	}
-	slices.SortFunc(sets, func(a, b string) int {
-		return len(a)*1000 + strings.Compare(a, b) - len(b)*1000
+	slices.SortFunc(sets, func(a, b string) int { // scenarios, scenarios2, ..., scenarios36
+		return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 	})
 	return sets
 }
