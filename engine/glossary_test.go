@@ -295,3 +295,78 @@ func TestTranslationCap(t *testing.T) {
 		t.Errorf("without the cap the first is %q, not the Chinese turn: the test no longer tests the cap", got)
 	}
 }
+
+// TestGlossaryMates: the other English terms of an English glossary
+// word's entries (one-word terms, not its own stem's forms, not a word of
+// many entries, nothing the text holds; none of a Chinese word).
+func TestGlossaryMates(t *testing.T) {
+	g, err := parseGlossary(`
+sofa, couch = 沙发
+fund, funds, funding = 基金, 资金, 经费
+budget = 预算, 经费
+run = 跑步
+run, running = 运行
+run, operate = 经营
+run, jog = 慢跑
+run up = 累积
+on time, punctual = 准时
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mates := func(ms []glossMatch) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.mates...)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"where is the couch?", []string{"sofa"}},
+		{"funding for the trip", nil}, // funds, fund: the word's own stem
+		{"资金还够吗", nil},                // not of a Chinese word
+		{"budget and fund", nil},      // no other English term
+		{"sofa or couch", nil},        // what the text holds
+		{"who will run it", nil},      // more than three entries: too many senses
+		{"jog or walk", []string{"run"}},
+		{"be punctual", nil}, // not a phrase's words ("on time")
+	} {
+		if got := mates(g.translate(c.text)); !slices.Equal(got, c.want) {
+			t.Errorf("%q: mates %q, want %q", c.text, got, c.want)
+		}
+	}
+	noGlossaryMates = true
+	defer func() { noGlossaryMates = false }()
+	if got := mates(g.translate("where is the couch?")); got != nil {
+		t.Errorf("mates %q with the mates off", got)
+	}
+}
+
+// TestGlossaryMatesRecall: a question naming a thing by one of its
+// glossary entry's words finds the record naming it by another ("attic,
+// loft = 阁楼"), ahead of newer records; without the mates it does not.
+func TestGlossaryMatesRecall(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	recs := turns("a", "home", now.Add(-72*time.Hour),
+		[2]string{"user", "The old photo albums are up in the loft."},
+		[2]string{"user", "The kitchen tap is dripping again."},
+		[2]string{"user", "Remind me to water the plants on Friday."},
+		[2]string{"user", "The living room lamp needs a new bulb."},
+		[2]string{"user", "We should repaint the hallway in spring."},
+		[2]string{"user", "The neighbours' dog barked all night."})
+	db := memStore(t, now, recs)
+	first := func() string {
+		return topText(t, db, Query{Agent: "a", Text: "Which box is in the attic?", K: 3, Now: now})
+	}
+	if got := first(); got != recs[0].Text {
+		t.Errorf("first %q, want the loft", got)
+	}
+	noGlossaryMates = true
+	defer func() { noGlossaryMates = false }()
+	if got := first(); got == recs[0].Text {
+		t.Errorf("the loft first without the mates too: the test no longer tests them")
+	}
+}

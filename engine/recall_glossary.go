@@ -12,7 +12,8 @@ import (
 )
 
 // addGlossary adds the glossary's translations of the question's words
-// (glossary.go) but those an [expand] concept added (expanded): English
+// and their mates (glossary.go) but those an [expand] concept added
+// (expanded): English
 // words to the BM25 text through add, Chinese ones as their bigrams to
 // p.terms, an English word's at most as heavy as the word
 // (translationReps); it returns the Chinese words. Not the time
@@ -38,8 +39,17 @@ func (p *plan) addGlossary(text string, expanded map[string]bool, scale int, add
 	if e := p.res.Stats.TimeExpr; e != "" {
 		text = strings.Replace(text, e, " ", 1)
 	}
-	var zh, en []string
+	var zh, en, mates []string
 	for _, m := range theGlossary().translate(text) {
+		for _, t := range m.mates {
+			switch {
+			case expanded[t]:
+			case isCJKWord(t):
+				p.terms = append(p.terms, repeatTerms(cjkBigrams(t), glossaryMateReps*scale)...)
+			default:
+				mates = append(mates, t)
+			}
+		}
 		held := -1 // whether the filter's records hold m.word: unknown
 		var capped map[string]int
 		if !noTranslationCap && !isCJKWord(m.word) {
@@ -86,8 +96,14 @@ func (p *plan) addGlossary(text string, expanded map[string]bool, scale int, add
 		}
 	}
 	add(en, glossaryEnglishReps(text, len(en))*scale)
+	add(mates, glossaryMateReps*scale)
 	return zh, nil
 }
+
+// glossaryMateReps is the weight of a glossary mate (glossary.go): a
+// synonym in the question's script, weighed as the other script's
+// expansion terms.
+const glossaryMateReps = expandOther
 
 // noUnheldTranslations turns off the glossary's weight for the English
 // translations a concept proposed too of a word no record holds: false

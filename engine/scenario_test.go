@@ -342,9 +342,10 @@ var scenario18Floors = map[string][2]float64{
 // (needs), the others 1/1; all 0.50/0.75 (core 0.56/0.84; main before
 // the session, e6bc0cc, 0.47/0.75). The floors are what it measures with
 // compound numbers, the long weekday form and 94 more lexicon concepts
-// (time 0.86/1, recency 0.25/0.88; all 0.53/0.83).
+// (time 0.86/1, recency 0.25/0.88; all 0.53/0.83). Paraphrase hit@5
+// raised to 1 with the glossary mates (2026-12-07).
 var scenario17Floors = map[string][2]float64{
-	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 0.66}, "paraphrase": {0, 0.75}, "lowinfo": {1, 1},
+	"time": {1, 1}, "inherited": {0.50, 1}, "speaker": {0.33, 0.66}, "paraphrase": {0, 1}, "lowinfo": {1, 1},
 	"recency": {0.25, 0.75}, "previous": {1, 1}, "crosslingual": {0, 0.33}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
