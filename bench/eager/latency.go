@@ -33,6 +33,10 @@ func (l *Latency) Embed(ctx context.Context, texts []string) ([][]float32, error
 	return l.Embedder.Embed(ctx, texts)
 }
 
+// RecommendedFusion is the wrapped embedder's (embed.FusionAdvisor), or
+// none: the delay changes no vector.
+func (l *Latency) RecommendedFusion() embed.Fusion { return advice(l.Embedder) }
+
 // sleepCtx waits d or until ctx is done, whichever comes first, and returns
 // ctx.Err() in the second case.
 func sleepCtx(ctx context.Context, d time.Duration) error {

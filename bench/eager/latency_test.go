@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lazymem/lazymem/engine/embed"
 )
 
 func TestLatency(t *testing.T) {
@@ -62,5 +64,24 @@ func TestMeterConcurrent(t *testing.T) {
 		if got[0][i] != want[0][i] {
 			t.Fatalf("component %d: %v, want %v: Meter changed the vector", i, got[0][i], want[0][i])
 		}
+	}
+}
+
+// TestWrappersAdvise: Meter and Latency pass on the wrapped embedder's
+// fusion recommendation (the engine gives an embedder that makes none
+// another dense weight), and make none for one that makes none.
+func TestWrappersAdvise(t *testing.T) {
+	h := hashEmbedder(t)
+	want := h.(embed.FusionAdvisor).RecommendedFusion()
+	for _, e := range []embed.Embedder{NewMeter(h, 0), NewLatency(h, 0), NewLatency(NewMeter(h, 0), 0)} {
+		a, ok := e.(embed.FusionAdvisor)
+		if !ok || a.RecommendedFusion() != want {
+			t.Errorf("%T: advice %v, want the hash embedder's %+v", e, ok, want)
+		}
+	}
+	var none struct{ embed.Embedder }
+	none.Embedder = h // hides the advice, as a caller's own wrapper may
+	if f := NewMeter(none, 0).RecommendedFusion(); f != (embed.Fusion{}) {
+		t.Errorf("advice %+v of an embedder that makes none", f)
 	}
 }

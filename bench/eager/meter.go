@@ -67,6 +67,19 @@ func (m *Meter) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	return m.Embedder.Embed(ctx, texts)
 }
 
+// RecommendedFusion is the wrapped embedder's (embed.FusionAdvisor), or
+// no recommendation when it makes none: a Meter changes no vector, so
+// the engine fuses as it would with the embedder alone.
+func (m *Meter) RecommendedFusion() embed.Fusion { return advice(m.Embedder) }
+
+// advice is e's fusion recommendation, or the zero Fusion (none).
+func advice(e embed.Embedder) embed.Fusion {
+	if a, ok := e.(embed.FusionAdvisor); ok {
+		return a.RecommendedFusion()
+	}
+	return embed.Fusion{}
+}
+
 // Usage returns the counts so far.
 func (m *Meter) Usage() Usage {
 	return Usage{Calls: m.calls.Load(), Texts: m.texts.Load(), APICalls: m.api.Load()}
