@@ -36,6 +36,12 @@ type Fusion struct {
 // FusionAdvisor is implemented by an Embedder that recommends fusion
 // settings (optional). The engine uses them where the caller set
 // neither the Options nor the Query field: a caller's value always wins.
+//
+// A wrapper that leaves the vectors as they are (a meter, a logger, a
+// retry) should pass its embedder's recommendation on: a struct that
+// embeds the Embedder interface does not have this method, and the
+// engine then fuses as for an embedder that recommends nothing (dense
+// weight 0.5, where the hash embedder asks for 0.2).
 type FusionAdvisor interface {
 	RecommendedFusion() Fusion
 }
