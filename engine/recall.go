@@ -141,6 +141,10 @@ type plan struct {
 	// speakers
 	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none
 	speakerOnly bool            // nothing but the speaker is asked about
+	// participants: the records of the speakers other than the user and
+	// the assistant, in a speaker question about someone no role names
+	// (recall_participants.go); nil: not such a question.
+	participants *roaring.Bitmap
 	// others: the records of the speakers named after the question's
 	// subject (see findSubject); nil: one speaker, or a joint question.
 	others      *roaring.Bitmap
@@ -166,26 +170,27 @@ type plan struct {
 
 // cand is one candidate of the selective stage.
 type cand struct {
-	id         uint64
-	from       sourceSet // the sources that proposed it
-	sparse     float64
-	sparseRank int // 1-based; 0: not a BM25 hit
-	denseRank  int // 1-based; 0: no dense score
-	session    bool
-	speaker    bool    // boosted by Query.SpeakerBoost
-	lowInfo    bool    // its text is only pleasantries
-	question   bool    // its text is a question
-	superseded bool    // moved above an older candidate answering the same question
-	original   bool    // moved above a newer one, in a question about the earlier state
-	settles    bool    // a settling turn that took a proposal's place (recall_newer.go)
-	dated      bool    // its time is in the window of a date the query names
-	neighbours bool    // its score took a share of its session neighbours'
-	timed      bool    // a when question, and its text states a time
-	narrated   bool    // an experience question, and its text narrates one
-	echoed     bool    // moved above the reply that echoes its words (recall_echo.go)
-	answered   bool    // moved above the question in the history it answers (recall_echo.go)
-	coverage   float32 // mention questions: the factor of its own words (0: not applied)
-	dense      float32
+	id          uint64
+	from        sourceSet // the sources that proposed it
+	sparse      float64
+	sparseRank  int // 1-based; 0: not a BM25 hit
+	denseRank   int // 1-based; 0: no dense score
+	session     bool
+	speaker     bool    // boosted by Query.SpeakerBoost
+	lowInfo     bool    // its text is only pleasantries
+	question    bool    // its text is a question
+	superseded  bool    // moved above an older candidate answering the same question
+	original    bool    // moved above a newer one, in a question about the earlier state
+	settles     bool    // a settling turn that took a proposal's place (recall_newer.go)
+	dated       bool    // its time is in the window of a date the query names
+	neighbours  bool    // its score took a share of its session neighbours'
+	timed       bool    // a when question, and its text states a time
+	narrated    bool    // an experience question, and its text narrates one
+	echoed      bool    // moved above the reply that echoes its words (recall_echo.go)
+	answered    bool    // moved above the question in the history it answers (recall_echo.go)
+	participant bool    // the best record of its speaker, moved up (recall_participants.go)
+	coverage    float32 // mention questions: the factor of its own words (0: not applied)
+	dense       float32
 	// fact is what fusion reads of the record (facts.go): set by the
 	// selective stage for every candidate it could read or knew.
 	fact    fact

@@ -76,6 +76,7 @@ func (p *plan) fuse() error {
 	if err := p.echoes(); err != nil { // after supersede: a reply is no newer answer
 		return err
 	}
+	p.participantsFirst()
 	p.top = vecmath.TopK(p.fused, p.q.K)
 	return nil
 }
@@ -392,6 +393,9 @@ func reasons(c *cand, q *Query, now time.Time) []string {
 	}
 	if c.dated {
 		rs = append(rs, fmt.Sprintf("named date x%g", float64(dateMentionBoost)))
+	}
+	if c.participant {
+		rs = append(rs, "its speaker's best record (the question's speaker is no role)")
 	}
 	if c.neighbours {
 		rs = append(rs, "session neighbours")

@@ -262,6 +262,9 @@ func (p *plan) detectSpeakers() error {
 		if err := p.findSubject(asked, named, spelled); err != nil {
 			return err
 		}
+		if err := p.findParticipants(named); err != nil {
+			return err
+		}
 		if p.speakers != nil && !theLexicon().contentLeft(dense) {
 			// A speaker who said nothing that passes the filters ("我老公今天
 			// 会上说了些啥" read as the user, who was silent in the call)

@@ -89,11 +89,16 @@ func (p *plan) fewHits() bool { return 2*p.res.Stats.Hits < min(p.q.K, p.q.Candi
 // the query asks only what they said ("what did 王芳 say?": the filter is
 // narrowed to them, and they are the candidates, up to Query.Candidates),
 // or when BM25 found few records (then up to Query.FallbackScan). Dense
-// scoring, the recency prior and the low-information rule rank them.
+// scoring, the recency prior and the low-information rule rank them. In a
+// speaker question about someone no role names, the participants' records
+// (recall_participants.go).
 type speakerSource struct{}
 
 func (speakerSource) candidates(_ context.Context, p *plan) error {
 	q, st := p.q, &p.res.Stats
+	if p.participants != nil {
+		p.proposeParticipants()
+	}
 	if st.Filtered == 0 || p.speakers == nil || !(p.speakerOnly || p.fewHits()) {
 		return nil
 	}
