@@ -47,7 +47,7 @@ var noParticipants bool
 // the rule does not apply or the window holds none.
 func (p *plan) findParticipants(named []string) error {
 	st := &p.res.Stats
-	if noParticipants || len(named) > 0 || st.Filtered == 0 || !speechWord.MatchString(p.denseText) {
+	if noParticipants || len(named) > 0 || st.Filtered == 0 {
 		return nil
 	}
 	if st.TimeExpr == "" && !settingPhrase.MatchString(strings.ToLower(p.denseText)) {
@@ -65,7 +65,7 @@ func (p *plan) findParticipants(named []string) error {
 		return nil
 	}
 	p.participants = others
-	st.Notes = append(st.Notes, fmt.Sprintf("speaker question about someone no role names: each of the %d records' speakers other than the user and the assistant, their best record first", others.GetCardinality()))
+	st.Notes = append(st.Notes, fmt.Sprintf("speaker question about someone no role names: %d records of speakers other than the user and the assistant pass the filters; each speaker's best record first", others.GetCardinality()))
 	return nil
 }
 
