@@ -530,7 +530,7 @@ var scenario32Floors = map[string][2]float64{
 // and after 78e66a1.
 // Speaker floor raised with the participants rule (2026-12-07).
 var scenario33Floors = map[string][2]float64{
-	"time": {1, 1}, "inherited": {0.75, 0.75}, "speaker": {0.40, 0.80}, "paraphrase": {0, 0}, "lowinfo": {0.75, 1},
+	"time": {1, 1}, "inherited": {0.75, 0.75}, "speaker": {0.40, 1}, "paraphrase": {0, 0}, "lowinfo": {0.75, 1},
 	"recency": {0.50, 0.83}, "previous": {0.25, 0.75}, "crosslingual": {0.20, 0.40}, "tenancy": {1, 1}, "nonempty": {1, 1},
 }
 
