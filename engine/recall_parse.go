@@ -168,6 +168,9 @@ func (p *plan) setText() error {
 			}
 		}
 		add(insts, categoryReps)
+		if !noInflect {
+			add(inflectionSiblings(text), expandOwn*scale)
+		}
 		if err := p.aliasText(text, func(names []string) { add(names, aliasReps*scale) }); err != nil {
 			return err
 		}
