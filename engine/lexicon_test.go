@@ -46,6 +46,10 @@ func TestLexiconExpand(t *testing.T) {
 		{"when do we ship?", []string{" launch ", " release "}, []string{"go", "上线"}},
 		{"产品什么时候上线", []string{" 发布 "}, []string{"launch"}},
 		{"截止日期是哪天", []string{" 交付 "}, nil},
+		// Engineering abbreviations and their words.
+		{"what is the k8s migration status?", []string{" kubernetes "}, nil},
+		{"which db version?", []string{" database "}, nil},
+		{"where is the repo?", []string{" repository "}, nil},
 		{"what did Caroline paint?", nil, []string{"budget"}},
 		// A plural triggers its singular's concept.
 		{"can partners come along?", []string{" spouse ", " wife "}, nil},
