@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -20,8 +21,14 @@ func TestInflectionSiblings(t *testing.T) {
 		{"balanced balance", nil},
 		{"organized the meeting", nil},
 		{"", nil},
+		// An irregular verb's base form after do-support searches its
+		// other forms; a past form in the question does not.
+		{"When did Caroline go to the support group?", []string{"went", "gone"}},
+		{"what did I buy last week", []string{"bought"}},
+		{"what came out of the meeting?", nil},
+		{"I won't go", nil},
 	} {
-		if got := inflectionSiblings(c.text); !slices.Equal(got, c.want) {
+		if got, irr := inflectionSiblings(c.text); !slices.Equal(append(got, irr...), c.want) {
 			t.Errorf("inflectionSiblings(%q) = %q, want %q", c.text, got, c.want)
 		}
 	}
@@ -48,5 +55,49 @@ func TestInflectionSiblingsRecall(t *testing.T) {
 	defer func() { noInflect = false }()
 	if got := first(); got == recs[0].Text {
 		t.Errorf("the rebalances first without the siblings too: the test no longer tests them")
+	}
+}
+
+func TestIrregularParses(t *testing.T) {
+	m, err := parseIrregular(irregularText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m["went"]; !slices.Equal(got, []string{"go", "went", "gone"}) {
+		t.Errorf("went: %q", got)
+	}
+	for _, bad := range []string{"go\n", "go went\ngo gone\n", "Go Went\n"} {
+		if _, err := parseIrregular(bad); err == nil {
+			t.Errorf("parseIrregular(%q): no error", bad)
+		}
+	}
+}
+
+// TestIrregularRecall: "what did I write?" finds "I bought ...", and does
+// not without the irregular forms.
+func TestIrregularRecall(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	var recs []Record
+	for i, text := range []string{
+		"The weather was awful all weekend.",
+		"My sister visits in January.",
+		"I wrote a long letter to the landlord.",
+		"The team offsite is planned for March.",
+		"Remind me to call the dentist on Monday.",
+		"The kids start swimming lessons next week.",
+	} {
+		recs = append(recs, turns("a", fmt.Sprintf("chat-%d", i), now.Add(-time.Duration(48-i)*time.Hour), [2]string{"user", text})...)
+	}
+	db := memStore(t, now, recs)
+	first := func() string {
+		return topText(t, db, Query{Agent: "a", Text: "what did I write?", K: 3, Now: now})
+	}
+	if got := first(); got != recs[2].Text {
+		t.Errorf("first %q, want the letter", got)
+	}
+	noIrregular = true
+	defer func() { noIrregular = false }()
+	if got := first(); got == recs[2].Text {
+		t.Errorf("the letter first without the irregular forms too: the test no longer tests them")
 	}
 }

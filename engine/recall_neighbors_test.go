@@ -26,7 +26,7 @@ func neighbourDB(t *testing.T) *engine.DB {
 	recs := []engine.Record{
 		{Time: at(30, 0), Agent: "a", Session: "s1", Role: "Mel", Text: "Last night we watched the meteor shower from the campsite, the meteor shower was amazing."},
 		{Time: at(30, 1), Agent: "a", Session: "s1", Role: "Caro", Text: "Wow, that must have been breathtaking! Tell me more."},
-		{Time: at(30, 2), Agent: "a", Session: "s1", Role: "Mel", Text: "I felt tiny watching it, in awe of the universe, so many little moments like that."},
+		{Time: at(30, 2), Agent: "a", Session: "s1", Role: "Mel", Text: "So tiny watching it, in awe of the universe, so many little moments like that."},
 		{Time: at(30, 3), Agent: "a", Session: "s1", Role: "Caro", Text: "I love that. Nature puts things in perspective."},
 		{Time: at(10, 0), Agent: "a", Session: "s2", Role: "Caro", Text: "My cousin wants to see a meteor shower some day, she reads about astronomy."},
 		{Time: at(10, 1), Agent: "a", Session: "s2", Role: "Mel", Text: "Tell her to try a dark place far from the city lights."},
@@ -55,7 +55,7 @@ func TestNeighbourLendsToAnswer(t *testing.T) {
 	rank, reasons := 0, []string(nil)
 	for i, m := range res.Memories {
 		texts = append(texts, m.Text)
-		if strings.HasPrefix(m.Text, "I felt tiny") {
+		if strings.HasPrefix(m.Text, "So tiny") {
 			rank, reasons = i+1, m.Reasons
 		}
 	}
@@ -130,7 +130,7 @@ func TestNeighbourSource(t *testing.T) {
 				{Time: at(0), Agent: "a", Session: "s1", Role: "Caro", Text: "How was your weekend away?"},
 				{Time: at(1), Agent: "a", Session: "s1", Role: "Mel", Text: "We watched the meteor shower from the campsite, the meteor shower was amazing."},
 				{Time: at(2), Agent: "a", Session: "s1", Role: c.between, Text: "Wow, must have been breathtaking!"},
-				{Time: at(3), Agent: "a", Session: "s1", Role: "Mel", Text: "I felt tiny, in awe of the universe."},
+				{Time: at(3), Agent: "a", Session: "s1", Role: "Mel", Text: "So tiny, in awe of the universe."},
 				{Time: at(4), Agent: "a", Session: "s1", Role: "Caro", Text: "Nature puts things in perspective."},
 				{Time: at(30), Agent: "a", Session: "s2", Role: "Caro", Text: "My cousin wants to see a meteor shower some day."},
 				{Time: at(31), Agent: "a", Session: "s2", Role: "Mel", Text: "Tell her to go somewhere dark."},
@@ -143,7 +143,7 @@ func TestNeighbourSource(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				found := slices.ContainsFunc(res.Memories, func(m engine.Memory) bool { return strings.HasPrefix(m.Text, "I felt tiny") })
+				found := slices.ContainsFunc(res.Memories, func(m engine.Memory) bool { return strings.HasPrefix(m.Text, "So tiny") })
 				if found != c.want || (res.Stats.Neighbours > 0) != c.want {
 					t.Errorf("%s: answer in the top 3 %v, %d neighbours proposed; want %v", mode, found, res.Stats.Neighbours, c.want)
 				}

@@ -169,7 +169,9 @@ func (p *plan) setText() error {
 		}
 		add(insts, categoryReps)
 		if !noInflect {
-			add(inflectionSiblings(text), expandOwn*scale)
+			sib, irr := inflectionSiblings(text)
+			add(sib, expandOwn*scale)
+			add(irr, irregularReps*scale)
 		}
 		if err := p.aliasText(text, func(names []string) { add(names, aliasReps*scale) }); err != nil {
 			return err

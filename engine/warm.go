@@ -26,6 +26,7 @@ func warmTables() {
 	thePinyin()
 	theTranslit()
 	theLunar()
+	theIrregular()
 }
 
 // collectOpenGarbage runs a garbage collection at the end of Open, unless
