@@ -277,6 +277,28 @@ func printResult(w io.Writer, res *engine.Result, explain bool) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, statsLine(st))
+	if explain {
+		if e := distinctWords(st.Expansion); e != "" {
+			fmt.Fprintf(w, "also searched: %s\n", e)
+		}
+		for _, n := range st.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+}
+
+// distinctWords returns the words of s once each, in their first order:
+// Stats.Expansion gives a term as often as its weight.
+func distinctWords(s string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func scoreLine(m engine.Memory) string {

@@ -235,3 +235,24 @@ func TestRecallContext(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintResultExplain: --explain prints what the query also searched
+// (each term once) and the recall's notes; without it, neither.
+func TestPrintResultExplain(t *testing.T) {
+	res := &engine.Result{Stats: engine.RecallStats{
+		Mode: engine.ModeLazy, Expansion: "went gone went gone 去",
+		Notes: []string{"0 BM25 hits: the latest records were ranked"},
+	}}
+	var b strings.Builder
+	printResult(&b, res, true)
+	for _, want := range []string{"also searched: went gone 去\n", "note: 0 BM25 hits: the latest records were ranked\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explain output %q lacks %q", b.String(), want)
+		}
+	}
+	b.Reset()
+	printResult(&b, res, false)
+	if strings.Contains(b.String(), "also searched") || strings.Contains(b.String(), "note:") {
+		t.Errorf("output without --explain %q has the explanation", b.String())
+	}
+}
