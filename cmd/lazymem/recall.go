@@ -64,7 +64,7 @@ func newRecallFlags(stderr io.Writer) (*flag.FlagSet, *recallFlags) {
 	fs.StringVar(&f.tier, "tier", "all", "`TIER`: all (raw records and core units), core (units only) or raw (records only)")
 	fs.StringVar(&f.now, "now", "", "reference `TIME` for relative expressions and recency, RFC 3339 (default: now)")
 	fs.BoolVar(&f.noTime, "no-time-parse", false, "do not turn time expressions in the query into a filter")
-	fs.BoolVar(&f.explain, "explain", false, "say why each memory ranked")
+	fs.BoolVar(&f.explain, "explain", false, "say why each memory ranked, what the query searched besides its words, and the recall's notes")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object {memories, stats}")
 	fs.IntVar(&f.context, "context", 0, "print the prompt block an agent receives, at most `BUDGET` characters, instead of the list")
 	return fs, f
