@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -521,5 +522,32 @@ func TestAgentDBCore(t *testing.T) {
 	got, err := cp.Core(ctx, "a1", true)
 	if err != nil || len(got) != len(want) || len(got) == 0 {
 		t.Errorf("backup holds %d units (%v), want %d", len(got), err, len(want))
+	}
+}
+
+// TestConsolidateEcho: through the engine (whose input leaves a selected
+// turn's Role empty when it is the speaker), an assistant's "Noted: …"
+// restating the user's turn makes no unit of its own; the user's unit
+// cites both and is live.
+func TestConsolidateEcho(t *testing.T) {
+	db, err := engine.Open(t.TempDir(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	if _, err := db.AppendBatch(context.Background(), []engine.Record{
+		{Time: t0, Agent: "a1", Session: "s7", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"},
+		{Time: t0.Add(time.Minute), Agent: "a1", Session: "s7", Role: "assistant", Text: "Noted: connection pool size 32 for billing-api."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.Consolidate(context.Background(), "a1", engine.ConsolidateOptions{IDs: []uint64{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Units) != 1 || !rep.Units[0].Live() || !slices.Equal(rep.Units[0].SourceIDs, []uint64{1, 2}) ||
+		!strings.HasPrefix(rep.Units[0].Content, "Let's set") {
+		t.Errorf("units %+v, want one live unit of the user's words citing both turns", rep.Units)
 	}
 }

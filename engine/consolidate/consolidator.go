@@ -125,7 +125,13 @@ func (in *Input) ids() map[uint64]bool {
 // action item for the speaker, citing both turns. Confidence starts at the
 // type's base (decision and action item 0.8, preference and outcome 0.7,
 // fact 0.5), gains 0.1 when the speaker's role value is 0.8 or more and
-// 0.05 for a back-reference, and is capped at 0.95.
+// 0.05 for a back-reference, and is capped at 0.95. An assistant's turn
+// that only acknowledges and restates the turn before ("Noted: connection
+// pool size 32 for billing-api." after the user's "Let's set the
+// connection pool size to 32 for billing-api"; "记下了：…"), when both are
+// selected, makes no unit of its own: it is cited by the units of the turn
+// it restates, whose confidence gains echoConfidence. (It had made a unit
+// on the same topic that superseded the user's own words.)
 //
 // Units have ID 0 (the store assigns ids) and are not linked: call Link
 // with the store's live units to set supersession.
@@ -158,14 +164,29 @@ func (c *Rules) Consolidate(ctx context.Context, in Input) ([]Unit, error) {
 		}
 		return cmpU64(a.ID, b.ID)
 	})
+	selected := make(map[uint64]bool, len(recs))
+	for i := range recs {
+		selected[recs[i].ID] = true
+	}
 	var out []Unit
+	confirms := map[uint64][]uint64{} // a selected turn's id -> the echoes confirming it
 	for i := range recs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if prev, ok := echoOf(&recs[i]); ok && selected[prev] {
+			confirms[prev] = append(confirms[prev], recs[i].ID)
+			continue
+		}
 		out = append(out, c.record(&recs[i], in.Agent)...)
 	}
 	for i := range out {
+		for _, id := range out[i].SourceIDs {
+			if echoes := confirms[id]; len(echoes) > 0 {
+				out[i].SourceIDs = append(out[i].SourceIDs, echoes...)
+				out[i].Confidence = min(out[i].Confidence+echoConfidence, 0.95)
+			}
+		}
 		out[i].Normalize()
 		if err := out[i].Validate(); err != nil {
 			return nil, fmt.Errorf("consolidate: rules built an invalid unit from record %v: %w", out[i].SourceIDs, err)
@@ -353,4 +374,77 @@ func requestedTask(text string) string {
 		}
 	}
 	return ""
+}
+
+// echoConfidence is what an assistant's restatement adds to the
+// confidence of the units of the turn it restates.
+const echoConfidence = 0.05
+
+// echoContain is the share of an echo's topic terms the turn before it
+// must hold.
+const echoContain = 0.8
+
+// ackPrefixes open an acknowledgement ("Noted: …", "记下了：…"); a
+// separator must follow.
+var ackPrefixes = []string{"noted", "got it", "understood", "will do", "ok", "okay", "sure", "done", "记下了", "记住了", "已记下", "好的", "收到", "明白", "了解"}
+
+// echoOf reports whether r is an assistant's acknowledgement that restates
+// the turn just before it (another role's), and that turn's id: r opens
+// with an acknowledgement and a separator, and at least echoContain of
+// the topic terms of the rest are the earlier turn's.
+func echoOf(r *Selected) (uint64, bool) {
+	if roleOf(&r.Turn) != "assistant" || len(r.Before) == 0 {
+		return 0, false
+	}
+	prev := &r.Before[len(r.Before)-1]
+	if roleOf(prev) == "assistant" {
+		return 0, false
+	}
+	rest, ok := stripAck(r.Text)
+	if !ok {
+		return 0, false
+	}
+	a, err := TopicKey(rest)
+	if err != nil || len(a) == 0 {
+		return 0, false
+	}
+	b, err := TopicKey(prev.Text)
+	if err != nil {
+		return 0, false
+	}
+	n := 0
+	for _, t := range a {
+		if _, ok := slices.BinarySearch(b, t); ok {
+			n++
+		}
+	}
+	return prev.ID, float64(n) >= echoContain*float64(len(a))
+}
+
+// stripAck returns text without its opening acknowledgement and the
+// separator after it, and whether it had one.
+func stripAck(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	lower := strings.ToLower(t)
+	for _, p := range ackPrefixes {
+		if !strings.HasPrefix(lower, p) {
+			continue
+		}
+		rest := t[len(p):]
+		for _, sep := range []string{":", "：", ",", "，", ".", "。", "!", "！", " -", " —"} {
+			if r, ok := strings.CutPrefix(rest, sep); ok {
+				return strings.TrimSpace(r), true
+			}
+		}
+	}
+	return "", false
+}
+
+// roleOf is t's role, its speaker when it names none (the engine leaves a
+// selected turn's Role empty when it is the speaker).
+func roleOf(t *Turn) string {
+	if t.Role != "" {
+		return strings.ToLower(t.Role)
+	}
+	return strings.ToLower(t.Speaker)
 }

@@ -261,3 +261,63 @@ func TestSelect(t *testing.T) {
 		t.Errorf("ContextTurns -1 still gives context: %+v", in.Records[0])
 	}
 }
+
+// TestRulesEchoConfirms: an assistant's "Noted: …" restating the user's
+// turn makes no unit of its own when both are selected; the user's unit
+// cites it and gains echoConfidence. Not selected, or adding its own
+// words, the assistant's turn is consolidated as before.
+func TestRulesEchoConfirms(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	user := Turn{ID: 1, Time: t0, Speaker: "user", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"}
+	echo := func(id uint64, text string) Selected {
+		// The engine leaves a selected turn's Role empty when it is the
+		// speaker (buildInput).
+		return Selected{Turn: Turn{ID: id, Time: t0.Add(time.Minute), Speaker: "assistant", Text: text}, Before: []Turn{user}}
+	}
+	c, _ := NewRules(Options{})
+	consolidate := func(recs ...Selected) []Unit {
+		t.Helper()
+		units, err := c.Consolidate(context.Background(), Input{Agent: "a", Records: recs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return units
+	}
+	alone := consolidate(Selected{Turn: user})
+	if len(alone) != 1 {
+		t.Fatalf("the user's turn alone: %d units, want 1: %+v", len(alone), alone)
+	}
+	for _, text := range []string{"Noted: connection pool size 32 for billing-api.", "记下了：connection pool size 32, billing-api。"} {
+		units := consolidate(Selected{Turn: user}, echo(2, text))
+		if len(units) != 1 || units[0].Content != alone[0].Content || !reflect.DeepEqual(units[0].SourceIDs, []uint64{1, 2}) ||
+			units[0].Confidence != min(alone[0].Confidence+echoConfidence, 0.95) {
+			t.Errorf("%q: units %+v, want the user's unit citing both, confidence %.2f", text, units, alone[0].Confidence+echoConfidence)
+		}
+	}
+	// The echo alone (the user's turn not selected) is consolidated.
+	if units := consolidate(echo(2, "Noted: connection pool size 32 for billing-api.")); len(units) != 1 || units[0].SourceIDs[0] != 2 {
+		t.Errorf("the echo alone: %+v", units)
+	}
+	// An assistant's turn that says more than the turn before is no echo.
+	if units := consolidate(Selected{Turn: user}, echo(2, "Noted: and we decided to move billing-api to Postgres 16 next quarter.")); len(units) < 2 {
+		t.Errorf("an answer with new words: %d units, want its own too: %+v", len(units), units)
+	}
+}
+
+func TestStripAck(t *testing.T) {
+	for _, c := range []struct {
+		in, rest string
+		ok       bool
+	}{
+		{"Noted: pool size 32.", "pool size 32.", true},
+		{"OK, will ship Friday", "will ship Friday", true},
+		{"记下了：周报用表格", "周报用表格", true},
+		{"Nothing to note", "", false},
+		{"okra is a vegetable", "", false},
+		{"noted", "", false},
+	} {
+		if rest, ok := stripAck(c.in); rest != c.rest || ok != c.ok {
+			t.Errorf("stripAck(%q) = %q, %v; want %q, %v", c.in, rest, ok, c.rest, c.ok)
+		}
+	}
+}
