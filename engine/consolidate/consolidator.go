@@ -425,9 +425,8 @@ func echoOf(r *Selected) (uint64, bool) {
 // separator after it, and whether it had one.
 func stripAck(text string) (string, bool) {
 	t := strings.TrimSpace(text)
-	lower := strings.ToLower(t)
 	for _, p := range ackPrefixes {
-		if !strings.HasPrefix(lower, p) {
+		if len(t) < len(p) || !strings.EqualFold(t[:len(p)], p) {
 			continue
 		}
 		rest := t[len(p):]

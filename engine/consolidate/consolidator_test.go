@@ -315,6 +315,9 @@ func TestStripAck(t *testing.T) {
 		{"Nothing to note", "", false},
 		{"okra is a vegetable", "", false},
 		{"noted", "", false},
+		{"NOTED: pool", "pool", true},
+		{"O\u212a, fine", "", false}, // a Kelvin sign folds to k: no byte-wise prefix
+		{"İİ", "", false},
 	} {
 		if rest, ok := stripAck(c.in); rest != c.rest || ok != c.ok {
 			t.Errorf("stripAck(%q) = %q, %v; want %q, %v", c.in, rest, ok, c.rest, c.ok)

@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,39 @@ func FuzzParseUnits(f *testing.F) {
 			for _, id := range u.SourceIDs {
 				if !allowed[id] {
 					t.Fatalf("foreign source id %d accepted", id)
+				}
+			}
+		}
+	})
+}
+
+// FuzzRulesTwoTurns: any user turn and assistant reply consolidate without
+// error into valid units, each citing only the two turns; an echo's
+// restated turn keeps at least its own units.
+func FuzzRulesTwoTurns(f *testing.F) {
+	f.Add("Let's set the connection pool size to 32 for billing-api", "Noted: connection pool size 32 for billing-api.")
+	f.Add("以后周报用表格", "记下了：周报用表格。")
+	f.Add("We decided to ship Friday.", "OK, and Alice will send the budget.")
+	f.Add("x", "noted:")
+	f.Fuzz(func(t *testing.T, user, reply string) {
+		if !utf8.ValidString(user) || !utf8.ValidString(reply) || strings.TrimSpace(user) == "" || strings.TrimSpace(reply) == "" {
+			return
+		}
+		t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+		u := Turn{ID: 1, Time: t0, Speaker: "user", Text: user}
+		in := Input{Agent: "a", Records: []Selected{
+			{Turn: u},
+			{Turn: Turn{ID: 2, Time: t0.Add(time.Minute), Speaker: "assistant", Text: reply}, Before: []Turn{u}},
+		}}
+		c, _ := NewRules(Options{})
+		units, err := c.Consolidate(context.Background(), in)
+		if err != nil {
+			t.Fatalf("Consolidate(%q, %q): %v", user, reply, err)
+		}
+		for _, un := range units {
+			for _, id := range un.SourceIDs {
+				if id != 1 && id != 2 {
+					t.Fatalf("unit %+v cites %d", un, id)
 				}
 			}
 		}
