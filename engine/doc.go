@@ -53,7 +53,8 @@
 //     words, by their bigrams alone, and a Chinese question the English
 //     ones), widened by the inflections the stemmer keeps apart (an
 //     irregular verb's past forms after "did", irregular.txt; a word in
-//     -ance/-ence and its -ed form) and optional synonyms.
+//     -ance/-ence and its -ed form; British and American -ise/-ize) and
+//     optional synonyms.
 //  3. Selective: a candidate's vector comes from the cache by record id
 //     (ristretto in memory), else by the cache key the fact table holds
 //     for it (Pebble on disk); fusion's inputs (time, question,

@@ -3,6 +3,7 @@ package engine
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -23,6 +24,9 @@ import (
 // it does not restore. The sibling is returned as a surface word (the
 // -ed form of a base, the base of an -ed or -ing form), searched beside
 // the question at its own words' weight.
+//
+// A word spelled the British or the American way has the other spelling
+// as a sibling (spellingSibling): "organise" and "organize" stem apart.
 //
 // An irregular verb's base form after "did" or "does" (do-support puts a
 // question's verb in its base form, while the history narrates it in the
@@ -48,6 +52,9 @@ func inflectionSiblings(text string) (out, irregular []string) {
 				}
 			}
 			continue
+		}
+		if v, ok := spellingSibling(w); ok && !noSpelling && !containsString(out, v) {
+			out = append(out, v)
 		}
 		var v string
 		switch b := strings.TrimSuffix(w, "s"); {
@@ -141,4 +148,30 @@ func afterDo(before []string) bool {
 		}
 	}
 	return false
+}
+
+// noSpelling turns the spelling siblings off: false but in a test that
+// shows they matter.
+var noSpelling bool
+
+// spellIse matches -ise/-ize and -yse/-yze with their inflections and
+// -isation: at least three letters before, so "raised" and "seized" stay
+// whole.
+var spellIse = regexp.MustCompile(`^([a-z]{3,})([iy])([sz])(e|ed|es|ing|ation|ations|er|ers)$`)
+
+// spellingSibling returns w in the other of the British and American
+// spellings that Porter2 stems apart, when w has a form that has one:
+// "organise" -> "organize", "analysed" -> "analyzed", and back. The other
+// form may be no word ("exercize"): then no record holds it and searching
+// it costs nothing. (Porter2 already keeps "travelled" with "traveled",
+// "colour" and "color" are the lexicon's and the glossary's.)
+func spellingSibling(w string) (string, bool) {
+	if len(w) < 6 || !strings.Contains(w, "is") && !strings.Contains(w, "iz") && !strings.Contains(w, "ys") && !strings.Contains(w, "yz") {
+		return "", false
+	}
+	if m := spellIse.FindStringSubmatch(w); m != nil {
+		z := map[string]string{"s": "z", "z": "s"}[m[3]]
+		return m[1] + m[2] + z + m[4], true
+	}
+	return "", false
 }

@@ -19,7 +19,7 @@ func TestInflectionSiblings(t *testing.T) {
 		{"Experiences and experiencing", []string{"experienced", "experience"}},
 		// Porter2 keeps these together already: nothing to add.
 		{"balanced balance", nil},
-		{"organized the meeting", nil},
+		{"organized the meeting", []string{"organised"}},
 		{"", nil},
 		// An irregular verb's base form after do-support searches its
 		// other forms; a past form in the question does not.
@@ -27,6 +27,10 @@ func TestInflectionSiblings(t *testing.T) {
 		{"what did I buy last week", []string{"bought"}},
 		{"what came out of the meeting?", nil},
 		{"I won't go", nil},
+		// The other of the British and American spellings.
+		{"who will organise the offsite?", []string{"organize"}},
+		{"analyzed", []string{"analysed"}},
+		{"raised seized travelled", nil},
 	} {
 		if got, irr := inflectionSiblings(c.text); !slices.Equal(append(got, irr...), c.want) {
 			t.Errorf("inflectionSiblings(%q) = %q, want %q", c.text, got, c.want)
@@ -99,5 +103,33 @@ func TestIrregularRecall(t *testing.T) {
 	defer func() { noIrregular = false }()
 	if got := first(); got == recs[2].Text {
 		t.Errorf("the letter first without the irregular forms too: the test no longer tests them")
+	}
+}
+
+// TestSpellingRecall: a question in British spelling finds the record in
+// American spelling ("minimised" / "minimized": Porter2 "minimis" /
+// "minim"), and does not without the sibling.
+func TestSpellingRecall(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	var recs []Record
+	for i, text := range []string{
+		"The weather was awful all weekend.",
+		"Priya minimized the risk by testing early.",
+		"My sister visits in January.",
+		"The team offsite is planned for March.",
+	} {
+		recs = append(recs, turns("a", fmt.Sprintf("chat-%d", i), now.Add(-time.Duration(48-i)*time.Hour), [2]string{"user", text})...)
+	}
+	db := memStore(t, now, recs)
+	first := func() string {
+		return topText(t, db, Query{Agent: "a", Text: "who minimised it?", K: 3, Now: now})
+	}
+	if got := first(); got != recs[1].Text {
+		t.Errorf("first %q, want Priya", got)
+	}
+	noSpelling = true
+	defer func() { noSpelling = false }()
+	if got := first(); got == recs[1].Text {
+		t.Errorf("Priya first without the spelling sibling too: the test no longer tests it")
 	}
 }
