@@ -47,7 +47,8 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	srv := newMCPServer(db, *agent, slog.New(slog.NewTextHandler(stderr, nil)))
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	d := newDrained()
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: d.input(ctx, stdin), Writer: d.output(stdout)})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		err = nil // the client closed stdin, or an interrupt: a normal end
 	}
@@ -101,9 +102,3 @@ func newMCPServer(db *engine.DB, agent string, logger *slog.Logger) *mcp.Server 
 	}
 	return srv
 }
-
-// nopWriteCloser is stdout for the transport, which closes its writer
-// when the session ends: the process's stdout stays open.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

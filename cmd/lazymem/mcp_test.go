@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -215,4 +216,69 @@ func TestMCPUsage(t *testing.T) {
 			t.Errorf("%q: code %d, %s", args, code, errs)
 		}
 	}
+}
+
+// TestMCPStdioPipedEOF: a client that writes its requests and closes
+// stdin at once ("printf ... | lazymem mcp") gets every answer, and its
+// add is stored: the end of stdin waits for them.
+func TestMCPStdioPipedEOF(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mem")
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"text":"the staging password rotates monthly","session":"s1"}}}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/list"}`,
+	}, "\n") + "\n"
+	var out, stderr strings.Builder
+	if code := run(t.Context(), []string{"mcp", "--db", dir, "--agent", "a1"}, strings.NewReader(in), &out, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	ids := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("stdout line %q: %v", line, err)
+		}
+		if m.Result != nil {
+			ids[string(m.ID)] = true
+		}
+	}
+	for _, id := range []string{`1`, `2`, `"three"`} {
+		if !ids[id] {
+			t.Errorf("no result for request %s in %q", id, out.String())
+		}
+	}
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if r, err := db.Get(t.Context(), 1); err != nil || r.Text != "the staging password rotates monthly" || r.Agent != "a1" {
+		t.Errorf("record 1: %+v, %v: want the add's", r, err)
+	}
+}
+
+// FuzzMCPDrain: any bytes through the drained stdin and stdout pass
+// unchanged, and the end of stdin is not held back by what is no request.
+func FuzzMCPDrain(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"), []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`+"\n"))
+	f.Add([]byte(`[{"id":"a","method":"x"},{"id":null}]`+"\n"), []byte(`[{"id":"a","result":1}]`+"\n"))
+	f.Add([]byte("not json\n{"), []byte("}{\n\n"))
+	f.Fuzz(func(t *testing.T, in, out []byte) {
+		d := newDrained()
+		var w bytes.Buffer
+		dw := d.output(&w)
+		if n, err := dw.Write(out); n != len(out) || err != nil || !bytes.Equal(w.Bytes(), out) {
+			t.Fatalf("output: %d, %v, %q", n, err, w.Bytes())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		got, err := io.ReadAll(d.input(ctx, bytes.NewReader(in)))
+		if err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("input: %q, %v; want %q", got, err, in)
+		}
+	})
 }
