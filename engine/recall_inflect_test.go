@@ -38,28 +38,41 @@ func TestInflectionSiblings(t *testing.T) {
 	}
 }
 
-// TestInflectionSiblingsRecall: a question saying "rebalancing" finds the
-// record saying "rebalances" (Porter2: "rebalanc" against "rebal"), and
-// does not without the siblings.
-func TestInflectionSiblingsRecall(t *testing.T) {
+// ruleFinds checks that a question finds want (one of texts, each a user
+// turn of a session of its own, a day apart) first with a rule and not
+// without it (*off set): a test that fails when the rule goes.
+func ruleFinds(t *testing.T, off *bool, question string, want int, texts ...string) {
+	t.Helper()
 	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
-	recs := turns("a", "ops", now.Add(-48*time.Hour),
-		[2]string{"user", "We set max.poll.records to 50 and the rebalances stopped."},
-		[2]string{"user", "The consumer lag dashboard is in Grafana."},
-		[2]string{"user", "Payments deploys go out on Tuesdays."},
-		[2]string{"user", "Remind me to renew the TLS certificate."})
+	var recs []Record
+	for i, text := range texts {
+		recs = append(recs, turns("a", fmt.Sprintf("chat-%d", i), now.Add(-time.Duration(len(texts)-i)*24*time.Hour), [2]string{"user", text})...)
+	}
 	db := memStore(t, now, recs)
-	first := func() string {
-		return topText(t, db, Query{Agent: "a", Text: "what fixed the rebalancing?", K: 3, Now: now})
+	first := func() string { return topText(t, db, Query{Agent: "a", Text: question, K: 3, Now: now}) }
+	if got := first(); got != texts[want] {
+		t.Errorf("%q: first %q, want %q", question, got, texts[want])
 	}
-	if got := first(); got != recs[0].Text {
-		t.Errorf("first %q, want the rebalances", got)
+	*off = true
+	defer func() { *off = false }()
+	if got := first(); got == texts[want] {
+		t.Errorf("%q: %q first without the rule too: the test no longer tests it", question, texts[want])
 	}
-	noInflect = true
-	defer func() { noInflect = false }()
-	if got := first(); got == recs[0].Text {
-		t.Errorf("the rebalances first without the siblings too: the test no longer tests them")
-	}
+}
+
+// everyday is the filler of the rules' recall tests.
+var everyday = []string{
+	"The weather was awful all weekend.",
+	"My sister visits in January.",
+	"The team offsite is planned for March.",
+	"Remind me to call the dentist on Monday.",
+}
+
+// TestInflectionSiblingsRecall: a question saying "rebalancing" finds the
+// record saying "rebalances" (Porter2: "rebalanc" against "rebal").
+func TestInflectionSiblingsRecall(t *testing.T) {
+	ruleFinds(t, &noInflect, "what fixed the rebalancing?", 0,
+		append([]string{"We set max.poll.records to 50 and the rebalances stopped."}, everyday...)...)
 }
 
 func TestIrregularParses(t *testing.T) {
@@ -77,59 +90,16 @@ func TestIrregularParses(t *testing.T) {
 	}
 }
 
-// TestIrregularRecall: "what did I write?" finds "I bought ...", and does
-// not without the irregular forms.
+// TestIrregularRecall: "what did I write?" finds "I wrote ...".
 func TestIrregularRecall(t *testing.T) {
-	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
-	var recs []Record
-	for i, text := range []string{
-		"The weather was awful all weekend.",
-		"My sister visits in January.",
-		"I wrote a long letter to the landlord.",
-		"The team offsite is planned for March.",
-		"Remind me to call the dentist on Monday.",
-		"The kids start swimming lessons next week.",
-	} {
-		recs = append(recs, turns("a", fmt.Sprintf("chat-%d", i), now.Add(-time.Duration(48-i)*time.Hour), [2]string{"user", text})...)
-	}
-	db := memStore(t, now, recs)
-	first := func() string {
-		return topText(t, db, Query{Agent: "a", Text: "what did I write?", K: 3, Now: now})
-	}
-	if got := first(); got != recs[2].Text {
-		t.Errorf("first %q, want the letter", got)
-	}
-	noIrregular = true
-	defer func() { noIrregular = false }()
-	if got := first(); got == recs[2].Text {
-		t.Errorf("the letter first without the irregular forms too: the test no longer tests them")
-	}
+	ruleFinds(t, &noIrregular, "what did I write?", 0,
+		append([]string{"I wrote a long letter to the landlord."}, everyday...)...)
 }
 
 // TestSpellingRecall: a question in British spelling finds the record in
 // American spelling ("minimised" / "minimized": Porter2 "minimis" /
-// "minim"), and does not without the sibling.
+// "minim").
 func TestSpellingRecall(t *testing.T) {
-	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
-	var recs []Record
-	for i, text := range []string{
-		"The weather was awful all weekend.",
-		"Priya minimized the risk by testing early.",
-		"My sister visits in January.",
-		"The team offsite is planned for March.",
-	} {
-		recs = append(recs, turns("a", fmt.Sprintf("chat-%d", i), now.Add(-time.Duration(48-i)*time.Hour), [2]string{"user", text})...)
-	}
-	db := memStore(t, now, recs)
-	first := func() string {
-		return topText(t, db, Query{Agent: "a", Text: "who minimised it?", K: 3, Now: now})
-	}
-	if got := first(); got != recs[1].Text {
-		t.Errorf("first %q, want Priya", got)
-	}
-	noSpelling = true
-	defer func() { noSpelling = false }()
-	if got := first(); got == recs[1].Text {
-		t.Errorf("Priya first without the spelling sibling too: the test no longer tests it")
-	}
+	ruleFinds(t, &noSpelling, "who minimised it?", 0,
+		append([]string{"Priya minimized the risk by testing early."}, everyday...)...)
 }
