@@ -103,3 +103,18 @@ func TestSpellingRecall(t *testing.T) {
 	ruleFinds(t, &noSpelling, "who minimised it?", 0,
 		append([]string{"Priya minimized the risk by testing early."}, everyday...)...)
 }
+
+// BenchmarkInflectionSiblings: the rules' cost on a question, beside a
+// recall's ~1 ms.
+func BenchmarkInflectionSiblings(b *testing.B) {
+	qs := []string{
+		"When did Caroline go to the LGBTQ support group after she organised the charity run?",
+		"what fixed the consumer rebalancing on the payments cluster yesterday?",
+		"上周三开会定的上线时间是哪天？",
+	}
+	theIrregular()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		inflectionSiblings(qs[i%len(qs)])
+	}
+}
