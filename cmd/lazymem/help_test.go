@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,4 +51,80 @@ func TestHelpPlaceholders(t *testing.T) {
 			t.Errorf("%v -h lists no flags:\n%s", cmd, out+errs)
 		}
 	}
+}
+
+// TestDocsFlagsExist: every flag the docs give a lazymem command
+// ("lazymem recall --db DIR --since 7d") is a flag of that command, so a
+// renamed flag cannot leave a newcomer's first command failing. Read:
+// README.md, docs/*.md (docs/benchmarks keeps the commands of their day)
+// and the clients' READMEs.
+func TestDocsFlagsExist(t *testing.T) {
+	var files []string
+	for _, g := range []string{"../../README.md", "../../docs/*.md", "../../clients/*/README.md"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	helps := map[string]string{}
+	help := func(cmd []string) string {
+		k := strings.Join(cmd, " ")
+		if h, ok := helps[k]; ok {
+			return h
+		}
+		_, out, errs := runCLI(t, "", append(cmd, "-h")...)
+		helps[k] = out + errs
+		return helps[k]
+	}
+	subs := map[string]bool{}
+	for _, c := range helpCommands(t) {
+		subs[strings.Join(c, " ")] = true
+	}
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range docCommands(string(b)) {
+			words := cmd
+			sub := []string{words[0]}
+			if len(words) > 1 && subs[words[0]+" "+words[1]] {
+				sub = append(sub, words[1])
+			}
+			if !subs[strings.Join(sub, " ")] {
+				continue // not a command ("lazymem: engine: ..." in an error text)
+			}
+			for _, w := range words[len(sub):] {
+				name, ok := strings.CutPrefix(w, "--")
+				if !ok || name == "" {
+					continue
+				}
+				name, _, _ = strings.Cut(name, "=")
+				n++
+				if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(name) + `\b`).MatchString(help(sub)) {
+					t.Errorf("%s: lazymem %s --%s: no such flag (%q)", f, strings.Join(sub, " "), name, strings.Join(cmd, " "))
+				}
+			}
+		}
+	}
+	t.Logf("%d flags of the docs checked", n)
+	if n < 20 {
+		t.Errorf("%d flags checked in the docs, want the docs' commands: the test no longer reads them", n)
+	}
+}
+
+// docCommands returns the words after "lazymem " of every command the
+// markdown text md shows, in code spans and fenced blocks, up to a
+// shell operator or a comment.
+func docCommands(md string) [][]string {
+	var out [][]string
+	re := regexp.MustCompile("(?:^|[`\\s(])lazymem ([^`|&;#\\n]+)")
+	for _, m := range re.FindAllStringSubmatch(md, -1) {
+		if f := strings.Fields(m[1]); len(f) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
