@@ -74,7 +74,7 @@ func inflectionSiblings(text string) (out, irregular []string) {
 	return out, irregular
 }
 
-// noInflect turns the inflection siblings off: false but in a test that
+// noInflect turns every rule of inflectionSiblings off: false but in a test that
 // shows they matter.
 var noInflect bool
 

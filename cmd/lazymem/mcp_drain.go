@@ -21,15 +21,14 @@ const mcpDrain = 30 * time.Second
 // an add it had sent was not stored: the server ends its session at the
 // end of its input and drops the calls in flight.
 type drained struct {
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every answer
-	asked    map[string]bool
-	answered map[string]bool
-	partial  []byte // stdout's unfinished line
+	mu      sync.Mutex
+	changed chan struct{}       // closed and replaced on every answer
+	pending map[string]struct{} // the ids of the requests read and not yet answered
+	partial []byte              // stdout's unfinished line
 }
 
 func newDrained() *drained {
-	return &drained{changed: make(chan struct{}), asked: map[string]bool{}, answered: map[string]bool{}}
+	return &drained{changed: make(chan struct{}), pending: map[string]struct{}{}}
 }
 
 // message is what drained reads of a JSON-RPC message: a request has an
@@ -75,7 +74,7 @@ func (d *drained) input(ctx context.Context, in io.Reader) io.ReadCloser {
 				d.mu.Lock()
 				for _, m := range messages(line) {
 					if len(m.ID) > 0 && string(m.ID) != "null" && m.Method != "" {
-						d.asked[idKey(m.ID)] = true
+						d.pending[idKey(m.ID)] = struct{}{}
 					}
 				}
 				d.mu.Unlock()
@@ -100,13 +99,7 @@ func (d *drained) wait(ctx context.Context) {
 	defer deadline.Stop()
 	for {
 		d.mu.Lock()
-		done := true
-		for id := range d.asked {
-			if !d.answered[id] {
-				done = false
-				break
-			}
-		}
+		done := len(d.pending) == 0
 		ch := d.changed
 		d.mu.Unlock()
 		if done {
@@ -143,7 +136,7 @@ func (dw drainedWriter) Write(p []byte) (int, error) {
 		}
 		for _, m := range messages(d.partial[:i]) {
 			if len(m.ID) > 0 && m.Method == "" {
-				d.answered[idKey(m.ID)] = true
+				delete(d.pending, idKey(m.ID))
 				answered = true
 			}
 		}
