@@ -215,8 +215,27 @@ func readWait(r *http.Request) (uint64, time.Duration, *apiError) {
 	return seq, wait, nil
 }
 
+// withMinSeq is r asking ?min_seq= at least seq (its own when larger or
+// not a number: readWait names it).
+func withMinSeq(r *http.Request, seq uint64) *http.Request {
+	if seq == 0 {
+		return r
+	}
+	q := r.URL.Query()
+	if v := q.Get("min_seq"); v != "" {
+		if have, err := strconv.ParseUint(v, 10, 64); err != nil || have >= seq {
+			return r
+		}
+	}
+	q.Set("min_seq", strconv.FormatUint(seq, 10))
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = q.Encode()
+	return r2
+}
+
 // owned is partition p's store when this node owns it, after waiting
-// for ?min_seq=, held open until the caller releases it (Release: the
+// for ?min_seq= (at least the last sequence this node published to p),
+// held open until the caller releases it (Release: the
 // node gives the partition up only then). Otherwise it forwards the
 // request (body is its body) to the owner and returns nil; it also
 // returns nil after writing an error. A partition that moves while the
@@ -227,6 +246,13 @@ func readWait(r *http.Request) (uint64, time.Duration, *apiError) {
 // for the caller's Release before it closes: a request never finds its
 // store closed.
 func (s *server) owned(w http.ResponseWriter, r *http.Request, p int, body []byte) *cluster.Local {
+	forwarded := r.Header.Get(forwardedHeader) != ""
+	if !forwarded {
+		// Read your node's writes: a client that appends, then recalls,
+		// through one node finds what it appended without carrying the
+		// append's seq (the wait is asked of the owner when forwarded).
+		r = withMinSeq(r, s.cluster.Published(p))
+	}
 	seq, wait, e := readWait(r)
 	if e != nil {
 		s.fail(w, r, http.StatusBadRequest, *e)
@@ -234,7 +260,6 @@ func (s *server) owned(w http.ResponseWriter, r *http.Request, p int, body []byt
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), wait)
 	defer cancel()
-	forwarded := r.Header.Get(forwardedHeader) != ""
 	for hop := 0; ; hop++ {
 		url, local, err := s.cluster.Route(ctx, p)
 		switch {

@@ -25,9 +25,10 @@ import (
 // and p99, records/s), and recalls answered by the owner of the agent's
 // partition (mode=local) or forwarded to it by the other daemon
 // (mode=forwarded), p50 and p99, as POST /v1/recall (op=recall) and as
-// the MCP search tool (op=recall-mcp); and the replay of a daemon joining
+// the MCP search tool (op=recall-mcp); an append read back at once
+// through the same daemon (op=append-recall); and the replay of a daemon joining
 // with an empty store (op=replay: 50k more records first, then the time
-// from its start until its partitions are caught up, lease TTL 1 s
+// from its start until it holds its share of the partitions, each caught up, lease TTL 1 s
 // included). Both stores hold the same 5000
 // workload records first. Each iteration runs every mode in turn and
 // each mode's figures are reported apart (single-p50-us,
@@ -218,6 +219,28 @@ func BenchmarkCluster(b *testing.B) {
 			}
 		})
 	})
+	// An append, then a recall of it through the same daemon with no
+	// ?min_seq=: the time until a write is read back. The cluster node
+	// waits until the owner applied what it published (read your node's
+	// writes); local: both through the owner of the agent's partition,
+	// forwarded: both through the other node. The record's word is new
+	// each time: the recall must find that record.
+	b.Run("op=append-recall", func(b *testing.B) {
+		interleaved(b, []string{"single", "local", "forwarded"}, 1, func(mode string, i int) {
+			q := queries[i%len(queries)]
+			url := map[string]string{"single": single, "local": q.owner, "forwarded": q.forwarder}[mode]
+			var agent struct{ Agent string }
+			_ = json.Unmarshal(q.body, &agent)
+			word := fmt.Sprintf("visibility%s%d", mode, i)
+			var ack struct{ IDs []uint64 }
+			_ = json.Unmarshal(post(b, url+"/v1/records", fmt.Appendf(nil, `{"agent":%q,"text":"probe %s"}`, agent.Agent, word)), &ack)
+			var res struct{ Memories []struct{ ID uint64 } }
+			_ = json.Unmarshal(post(b, url+"/v1/recall", fmt.Appendf(nil, `{"agent":%q,"text":%q,"mode":"sparse","k":1}`, agent.Agent, word)), &res)
+			if len(ack.IDs) != 1 || len(res.Memories) != 1 || res.Memories[0].ID != ack.IDs[0] {
+				b.Fatalf("%s: the recall after the append found %+v, want id %v", mode, res.Memories, ack.IDs)
+			}
+		})
+	})
 	// A daemon joining with an empty store takes its share of the
 	// partitions and replays them from the stream: records/s of replay.
 	b.Run("op=replay", func(b *testing.B) {
@@ -225,7 +248,8 @@ func BenchmarkCluster(b *testing.B) {
 			post(b, nodes[lo/100%2]+"/v1/records", batchBody(lo, 100))
 		}
 		for b.Loop() {
-			c, err := parseArgs(clusterArgs(b.TempDir(), fmt.Sprintf("r%d", b.N), nc.URLs(), 3), io.Discard)
+			id := fmt.Sprintf("r%d", b.N)
+			c, err := parseArgs(clusterArgs(b.TempDir(), id, nc.URLs(), 3), io.Discard)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -240,9 +264,15 @@ func BenchmarkCluster(b *testing.B) {
 				st = cluster.Status{}
 				json.NewDecoder(resp.Body).Decode(&st)
 				resp.Body.Close()
-				done := len(st.CaughtUp) > 0
-				for _, ok := range st.CaughtUp {
-					done = done && ok
+				// Done when the node holds its settled share of the
+				// partitions, each caught up (a node that caught up with
+				// the first partitions it took, before the others' leases
+				// moved the rest to it, is not done).
+				done := true
+				for p := range 8 {
+					settled := cluster.SettledOwner(p, []string{"n1", "n2", id}) == id
+					caught, held := st.CaughtUp[fmt.Sprint(p)]
+					done = done && held == settled && (!held || caught)
 				}
 				if done {
 					break

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/lazymem/lazymem/cmd/internal/cluster"
@@ -54,12 +53,6 @@ func (s *server) clusterToolCall(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	p := s.cluster.Partition(agent)
-	rr := r
-	if tool.op == "recall" {
-		// Read the writes made through this node: a model that
-		// remembers, then searches, finds what it remembered.
-		rr = withMinSeq(r, s.cluster.Published(p))
-	}
 	forwarded := r.Header.Get(forwardedHeader) != ""
 	for hop := 0; ; hop++ {
 		var rw http.ResponseWriter = w
@@ -71,7 +64,7 @@ func (s *server) clusterToolCall(w http.ResponseWriter, r *http.Request, body []
 			ew = &rpcErrorWriter{w: w, h: http.Header{}}
 			rw = ew
 		}
-		l := s.owned(rw, rr, p, body)
+		l := s.owned(rw, r, p, body)
 		if l == nil {
 			if ew != nil {
 				ew.finish(s, id)
@@ -92,24 +85,6 @@ func (s *server) clusterToolCall(w http.ResponseWriter, r *http.Request, body []
 		s.rpcReply(w, id, res, nil)
 		return
 	}
-}
-
-// withMinSeq is r asking ?min_seq= at least seq (its own when larger or
-// not a number: readWait names it).
-func withMinSeq(r *http.Request, seq uint64) *http.Request {
-	if seq == 0 {
-		return r
-	}
-	q := r.URL.Query()
-	if v := q.Get("min_seq"); v != "" {
-		if have, err := strconv.ParseUint(v, 10, 64); err != nil || have >= seq {
-			return r
-		}
-	}
-	q.Set("min_seq", strconv.FormatUint(seq, 10))
-	r2 := r.Clone(r.Context())
-	r2.URL.RawQuery = q.Encode()
-	return r2
 }
 
 // clusterStore is the store of the MCP tools in cluster mode: appends

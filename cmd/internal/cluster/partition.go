@@ -457,6 +457,8 @@ func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error 
 	// leader is asked for the partition's last sequence, and a consumer
 	// behind it ends (run starts another on a live server).
 	progress := time.Now()
+	idle := false // the last round delivered nothing
+	streak := 0   // rounds in a row that delivered
 	for ctx.Err() == nil {
 		if lag := pt.n.opts.lagged; lag != nil && lag(ctx, pt.p) {
 			// A test's consumer on a lagging replica: the round finds
@@ -469,7 +471,21 @@ func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error 
 			}
 			continue
 		}
-		batch, err := cons.Fetch(pt.n.opts.FetchBatch, jetstream.FetchMaxWait(250*time.Millisecond))
+		// An idle partition's round waits for one message: a fetch
+		// waits for its whole batch or its expiry, and with a batch of
+		// 512 and 250 ms a lone append was applied 250 ms after its
+		// acknowledgement (a read of it through the same node waited
+		// that long). The round after a delivery asks a batch with a
+		// short expiry. (A fetch without waiting answered nothing while
+		// the consumer had messages pending.)
+		want, expiry := pt.n.opts.FetchBatch, busyExpiry
+		switch {
+		case idle:
+			want, expiry = 1, idleExpiry
+		case streak >= 2:
+			expiry = loadedExpiry
+		}
+		batch, err := cons.Fetch(want, jetstream.FetchMaxWait(expiry))
 		if err != nil {
 			return err
 		}
@@ -491,6 +507,12 @@ func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error 
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
+		if !idle && len(msgs) == 0 {
+			// Nothing within the short expiry: the next round waits,
+			// and only a round that waited says the partition caught up.
+			idle = true
+			continue
+		}
 		if err := pt.checkRound(ctx, msgs); err != nil {
 			return err
 		}
@@ -501,6 +523,10 @@ func (pt *partition) follow(ctx context.Context, cons jetstream.Consumer) error 
 			return err
 		}
 		pt.startSnapshot(ctx)
+		idle, streak = len(msgs) == 0, streak+1
+		if idle {
+			streak = 0
+		}
 		if len(msgs) > 0 {
 			progress = time.Now()
 		} else if time.Since(progress) > stallCheck {
@@ -549,6 +575,14 @@ func (pt *partition) checkRound(ctx context.Context, msgs []jetstream.Msg) error
 	defer cancel()
 	return pt.n.checkFloor(cctx, pt.p, pt.appliedSeq())
 }
+
+// idleExpiry is how long a round of an idle partition's consumer waits
+// for a message; busyExpiry how long the round after a delivery waits
+// to fill its batch, loadedExpiry after two deliveries in a row: under
+// a steady load the rounds stay large (each is one durable engine batch;
+// applied as they came, batches of a dozen appends halved a node's
+// append rate).
+const idleExpiry, busyExpiry, loadedExpiry = 250 * time.Millisecond, 2 * time.Millisecond, 50 * time.Millisecond
 
 // stallCheck is how long a consumer may deliver nothing before follow
 // checks it against the stream's leader.
