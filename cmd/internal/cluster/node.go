@@ -83,7 +83,16 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lazymem: cluster: open the validator store: %w", err)
 	}
-	nc, err := nats.Connect(opts.NATS, nats.Name("lazymemd "+opts.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	// The connection's asynchronous errors (a watch's consumer gone with
+	// its NATS server) go to the node's log, not to stderr as text.
+	onError := nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		subject := ""
+		if sub != nil {
+			subject = sub.Subject
+		}
+		opts.Logger.Warn("cluster: nats", "subject", subject, "err", err)
+	})
+	nc, err := nats.Connect(opts.NATS, nats.Name("lazymemd "+opts.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), onError)
 	if err != nil {
 		_ = validator.Close()
 		return nil, fmt.Errorf("lazymem: cluster: connect to %s: %w", opts.NATS, err)

@@ -296,6 +296,53 @@ func TestLeasesMove(t *testing.T) {
 	}
 }
 
+// TestLeasesMoveAtOnce: with a lease TTL of a minute (a lease round
+// every 15 s), a node that joins gets its share of the partitions
+// within seconds, and a node that closes hands its partitions back as
+// fast: the holder gives a lease up when it sees the new node (watched),
+// and the new owner takes it when it sees the lease deleted (watched),
+// instead of at their next rounds. Without the watch, the joining node's
+// first round found every lease held and its next came 15 s later.
+func TestLeasesMoveAtOnce(t *testing.T) {
+	nc := clustertest.Start(t, 1)
+	open := func(id string) *Node {
+		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: t.TempDir(), Partitions: 4,
+			Replicas: 1, LeaseTTL: time.Minute, OpenDB: openDB})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := open("a")
+	defer a.Close()
+	waitOwned(t, a)
+	b := open("b")
+	moved := func(what string, cond func() bool) {
+		t.Helper()
+		// 10 s: far below a round (15 s), far above the watch's
+		// milliseconds.
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10 s (a lease round is 15 s): a %+v, b %+v", what, a.Status().Applied, b.Status().Applied)
+			}
+		}
+	}
+	settled := func(n *Node, nodes ...string) bool {
+		for p := range 4 {
+			_, _, local := n.Owner(p)
+			if local != (SettledOwner(p, nodes) == n.opts.NodeID) {
+				return false
+			}
+		}
+		return true
+	}
+	moved("b's share moves to b", func() bool { return settled(a, "a", "b") && settled(b, "a", "b") })
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	moved("a takes b's partitions back", func() bool { return settled(a, "a") })
+}
+
 // TestBookkeepingLags: a crash between the engine's write and the
 // node's bookkeeping (the id map file torn and behind the log, the
 // applied sequence missing) loses nothing and applies nothing twice:

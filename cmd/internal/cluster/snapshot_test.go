@@ -143,8 +143,18 @@ func TestSnapshotRebuild(t *testing.T) {
 	// copy (later when one is still uploading, as under load): the last
 	// one is within 20 of the end.
 	newest := waitSnapshot(t, a, p, last-19)
-	// A tail shorter than SnapshotEvery: no snapshot covers it.
-	last = appendN(t, a, "ag", "tail", 7, want)
+	// A tail that stops before the next snapshot is due (20 messages
+	// after the newest): no snapshot covers it. The newest may be 19
+	// behind (rounds of a few messages, a snapshot still uploading): one
+	// message at a time until there is room.
+	for i := 0; newest+19 <= last; i++ {
+		last = appendN(t, a, "ag", fmt.Sprintf("pad%d", i), 1, want)
+		if err := a.Wait(context.Background(), p, last); err != nil {
+			t.Fatal(err)
+		}
+		newest = waitSnapshot(t, a, p, last-19)
+	}
+	last = appendN(t, a, "ag", "tail", min(7, int(newest+19-last)), want)
 	if err := a.Wait(context.Background(), p, last); err != nil {
 		t.Fatal(err)
 	}
