@@ -141,3 +141,32 @@ func shellWords(s string) []string {
 	}
 	return out
 }
+
+// TestDocsNameEveryTool: the README's, OPERATIONS.md's and API.md's
+// lists of the MCP tools name every tool the daemon serves (the README
+// and OPERATIONS.md named four of the eleven after feedback,
+// consolidate and core were added).
+func TestDocsNameEveryTool(t *testing.T) {
+	lists := []struct{ doc, start string }{
+		{"README.md", "`POST /mcp` is a Model Context Protocol endpoint"},
+		{"docs/OPERATIONS.md", "Tools: `add`"},
+		{"docs/API.md", "| `POST /mcp` | one JSON-RPC 2.0 message |"},
+	}
+	for _, l := range lists {
+		b, err := os.ReadFile(filepath.Join("..", "..", l.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text, ok := strings.Cut(string(b), l.start)
+		if !ok {
+			t.Fatalf("%s: no %q: the test no longer finds the list", l.doc, l.start)
+		}
+		text, _, _ = strings.Cut(text, "\n\n") // the paragraph (or table row and the rest of its table)
+		text, _, _ = strings.Cut(text, "\n|")
+		for _, tool := range routeTools(registry) {
+			if !strings.Contains(text, "`"+tool.Name+"`") {
+				t.Errorf("%s: the list of tools (%q...) does not name `%s`", l.doc, l.start, tool.Name)
+			}
+		}
+	}
+}
