@@ -23,6 +23,7 @@ from lazymem import (
     NotFound,
     ServerError,
     TooLarge,
+    Record,
     Unauthorized,
     UnsupportedMediaType,
 )
@@ -237,3 +238,43 @@ def test_bad_arguments() -> None:
         c.append("x")
     with pytest.raises(TypeError, match="agents"):
         c.recall("x", agents="a1")
+
+
+RECALL_EMPTY = (200, {}, {"memories": [], "recall_id": 1, "stats": {
+    "mode": "sparse", "text": "x", "dense_text": "", "time_expr": "", "speakers": [], "expansion": "", "notes": [],
+    "filtered": 0, "bm25_hits": 0, "session_turns": 0, "fallback": 0, "speaker_records": 0, "neighbours": 0,
+    "candidates": 0, "embedded": 0, "cache_hits": 0, "disk_hits": 0, "shared": 0, "stage_us": {}}})
+RECORD = (200, {}, {"id": 5, "time": "2026-01-01T00:00:00Z", "agent": "a", "text": "x"})
+
+
+def test_cluster_reads_carry_the_agents_last_append(stub) -> None:
+    """Cluster mode: an append's seq goes with that agent's later reads as
+    ?min_seq= (read your writes through any node); the highest with a get;
+    another agent's reads carry none."""
+    url, script = stub
+    c = Client(url, retries=0)
+    script.replies = [(200, {}, {"ids": [5], "seq": 42}), (200, {}, {"ids": [6, 7], "seq": 44}),
+                      RECALL_EMPTY, RECALL_EMPTY, RECALL_EMPTY, RECORD, (200, {}, {"units": []})]
+    c.append("first", agent="a")
+    c.append_batch([Record(agent="b", text="x"), Record(agent="c", text="y")])
+    c.recall("first", agent="a")
+    c.recall("x", agent="z")
+    c.recall("x", agents=["a", "c"])
+    c.get(5)
+    c.core(agent="b")
+    paths = [r[1] for r in script.requests]
+    assert paths[2] == "/v1/recall?min_seq=42", paths
+    assert paths[3] == "/v1/recall", paths
+    assert paths[4] == "/v1/recall?min_seq=44", paths
+    assert paths[5] == "/v1/records/5?min_seq=44", paths
+    assert paths[6] == "/v1/core?agent=b&min_seq=44", paths
+
+
+def test_standalone_reads_carry_no_sequence(stub) -> None:
+    url, script = stub
+    c = Client(url, retries=0)
+    script.replies = [OK_IDS, RECALL_EMPTY, RECORD]
+    c.append("x", agent="a")
+    c.recall("x", agent="a")
+    c.get(7)
+    assert [r[1] for r in script.requests] == ["/v1/records", "/v1/recall", "/v1/records/7"]

@@ -56,12 +56,23 @@ export interface ClientOptions {
 // already be written, so only requests that change nothing are retried.
 const retryAny = new Set(["busy", "starting"]);
 
+// How many agents' last append sequences a client keeps (cluster mode).
+const seqAgents = 10000;
+
 /**
  * A client of one lazymemd daemon.
  *
  *     const mem = new Client("http://127.0.0.1:7373");
  *     const id = await mem.append("Set the pool to 20.", { agent: "bot", role: "user" });
  *     const res = await mem.recall("what pool size?", { agent: "bot" });
+ *
+ * Against a cluster (lazymemd --cluster, docs/CLUSTER.md) an append's
+ * reply carries the stream sequence that stored it; the client keeps the
+ * last one of each agent and sends it as ?min_seq= with that agent's
+ * recalls, feedback, consolidations and core reads (the highest of all
+ * with a get, or a call naming no agent), so it reads its own appends
+ * through any node. A standalone daemon answers no sequence: nothing is
+ * added.
  */
 export class Client {
   readonly baseUrl: string;
@@ -73,6 +84,10 @@ export class Client {
   readonly headers: Record<string, string>;
   readonly #fetch: typeof fetch;
   readonly #sleep: (ms: number) => Promise<void>;
+  /** Each agent's last append sequence (cluster mode), oldest first. */
+  readonly #seqs = new Map<string, number>();
+  /** The highest of all. */
+  #seq = 0;
 
   constructor(baseUrl: string = DEFAULT_URL, opts: ClientOptions = {}) {
     let u: URL;
@@ -107,7 +122,9 @@ export class Client {
     if (typeof recordOrText !== "string" && fields !== undefined) {
       throw new TypeError("append: give a record, or a text and its fields, not both");
     }
-    const res = (await this.#call("POST", "/v1/records", wireRecord(rec as NewRecord, "record"), false)) as AppendResult;
+    const body = wireRecord(rec as NewRecord, "record");
+    const res = (await this.#call("POST", "/v1/records", body, false)) as AppendResult;
+    this.#saw([String(body.agent ?? "")], res);
     return res.ids[0]!;
   }
 
@@ -119,13 +136,17 @@ export class Client {
   async appendBatch(records: NewRecord[]): Promise<number[]> {
     if (records.length === 0) return [];
     const body = { records: records.map((r, i) => wireRecord(r, `records[${i}]`)) };
-    return ((await this.#call("POST", "/v1/records", body, false)) as AppendResult).ids;
+    const res = (await this.#call("POST", "/v1/records", body, false)) as AppendResult;
+    // A batch's sequence is its last record's: an upper bound for each of
+    // its agents, which the owner caps at its partition's last.
+    this.#saw(body.records.map((r) => String(r.agent ?? "")), res);
+    return res.ids;
   }
 
   /** Reads one stored record: NotFound for an id never assigned, another tenant's or a forgotten one. */
   async get(id: number): Promise<StoredRecord> {
     if (!Number.isSafeInteger(id) || id < 1) throw new RangeError(`id: ${id}, want a positive integer`);
-    return (await this.#call("GET", `/v1/records/${id}`, undefined, true)) as StoredRecord;
+    return (await this.#call("GET", this.#after(`/v1/records/${id}`, undefined), undefined, true)) as StoredRecord;
   }
 
   /**
@@ -142,7 +163,8 @@ export class Client {
       if (v === undefined) continue;
       body[k] = k === "since" || k === "until" || k === "now" ? wireTime(v as Date | string, `query.${k}`) : v;
     }
-    return (await this.#call("POST", "/v1/recall", body, true)) as RecallResult;
+    const named = q.agent !== undefined ? [q.agent] : q.agents;
+    return (await this.#call("POST", this.#after("/v1/recall", named), body, true)) as RecallResult;
   }
 
   /**
@@ -155,7 +177,8 @@ export class Client {
     const body: Record<string, unknown> = { ids, signal: useful ? 1 : -1 };
     if (opts.recallId !== undefined) body.recall_id = opts.recallId;
     if (opts.agent !== undefined) body.agent = opts.agent;
-    return (await this.#call("POST", "/v1/feedback", body, false)) as FeedbackResult;
+    const path = this.#after("/v1/feedback", opts.agent === undefined ? undefined : [opts.agent]);
+    return (await this.#call("POST", path, body, false)) as FeedbackResult;
   }
 
   /**
@@ -165,7 +188,8 @@ export class Client {
   async consolidate(opts: { agent?: string; session?: string; ids?: number[] } = {}): Promise<ConsolidateReport> {
     const body: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(opts)) if (v !== undefined) body[k] = v;
-    return (await this.#call("POST", "/v1/consolidate", body, false)) as ConsolidateReport;
+    const path = this.#after("/v1/consolidate", opts.agent === undefined ? undefined : [opts.agent]);
+    return (await this.#call("POST", path, body, false)) as ConsolidateReport;
   }
 
   /** The agent's core memory: its live units, or with history also the superseded ones. */
@@ -174,7 +198,8 @@ export class Client {
     if (opts.agent !== undefined) q.set("agent", opts.agent);
     if (opts.history) q.set("history", "true");
     const qs = q.toString();
-    return ((await this.#call("GET", "/v1/core" + (qs ? "?" + qs : ""), undefined, true)) as CoreUnits).units;
+    const path = this.#after("/v1/core" + (qs ? "?" + qs : ""), opts.agent === undefined ? undefined : [opts.agent]);
+    return ((await this.#call("GET", path, undefined, true)) as CoreUnits).units;
   }
 
   /** The store's metrics. */
@@ -221,6 +246,33 @@ export class Client {
       if (Date.now() >= deadline) throw err;
       await this.#sleep(intervalMs);
     }
+  }
+
+  /** Keeps an append reply's sequence (cluster mode) for its agents. */
+  #saw(agents: string[], res: AppendResult): void {
+    const seq = res.seq;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq <= 0) return;
+    this.#seq = Math.max(this.#seq, seq);
+    for (const a of agents) {
+      const had = this.#seqs.get(a) ?? 0;
+      this.#seqs.delete(a); // re-inserted last: the map's order is the agents' last use
+      this.#seqs.set(a, Math.max(had, seq));
+    }
+    for (const a of this.#seqs.keys()) {
+      if (this.#seqs.size <= seqAgents) break;
+      this.#seqs.delete(a);
+    }
+  }
+
+  /**
+   * path with ?min_seq= of the agents' last appends through this client
+   * (all of them when agents is undefined); path itself when there is
+   * none (a standalone daemon).
+   */
+  #after(path: string, agents: string[] | undefined): string {
+    const seq = agents === undefined ? this.#seq : Math.max(0, ...agents.map((a) => this.#seqs.get(a) ?? 0));
+    if (seq === 0) return path;
+    return path + (path.includes("?") ? "&" : "?") + "min_seq=" + seq;
   }
 
   async #call(method: string, path: string, body: unknown, idempotent: boolean, retries = this.retries): Promise<unknown> {

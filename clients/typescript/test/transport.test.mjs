@@ -199,3 +199,30 @@ test("bad options", () => {
   assert.throws(() => new Client(url, { retries: -1 }), /retries/);
   assert.throws(() => new Client(url, { timeoutMs: 0 }), /timeoutMs/);
 });
+
+const RECALL_EMPTY = [200, {}, { memories: [], recall_id: 1, stats: {} }];
+const RECORD = [200, {}, { id: 5, time: "2026-01-01T00:00:00Z", agent: "a", text: "x" }];
+
+test("cluster mode: an agent's reads carry its last append's seq as min_seq", async () => {
+  replies = [[200, {}, { ids: [5], seq: 42 }], [200, {}, { ids: [6, 7], seq: 44 }],
+    RECALL_EMPTY, RECALL_EMPTY, RECALL_EMPTY, RECORD, [200, {}, { units: [] }]];
+  const c = new Client(url, { retries: 0 });
+  await c.append("first", { agent: "a" });
+  await c.appendBatch([{ agent: "b", text: "x" }, { agent: "c", text: "y" }]);
+  await c.recall("first", { agent: "a" });
+  await c.recall("x", { agent: "z" });
+  await c.recall("x", { agents: ["a", "c"] });
+  await c.get(5);
+  await c.core({ agent: "b" });
+  assert.deepEqual(requests.slice(2).map((r) => r.path), [
+    "/v1/recall?min_seq=42", "/v1/recall", "/v1/recall?min_seq=44", "/v1/records/5?min_seq=44", "/v1/core?agent=b&min_seq=44"]);
+});
+
+test("a standalone daemon's reads carry no sequence", async () => {
+  replies = [OK_IDS, RECALL_EMPTY, RECORD];
+  const c = new Client(url, { retries: 0 });
+  await c.append("x", { agent: "a" });
+  await c.recall("x", { agent: "a" });
+  await c.get(7);
+  assert.deepEqual(requests.map((r) => r.path), ["/v1/records", "/v1/recall", "/v1/records/7"]);
+});

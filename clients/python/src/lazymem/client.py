@@ -6,8 +6,10 @@ import email.utils
 import http.client
 import json
 import random
+import threading
 import time as _time
 import urllib.parse
+from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -21,6 +23,9 @@ DEFAULT_URL = "http://127.0.0.1:7373"
 # done (an append that timed out after its write), so only requests that
 # change nothing are retried after them.
 _RETRY_ANY = frozenset({"busy", "starting"})
+
+# How many agents' last append sequences a client keeps (cluster mode).
+_SEQ_AGENTS = 10000
 
 
 class Client:
@@ -37,6 +42,14 @@ class Client:
         doubles per attempt, with jitter.
     max_wait: bound of one wait in seconds, Retry-After included.
     headers: extra headers sent with every request.
+
+    Against a cluster (lazymemd --cluster, docs/CLUSTER.md) an append's
+    reply carries the stream sequence that stored it; the client keeps
+    the last one of each agent and sends it as ?min_seq= with that agent's
+    recalls, feedback, consolidations and core reads (the highest of all
+    with a get, or a call naming no agent), so it reads its own appends
+    through any node. A standalone daemon answers no sequence: nothing is
+    added.
     """
 
     def __init__(
@@ -73,6 +86,9 @@ class Client:
         self.max_wait = max_wait
         self.headers = dict(headers or {})
         self._sleep = sleep
+        self._seq_lock = threading.Lock()
+        self._seqs: "OrderedDict[str, int]" = OrderedDict()  # agent -> its last append's sequence
+        self._seq = 0  # the highest of all
 
     def __repr__(self) -> str:
         return f"Client({self.base_url!r})"
@@ -104,8 +120,9 @@ class Client:
             body = Record(agent=agent, text=record, session=session, role=role, meta=dict(meta) if meta else None).to_json()
             if time is not None:
                 body["time"] = format_time(time, "record.time")
-        ids = self._call("POST", "/v1/records", body, idempotent=False)["ids"]
-        return int(ids[0])
+        reply = self._call("POST", "/v1/records", body, idempotent=False)
+        self._saw([body.get("agent", "")], reply)
+        return int(reply["ids"][0])
 
     def append_batch(self, records: Iterable[Record]) -> List[int]:
         """Appends records as one durable write; returns their ids in order.
@@ -116,14 +133,17 @@ class Client:
         body = [r.to_json(f"records[{i}]") for i, r in enumerate(records)]
         if not body:
             return []
-        ids = self._call("POST", "/v1/records", {"records": body}, idempotent=False)["ids"]
-        return [int(i) for i in ids]
+        reply = self._call("POST", "/v1/records", {"records": body}, idempotent=False)
+        # A batch's sequence is its last record's: an upper bound for each
+        # of its agents, which the owner caps at its partition's last.
+        self._saw([r.get("agent", "") for r in body], reply)
+        return [int(i) for i in reply["ids"]]
 
     def get(self, id: int) -> Record:
         """Reads one stored record; NotFound for an id never assigned, another tenant's or a forgotten one."""
         if isinstance(id, bool) or not isinstance(id, int) or id < 1:
             raise ValueError(f"id: {id!r}, want a positive integer")
-        return Record.from_json(self._call("GET", f"/v1/records/{id}", None, idempotent=True))
+        return Record.from_json(self._call("GET", self._after(f"/v1/records/{id}", None), None, idempotent=True))
 
     # Recall.
 
@@ -194,7 +214,8 @@ class Client:
             q["synonyms"] = {key: list(v) for key, v in synonyms.items()}
         if recency_half_life is not None:
             q["recency_half_life"] = _duration(recency_half_life)
-        return RecallResult.from_json(self._call("POST", "/v1/recall", q, idempotent=True))
+        named = [agent] if agent is not None else (list(agents) if agents is not None else None)
+        return RecallResult.from_json(self._call("POST", self._after("/v1/recall", named), q, idempotent=True))
 
     # Value feedback and core memory.
 
@@ -212,7 +233,7 @@ class Client:
             body["recall_id"] = int(recall_id)
         if agent is not None:
             body["agent"] = agent
-        return self._call("POST", "/v1/feedback", body, idempotent=False)
+        return self._call("POST", self._after("/v1/feedback", None if agent is None else [agent]), body, idempotent=False)
 
     def consolidate(self, *, agent: Optional[str] = None, session: Optional[str] = None,
                     ids: Optional[Sequence[int]] = None) -> ConsolidateReport:
@@ -225,7 +246,8 @@ class Client:
             body["session"] = session
         if ids is not None:
             body["ids"] = [int(i) for i in ids]
-        return ConsolidateReport.from_json(self._call("POST", "/v1/consolidate", body, idempotent=False))
+        path = self._after("/v1/consolidate", None if agent is None else [agent])
+        return ConsolidateReport.from_json(self._call("POST", path, body, idempotent=False))
 
     def core(self, *, agent: Optional[str] = None, history: bool = False) -> List[Unit]:
         """The agent's core memory: its live units, or with history also the superseded ones."""
@@ -235,6 +257,7 @@ class Client:
         if history:
             q["history"] = "true"
         path = "/v1/core" + ("?" + urllib.parse.urlencode(q) if q else "")
+        path = self._after(path, None if agent is None else [agent])
         return [Unit.from_json(u) for u in self._call("GET", path, None, idempotent=True).get("units") or []]
 
     # Store and probes.
@@ -277,6 +300,33 @@ class Client:
             if _time.monotonic() >= deadline:
                 raise err
             self._sleep(interval)
+
+    # Read your writes in cluster mode.
+
+    def _saw(self, agents: Sequence[str], reply: Any) -> None:
+        """Keeps an append reply's sequence (cluster mode) for its agents."""
+        seq = reply.get("seq") if isinstance(reply, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq <= 0:
+            return
+        with self._seq_lock:
+            self._seq = max(self._seq, seq)
+            for a in agents:
+                self._seqs[a] = max(self._seqs.pop(a, 0), seq)
+            while len(self._seqs) > _SEQ_AGENTS:
+                self._seqs.popitem(last=False)
+
+    def _after(self, path: str, agents: Optional[Sequence[str]]) -> str:
+        """path with ?min_seq= of the agents' last appends through this
+        client (all of them when agents is None); path itself when there
+        is none (a standalone daemon)."""
+        with self._seq_lock:
+            if agents is None:
+                seq = self._seq
+            else:
+                seq = max((self._seqs.get(a, 0) for a in agents), default=0)
+        if seq == 0:
+            return path
+        return path + ("&" if "?" in path else "?") + "min_seq=" + str(seq)
 
     # Transport.
 
