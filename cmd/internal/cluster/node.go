@@ -109,6 +109,9 @@ func Open(opts Options) (*Node, error) {
 	return n, nil
 }
 
+// setupStep bounds each JetStream call of setup.
+const setupStep = 3 * time.Second
+
 // setup creates or checks the stream and the buckets and registers the
 // node. A JetStream that is electing leaders answers errors for a while:
 // retried for a minute.
@@ -124,8 +127,22 @@ func (n *Node) setup() error {
 }
 
 func (n *Node) trySetup() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// Each call has its own deadline: two nodes creating the buckets of
+	// a new three-server JetStream at once both waited for the whole
+	// attempt's deadline (10 s) on a bucket the other had just created,
+	// twice, and took 21 s to open; a call that timed out is tried
+	// again at the next attempt, which finds what it created.
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	step := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), setupStep)
+		cancels = append(cancels, cancel)
+		return ctx
+	}
 	var err error
 	if n.js, err = jetstream.New(n.nc); err != nil {
 		return err
@@ -138,11 +155,11 @@ func (n *Node) trySetup() error {
 		// The partition count is the stream's for life.
 		Metadata: map[string]string{"lazymem-partitions": want},
 	}
-	n.stream, err = n.js.Stream(ctx, n.opts.Stream)
+	n.stream, err = n.js.Stream(step(), n.opts.Stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		n.stream, err = n.js.CreateStream(ctx, cfg)
+		n.stream, err = n.js.CreateStream(step(), cfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			n.stream, err = n.js.Stream(ctx, n.opts.Stream)
+			n.stream, err = n.js.Stream(step(), n.opts.Stream)
 		}
 	}
 	if err != nil {
@@ -152,7 +169,7 @@ func (n *Node) trySetup() error {
 		return fmt.Errorf("%w: this node has %s, the stream %s was created with %q", ErrPartitions, want, n.opts.Stream, got)
 	}
 	kv := func(name string) (jetstream.KeyValue, error) {
-		return n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.opts.Stream + "-" + name,
+		return n.js.CreateOrUpdateKeyValue(step(), jetstream.KeyValueConfig{Bucket: n.opts.Stream + "-" + name,
 			TTL: n.opts.LeaseTTL, Replicas: n.opts.Replicas, History: 1, Storage: jetstream.FileStorage})
 	}
 	if n.nodes, err = kv("nodes"); err != nil {
@@ -161,12 +178,12 @@ func (n *Node) trySetup() error {
 	if n.leases, err = kv("leases"); err != nil {
 		return fmt.Errorf("lazymem: cluster: KV leases: %w", err)
 	}
-	if n.snaps, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: n.snapStream(),
+	if n.snaps, err = n.js.CreateOrUpdateStream(step(), jetstream.StreamConfig{Name: n.snapStream(),
 		Subjects: []string{strings.ToLower(n.snapStream()) + ".>"}, Storage: jetstream.FileStorage,
 		Replicas: n.opts.Replicas}); err != nil {
 		return fmt.Errorf("lazymem: cluster: stream %s: %w", n.snapStream(), err)
 	}
-	_, err = n.nodes.Put(ctx, "node."+n.opts.NodeID, []byte(n.opts.URL))
+	_, err = n.nodes.Put(step(), "node."+n.opts.NodeID, []byte(n.opts.URL))
 	return err
 }
 
