@@ -168,6 +168,13 @@ func (n *Node) trySetup() error {
 	if got := n.stream.CachedInfo().Config.Metadata["lazymem-partitions"]; got != want {
 		return fmt.Errorf("%w: this node has %s, the stream %s was created with %q", ErrPartitions, want, n.opts.Stream, got)
 	}
+	if got := n.stream.CachedInfo().Config.Replicas; got != n.opts.Replicas {
+		// The records' stream keeps the count it was created with (the
+		// buckets and the snapshots' stream take this node's).
+		n.opts.Logger.Warn("cluster: the records' stream keeps its replica count, not this node's --cluster-replicas",
+			"stream", n.opts.Stream, "replicas", got, "flag", n.opts.Replicas,
+			"change", "nats stream edit "+n.opts.Stream+" --replicas N")
+	}
 	kv := func(name string) (jetstream.KeyValue, error) {
 		return n.js.CreateOrUpdateKeyValue(step(), jetstream.KeyValueConfig{Bucket: n.opts.Stream + "-" + name,
 			TTL: n.opts.LeaseTTL, Replicas: n.opts.Replicas, History: 1, Storage: jetstream.FileStorage})

@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -341,6 +344,53 @@ func TestLeasesMoveAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved("a takes b's partitions back", func() bool { return settled(a, "a") })
+}
+
+// TestReplicasMismatchWarned: the records' stream keeps the replica
+// count it was created with; a node given another says so in its log
+// (it used to say nothing while the buckets took its count).
+func TestReplicasMismatchWarned(t *testing.T) {
+	nc := clustertest.Start(t, 3)
+	a := testNode(t, nc, "a", t.TempDir(), 1)
+	defer a.Close()
+	var log syncBuffer
+	b, err := Open(Options{NATS: nc.URLs(), NodeID: "b", URL: "http://b", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 3, LeaseTTL: time.Second, OpenDB: openDB, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := log.String(); !strings.Contains(got, "keeps its replica count") || !strings.Contains(got, "replicas=1 flag=3") {
+		t.Fatalf("node b (replicas 3) on a stream of 1 replica logged:\n%s", got)
+	}
+	var quiet syncBuffer
+	c, err := Open(Options{NATS: nc.URLs(), NodeID: "c", URL: "http://c", Dir: t.TempDir(), Partitions: 4,
+		Replicas: 1, LeaseTTL: time.Second, OpenDB: openDB, Logger: slog.New(slog.NewTextHandler(&quiet, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if strings.Contains(quiet.String(), "replica count") {
+		t.Fatalf("node c (replicas 1, as the stream) warned:\n%s", quiet.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestBookkeepingLags: a crash between the engine's write and the
