@@ -76,4 +76,27 @@ func TestSemanticFill(t *testing.T) {
 	if _, st := find(open(h)); st.Fallback != 0 {
 		t.Errorf("hash embedder: %d records from the fallback pass, want none (the fill is for semantic embedders)", st.Fallback)
 	}
+	// The hash embedder behind a wrapper of another name that passes its
+	// recommendation on is still lexical (it used to be recognised by
+	// its name); one that does not is taken for a semantic embedder, as
+	// embed.FusionAdvisor says.
+	if _, st := find(open(passing{renamed{h}})); st.Fallback != 0 {
+		t.Errorf("the hash embedder renamed, its advice passed on: %d records from the fallback pass, want none", st.Fallback)
+	}
+	if _, st := find(open(renamed{h})); st.Fallback == 0 {
+		t.Errorf("the hash embedder renamed, no advice: no fallback pass, want the fill of a semantic embedder")
+	}
+}
+
+// renamed is an embedder under another name ("metered"), without the
+// inner one's fusion advice.
+type renamed struct{ embed.Embedder }
+
+func (renamed) Name() string { return "metered" }
+
+// passing is a wrapper that passes the inner embedder's advice on.
+type passing struct{ renamed }
+
+func (a passing) RecommendedFusion() embed.Fusion {
+	return a.Embedder.(embed.FusionAdvisor).RecommendedFusion()
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/engine/embed"
 	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/index/analysis"
 )
@@ -187,7 +188,7 @@ func (fallbackSource) candidates(_ context.Context, p *plan) error {
 	add(p.bm, budget)
 	if st.Fallback > 0 && strings.TrimSpace(p.text) != "" {
 		note := fmt.Sprintf("%d BM25 hits: the %d latest records of the window and session were ranked densely", st.Hits, len(p.cands)-n0)
-		if q.Mode == ModeLazy && p.db.cache != nil && isLexical(p.db.cache.name) {
+		if q.Mode == ModeLazy && p.db.cache != nil && p.db.lexical {
 			note += fmt.Sprintf(" by %s, a lexical embedder: it finds shared words and character n-grams, not paraphrases or other languages", p.db.cache.name)
 		}
 		if q.Mode == ModeSparse {
@@ -228,16 +229,21 @@ func (p *plan) fallbackWanted() bool {
 		return true
 	}
 	return fallbackFill && p.q.Mode == ModeLazy && p.res.Stats.Hits < p.q.Candidates &&
-		p.db.cache != nil && !isLexical(p.db.cache.name)
+		p.db.cache != nil && !p.db.lexical
 }
 
 // fallbackFill turns the semantic embedder's fill on (fallbackWanted); a
 // test turns it off.
 var fallbackFill = true
 
-// isLexical reports whether the embedder of that name is the built-in
-// hash embedder, which matches words and n-grams rather than meaning.
-func isLexical(name string) bool { return strings.HasPrefix(name, "hash") }
+// isLexical reports whether emb recommends being treated as lexical
+// (embed.Fusion.Lexical: the hash embedder, and a wrapper that passes its
+// recommendation on). It used to be read from the name ("hash..."): a
+// wrapper named otherwise was taken for a semantic embedder.
+func isLexical(emb embed.Embedder) bool {
+	a, ok := emb.(embed.FusionAdvisor)
+	return ok && a.RecommendedFusion().Lexical
+}
 
 // sessionBitmap is the records of Query.CurrentSession that pass the filter.
 func (p *plan) sessionBitmap() (*roaring.Bitmap, error) {

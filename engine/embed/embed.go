@@ -31,6 +31,12 @@ type Fusion struct {
 	// recall (the engine still takes at least 5 per requested memory); 0:
 	// no recommendation.
 	Candidates int
+	// Lexical says the embedder matches shared words and character
+	// n-grams rather than meaning (the hash embedder): the engine then
+	// does not fill the candidate budget with the latest records for it to
+	// rank, since it cannot find paraphrases among them, and a question
+	// with no BM25 hit ranks the window's records mostly by time.
+	Lexical bool
 }
 
 // FusionAdvisor is implemented by an Embedder that recommends fusion

@@ -190,7 +190,9 @@ func (h *Hash) Dim() int { return h.dim }
 // .746/.745/.744/.743, and more dense weight costs the Chinese set R@5
 // (0.5: .731 -> .717; docs/benchmarks/zh-embedders.md); 50 to 200
 // candidates give the same R@10.
-func (h *Hash) RecommendedFusion() Fusion { return Fusion{DenseWeight: 0.2, Candidates: 50} }
+func (h *Hash) RecommendedFusion() Fusion {
+	return Fusion{DenseWeight: 0.2, Candidates: 50, Lexical: true}
+}
 
 // Embed returns one L2-normalized vector per text. A text with no word
 // characters (empty, only spaces or punctuation) gets the zero vector: its
