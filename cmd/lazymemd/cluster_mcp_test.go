@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,20 +30,7 @@ func startClusterNodes(t *testing.T, extra ...string) []string {
 	if err := os.WriteFile(keysFile, keysJSON(testKeys), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var urls []string
-	for _, id := range []string{"n1", "n2"} {
-		cfg, err := parseArgs(clusterArgs(t.TempDir(), id, nc.URLs(), 1, append([]string{"--keys", keysFile}, extra...)...), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		url, stop := startServe(t, cfg)
-		t.Cleanup(func() {
-			if err := stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		urls = append(urls, url)
-	}
+	urls := startNodes(t, nc.URLs(), append([]string{"--keys", keysFile}, extra...)...)
 	waitAllOwned(t, "tok-root", urls...)
 	return urls
 }

@@ -27,6 +27,28 @@ func clusterArgs(dir, node, nats string, replicas int, extra ...string) []string
 		"--cluster-partitions", "8", "--cluster-replicas", fmt.Sprint(replicas), "--cluster-lease-ttl", "1s"}, extra...)
 }
 
+// startNodes starts two daemons, n1 and n2, in cluster mode on the NATS
+// servers at nats (one replica), with the extra flags; they stop when
+// the test ends.
+func startNodes(t *testing.T, nats string, extra ...string) []string {
+	t.Helper()
+	var urls []string
+	for _, id := range []string{"n1", "n2"} {
+		cfg, err := parseArgs(clusterArgs(t.TempDir(), id, nats, 1, extra...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url, stop := startServe(t, cfg)
+		t.Cleanup(func() {
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		urls = append(urls, url)
+	}
+	return urls
+}
+
 // clusterStatus is GET /v1/stats of a node in cluster mode.
 func clusterStatus(t *testing.T, token, url string) cluster.Status {
 	t.Helper()
@@ -105,20 +127,7 @@ func TestClusterDaemon(t *testing.T) {
 	if err := os.WriteFile(keysFile, keysJSON(testKeys), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var urls []string
-	for _, id := range []string{"n1", "n2"} {
-		cfg, err := parseArgs(clusterArgs(t.TempDir(), id, nc.URLs(), 1, "--keys", keysFile), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		url, stop := startServe(t, cfg)
-		defer func() {
-			if err := stop(); err != nil {
-				t.Error(err)
-			}
-		}()
-		urls = append(urls, url)
-	}
+	urls := startNodes(t, nc.URLs(), "--keys", keysFile)
 	const root = "tok-root"
 	waitAllOwned(t, root, urls...)
 	owner, other := ownerURL(t, root, "a1", urls)
@@ -290,20 +299,7 @@ func TestClusterDaemon(t *testing.T) {
 // through the same node found nothing four times.)
 func TestClusterReadYourNodeWrites(t *testing.T) {
 	nc := clustertest.Start(t, 1)
-	var urls []string
-	for _, id := range []string{"n1", "n2"} {
-		cfg, err := parseArgs(clusterArgs(t.TempDir(), id, nc.URLs(), 1), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		url, stop := startServe(t, cfg)
-		defer func() {
-			if err := stop(); err != nil {
-				t.Error(err)
-			}
-		}()
-		urls = append(urls, url)
-	}
+	urls := startNodes(t, nc.URLs())
 	waitAllOwned(t, "", urls...)
 	for i := range 24 {
 		agent, u := fmt.Sprintf("ryw%d", i), urls[i%2]
