@@ -57,8 +57,10 @@
 //	limits.go   bounded cost: per-request limits, shared budgets
 //	hosts.go    Host header checks (DNS rebinding)
 //	cluster.go  --cluster: appends to the stream, forwarding to a
-//	            partition's owner, ?min_seq= waits (docs/CLUSTER.md;
-//	            the node itself is cmd/internal/cluster)
+//	            partition's owner, ?min_seq= waits and, without it,
+//	            the wait for what this node published to the partition
+//	            (read your node's writes; docs/CLUSTER.md; the node
+//	            itself is cmd/internal/cluster)
 //
 // # Adding a route
 //
