@@ -63,12 +63,15 @@ type flight struct {
 }
 
 type vecCache struct {
-	emb   embed.Embedder
-	name  string
-	dim   int
-	fs    vfs.FS
-	dir   string          // "": no disk tier
-	popts *pebble.Options // the disk tier's, for reopen
+	emb  embed.Embedder
+	name string
+	dim  int
+	// lexical: the embedder matches words, not meaning
+	// (embed.Fusion.Lexical; isLexical).
+	lexical bool
+	fs      vfs.FS
+	dir     string          // "": no disk tier
+	popts   *pebble.Options // the disk tier's, for reopen
 	// diskReset is why Open emptied the disk tier ("" if it did not).
 	diskReset string
 	// fatal is the disk tier's first fatal Pebble report (onFatal);
@@ -145,7 +148,7 @@ type cacheConfig struct {
 
 func newVecCache(cfg cacheConfig) (*vecCache, error) {
 	emb, memBytes := cfg.emb, cfg.memBytes
-	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), inflight: map[string]*flight{}, unwritten: map[string]unwrittenVec{}, fs: cfg.fs, dir: cfg.dir,
+	c := &vecCache{emb: emb, name: emb.Name(), dim: emb.Dim(), lexical: isLexical(emb), inflight: map[string]*flight{}, unwritten: map[string]unwrittenVec{}, fs: cfg.fs, dir: cfg.dir,
 		timeout: cfg.timeout, onErr: cfg.onErr, writers: make(chan struct{}, cacheWriters)}
 	if c.onErr == nil {
 		c.onErr = func(error) {}

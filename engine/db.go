@@ -30,9 +30,6 @@ type DB struct {
 	w     segment.Writer
 	idx   *index.Index
 	cache *vecCache // nil when no embedder
-	// lexical: the embedder matches words, not meaning
-	// (embed.Fusion.Lexical).
-	lexical bool
 	// facts are the recency and rule inputs of the records recalls have
 	// read (facts.go), so a warm recall reads only the records it returns.
 	facts factTable
@@ -186,7 +183,6 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("lazymem: engine: open index: %w", err)
 	}
 	if opts.Embedder != nil {
-		db.lexical = isLexical(opts.Embedder)
 		cdir := ""
 		if !opts.DisableDiskCache {
 			cdir = fs.PathJoin(dir, "cache")

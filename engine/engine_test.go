@@ -36,6 +36,12 @@ func (c *counting) Embed(ctx context.Context, texts []string) ([][]float32, erro
 
 func (c *counting) reset() { c.calls.Store(0); c.texts.Store(0); c.seen = nil }
 
+// RecommendedFusion says the wrapped hash embedder is lexical and
+// recommends no weights: the engine's default fusion, which the tests
+// using counting were written against (lexical was read from the name
+// then).
+func (c *counting) RecommendedFusion() embed.Fusion { return embed.Fusion{Lexical: true} }
+
 func newCounting(t testing.TB) *counting {
 	h, err := embed.NewHash(embed.HashOptions{})
 	if err != nil {

@@ -39,7 +39,7 @@ func (p *plan) fuse() error {
 		// the embedder keeps its share.
 		share = 1
 		p.res.Stats.Notes = append(p.res.Stats.Notes, "no BM25 hit and nothing asked but when (and who): "+p.timeOrder())
-	case p.db.lexical:
+	case p.db.cache.lexical:
 		share = newestShare
 		p.res.Stats.Notes = append(p.res.Stats.Notes, fmt.Sprintf("no BM25 hit: %.0f%% of the score is the record's place in time (%s), %.0f%% the lexical embedder's", 100*share, p.timeOrder(), 100*(1-share)))
 	}

@@ -188,7 +188,7 @@ func (fallbackSource) candidates(_ context.Context, p *plan) error {
 	add(p.bm, budget)
 	if st.Fallback > 0 && strings.TrimSpace(p.text) != "" {
 		note := fmt.Sprintf("%d BM25 hits: the %d latest records of the window and session were ranked densely", st.Hits, len(p.cands)-n0)
-		if q.Mode == ModeLazy && p.db.cache != nil && p.db.lexical {
+		if q.Mode == ModeLazy && p.db.cache != nil && p.db.cache.lexical {
 			note += fmt.Sprintf(" by %s, a lexical embedder: it finds shared words and character n-grams, not paraphrases or other languages", p.db.cache.name)
 		}
 		if q.Mode == ModeSparse {
@@ -229,7 +229,7 @@ func (p *plan) fallbackWanted() bool {
 		return true
 	}
 	return fallbackFill && p.q.Mode == ModeLazy && p.res.Stats.Hits < p.q.Candidates &&
-		p.db.cache != nil && !p.db.lexical
+		p.db.cache != nil && !p.db.cache.lexical
 }
 
 // fallbackFill turns the semantic embedder's fill on (fallbackWanted); a
