@@ -353,23 +353,22 @@ func TestReplicasMismatchWarned(t *testing.T) {
 	nc := clustertest.Start(t, 3)
 	a := testNode(t, nc, "a", t.TempDir(), 1)
 	defer a.Close()
-	var log syncBuffer
-	b, err := Open(Options{NATS: nc.URLs(), NodeID: "b", URL: "http://b", Dir: t.TempDir(), Partitions: 4,
-		Replicas: 3, LeaseTTL: time.Second, OpenDB: openDB, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	if err != nil {
-		t.Fatal(err)
+	// open opens node id with replicas, its log in the buffer returned.
+	open := func(id string, replicas int) (*Node, *syncBuffer) {
+		var log syncBuffer
+		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: t.TempDir(), Partitions: 4,
+			Replicas: replicas, LeaseTTL: time.Second, OpenDB: openDB, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return n, &log
 	}
-	defer b.Close()
+	_, log := open("b", 3)
 	if got := log.String(); !strings.Contains(got, "keeps its replica count") || !strings.Contains(got, "replicas=1 flag=3") {
 		t.Fatalf("node b (replicas 3) on a stream of 1 replica logged:\n%s", got)
 	}
-	var quiet syncBuffer
-	c, err := Open(Options{NATS: nc.URLs(), NodeID: "c", URL: "http://c", Dir: t.TempDir(), Partitions: 4,
-		Replicas: 1, LeaseTTL: time.Second, OpenDB: openDB, Logger: slog.New(slog.NewTextHandler(&quiet, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, quiet := open("c", 1)
 	if strings.Contains(quiet.String(), "replica count") {
 		t.Fatalf("node c (replicas 1, as the stream) warned:\n%s", quiet.String())
 	}
