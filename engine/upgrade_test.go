@@ -241,6 +241,10 @@ func TestUpgradeStoreV1(t *testing.T) {
 	// scores, not its order.
 	defer func(b float32) { decisionBoost = b }(decisionBoost)
 	decisionBoost = 1
+	// So did the half weight of a [current] word beside a topic and the
+	// expansion's own stems left out (recall_parse.go).
+	defer func(n int, d bool) { currentReps, dropOwnStems = n, d }(currentReps, dropOwnStems)
+	currentReps, dropOwnStems = expandOwn, false
 	got := storeAnswers(t, db)
 	// The first recall's vectors come from the stored embedding cache.
 	if c := db.Metrics().Cache; c.DiskHits == 0 {
