@@ -162,9 +162,14 @@ func TestEvaluateMetric(t *testing.T) {
 // the asked value's type, supersession by slot): sparse 0.483/0.790/0.855,
 // lazy hash 0.514/0.810/0.855, lazy use-lite 0.490/0.790/0.848.
 // The targets are R@1 >= 0.65 and R@5 >= 0.95 (-zhmem.strict).
+//
+// Lazy hash R@1 lowered 0.51 -> 0.50 on 2026-12-07 (19257b0: a one-word
+// [current] term beside a topic weighs half; 0.521 -> 0.507, two questions
+// from rank 1 to 2 and "我现在体重多少？" out of the top 10, whose answer
+// says 现在 but not 体重; the 36 scenario sets' hit@5 +2.1).
 var zhFloors = map[string][3]float64{
 	"sparse":    {0.48, 0.78, 0.85},
-	"lazy/hash": {0.51, 0.81, 0.85},
+	"lazy/hash": {0.50, 0.81, 0.85},
 	"lazy/use":  {0.48, 0.78, 0.84},
 }
 
@@ -254,7 +259,9 @@ var (
 	zhFloorsNewerEn = map[string][3]float64{
 		"sparse":    {0.33, 0.75, 0.88},
 		"lazy/hash": {0.44, 0.77, 0.88},
-		"lazy/use":  {0.40, 0.77, 0.88},
+		// R@10 0.889 -> 0.867 on 2026-12-07 (19257b0, the same change:
+		// one evidence turn from 10 to 11; R@1/5 unchanged).
+		"lazy/use": {0.40, 0.77, 0.86},
 	}
 	zhFloorsNewer2Zh = map[string][3]float64{
 		"sparse":    {0.51, 0.87, 0.95},
