@@ -10,8 +10,12 @@
 //	         collection, vectors computed by our embedder in batches and
 //	         added with AddConcurrently; the agent scope is chromem's own
 //	         metadata filter (where agent=...); exhaustive cosine search.
-//	hnsw     github.com/coder/hnsw v0.6: one graph per agent (so the agent
-//	         scope holds exactly), distance 1 - dot (vectors are unit length).
+//	hnsw     an HNSW graph as the paper draws it (hnswGraph: layers, the
+//	         neighbour heuristic, a layer's search stopping when its nearest
+//	         unexpanded candidate is farther than the worst kept), one graph
+//	         per agent (so the agent scope holds exactly), distance 1 - dot
+//	         (vectors are unit length). It replaced coder/hnsw v0.6, whose
+//	         search stopped at the first step that found no closer node.
 //	flat     exact search with vecmath.DotBatch over each agent's vectors,
 //	         stored contiguously in time order, then vecmath.TopK.
 //

@@ -98,13 +98,7 @@ func TestBaselines(t *testing.T) {
 				all = append(all, got)
 			}
 			results[name] = all
-			// coder/hnsw v0.6 is approximate and, on hash vectors, well
-			// below exact search (measured: see docs/benchmarks/suite.md);
-			// its floor guards against a broken integration, not quality.
 			floor := 0.8
-			if name == "hnsw" {
-				floor = 0.3
-			}
 			if planted == 0 || float64(found) < floor*float64(planted) {
 				t.Errorf("planted record in the top 10 for %d of %d direct-wording queries", found, planted)
 			}

@@ -7,9 +7,6 @@ import (
 	"io"
 	"math/rand"
 	"sort"
-	"sync"
-
-	"github.com/coder/hnsw"
 
 	"github.com/lazymem/lazymem/bench/workload"
 	"github.com/lazymem/lazymem/vecmath"
@@ -17,39 +14,29 @@ import (
 
 // dotDistance is 1 - cosine for unit vectors, with our dot kernel. The
 // hash embedder's vectors are unit length (or zero: distance 1 from
-// everything, never NaN, where hnsw.CosineDistance would divide by zero).
+// everything, never NaN).
 func dotDistance(a, b []float32) float32 { return 1 - vecmath.Dot(a, b) }
 
-const dotDistanceName = "lazymem-dot"
-
-var registerOnce sync.Once
-
-// hnswBase keeps one coder/hnsw graph per agent, keyed by ordinal, so the
-// agent scope is exact; time windows are post-filtered with oversampling.
+// hnswBase keeps one HNSW graph (hnswGraph) per agent, keyed by ordinal,
+// so the agent scope is exact; time windows are post-filtered with
+// oversampling.
 type hnswBase struct {
 	common
-	graphs map[string]*hnsw.Graph[int]
+	graphs map[string]*hnswGraph
 }
 
 func newHNSW(opts Options) *hnswBase {
-	registerOnce.Do(func() { hnsw.RegisterDistanceFunc(dotDistanceName, dotDistance) })
-	return &hnswBase{common: newCommon(opts), graphs: map[string]*hnsw.Graph[int]{}}
+	return &hnswBase{common: newCommon(opts), graphs: map[string]*hnswGraph{}}
 }
 
 func (h *hnswBase) Name() string { return "hnsw" }
 
-func (h *hnswBase) graph(agent string) *hnsw.Graph[int] {
+func (h *hnswBase) graph(agent string) *hnswGraph {
 	g := h.graphs[agent]
 	if g == nil {
 		f := fnv.New64a()
 		_, _ = io.WriteString(f, agent)
-		g = &hnsw.Graph[int]{
-			M:        h.opts.HNSWM,
-			Ml:       h.opts.HNSWMl,
-			EfSearch: h.opts.HNSWEfSearch,
-			Distance: dotDistance,
-			Rng:      rand.New(rand.NewSource(h.opts.Seed ^ int64(f.Sum64()))),
-		}
+		g = newHNSWGraph(h.opts.HNSWM, h.opts.HNSWEfSearch, h.opts.HNSWMl, rand.New(rand.NewSource(h.opts.Seed^int64(f.Sum64()))))
 		h.graphs[agent] = g
 	}
 	return g
@@ -63,7 +50,7 @@ func (h *hnswBase) Ingest(ctx context.Context, recs []workload.Record) error {
 			}
 		}()
 		for i := range batch {
-			h.graph(batch[i].Agent).Add(hnsw.MakeNode(first+i, vecs[i]))
+			h.graph(batch[i].Agent).Add(first+i, vecs[i])
 		}
 		return nil
 	})
@@ -84,9 +71,8 @@ func (h *hnswBase) Query(ctx context.Context, q workload.Query, k int) (out []in
 		}
 	}()
 	w := windowOf(q)
-	// coder/hnsw stops expanding as soon as one step brings no closer
-	// node once it holds the number asked for, so asking for only k gives
-	// poor recall: ask for at least EfSearch and keep the best k.
+	// Ask for max(EfSearch, what the window's share calls for) and keep
+	// the best k inside the window; double while fewer survive.
 	want := max(h.firstAsk(q.Agent, w, k), h.opts.HNSWEfSearch)
 	total := g.Len()
 	type hit struct {
@@ -96,14 +82,11 @@ func (h *hnswBase) Query(ctx context.Context, q workload.Query, k int) (out []in
 	var hits []hit
 	for {
 		want = min(want, total)
-		ef := g.EfSearch
-		g.EfSearch = max(ef, want)
-		nodes := g.Search(qv, want)
-		g.EfSearch = ef
+		nodes := g.Search(qv, want, max(h.opts.HNSWEfSearch, want))
 		hits = hits[:0]
 		for _, n := range nodes {
-			if w.has(h.times[n.Key]) {
-				hits = append(hits, hit{n.Key, dotDistance(qv, n.Value)})
+			if w.has(h.times[n.node]) {
+				hits = append(hits, hit{int(n.node), n.dist})
 			}
 		}
 		if len(hits) >= k || want >= total {
@@ -127,16 +110,14 @@ func (h *hnswBase) Query(ctx context.Context, q workload.Query, k int) (out []in
 	return out, nil
 }
 
-// Bytes is the size of every graph as hnsw.Graph.Export writes it (vectors
-// once per layer the node is on, neighbour lists) plus the stored text.
+// Bytes is the size of every graph (each vector once, its links, its
+// key; hnswGraph.Bytes) plus the stored text.
 func (h *hnswBase) Bytes() int64 {
-	var cw countWriter
+	var n int64
 	for _, g := range h.graphs {
-		if err := g.Export(&cw); err != nil {
-			return -1
-		}
+		n += g.Bytes()
 	}
-	return cw.n + h.textBytes()
+	return n + h.textBytes()
 }
 
 func (h *hnswBase) Close() error {
@@ -146,11 +127,4 @@ func (h *hnswBase) Close() error {
 	h.closed = true
 	h.graphs, h.texts, h.times = nil, nil, nil
 	return nil
-}
-
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return len(p), nil
 }

@@ -40,11 +40,12 @@ type Options struct {
 	// HNSWM is the HNSW graph's maximum neighbours per node. Default 16.
 	HNSWM int
 	// HNSWEfSearch is the HNSW candidate list size (construction and
-	// search). Default 200: coder/hnsw v0.6 stops a search early (after the
-	// first step that finds no closer node), so a small list gives poor recall on
-	// hash vectors; see docs/benchmarks/suite.md.
+	// search). Default 200: on the hash embedder's vectors of 3,000
+	// workload records the graph's top 10 holds 100% of the exact top 10
+	// at 200, 93% at 20 (TestHNSWGraphRecall).
 	HNSWEfSearch int
-	// HNSWMl is the HNSW level generation factor. Default 0.25.
+	// HNSWMl is the probability that an HNSW node also lives on the next
+	// layer up (its level is geometric). Default 0.25.
 	HNSWMl float64
 	// Seed seeds HNSW's level generator (one stream per agent graph, derived
 	// from Seed and the agent's name). Used as given; 0 is a valid seed.

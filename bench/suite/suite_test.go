@@ -76,9 +76,6 @@ func TestRun(t *testing.T) {
 		}
 		pl := s.Recall[KindPlanted]
 		floor := 0.7
-		if s.Name == "hnsw" {
-			floor = 0.3 // coder/hnsw is approximate: see package eager
-		}
 		if pl.Queries == 0 || pl.HitAtK < floor {
 			t.Errorf("%s: planted %+v, want Hit@k >= %.1f", s.Name, pl, floor)
 		}
