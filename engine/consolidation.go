@@ -315,8 +315,12 @@ func (db *DB) buildInput(agent string, sel *roaring.Bitmap) (consolidate.Input, 
 	if err != nil {
 		return in, err
 	}
+	// Relative dates ("by Friday", "下周一下午两点前") are resolved in the
+	// zone of the engine's clock, as a recall's time expressions are: the
+	// log keeps instants, and a record read back is in UTC.
+	loc := db.opts.Clock().Location()
 	turn := func(r Record) consolidate.Turn {
-		return consolidate.Turn{ID: r.ID, Time: r.Time, Speaker: r.Role, Role: db.speakerRole(&r), Text: r.Text}
+		return consolidate.Turn{ID: r.ID, Time: r.Time.In(loc), Speaker: r.Role, Role: db.speakerRole(&r), Text: r.Text}
 	}
 	for _, id := range selIDs {
 		r, ok := recs[id]

@@ -551,3 +551,77 @@ func TestConsolidateEcho(t *testing.T) {
 		t.Errorf("units %+v, want one live unit of the user's words citing both turns", rep.Units)
 	}
 }
+
+// TestConsolidateDueInClockZone: "by Friday 3pm" said in Shanghai is due at
+// 15:00 Shanghai time, the zone of the engine's clock; the log keeps
+// instants and reads them back in UTC, where the due time had been
+// resolved (15:00 UTC, 23:00 in Shanghai).
+func TestConsolidateDueInClockZone(t *testing.T) {
+	cst := time.FixedZone("CST", 8*3600)
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst) // a Tuesday
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.AppendBatch(context.Background(), []engine.Record{
+		{Time: t0, Agent: "a1", Session: "s1", Role: "lead", Text: "Alice will send the revised budget to finance by Friday 3pm."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.Consolidate(context.Background(), "a1", engine.ConsolidateOptions{IDs: []uint64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 12, 4, 15, 0, 0, 0, cst)
+	for _, u := range rep.Units {
+		for _, a := range u.ActionItems {
+			if !a.Due.Equal(want) {
+				t.Errorf("due %v, want %v", a.Due.In(cst), want)
+			}
+			return
+		}
+	}
+	t.Fatalf("no action item in %+v", rep.Units)
+}
+
+// TestCoreUnitNeedsOwnWords: a core unit takes its source's evidence only
+// when it holds one of the query's words itself. "We decided to ship the
+// release on Friday. Alice will write the changelog by Thursday." inherits
+// "pool" from the turn before it (session context); its units (the
+// decision, the action item) had ranked second and third for "pool", above
+// the record that set the pool size.
+func TestCoreUnitNeedsOwnWords(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(24 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.AppendBatch(ctx, []engine.Record{
+		{Time: t0, Agent: "a1", Session: "s7", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"},
+		{Time: t0.Add(time.Minute), Agent: "a1", Session: "s7", Role: "assistant", Text: "Done. billing-api now uses a pool of 32 connections."},
+		{Time: t0.Add(5 * time.Minute), Agent: "a1", Session: "s7", Role: "user", Text: "We decided to ship the release on Friday. Alice will write the changelog by Thursday."},
+		{Time: t0.Add(6 * time.Minute), Agent: "a1", Session: "s7", Role: "user", Text: "I prefer dark mode in all dashboards."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{IDs: []uint64{1, 2, 3, 4}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		text string
+		want string // a word the top memory must hold
+	}{{"pool", "pool"}, {"changelog", "changelog"}} {
+		res, err := db.Recall(ctx, engine.Query{Agent: "a1", Text: q.text, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range res.Memories {
+			if i < 2 && !strings.Contains(m.Text, q.want) {
+				t.Errorf("%q: memory %d is %s %q, which does not say %q", q.text, i+1, m.Kind, m.Text, q.want)
+			}
+		}
+	}
+}

@@ -184,12 +184,22 @@ func (p *plan) mergeCore() {
 		minD, maxD = min(minD, p.cands[i].dense), max(maxD, p.cands[i].dense)
 	}
 	dense := map[uint64]float64{}
+	qterms := p.unitTerms()
 	for id, h := range units {
 		i, ok := best[id]
 		if !ok {
 			continue
 		}
-		s := float64(p.fused[i])
+		// A unit takes its source's evidence only if it says one of the
+		// query's words itself: "ship the release on Friday", one of two
+		// units of "We decided to ship the release on Friday. Alice will
+		// write the changelog.", must not rank for "pool" because its
+		// source inherits "pool" from the turn before it (session
+		// context) or scores for the other sentence.
+		sparse, s := p.cands[i].sparse, float64(p.fused[i])
+		if len(qterms) > 0 && !holdsAny(unitText(&h.u), qterms) {
+			sparse, s = 0, 0
+		}
 		if p.q.Mode == ModeLazy && p.q.Fusion == FusionWeighted && p.qvec != nil && h.vec != nil && maxS > 0 {
 			d := vecmath.Dot(p.qvec, h.vec)
 			dense[id] = float64(d)
@@ -197,7 +207,7 @@ func (p *plan) mergeCore() {
 			if maxD > minD {
 				dn = min(1, max(0, float64(d-minD)/float64(maxD-minD)))
 			}
-			own := (1-p.q.DenseWeight)*p.cands[i].sparse/maxS + p.q.DenseWeight*dn
+			own := (1-p.q.DenseWeight)*sparse/maxS + p.q.DenseWeight*dn
 			s = max(s, own)
 		}
 		score[id] = p.db.opts.Core.Boost * s
@@ -276,6 +286,18 @@ func (p *plan) mergeCore() {
 		mems = mems[:p.q.K]
 	}
 	p.res.Memories = mems
+}
+
+// unitTerms returns the content terms of the query's BM25 text (its own
+// words and their expansions, without frame words), which a unit must
+// hold one of to take its source's evidence; empty when the query has
+// none ("what did we decide?").
+func (p *plan) unitTerms() map[string]bool {
+	terms := contentTerms(p.text)
+	for _, t := range p.terms {
+		terms[t] = true
+	}
+	return terms
 }
 
 // typeCueWords name a unit type in a question: "what are the action

@@ -87,19 +87,20 @@ func cmdDemoMeeting(ctx context.Context, args []string, stdout, stderr io.Writer
 	// clock is the meeting's (the time of the utterance just said), so the
 	// working memory sees the utterances as live and counts its budget in
 	// the meeting's minutes: what it would embed in a real meeting, not in
-	// this replay's few seconds.
+	// this replay's few seconds. It is in the meeting's zone, so that
+	// "下周一下午两点前" is due at 14:00 there and "刚才" counts in its day.
 	meter := eager.NewMeter(emb, 0)
 	var clock atomic.Int64
 	clock.Store(m.Config.Start.UnixNano())
+	loc := m.Config.Start.Location()
 	db, err := engine.Open(*dir, engine.Options{Embedder: meter,
-		Clock:         func() time.Time { return time.Unix(0, clock.Load()) },
+		Clock:         func() time.Time { return time.Unix(0, clock.Load()).In(loc) },
 		WorkingMemory: engine.WorkingMemoryOptions{Disable: !*workMem}})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	lazy := &demoSide{name: "lazymem"}
-	loc := m.Config.Start.Location()
 	ids := make([]uint64, len(m.Utterances))
 	live := map[int][]meeting.Question{}
 	var post []meeting.Question
