@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lazymem/lazymem/index"
@@ -35,6 +36,13 @@ import (
 var (
 	justNowEN = mustGate(`(?i)\b(?:just\s+now|a\s+moment\s+ago|moments\s+ago|a\s+little\s+while\s+ago|a\s+few\s+moments\s+ago)\b`)
 	justNowZH = mustGate(`刚才|刚刚|方才|刚说`)
+	// justSaidEN is "just" before a verb of speaking or settling ("what did
+	// Zhang Wei just say about the load test?", "who just brought up the
+	// budget?"): the window of "just now". Only "just" is the expression
+	// (findTime cuts the match to group 1): the verb stays in the query,
+	// which may be a speaker question. "I just want to know" names no
+	// time.
+	justSaidEN = mustGate(`(?i)\b(just)\s+(?:said|say|says|mentioned|mention|told|tell|asked|ask|brought\s+up|bring\s+up|raised|raise|talked|talk|spoke|speak|suggested|suggest|proposed|propose|decided|decide|agreed|agree|announced|announce|explained|explain|pointed\s+out|point\s+out|reported|report|promised|promise|complained|complain)\b`)
 )
 
 const (
@@ -54,7 +62,7 @@ const (
 // filters and one or two record reads, only for just-now queries.
 func (p *plan) widenJustNow() error {
 	expr := p.res.Stats.TimeExpr
-	if expr == "" || p.since.IsZero() || !(justNowEN.MatchString(expr) || justNowZH.MatchString(expr)) {
+	if expr == "" || p.since.IsZero() || !(justNowEN.MatchString(expr) || justNowZH.MatchString(expr) || strings.EqualFold(expr, "just")) {
 		return nil
 	}
 	p.justNow = true

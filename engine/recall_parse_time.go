@@ -55,7 +55,10 @@ type TimeRange struct {
 //	earlier today, 今天早些时候          [start of today, now]
 //	just now, a moment ago, 刚才, 刚刚   rolling, the last 30 minutes, moved back to
 //	                                    the start of the conversation by the
-//	                                    engine (recall_justnow.go)
+//	                                    engine (recall_justnow.go); so is
+//	                                    "just" before a verb of speaking
+//	                                    ("what did X just say", "who just
+//	                                    brought up"), the verb left in the query
 //	in the last N minutes/hours/days/weeks/months/years, the past N days,
 //	in the last week, the past month, 最近十分钟, 过去两个小时, 最近三天, 这两天
 //	                                    rolling, [now - N units, now]
@@ -312,6 +315,11 @@ func findTime(text string, off int, now time.Time) (span, bool) {
 		since, until, ok := timeRules[best].resolve(m)
 		if ok && since.Before(until) {
 			s := span{start: off + bestLoc[0], end: off + bestLoc[1], since: since, until: until, at: at}
+			if timeRules[best].re == justSaidEN.Regexp {
+				// Only "just" is the expression: the verb after it stays
+				// in the query, which may be a speaker question.
+				s.start, s.end = off+bestLoc[2], off+bestLoc[3]
+			}
 			if until.Sub(since) >= 23*time.Hour && until.Sub(since) <= 25*time.Hour && since.Equal(dayStart(since)) {
 				if dp := dayPart.FindStringSubmatchIndex(text[s.end:]); dp != nil {
 					a, b := partOfDay(strings.ToLower(text[s.end+dp[2] : s.end+dp[3]]))
@@ -754,6 +762,9 @@ var timeRules = []timeRule{
 		return d.Add(-6 * time.Hour), d.Add(6 * time.Hour), true
 	}},
 	{justNowEN.Regexp, func(m timeMatch) (time.Time, time.Time, bool) {
+		return rolling("minute", int(justNowSpan/time.Minute), m.now)
+	}},
+	{justSaidEN.Regexp, func(m timeMatch) (time.Time, time.Time, bool) {
 		return rolling("minute", int(justNowSpan/time.Minute), m.now)
 	}},
 	// English: durations back from now.

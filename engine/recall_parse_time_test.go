@@ -100,6 +100,10 @@ func TestParseTime(t *testing.T) {
 		{"刚才谁提到了预算问题？", "刚才", "谁提到了预算问题？", roll(ago(30 * time.Minute))},
 		{"刚刚张伟说了什么", "刚刚", "张伟说了什么", roll(ago(30 * time.Minute))},
 		{"方才", "方才", "", roll(ago(30 * time.Minute))},
+		// "just" before a verb of speaking: only "just" is the expression.
+		{"what did Zhang Wei just say about the load test?", "just", "what did Zhang Wei say about the load test?", roll(ago(30 * time.Minute))},
+		{"who just brought up the budget?", "just", "who brought up the budget?", roll(ago(30 * time.Minute))},
+		{"what did we just decide?", "just", "what did we decide?", roll(ago(30 * time.Minute))},
 		// Rolling spans, English.
 		{"what did I ask for in the last 10 minutes?", "in the last 10 minutes", "what did I ask for ?", roll(ago(10 * time.Minute))},
 		{"the past 5 minutes", "the past 5 minutes", "", roll(ago(5 * time.Minute))},
@@ -331,6 +335,8 @@ func TestParseTime(t *testing.T) {
 		"what is the launch date next week?", "下周三上线", "下周", "明天", "每周三开例会", "一周一次",
 		"launch on March 20", "3月20日上线", "3月15日", "20号发工资", "我们may需要", "march on", "sat down", "sun is out",
 		"three months of work", "第5号方案", "2月30日", "Feb 30",
+		// "just" that names no time.
+		"I just want to know the pool size", "just in case", "that's just the config", "is it just me?",
 		// Days still ahead (now is a Wednesday): plans, not when they were said.
 		"next Monday", "what's due next Friday", "the meeting on Monday next week", "this coming Monday",
 		"the upcoming Tuesday review", "coming Friday", "this Friday", "这周五", "本周五交付", "这个周五",
