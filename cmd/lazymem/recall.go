@@ -311,7 +311,7 @@ func statsLine(st engine.RecallStats) string {
 	if st.SessionTurns > 0 {
 		fmt.Fprintf(&b, " + %d session turns", st.SessionTurns)
 	}
-	fmt.Fprintf(&b, ", %d candidates, %d embedded, %d from cache", st.Candidates, st.Embedded, st.CacheHits)
+	fmt.Fprintf(&b, ", %d candidates; %d texts embedded, %d vectors from the cache (the question's included)", st.Candidates, st.Embedded, st.CacheHits)
 	if st.TimeExpr != "" {
 		fmt.Fprintf(&b, "; %q -> [%s, %s)", st.TimeExpr, st.Since.Format(time.DateTime), st.Until.Format(time.DateTime))
 	}
