@@ -546,9 +546,10 @@ func TestConsolidateEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The user's proposal, confirmed by the assistant, is the decision.
 	if len(rep.Units) != 1 || !rep.Units[0].Live() || !slices.Equal(rep.Units[0].SourceIDs, []uint64{1, 2}) ||
-		!strings.HasPrefix(rep.Units[0].Content, "Let's set") {
-		t.Errorf("units %+v, want one live unit of the user's words citing both turns", rep.Units)
+		rep.Units[0].Type != consolidate.TypeDecision || rep.Units[0].Content != "set the connection pool size to 32 for billing-api" {
+		t.Errorf("units %+v, want one live decision of the user's words citing both turns", rep.Units)
 	}
 }
 

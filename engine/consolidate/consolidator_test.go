@@ -324,3 +324,55 @@ func TestStripAck(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesAcceptedProposal: a proposal the next speaker accepts is a
+// decision citing both turns; a proposal rejected, unanswered, accepted
+// by its own speaker, asked as a question, or about the meeting's own
+// course is none.
+func TestRulesAcceptedProposal(t *testing.T) {
+	c, err := NewRules(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, cst)
+	turn := func(id uint64, speaker, text string) Turn {
+		return Turn{ID: id, Time: t0.Add(time.Duration(id) * time.Minute), Speaker: speaker, Text: text}
+	}
+	for _, tc := range []struct {
+		proposal, speaker2, reply string
+		want                      string // the decision's content; "" for none
+	}{
+		{"Let's set the connection pool size to 32 for billing-api", "assistant", "Done. billing-api now uses a pool of 32 connections.", "set the connection pool size to 32 for billing-api"},
+		{"OK, let's cap the batch size at 500.", "Bob", "Sounds good.", "cap the batch size at 500"},
+		{"I suggest we freeze the API on Friday.", "Bob", "Agreed.", "freeze the API on Friday"},
+		{"我建议把闲置的测试环境都关掉。", "王磊", "同意，晚上和周末也关。", "把闲置的测试环境都关掉"},
+		{"要不下周三再评审一次。", "李娜", "好的。", "下周三再评审一次"},
+		{"Let's set the pool size to 64.", "Bob", "OK, but not before the release.", ""},
+		{"Let's set the pool size to 64.", "user", "Actually make it 48.", ""},
+		{"Let's set the pool size to 64.", "user", "OK.", ""}, // the same speaker
+		{"Let's move on to the next item.", "Bob", "OK.", ""},
+		{"Let's go get lunch.", "Bob", "Sure.", ""},
+		{"Let's ship it on Friday?", "Bob", "OK.", ""},
+	} {
+		in := Input{Agent: "a", Records: []Selected{{
+			Turn:  turn(1, "user", tc.proposal),
+			After: []Turn{turn(2, tc.speaker2, tc.reply)},
+		}}}
+		units, err := c.Consolidate(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Unit
+		for _, u := range units {
+			if u.Type == TypeDecision {
+				got = append(got, u)
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%q / %q: decisions %+v, want none", tc.proposal, tc.reply, got)
+		case tc.want != "" && (len(got) != 1 || got[0].Content != tc.want || !reflect.DeepEqual(got[0].SourceIDs, []uint64{1, 2})):
+			t.Errorf("%q / %q: decisions %+v, want %q citing 1 and 2", tc.proposal, tc.reply, got, tc.want)
+		}
+	}
+}
