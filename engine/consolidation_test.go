@@ -624,3 +624,38 @@ func TestCoreUnitNeedsOwnWords(t *testing.T) {
 		}
 	}
 }
+
+// TestConsolidateQueuesAcceptedProposal: a proposal another speaker accepts
+// is queued for consolidation by value (neither turn labels a decision
+// alone) and becomes a decision; one the next turn answers otherwise is
+// not queued.
+func TestConsolidateQueuesAcceptedProposal(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.AppendBatch(ctx, []engine.Record{
+		{Time: t0, Agent: "a1", Session: "s7", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"},
+		{Time: t0.Add(time.Minute), Agent: "a1", Session: "s7", Role: "assistant", Text: "Done. billing-api now uses a pool of 32 connections."},
+		{Time: t0.Add(2 * time.Minute), Agent: "a1", Session: "s8", Role: "user", Text: "Let's set the cache size to 2 GB for search-api"},
+		{Time: t0.Add(3 * time.Minute), Agent: "a1", Session: "s8", Role: "assistant", Text: "That host has only 4 GB; 1 GB would be safer."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions []string
+	for _, u := range rep.Units {
+		if u.Type == consolidate.TypeDecision {
+			decisions = append(decisions, u.Content)
+		}
+	}
+	if !slices.Equal(decisions, []string{"set the connection pool size to 32 for billing-api"}) {
+		t.Errorf("decisions %q, want the accepted proposal's alone", decisions)
+	}
+}

@@ -356,6 +356,7 @@ func (db *DB) label(ids *roaring.Bitmap) (int, error) {
 		}
 		labs := make([]lab, 0, len(chunk))
 		var c codec.Record
+		var replies []Record // turns that open as an acceptance
 		err := db.log.GetMany(ids64, func(id uint64, payload []byte) error {
 			if _, err := codec.DecodeRecord(payload, &c); err != nil {
 				return fmt.Errorf("%w: id %d: %w", ErrCorrupt, id, err)
@@ -365,10 +366,21 @@ func (db *DB) label(ids *roaring.Bitmap) (int, error) {
 			score := consolidate.Score(s, o.Weights)
 			labs = append(labs, lab{uint32(id), s.Types,
 				score >= o.Threshold || s.Has(consolidate.TypeDecision) || s.Has(consolidate.TypePreference)})
+			if consolidate.MayAccept(r.Text) {
+				replies = append(replies, r)
+			}
 			return nil
 		})
 		if err != nil {
 			return n, fmt.Errorf("lazymem: engine: label: %w", err)
+		}
+		accepted, err := db.acceptedProposals(replies)
+		if err != nil {
+			return n, fmt.Errorf("lazymem: engine: label: %w", err)
+		}
+		read := len(labs)
+		for _, id := range accepted {
+			labs = append(labs, lab{id: uint32(id), queue: true})
 		}
 		cs.mu.Lock()
 		for _, l := range labs {
@@ -386,9 +398,50 @@ func (db *DB) label(ids *roaring.Bitmap) (int, error) {
 		}
 		cs.bitmapsDirty = true
 		cs.mu.Unlock()
-		n += len(labs)
+		n += read
 	}
 	return n, nil
+}
+
+// acceptedProposals returns, for the replies that accept the turn before
+// them in their session as the rule consolidator reads it (a proposal
+// from another speaker: "Let's set the pool size to 32" / "Done. …"),
+// the ids of both turns: neither labels a decision alone, together they
+// are one (consolidate.ProposalAccepted). The reply, not the proposal,
+// looks back: the turn before it is always in the log when it is
+// labelled, while a proposal may be labelled before its answer arrives.
+func (db *DB) acceptedProposals(replies []Record) ([]uint64, error) {
+	if len(replies) == 0 {
+		return nil, nil
+	}
+	turns := sessionTurns{db: db}
+	var prevs, ids []uint64
+	var idx []int
+	for i := range replies {
+		prev, ok, err := turns.neighbour(&replies[i], replies[i].ID, -1)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			prevs, idx = append(prevs, prev), append(idx, i)
+		}
+	}
+	sorted := slices.Clone(prevs)
+	slices.Sort(sorted)
+	recs, err := db.readRecords(slices.Compact(sorted))
+	if err != nil {
+		return nil, err
+	}
+	turn := func(r *Record) consolidate.Turn {
+		return consolidate.Turn{ID: r.ID, Time: r.Time, Speaker: r.Role, Text: r.Text}
+	}
+	for k, i := range idx {
+		p, ok := recs[prevs[k]]
+		if ok && consolidate.ProposalAccepted(turn(&p), turn(&replies[i])) {
+			ids = append(ids, p.ID, replies[i].ID)
+		}
+	}
+	return ids, nil
 }
 
 // typeFilter returns the records labelled with one of the named types, for

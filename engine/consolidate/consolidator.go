@@ -382,6 +382,19 @@ var (
 	objectCue = regexp.MustCompile(`(?i)\bbut\b|\bhowever\b|不过|但是|可是|不行|不同意`)
 )
 
+// ProposalAccepted reports whether reply accepts proposal as the rule
+// consolidator reads them: proposal proposes something, another speaker's
+// reply accepts it and decides nothing else itself. A record that does is
+// worth consolidating even though neither turn labels a decision alone.
+func ProposalAccepted(proposal, reply Turn) bool {
+	_, ok := acceptedProposal(&Selected{Turn: proposal, After: []Turn{reply}}, "", nil, 1)
+	return ok
+}
+
+// MayAccept reports whether text opens as an acceptance ("OK", "好的"): a
+// cheap test before ProposalAccepted, which needs the turn before.
+func MayAccept(text string) bool { return acceptsProposal(text) }
+
 // proposalContent returns what the first sentence of text that proposes
 // something proposes, or "" when none does.
 func proposalContent(text string) string {
