@@ -90,15 +90,18 @@ func FuzzRulesTwoTurns(f *testing.F) {
 	f.Add("以后周报用表格", "记下了：周报用表格。")
 	f.Add("We decided to ship Friday.", "OK, and Alice will send the budget.")
 	f.Add("x", "noted:")
+	f.Add("我建议把闲置的测试环境都关掉。", "同意。")
+	f.Add("Let's ", "OK")
 	f.Fuzz(func(t *testing.T, user, reply string) {
 		if !utf8.ValidString(user) || !utf8.ValidString(reply) || strings.TrimSpace(user) == "" || strings.TrimSpace(reply) == "" {
 			return
 		}
 		t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 		u := Turn{ID: 1, Time: t0, Speaker: "user", Text: user}
+		r := Turn{ID: 2, Time: t0.Add(time.Minute), Speaker: "assistant", Text: reply}
 		in := Input{Agent: "a", Records: []Selected{
-			{Turn: u},
-			{Turn: Turn{ID: 2, Time: t0.Add(time.Minute), Speaker: "assistant", Text: reply}, Before: []Turn{u}},
+			{Turn: u, After: []Turn{r}}, // the reply may accept a proposal
+			{Turn: r, Before: []Turn{u}},
 		}}
 		c, _ := NewRules(Options{})
 		units, err := c.Consolidate(context.Background(), in)
