@@ -591,21 +591,10 @@ func TestConsolidateDueInClockZone(t *testing.T) {
 // decision, the action item) had ranked second and third for "pool", above
 // the record that set the pool size.
 func TestCoreUnitNeedsOwnWords(t *testing.T) {
-	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
-	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(24 * time.Hour) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := poolStore(t, 24*time.Hour,
+		engine.Record{Session: "s7", Role: "user", Text: "We decided to ship the release on Friday. Alice will write the changelog by Thursday."},
+		engine.Record{Session: "s7", Role: "user", Text: "I prefer dark mode in all dashboards."})
 	ctx := context.Background()
-	if _, err := db.AppendBatch(ctx, []engine.Record{
-		{Time: t0, Agent: "a1", Session: "s7", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"},
-		{Time: t0.Add(time.Minute), Agent: "a1", Session: "s7", Role: "assistant", Text: "Done. billing-api now uses a pool of 32 connections."},
-		{Time: t0.Add(5 * time.Minute), Agent: "a1", Session: "s7", Role: "user", Text: "We decided to ship the release on Friday. Alice will write the changelog by Thursday."},
-		{Time: t0.Add(6 * time.Minute), Agent: "a1", Session: "s7", Role: "user", Text: "I prefer dark mode in all dashboards."},
-	}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{IDs: []uint64{1, 2, 3, 4}}); err != nil {
 		t.Fatal(err)
 	}
@@ -630,21 +619,10 @@ func TestCoreUnitNeedsOwnWords(t *testing.T) {
 // alone) and becomes a decision; one the next turn answers otherwise is
 // not queued.
 func TestConsolidateQueuesAcceptedProposal(t *testing.T) {
-	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
-	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(time.Hour) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := poolStore(t, time.Hour,
+		engine.Record{Session: "s8", Role: "user", Text: "Let's set the cache size to 2 GB for search-api"},
+		engine.Record{Session: "s8", Role: "assistant", Text: "That host has only 4 GB; 1 GB would be safer."})
 	ctx := context.Background()
-	if _, err := db.AppendBatch(ctx, []engine.Record{
-		{Time: t0, Agent: "a1", Session: "s7", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"},
-		{Time: t0.Add(time.Minute), Agent: "a1", Session: "s7", Role: "assistant", Text: "Done. billing-api now uses a pool of 32 connections."},
-		{Time: t0.Add(2 * time.Minute), Agent: "a1", Session: "s8", Role: "user", Text: "Let's set the cache size to 2 GB for search-api"},
-		{Time: t0.Add(3 * time.Minute), Agent: "a1", Session: "s8", Role: "assistant", Text: "That host has only 4 GB; 1 GB would be safer."},
-	}); err != nil {
-		t.Fatal(err)
-	}
 	rep, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -658,4 +636,32 @@ func TestConsolidateQueuesAcceptedProposal(t *testing.T) {
 	if !slices.Equal(decisions, []string{"set the connection pool size to 32 for billing-api"}) {
 		t.Errorf("decisions %q, want the accepted proposal's alone", decisions)
 	}
+}
+
+// poolStore opens a store whose clock reads 2026-12-06 10:00 UTC plus
+// later, holding agent a1's README pool pair in session s7 ("Let's set
+// the connection pool size to 32 for billing-api", the assistant's
+// "Done. …") and then more, one minute apart (agent a1 unless given).
+func poolStore(t *testing.T, later time.Duration, more ...engine.Record) *engine.DB {
+	t.Helper()
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(later) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	recs := append([]engine.Record{
+		{Agent: "a1", Session: "s7", Role: "user", Text: "Let's set the connection pool size to 32 for billing-api"},
+		{Agent: "a1", Session: "s7", Role: "assistant", Text: "Done. billing-api now uses a pool of 32 connections."},
+	}, more...)
+	for i := range recs {
+		recs[i].Time = t0.Add(time.Duration(i) * time.Minute)
+		if recs[i].Agent == "" {
+			recs[i].Agent = "a1"
+		}
+	}
+	if _, err := db.AppendBatch(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
