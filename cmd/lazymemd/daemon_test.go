@@ -25,6 +25,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/logbuf"
 )
 
 // childEnv, when set, makes the test binary run main (the crash test's
@@ -138,7 +139,7 @@ func TestServeRestart(t *testing.T) {
 
 // startDaemon runs the daemon (this test binary as main) on dir with the
 // extra flags and returns it once it is ready, with its URL and its log.
-func startDaemon(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+func startDaemon(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *logbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"--db", dir, "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
@@ -150,7 +151,7 @@ func startDaemon(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	log := new(syncBuffer)
+	log := new(logbuf.Buffer)
 	url := daemonURL(t, stderr, log)
 	waitReady(t, url)
 	return cmd, url, log

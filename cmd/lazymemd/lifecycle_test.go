@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -9,11 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lazymem/lazymem/internal/logbuf"
 	"github.com/lazymem/lazymem/internal/testenv"
 
 	"github.com/lazymem/lazymem/engine"
@@ -90,24 +89,6 @@ func TestCloseWithin(t *testing.T) {
 	<-done
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestSignalDuringOpen runs the daemon on a store whose open blocks (its
 // index MANIFEST is a FIFO nobody writes: reading it waits forever): the
 // daemon listens, says it is live but not ready, refuses requests with
@@ -145,7 +126,7 @@ func TestSignalDuringOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var log syncBuffer
+	var log logbuf.Buffer
 	url := daemonURL(t, stderr, &log)
 
 	if st := call(t, "GET", url+"/v1/live", "", nil); st != 200 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lazymem/lazymem/engine"
 	"github.com/lazymem/lazymem/index"
+	"github.com/lazymem/lazymem/internal/logbuf"
 )
 
 // scrape fetches /metrics and parses it with the Prometheus text parser.
@@ -139,7 +140,7 @@ func TestRequestLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s := newServer(db, defaultLimits())
 	s.log = newLogger("json", &logs)
 	ts := httptest.NewServer(s.routes())
@@ -183,7 +184,7 @@ func TestRequestLog(t *testing.T) {
 
 // TestBackgroundErrorLogged: the daemon's OnBackgroundError logs and counts.
 func TestBackgroundErrorLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	logger := newLogger("text", &logs)
 	s := newServer(nil, defaultLimits())
 	on := backgroundReporter(s, logger)
@@ -202,7 +203,7 @@ var errSample = errors.New("lazymem: sample failure")
 // TestLogRepairs: what the open repaired is logged at start, each
 // dropped index segment on its own line.
 func TestLogRepairs(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	logRepairs(newLogger("json", &logs), engine.Metrics{
 		IndexRepaired: "/db/index.corrupt-1", BackgroundErrors: 2,
 		Index: index.Metrics{Repairs: []index.Repair{{File: "000004.lzi", Lo: 1, Hi: 90, Reason: index.RepairCorrupt}}},
@@ -213,7 +214,7 @@ func TestLogRepairs(t *testing.T) {
 			t.Errorf("log lacks %s:\n%s", want, out)
 		}
 	}
-	logs = syncBuffer{}
+	logs = logbuf.Buffer{}
 	logRepairs(newLogger("json", &logs), engine.Metrics{})
 	if logs.String() != "" {
 		t.Errorf("a clean open logged: %s", logs.String())

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/wire"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/logbuf"
 )
 
 // testKey is a key of the tenancy tests: its token and what the keys
@@ -664,7 +665,7 @@ func TestKeysReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.keys.Store(kr)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	stop := reloadKeysOnHUP(s, file, newLogger("json", &logs))
 	defer stop()
 	hup := func(want string) {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lazymem/lazymem/cmd/internal/cluster/clustertest"
 	"github.com/lazymem/lazymem/engine"
+	"github.com/lazymem/lazymem/internal/logbuf"
 )
 
 func openDB(dir string) (*engine.DB, error) { return engine.Open(dir, engine.Options{}) }
@@ -354,8 +354,8 @@ func TestReplicasMismatchWarned(t *testing.T) {
 	a := testNode(t, nc, "a", t.TempDir(), 1)
 	defer a.Close()
 	// open opens node id with replicas, its log in the buffer returned.
-	open := func(id string, replicas int) (*Node, *syncBuffer) {
-		var log syncBuffer
+	open := func(id string, replicas int) (*Node, *logbuf.Buffer) {
+		var log logbuf.Buffer
 		n, err := Open(Options{NATS: nc.URLs(), NodeID: id, URL: "http://" + id, Dir: t.TempDir(), Partitions: 4,
 			Replicas: replicas, LeaseTTL: time.Second, OpenDB: openDB, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil {
@@ -372,24 +372,6 @@ func TestReplicasMismatchWarned(t *testing.T) {
 	if strings.Contains(quiet.String(), "replica count") {
 		t.Fatalf("node c (replicas 1, as the stream) warned:\n%s", quiet.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestBookkeepingLags: a crash between the engine's write and the
