@@ -39,10 +39,10 @@ var (
 	// justSaidEN is "just" before a verb of speaking or settling ("what did
 	// Zhang Wei just say about the load test?", "who just brought up the
 	// budget?"): the window of "just now". Only "just" is the expression
-	// (findTime cuts the match to group 1): the verb stays in the query,
+	// (findTime cuts the match to its group "expr"): the verb stays in the query,
 	// which may be a speaker question. "I just want to know" names no
 	// time.
-	justSaidEN = mustGate(`(?i)\b(just)\s+(?:said|say|says|mentioned|mention|told|tell|asked|ask|brought\s+up|bring\s+up|raised|raise|talked|talk|spoke|speak|suggested|suggest|proposed|propose|decided|decide|agreed|agree|announced|announce|explained|explain|pointed\s+out|point\s+out|reported|report|promised|promise|complained|complain)\b`)
+	justSaidEN = mustGate(`(?i)\b(?P<expr>just)\s+(?:said|say|says|mentioned|mention|told|tell|asked|ask|brought\s+up|bring\s+up|raised|raise|talked|talk|spoke|speak|suggested|suggest|proposed|propose|decided|decide|agreed|agree|announced|announce|explained|explain|pointed\s+out|point\s+out|reported|report|promised|promise|complained|complain)\b`)
 )
 
 const (

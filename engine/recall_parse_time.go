@@ -315,10 +315,11 @@ func findTime(text string, off int, now time.Time) (span, bool) {
 		since, until, ok := timeRules[best].resolve(m)
 		if ok && since.Before(until) {
 			s := span{start: off + bestLoc[0], end: off + bestLoc[1], since: since, until: until, at: at}
-			if timeRules[best].re == justSaidEN.Regexp {
-				// Only "just" is the expression: the verb after it stays
-				// in the query, which may be a speaker question.
-				s.start, s.end = off+bestLoc[2], off+bestLoc[3]
+			if g := timeRules[best].re.SubexpIndex("expr"); g > 0 {
+				// A rule whose group "expr" is the expression: the rest
+				// of its match is context that stays in the query ("just"
+				// of "just said": a speaker question keeps its verb).
+				s.start, s.end = off+bestLoc[2*g], off+bestLoc[2*g+1]
 			}
 			if until.Sub(since) >= 23*time.Hour && until.Sub(since) <= 25*time.Hour && since.Equal(dayStart(since)) {
 				if dp := dayPart.FindStringSubmatchIndex(text[s.end:]); dp != nil {
