@@ -137,6 +137,7 @@ type plan struct {
 	earlier      bool            // the query asks about an earlier state
 	earlierWords bool            // ... in words (the lexicon's [earlier]), not as "last time"
 	current      bool            // the query asks about the current state or a decision
+	changed      bool            // ... whether something changed (asksChange)
 	mention      bool            // the query asks who mentioned something
 	// speakers
 	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none

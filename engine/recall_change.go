@@ -30,6 +30,21 @@ var changeDemote float32 = 0.7
 // changeStatement matches a text that states a change.
 var changeStatement = mustGate(`(?i)改到|改成|改为|改在|改期|改了|改主意|换成|换了|推迟|延期|延后|提前|取消|不再|戒了|变成|变了|调整|最终|后来|终于|量错|搞错|记错|其实是|\b(changed|moved (to|it|the)|switched|postponed|rescheduled|pushed (back|to)|brought forward|cancel(l)?ed|no longer|any ?more|instead|turned out|actually|decided|now)\b`)
 
+// changeQuestion matches a question whether something changed ("上线时间改
+// 了吗？", "地点有变化吗", "有没有推迟", "did the launch date change?", "has
+// the review been moved?", "any changes to the plan?"). It asks about the
+// current state: the newest statement of the thing, which a change states
+// (the demo's live "上线时间改了吗？", a minute after "上线时间推迟到十二月二
+// 十二号", had the superseded decision first).
+var changeQuestion = mustGate(`(?i)(改|变|换|调整|推迟|延期|延后|提前|取消|改期|变动|更改|修改)了(吗|么|没)|改没改|变没变|换没换|有没有(改|变|换|调整|推迟|延期|取消)|有(什么|没有)?(新)?(变化|变动|调整|改动|更改)|\b(did|does|has|have|had|was|were|is|are)\b[^?.!]{0,60}?\b(change|changed|postponed|rescheduled|delayed|pushed back|cancel+ed|called off|moved (back|up|forward))\b|\b(did|does|has|have|had|was|were|is|are)\b[^?.!]{0,60}?\bmoved\s*\?|\bany (changes?|updates?)\b|\bwhat(?:'s| has| have)? changed\b`)
+
+// asksChange reports whether the question asks whether something changed,
+// and not about its earlier state ("what was the original plan, before it
+// changed?").
+func asksChange(text string, earlier bool) bool {
+	return !earlier && changeQuestion.MatchString(text)
+}
+
 // changes applies changeDemote in a question about an earlier state.
 func (p *plan) changes() error {
 	if len(p.cands) < 2 || !p.earlier || p.current || changeDemote == 1 {

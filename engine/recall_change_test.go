@@ -70,3 +70,53 @@ func TestEarlierStateNoRecencyPrior(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeQuestion: a question whether something changed asks about its
+// current state, so the revision said after a decision ranks above the
+// decision, which holds more of the question's words (the meeting demo's
+// "上线时间改了吗？"); the same words asking about the earlier state do
+// not.
+func TestChangeQuestion(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"上线时间改了吗？", true}, {"地点有变化吗", true}, {"发布有没有推迟？", true}, {"会议改没改？", true},
+		{"did the launch date change?", true}, {"Has the review been moved?", true}, {"any changes to the plan?", true},
+		{"was the offsite postponed?", true}, {"what changed about the budget?", true},
+		{"上线时间是哪天？", false}, {"需要提前通知运维吗", false}, {"Has Andrew moved into a new apartment?", false},
+		{"what is the plan for the launch?", false}, {"where is the launch party?", false},
+	} {
+		if got := asksChange(c.q, false); got != c.want {
+			t.Errorf("asksChange(%q) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if asksChange("what was the original plan, before it changed?", true) {
+		t.Error("asksChange: a question about the earlier state")
+	}
+
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "m", Role: "李娜", Text: "上线时间我建议定在十二月十五号，那周没有大促。", Time: t0},
+		{Agent: "a", Session: "m", Role: "王磊", Text: "好，那我们决定产品上线时间定在十二月十五号。", Time: t0.Add(time.Minute)},
+		{Agent: "a", Session: "m", Role: "赵强", Text: "同意，十二月十五号没问题。", Time: t0.Add(2 * time.Minute)},
+		{Agent: "a", Session: "m", Role: "张伟", Text: "压测结果出来了，支付接口在峰值下错误率百分之三。", Time: t0.Add(40 * time.Minute)},
+		{Agent: "a", Session: "m", Role: "王磊", Text: "就像刚才说的，上线时间推迟到十二月二十二号，先把支付接口的问题修掉。", Time: t0.Add(41 * time.Minute)},
+		{Agent: "a", Session: "m", Role: "Bob", Text: "Agreed, that gives finance time to close the budget gap.", Time: t0.Add(42 * time.Minute)},
+	}
+	now := t0.Add(43 * time.Minute)
+	db := memStore(t, now, recs)
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "上线时间改了吗？", K: 6, Mode: mode, Now: now, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[4].Text {
+			for _, m := range res.Memories {
+				t.Logf("%.3f %v %s", m.Score, m.Reasons, m.Text)
+			}
+			t.Errorf("%s: want the revision first", mode)
+		}
+	}
+}

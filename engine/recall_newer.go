@@ -210,7 +210,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 	rev := func(i int) revision {
 		r, ok := revs[i]
 		if !ok {
-			r = revisionOf(kind, &p.cands[i])
+			r = revisionOf(kind, &p.cands[i], p.changed)
 			revs[i] = r
 		}
 		return r
@@ -434,7 +434,7 @@ func jaccard(a, b map[string]bool) float64 {
 // also moves dates: newer-zh's "豆豆现在周六学什么？" lost its answer to
 // a later "改成24号？" about moving house when any change counted).
 func revises(kind slotKind, a, b *cand) bool {
-	return revisionOf(kind, b).revises(kind, revisionOf(kind, a))
+	return revisionOf(kind, b, false).revises(kind, revisionOf(kind, a, false))
 }
 
 // revision is what revises reads of one candidate, found once a recall:
@@ -445,11 +445,14 @@ type revision struct {
 	vals    []string // the values of the kind it states
 }
 
-func revisionOf(kind slotKind, c *cand) revision {
+// revisionOf reads c for revises. In a question whether something changed
+// (anyChange), any statement of a change revises, a moved date as much as
+// a replaced choice: that is what the question asks about.
+func revisionOf(kind slotKind, c *cand, anyChange bool) revision {
 	var r revision
 	switch {
 	case c.rec.Role == "assistant":
-	case kind == slotNone:
+	case kind == slotNone && !anyChange:
 		r.changes = replaceStatement.MatchString(c.rec.Text)
 	default:
 		r.changes = changeStatement.MatchString(c.rec.Text)

@@ -62,7 +62,8 @@ func (p *plan) parseText(text string) {
 	p.denseText, p.prevExpr, p.prevMeeting = lx.findPrevious(p.denseText)
 	p.earlierWords = lx.asksEarlier(p.denseText)
 	p.earlier = p.prevExpr != "" || p.earlierWords
-	p.current = lx.asksCurrent(p.denseText)
+	p.changed = asksChange(p.denseText, p.earlierWords)
+	p.current = lx.asksCurrent(p.denseText) || p.changed
 	p.mention = lx.asksMention(p.denseText)
 }
 
