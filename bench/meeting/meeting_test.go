@@ -402,4 +402,10 @@ func TestWholeMeetingConsolidates(t *testing.T) {
 	if byType[consolidate.TypePreference] != 2 {
 		t.Errorf("%d live preferences, want 2", byType[consolidate.TypePreference])
 	}
+	// The script's four: ops, the pricing page, the load-test report and
+	// the closing summary; not the filler's "I'll drop the link in the
+	// chat", a task done while it is said.
+	if byType[consolidate.TypeActionItem] != 4 {
+		t.Errorf("%d live action items, want 4", byType[consolidate.TypeActionItem])
+	}
 }

@@ -161,3 +161,33 @@ func TestHeldBackPrecisionRecall(t *testing.T) {
 		}
 	}
 }
+
+// TestInMeetingActsAreNoActionItems: a commitment kept while it is said
+// (a link in the chat, a shared screen) is no action item; the same
+// speakers' commitments to later work are.
+func TestInMeetingActsAreNoActionItems(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"I'll drop the link in the chat.", false},
+		{"I'll share my screen.", false},
+		{"Let me share the screen, one sec. I'll pull it up.", false},
+		{"Bob will put the doc link into the chat.", false},
+		{"稍等，我来共享一下屏幕。", false},
+		{"I'll send the meeting notes to the chat group by Friday.", true},
+		{"I'll drop the new pricing link to the vendor by Friday.", true},
+		{"Alice will update the pricing page by Friday.", true},
+		{"我来负责通知运维，下周一下午两点前把变更单发出去。", true},
+	} {
+		got := false
+		for _, tag := range Label(c.text) {
+			if tag.Type == TypeActionItem {
+				got = true
+			}
+		}
+		if got != c.want {
+			t.Errorf("Label(%q): action item %v, want %v", c.text, got, c.want)
+		}
+	}
+}
