@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lazymem/lazymem/index/analysis"
 )
 
 // Consolidator turns selected records into units. Implementations are safe
@@ -233,6 +235,13 @@ func (c *Rules) record(r *Selected, agent string) []Unit {
 		}
 		if tag.Type == TypeActionItem {
 			u.ActionItems = actionItems(tag, r)
+			if len(u.ActionItems) > 1 {
+				// Every clause that assigns a task, owners included: the
+				// first clause's content alone ("通知运维，Alice 负责定价页
+				// 面…") reads as if its owner had all the tasks.
+				u.Content = assignments(tag.Sentence)
+				u.Topic = Topic(u.Content)
+			}
 			names := []string{r.Speaker}
 			for _, a := range u.ActionItems {
 				names = append(names, a.Owner)
@@ -294,6 +303,23 @@ func actionItems(tag Tag, r *Selected) []ActionItem {
 		return many
 	}
 	return []ActionItem{item(tag, tag.Sentence)}
+}
+
+// assignments returns the clauses of sentence that assign a task, joined
+// as they were separated ("赵强负责通知运维，Alice 负责定价页面，张伟负责压
+// 测报告"), without the sentence's closing punctuation.
+func assignments(sentence string) string {
+	sep := ", "
+	if strings.ContainsFunc(sentence, analysis.IsCJK) {
+		sep = "，"
+	}
+	var out []string
+	for _, clause := range clauseRe.Split(sentence, -1) {
+		if _, ok := actionItem(clause); ok {
+			out = append(out, cleanContent(clause))
+		}
+	}
+	return strings.Join(out, sep)
 }
 
 var (

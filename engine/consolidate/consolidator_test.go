@@ -376,3 +376,45 @@ func TestRulesAcceptedProposal(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesSeveralAssignments: a sentence that assigns several tasks gives
+// one unit whose content keeps every owner with their task, in Chinese
+// and in English.
+func TestRulesSeveralAssignments(t *testing.T) {
+	c, err := NewRules(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 15, 27, 0, 0, cst)
+	for _, tc := range []struct {
+		text, content string
+		owners        []string
+	}{
+		{"最后确认一下：上线时间是十二月二十二号；赵强负责通知运维，Alice 负责定价页面，张伟负责压测报告。",
+			"赵强负责通知运维，Alice 负责定价页面，张伟负责压测报告", []string{"赵强", "Alice", "张伟"}},
+		{"To recap, Dana will book the venue, Sam will write the agenda.",
+			"Dana will book the venue, Sam will write the agenda", []string{"Dana", "Sam"}},
+	} {
+		in := Input{Agent: "meeting", Records: []Selected{{Turn: Turn{ID: 1, Time: t0, Speaker: "王磊", Role: "host", Text: tc.text}}}}
+		units, err := c.Consolidate(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *Unit
+		for i := range units {
+			if units[i].Type == TypeActionItem {
+				got = &units[i]
+			}
+		}
+		if got == nil {
+			t.Fatalf("%q: no action item in %+v", tc.text, units)
+		}
+		var owners []string
+		for _, a := range got.ActionItems {
+			owners = append(owners, a.Owner)
+		}
+		if got.Content != tc.content || !reflect.DeepEqual(owners, tc.owners) {
+			t.Errorf("%q: content %q owners %v, want %q %v", tc.text, got.Content, owners, tc.content, tc.owners)
+		}
+	}
+}

@@ -266,4 +266,3 @@ func zhTaskContent(s string) string {
 	}
 	return cleanContent(s)
 }
-
