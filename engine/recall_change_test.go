@@ -120,3 +120,38 @@ func TestChangeQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionSupersedes: a turn that corrects an earlier statement
+// ("更正一下", "correction:") ranks above it in a question that does not
+// ask about the current state in words; a question about the earlier
+// state still gets the original.
+func TestCorrectionSupersedes(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "s1", Role: "孙悦", Text: "团建我问了几个地方，初步定在莫干山，十月中旬去两天一晚。", Time: t0},
+		{Agent: "a", Session: "s1", Role: "马骏", Text: "莫干山可以，开车过去两个多小时。", Time: t0.Add(time.Minute)},
+		{Agent: "a", Session: "s2", Role: "孙悦", Text: "更正一下，莫干山那两个周末的民宿都订满了，团建地点换到安吉，日期不变。", Time: t0.Add(72 * time.Hour)},
+		{Agent: "a", Session: "s3", Role: "Dana", Text: "The team dinner is at Luigi's on Friday at seven, I booked a table for twelve people.", Time: t0.Add(96 * time.Hour)},
+		{Agent: "a", Session: "s4", Role: "Dana", Text: "Correction on the team dinner: Luigi's is closed on Friday, so it's at Nonna's instead.", Time: t0.Add(120 * time.Hour)},
+	}
+	now := t0.Add(200 * time.Hour)
+	db := memStore(t, now, recs)
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		for _, c := range []struct {
+			q    string
+			want int
+		}{{"团建去哪里？", 2}, {"where is the team dinner?", 4}, {"团建原来打算去哪里？", 0}} {
+			res, err := db.Recall(ctx, Query{Agent: "a", Text: c.q, K: 3, Mode: mode, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Memories) == 0 || res.Memories[0].Text != recs[c.want].Text {
+				for _, m := range res.Memories {
+					t.Logf("%.3f %v %s", m.Score, m.Reasons, m.Text)
+				}
+				t.Errorf("%s %q: want %q first", mode, c.q, recs[c.want].Text)
+			}
+		}
+	}
+}
