@@ -3,6 +3,7 @@ package engine
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -350,7 +351,13 @@ func (lx *lexicon) asksMention(text string) bool { return containsAny(text, lx.m
 
 // asksCurrent reports whether text asks about the current state or a
 // decision.
-func (lx *lexicon) asksCurrent(text string) bool { return containsAny(text, lx.current) }
+// "Pick" asks which choice was made ("what pool size did we pick?"),
+// "pick up" does not ("when do customers pick up their boxes?").
+func (lx *lexicon) asksCurrent(text string) bool {
+	return containsAny(pickUp.ReplaceAllString(text, " "), lx.current)
+}
+
+var pickUp = regexp.MustCompile(`(?i)\bpick(s|ed|ing)?\s+(\w+\s+){0,2}up\b`)
 
 func containsAny(text string, terms []string) bool {
 	lower := strings.ToLower(text)

@@ -138,7 +138,12 @@ type plan struct {
 	earlierWords bool            // ... in words (the lexicon's [earlier]), not as "last time"
 	current      bool            // the query asks about the current state or a decision
 	changed      bool            // ... whether something changed (asksChange)
-	mention      bool            // the query asks who mentioned something
+	// newerOver: a newer answer -> the older one it passed
+	// (supersedeCurrent); alike: whether two candidates answer the same
+	// question by its tests (nil when it did not run that far).
+	newerOver map[int]int
+	alike     func(a, b int) bool
+	mention   bool // the query asks who mentioned something
 	// speakers
 	speakers    *roaring.Bitmap // records spoken by a speaker the query names; nil: none
 	speakerOnly bool            // nothing but the speaker is asked about

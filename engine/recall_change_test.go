@@ -155,3 +155,43 @@ func TestCorrectionSupersedes(t *testing.T) {
 		}
 	}
 }
+
+// TestPickAsksCurrent: "which did we pick/choose" asks for the choice in
+// force, as "decide" does: the revised pool size ranks above the first
+// one; "pick up" is no choice.
+func TestPickAsksCurrent(t *testing.T) {
+	lx := theLexicon()
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"what pool size did we pick?", true}, {"which vendor was chosen?", true}, {"我们选了哪家供应商？", true},
+		{"when do customers pick up their boxes?", false}, {"what pool size is in the config?", false},
+	} {
+		if got := lx.asksCurrent(c.q); got != c.want {
+			t.Errorf("asksCurrent(%q) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "s1", Role: "user", Text: "set the pool size to 32", Time: t0},
+		{Agent: "a", Session: "s1", Role: "assistant", Text: "Done. Pool size is 32 now.", Time: t0.Add(time.Minute)},
+		{Agent: "a", Session: "s2", Role: "user", Text: "actually make the pool size 64, 32 was too small", Time: t0.Add(48 * time.Hour)},
+		{Agent: "a", Session: "s2", Role: "assistant", Text: "OK, 64 it is.", Time: t0.Add(48*time.Hour + time.Minute)},
+	}
+	now := t0.Add(72 * time.Hour)
+	db := memStore(t, now, recs)
+	for _, mode := range []Mode{ModeSparse, ModeLazy} {
+		res, err := db.Recall(ctx, Query{Agent: "a", Text: "what pool size did we pick?", K: 3, Mode: mode, Now: now, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) == 0 || res.Memories[0].Text != recs[2].Text {
+			for _, m := range res.Memories {
+				t.Logf("%.3f %v %s", m.Score, m.Reasons, m.Text)
+			}
+			t.Errorf("%s: want %q first", mode, recs[2].Text)
+		}
+	}
+}

@@ -223,7 +223,16 @@ func (p *plan) echoes() error {
 		if q := p.priorQuery(); q.RecencyHalfLife > 0 {
 			f = float32(recencyFactor(p.cands[m.up].rec.Time, q, p.now) / recencyFactor(p.cands[m.over].rec.Time, q, p.now))
 		}
-		if v := base[m.over] * echoMargin * f; v > p.fused[m.up] {
+		v := base[m.over] * echoMargin * f
+		for newer, old := range p.newerOver {
+			// over was passed by a newer answer to the question up
+			// answers too: up stays below it ("set the pool size to 32"
+			// / "Done. Pool size is 32 now." under "make it 64").
+			if old == m.over && newer != m.up && p.alike(newer, m.up) {
+				v = min(v, p.fused[newer]*(1-1e-6))
+			}
+		}
+		if v > p.fused[m.up] {
 			p.fused[m.up] = v
 			n++
 			return true

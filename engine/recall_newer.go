@@ -254,6 +254,15 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 		return p.vecs[i]
 	}
 	over := map[int]int{} // a superseding candidate -> the one it passed
+	if !older {
+		defer func() {
+			p.newerOver = over
+			p.alike = func(a, b int) bool { // rule 2's tests but the scores'
+				return jaccard(match(a), match(b)) >= supersedeOverlap &&
+					(len(p.vecs) != len(p.cands) || cosine(vec(a), vec(b)) >= supersedeSim)
+			}
+		}()
+	}
 	for pass := 0; pass < m; pass++ {
 		order := vecmath.TopK(p.fused, m)
 		// The rule compares texts: read those the selective stage did not.
