@@ -529,6 +529,10 @@ func scanRecords(data []byte, now time.Time) ([]engine.Record, error) {
 		return nil, fieldErr("", "not valid UTF-8")
 	}
 	s := newScanner(data)
+	if s.peek() == '[' {
+		// A bare array is the common first guess for several records.
+		return nil, fieldErr("", `not a JSON object of a record: got JSON array (several records go in {"records": [...]})`)
+	}
 	if s.peek() != '{' || !s.hasTopKey("records") {
 		rec, err := s.one(now)
 		if err != nil {

@@ -67,6 +67,10 @@ func TestParseRecords(t *testing.T) {
 	if err != nil || len(one) != 1 || one[0].Text != "x" {
 		t.Fatalf("one record: %+v, %v", one, err)
 	}
+	// A bare array, the first guess for several records, says the form.
+	if _, err := ParseRecords([]byte(` [{"agent":"a","text":"x"}]`), now); err == nil || !strings.Contains(err.Error(), `{"records": [...]}`) {
+		t.Errorf("array body: %v, want the batch form named", err)
+	}
 	two, err := ParseRecords([]byte(`{"records":[{"agent":"a","text":"x"},{"agent":"b","text":"y","role":"user"}]}`), now)
 	if err != nil || len(two) != 2 || two[1].Agent != "b" || two[1].Role != "user" {
 		t.Fatalf("two records: %+v, %v", two, err)
