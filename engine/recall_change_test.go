@@ -95,7 +95,6 @@ func TestChangeQuestion(t *testing.T) {
 		t.Error("asksChange: a question about the earlier state")
 	}
 
-	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "m", Role: "李娜", Text: "上线时间我建议定在十二月十五号，那周没有大促。", Time: t0},
@@ -106,17 +105,23 @@ func TestChangeQuestion(t *testing.T) {
 		{Agent: "a", Session: "m", Role: "Bob", Text: "Agreed, that gives finance time to close the budget gap.", Time: t0.Add(42 * time.Minute)},
 	}
 	now := t0.Add(43 * time.Minute)
-	db := memStore(t, now, recs)
+	wantFirst(t, memStore(t, now, recs), now, "上线时间改了吗？", recs[4].Text)
+}
+
+// wantFirst checks that the query's first memory, in sparse and in lazy
+// mode, is the record with text want; it logs the top three otherwise.
+func wantFirst(t *testing.T, db *DB, now time.Time, q, want string) {
+	t.Helper()
 	for _, mode := range []Mode{ModeSparse, ModeLazy} {
-		res, err := db.Recall(ctx, Query{Agent: "a", Text: "上线时间改了吗？", K: 6, Mode: mode, Now: now, Explain: true})
+		res, err := db.Recall(context.Background(), Query{Agent: "a", Text: q, K: 3, Mode: mode, Now: now, Explain: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Memories) == 0 || res.Memories[0].Text != recs[4].Text {
+		if len(res.Memories) == 0 || res.Memories[0].Text != want {
 			for _, m := range res.Memories {
 				t.Logf("%.3f %v %s", m.Score, m.Reasons, m.Text)
 			}
-			t.Errorf("%s: want the revision first", mode)
+			t.Errorf("%s %q: want %q first", mode, q, want)
 		}
 	}
 }
@@ -126,7 +131,6 @@ func TestChangeQuestion(t *testing.T) {
 // ask about the current state in words; a question about the earlier
 // state still gets the original.
 func TestCorrectionSupersedes(t *testing.T) {
-	ctx := context.Background()
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "s1", Role: "孙悦", Text: "团建我问了几个地方，初步定在莫干山，十月中旬去两天一晚。", Time: t0},
@@ -137,22 +141,8 @@ func TestCorrectionSupersedes(t *testing.T) {
 	}
 	now := t0.Add(200 * time.Hour)
 	db := memStore(t, now, recs)
-	for _, mode := range []Mode{ModeSparse, ModeLazy} {
-		for _, c := range []struct {
-			q    string
-			want int
-		}{{"团建去哪里？", 2}, {"where is the team dinner?", 4}, {"团建原来打算去哪里？", 0}} {
-			res, err := db.Recall(ctx, Query{Agent: "a", Text: c.q, K: 3, Mode: mode, Now: now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Memories) == 0 || res.Memories[0].Text != recs[c.want].Text {
-				for _, m := range res.Memories {
-					t.Logf("%.3f %v %s", m.Score, m.Reasons, m.Text)
-				}
-				t.Errorf("%s %q: want %q first", mode, c.q, recs[c.want].Text)
-			}
-		}
+	for q, want := range map[string]int{"团建去哪里？": 2, "where is the team dinner?": 4, "团建原来打算去哪里？": 0} {
+		wantFirst(t, db, now, q, recs[want].Text)
 	}
 }
 
@@ -172,7 +162,6 @@ func TestPickAsksCurrent(t *testing.T) {
 			t.Errorf("asksCurrent(%q) = %v, want %v", c.q, got, c.want)
 		}
 	}
-	ctx := context.Background()
 	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	recs := []Record{
 		{Agent: "a", Session: "s1", Role: "user", Text: "set the pool size to 32", Time: t0},
@@ -181,17 +170,5 @@ func TestPickAsksCurrent(t *testing.T) {
 		{Agent: "a", Session: "s2", Role: "assistant", Text: "OK, 64 it is.", Time: t0.Add(48*time.Hour + time.Minute)},
 	}
 	now := t0.Add(72 * time.Hour)
-	db := memStore(t, now, recs)
-	for _, mode := range []Mode{ModeSparse, ModeLazy} {
-		res, err := db.Recall(ctx, Query{Agent: "a", Text: "what pool size did we pick?", K: 3, Mode: mode, Now: now, Explain: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Memories) == 0 || res.Memories[0].Text != recs[2].Text {
-			for _, m := range res.Memories {
-				t.Logf("%.3f %v %s", m.Score, m.Reasons, m.Text)
-			}
-			t.Errorf("%s: want %q first", mode, recs[2].Text)
-		}
-	}
+	wantFirst(t, memStore(t, now, recs), now, "what pool size did we pick?", recs[2].Text)
 }
