@@ -665,3 +665,46 @@ func poolStore(t *testing.T, later time.Duration, more ...engine.Record) *engine
 	}
 	return db
 }
+
+// TestCoreUnitBelowNewerAnswer: a decision unit does not outrank, by its
+// core boost, a newer record that revises one of its sources ("Actually
+// make the pool size 64…" two days after the pool of 32 became a unit):
+// the supersession that passes the source passes the unit too.
+func TestCoreUnitBelowNewerAnswer(t *testing.T) {
+	db := poolStore(t, 72*time.Hour)
+	ctx := context.Background()
+	if _, err := db.Consolidate(ctx, "a1", engine.ConsolidateOptions{IDs: []uint64{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
+	if _, err := db.AppendBatch(ctx, []engine.Record{
+		{Agent: "a1", Session: "s9", Role: "user", Time: later, Text: "Actually make the pool size 64 for billing-api, 32 was too small under load."},
+		{Agent: "a1", Session: "s9", Role: "assistant", Time: later.Add(time.Minute), Text: "OK, 64 it is."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []engine.Mode{engine.ModeSparse, engine.ModeLazy} {
+		res, err := db.Recall(ctx, engine.Query{Agent: "a1", Text: "what pool size did we pick?", K: 3, Mode: mode, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The unit ranks below the record of 64 (the raw records' own
+		// order is the echo rule's: "Let's set … 32" may stand above its
+		// reply and so above the 64, which passed it).
+		unit, newer := -1, -1
+		for i, m := range res.Memories {
+			if m.Kind == engine.KindCore && unit < 0 {
+				unit = i
+			}
+			if strings.Contains(m.Text, "64") && newer < 0 {
+				newer = i
+			}
+		}
+		if newer < 0 || unit >= 0 && unit < newer {
+			for _, m := range res.Memories {
+				t.Logf("%s %.3f %v %s", m.Kind, m.Score, m.Reasons, m.Text)
+			}
+			t.Errorf("%s: core unit at %d, the pool of 64 at %d: want the unit below it", mode, unit, newer)
+		}
+	}
+}

@@ -184,6 +184,7 @@ func (p *plan) mergeCore() {
 		minD, maxD = min(minD, p.cands[i].dense), max(maxD, p.cands[i].dense)
 	}
 	dense := map[uint64]float64{}
+	revised := map[uint64]uint64{} // unit -> the newer record that passed its source
 	qterms := p.unitTerms()
 	for id, h := range units {
 		i, ok := best[id]
@@ -211,6 +212,17 @@ func (p *plan) mergeCore() {
 			s = max(s, own)
 		}
 		score[id] = p.db.opts.Core.Boost * s
+		// A newer record passed one of the unit's sources as the answer
+		// (supersession: "Actually make the pool size 64" over "Let's set
+		// the pool size to 32"): it revises the unit too, which stays
+		// below it whatever its boost.
+		for newer, old := range p.newerOver {
+			src := h.u.SourceIDs
+			if slices.Contains(src, p.cands[old].id) && !slices.Contains(src, p.cands[newer].id) && float64(p.fused[newer])*(1-1e-6) < score[id] {
+				score[id] = float64(p.fused[newer]) * (1 - 1e-6)
+				revised[id] = p.cands[newer].id
+			}
+		}
 	}
 	// A question that names a unit type ("what are the action items?")
 	// asks for the live units of that type themselves: they rank with the
@@ -269,6 +281,9 @@ func (p *plan) mergeCore() {
 			}
 			if !u.Live() {
 				m.Reasons = append(m.Reasons, fmt.Sprintf("superseded by %d", u.SupersededBy))
+			}
+			if r, ok := revised[id]; ok {
+				m.Reasons = append(m.Reasons, fmt.Sprintf("below newer record %d", r))
 			}
 		}
 		mems = append(mems, m)
