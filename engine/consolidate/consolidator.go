@@ -182,7 +182,13 @@ func (c *Rules) Consolidate(ctx context.Context, in Input) ([]Unit, error) {
 			confirms[prev] = append(confirms[prev], recs[i].ID)
 			continue
 		}
-		out = append(out, c.record(&recs[i], in.Agent)...)
+		units := c.record(&recs[i], in.Agent)
+		if acceptsSelected(&recs[i], selected) && !slices.ContainsFunc(units, func(u Unit) bool { return u.Type != TypeFact }) {
+			// The reply that accepts a selected proposal ("OK, 64 it
+			// is."): the decision cites it; its number is no fact.
+			units = nil
+		}
+		out = append(out, units...)
 	}
 	for i := range out {
 		for _, id := range out[i].SourceIDs {
@@ -357,94 +363,6 @@ func (c *Rules) borrowTopic(u *Unit, tag Tag, r *Selected) {
 		}
 		return
 	}
-}
-
-// acceptedProposal returns the decision of a proposal ("Let's set the
-// pool size to 32", "我建议把闲置的测试环境都关掉") that the next speaker
-// accepts ("OK", "Done. …", "同意", "好的，…"): a proposal alone is
-// tentative and labels nothing, accepted it is what was decided. The
-// unit cites both turns, at the decision's confidence less 0.1 (what
-// was accepted is inferred); a fact the proposal's number or date made
-// gives way to it. Nothing when the turn already holds a decision, or the
-// reply decides something itself (its own unit says it), objects ("OK, but…") or
-// comes from the same speaker. A reply that agrees ("同意，…") may label
-// a decision of its own too.
-func acceptedProposal(r *Selected, agent string, out []Unit, conf float64) (Unit, bool) {
-	if len(r.After) == 0 || slices.ContainsFunc(out, func(u Unit) bool { return u.Type == TypeDecision }) {
-		return Unit{}, false
-	}
-	content := proposalContent(r.Text)
-	if content == "" {
-		return Unit{}, false
-	}
-	next := &r.After[0]
-	if next.Speaker == r.Speaker || !acceptsProposal(next.Text) {
-		return Unit{}, false
-	}
-	for _, t := range Label(next.Text) {
-		if t.Type == TypeDecision && !agreementCue.MatchString(t.Trigger) {
-			return Unit{}, false
-		}
-	}
-	return Unit{
-		Type: TypeDecision, Topic: Topic(content), Content: content,
-		Participants: participants(r.Speaker, next.Speaker), SourceIDs: []uint64{r.ID, next.ID},
-		Time: r.Time, Confidence: conf - 0.1, Agent: agent,
-	}, true
-}
-
-var (
-	// proposalEN is a first-person plural proposal, group 1 what it
-	// proposes; proposalNotEN the proposals that settle nothing about
-	// the work (the meeting's own course, a look, a wait, a lunch).
-	proposalEN    = regexp.MustCompile(`(?i)^(?:(?:ok(?:ay)?|so|then|alright|right|well)[,\s]+)?(?:let'?s|let us|we should|i suggest(?:\s+(?:that\s+)?we)?|i propose(?:\s+(?:that\s+)?we)?|how about(?:\s+we)?)\s+(.+)$`)
-	proposalNotEN = regexp.MustCompile(`(?i)^(?:not|see|think|talk|discuss|look|check|wait|start|begin|get started|move on|take a|go get|grab|meet|sync|circle back|revisit|try|figure|hope|keep going|continue|wrap up|break|hold off|pause)\b`)
-	// proposalZH is a proposal in Chinese, group 1 what it proposes.
-	proposalZH = regexp.MustCompile(`^(?:那|那么|好|好的)?[，,]?(?:我|我们)?(?:建议|提议)(?:我们|大家)?(.+)$|^(?:要不|不如|咱们就|我们就)(.+)$`)
-	// acceptEN and acceptZH open a reply that accepts what was proposed;
-	// objectCue is a reply that goes on to object.
-	acceptEN  = regexp.MustCompile(`(?i)^(?:ok(?:ay)?|sure|sounds good|agreed|agree|done|noted|will do|yes|yep|great|perfect|fine|deal)\b`)
-	acceptZH  = regexp.MustCompile(`^(?:好的|好|行|可以|同意|没问题|就这么办|就这么定|赞成|收到)`)
-	objectCue = regexp.MustCompile(`(?i)\bbut\b|\bhowever\b|不过|但是|可是|不行|不同意`)
-)
-
-// ProposalAccepted reports whether reply accepts proposal as the rule
-// consolidator reads them: proposal proposes something, another speaker's
-// reply accepts it and decides nothing else itself. A record that does is
-// worth consolidating even though neither turn labels a decision alone.
-func ProposalAccepted(proposal, reply Turn) bool {
-	_, ok := acceptedProposal(&Selected{Turn: proposal, After: []Turn{reply}}, "", nil, 1)
-	return ok
-}
-
-// MayAccept reports whether text opens as an acceptance ("OK", "好的"): a
-// cheap test before ProposalAccepted, which needs the turn before.
-func MayAccept(text string) bool { return acceptsProposal(text) }
-
-// proposalContent returns what the first sentence of text that proposes
-// something proposes, or "" when none does.
-func proposalContent(text string) string {
-	for _, s := range sentences(text) {
-		if isQuestion(s) {
-			continue
-		}
-		if m := proposalEN.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
-			if proposalNotEN.MatchString(m[1]) {
-				return ""
-			}
-			return cleanContent(m[1])
-		}
-		if m := proposalZH.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
-			return cleanContent(strings.TrimLeft(m[1]+m[2], leadTrimZH))
-		}
-	}
-	return ""
-}
-
-// acceptsProposal reports whether a reply accepts the turn before it.
-func acceptsProposal(text string) bool {
-	t := strings.TrimSpace(text)
-	return (acceptEN.MatchString(t) || acceptZH.MatchString(t)) && !objectCue.MatchString(t)
 }
 
 func participants(names ...string) []string {

@@ -353,6 +353,13 @@ func TestRulesAcceptedProposal(t *testing.T) {
 		{"Let's move on to the next item.", "Bob", "OK.", ""},
 		{"Let's go get lunch.", "Bob", "Sure.", ""},
 		{"Let's ship it on Friday?", "Bob", "OK.", ""},
+		// An instruction the assistant accepts is a decision; between
+		// people an order someone acknowledges is their task.
+		{"Actually make the pool size 64, 32 was too small.", "assistant", "OK, 64 it is.", "make the pool size 64, 32 was too small"},
+		{"Please switch the dashboards to dark mode.", "assistant", "Done.", "switch the dashboards to dark mode"},
+		{"把默认超时调到30秒。", "assistant", "好的，已经调到30秒了。", "把默认超时调到30秒"},
+		{"Set the review for Friday.", "Bob", "OK.", ""},
+		{"Make the cache 8 GB.", "assistant", "That host has only 4 GB; 2 GB would be safer.", ""},
 	} {
 		in := Input{Agent: "a", Records: []Selected{{
 			Turn:  turn(1, "user", tc.proposal),
@@ -374,6 +381,34 @@ func TestRulesAcceptedProposal(t *testing.T) {
 		case tc.want != "" && (len(got) != 1 || got[0].Content != tc.want || !reflect.DeepEqual(got[0].SourceIDs, []uint64{1, 2})):
 			t.Errorf("%q / %q: decisions %+v, want %q citing 1 and 2", tc.proposal, tc.reply, got, tc.want)
 		}
+	}
+}
+
+// TestRulesAcceptingReplyNoFact: the reply that accepts a selected
+// proposal ("OK, 64 it is.") is a source of the decision, not a fact of
+// its own; selected alone, it keeps its fact.
+func TestRulesAcceptingReplyNoFact(t *testing.T) {
+	c, err := NewRules(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	ask := Turn{ID: 3, Time: t0, Speaker: "user", Text: "Actually make the pool size 64, 32 was too small under load."}
+	reply := Turn{ID: 4, Time: t0.Add(time.Minute), Speaker: "assistant", Text: "OK, 64 it is."}
+	both := Input{Agent: "a", Records: []Selected{{Turn: ask, After: []Turn{reply}}, {Turn: reply, Before: []Turn{ask}}}}
+	units, err := c.Consolidate(context.Background(), both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != 1 || units[0].Type != TypeDecision || !reflect.DeepEqual(units[0].SourceIDs, []uint64{3, 4}) {
+		t.Errorf("both selected: %+v, want one decision citing 3 and 4", units)
+	}
+	alone, err := c.Consolidate(context.Background(), Input{Agent: "a", Records: []Selected{{Turn: reply, Before: []Turn{ask}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alone) != 1 || alone[0].Type != TypeFact {
+		t.Errorf("the reply alone: %+v, want its fact", alone)
 	}
 }
 
