@@ -354,7 +354,10 @@ func (lx *lexicon) asksMention(text string) bool { return containsAny(text, lx.m
 // "Pick" asks which choice was made ("what pool size did we pick?"),
 // "pick up" does not ("when do customers pick up their boxes?").
 func (lx *lexicon) asksCurrent(text string) bool {
-	return containsAny(pickUp.ReplaceAllString(text, " "), lx.current)
+	if strings.Contains(strings.ToLower(text), "pick") { // the pattern only then: a recall's path
+		text = pickUp.ReplaceAllString(text, " ")
+	}
+	return containsAny(text, lx.current)
 }
 
 var pickUp = regexp.MustCompile(`(?i)\bpick(s|ed|ing)?\s+(\w+\s+){0,2}up\b`)

@@ -216,8 +216,8 @@ func (p *plan) mergeCore() {
 		// (supersession: "Actually make the pool size 64" over "Let's set
 		// the pool size to 32"): it revises the unit too, which stays
 		// below it whatever its boost.
+		src := h.u.SourceIDs
 		for newer, old := range p.newerOver {
-			src := h.u.SourceIDs
 			if slices.Contains(src, p.cands[old].id) && !slices.Contains(src, p.cands[newer].id) && float64(p.fused[newer])*(1-1e-6) < score[id] {
 				score[id] = float64(p.fused[newer]) * (1 - 1e-6)
 				revised[id] = p.cands[newer].id

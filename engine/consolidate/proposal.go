@@ -88,19 +88,14 @@ var (
 // instructionContent returns the first instruction sentence of text, or
 // "" when none is.
 func instructionContent(text string) string {
-	for _, s := range sentences(text) {
-		if isQuestion(s) {
-			continue
+	return firstStatement(text, func(s string) (string, bool) {
+		for _, re := range []*regexp.Regexp{instructionEN, instructionZH} {
+			if m := re.FindStringSubmatch(s); m != nil {
+				return cleanContent(m[1]), true
+			}
 		}
-		s = strings.TrimSpace(s)
-		if m := instructionEN.FindStringSubmatch(s); m != nil {
-			return cleanContent(m[1])
-		}
-		if m := instructionZH.FindStringSubmatch(s); m != nil {
-			return cleanContent(m[1])
-		}
-	}
-	return ""
+		return "", false
+	})
 }
 
 // ProposalAccepted reports whether reply accepts proposal as the rule
@@ -119,18 +114,29 @@ func MayAccept(text string) bool { return acceptsProposal(text) }
 // proposalContent returns what the first sentence of text that proposes
 // something proposes, or "" when none does.
 func proposalContent(text string) string {
+	return firstStatement(text, func(s string) (string, bool) {
+		if m := proposalEN.FindStringSubmatch(s); m != nil {
+			if proposalNotEN.MatchString(m[1]) {
+				return "", true
+			}
+			return cleanContent(m[1]), true
+		}
+		if m := proposalZH.FindStringSubmatch(s); m != nil {
+			return cleanContent(strings.TrimLeft(m[1]+m[2], leadTrimZH)), true
+		}
+		return "", false
+	})
+}
+
+// firstStatement returns what match makes of the first sentence of text
+// that is no question and that match takes (ok), or "" when none is.
+func firstStatement(text string, match func(s string) (content string, ok bool)) string {
 	for _, s := range sentences(text) {
 		if isQuestion(s) {
 			continue
 		}
-		if m := proposalEN.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
-			if proposalNotEN.MatchString(m[1]) {
-				return ""
-			}
-			return cleanContent(m[1])
-		}
-		if m := proposalZH.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
-			return cleanContent(strings.TrimLeft(m[1]+m[2], leadTrimZH))
+		if c, ok := match(strings.TrimSpace(s)); ok {
+			return c
 		}
 	}
 	return ""
