@@ -172,3 +172,30 @@ func TestPickAsksCurrent(t *testing.T) {
 	now := t0.Add(72 * time.Hour)
 	wantFirst(t, memStore(t, now, recs), now, "what pool size did we pick?", recs[2].Text)
 }
+
+// TestCorrectionGate: every phrase correctionStatement matches is found by
+// the index's gate (mayCorrect's words and bigrams), so the gate skips no
+// correction.
+func TestCorrectionGate(t *testing.T) {
+	gate := map[string]bool{}
+	for _, w := range queryAnalyzer().Terms(correctionWords) {
+		gate[w] = true
+	}
+	for _, b := range correctionBigrams {
+		gate[b] = true
+	}
+	for _, text := range []string{"更正一下", "纠正一下", "我说错了", "搞错了", "我记错了", "写错了", "弄错了", "Correction: it's Porto",
+		"Sorry, I meant Tuesday", "I meant Tuesday", "scratch that", "my mistake, it's 64", "I misspoke earlier"} {
+		if !correctionStatement.MatchString(text) {
+			t.Errorf("%q: not a correction", text)
+			continue
+		}
+		found := false
+		for _, term := range queryAnalyzer().Terms(text) {
+			found = found || gate[term]
+		}
+		if !found {
+			t.Errorf("%q: no term of the gate in %v", text, queryAnalyzer().Terms(text))
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/lazymem/lazymem/index"
 	"github.com/lazymem/lazymem/vecmath"
 )
 
@@ -125,6 +127,27 @@ var correctionsPass = true
 // no correction).
 var correctionStatement = mustGate(`(?i)更正|纠正|说错了|搞错了|记错了|写错了|弄错了|\bcorrection\b|(^|[,.!?;]\s*)(sorry,?\s*)?i meant\b|\bscratch that\b|\bmy mistake\b|\bi misspoke\b`)
 
+// correctionWords and correctionBigrams are the words one of which every
+// text correctionStatement matches holds (TestCorrectionGate): the index
+// tells whether a candidate may correct anything before its text is read.
+const correctionWords = "correction meant scratch mistake misspoke"
+
+var correctionBigrams = []string{"更正", "纠正", "说错", "搞错", "记错", "写错", "弄错"}
+
+// mayCorrect reports whether one of the candidates order holds a word of
+// a correction (its own or, through session context, its predecessor's).
+func (p *plan) mayCorrect(order []int) (bool, error) {
+	ids := roaring.New()
+	for _, i := range order {
+		ids.Add(uint32(p.cands[i].id))
+	}
+	hits, err := p.db.idx.SearchTerms(correctionWords, correctionBigrams, ids, index.FilterKey{}, 1, nil)
+	if err != nil {
+		return false, fmt.Errorf("lazymem: engine: search: %w", err)
+	}
+	return len(hits) > 0, nil
+}
+
 // whyWords ask for a reason (settleMode 2).
 var whyWords = []string{"为什么", "为啥", "原因", "理由", "怎么会", "why", "reason"}
 
@@ -227,6 +250,13 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 	corrections := !older && supersedeLevel == 0 && !p.current
 	if corrections && !correctionsPass {
 		return nil
+	}
+	if corrections {
+		// Most questions ask nothing about the current state: read no
+		// text unless a top candidate may state a correction.
+		if ok, err := p.mayCorrect(vecmath.TopK(p.fused, m)); err != nil || !ok {
+			return err
+		}
 	}
 	strict := !p.current && supersedeLevel >= 2
 	revs := map[int]revision{} // by candidate, once read
