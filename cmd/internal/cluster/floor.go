@@ -60,10 +60,12 @@ func (n *Node) purgeFloor(ctx context.Context, p int) (floor, at uint64, err err
 // raiseFloor raises partition p's purge floor to seq, unless it is there
 // already. The write expects the floor's message read just before as the
 // subject's last: a concurrent raise makes it fail, and it is read and
-// tried again.
+// tried again. Each round of concurrent raises has one winner, so one
+// among N needs up to N tries: 5 failed under the race detector with the
+// test's 8 (CI, 2026-12-07).
 func (n *Node) raiseFloor(ctx context.Context, p int, seq uint64) error {
 	var err error
-	for range 5 {
+	for range raiseTries {
 		var cur, at uint64
 		if cur, at, err = n.purgeFloor(ctx, p); err != nil {
 			return err
@@ -81,6 +83,9 @@ func (n *Node) raiseFloor(ctx context.Context, p int, seq uint64) error {
 	}
 	return fmt.Errorf("lazymem: cluster: partition %d: raise the purge floor to %d: %w", p, seq, err)
 }
+
+// raiseTries bounds raiseFloor's rounds.
+const raiseTries = 64
 
 // checkFloor fails with errGap when partition p's stream was purged
 // above applied: messages after applied may be gone.
