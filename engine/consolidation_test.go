@@ -688,9 +688,7 @@ func TestCoreUnitBelowNewerAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The unit ranks below the record of 64 (the raw records' own
-		// order is the echo rule's: "Let's set … 32" may stand above its
-		// reply and so above the 64, which passed it).
+		// The unit ranks below the record of 64.
 		unit, newer := -1, -1
 		for i, m := range res.Memories {
 			if m.Kind == engine.KindCore && unit < 0 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 
@@ -229,7 +230,9 @@ func (p *plan) echoes() error {
 			// answers too: up stays below it ("set the pool size to 32"
 			// / "Done. Pool size is 32 now." under "make it 64").
 			if old == m.over && newer != m.up && p.alike(newer, m.up) {
-				v = min(v, p.fused[newer]*(1-1e-6))
+				// One step below it: over sits just under newer
+				// (liftOver), and up belongs between them.
+				v = min(v, math.Nextafter32(p.fused[newer], 0))
 			}
 		}
 		if v > p.fused[m.up] {

@@ -159,7 +159,11 @@ func TestRevises(t *testing.T) {
 		{slotTime, rec("小何", "搬迁还是2月8日。"), false},            // no change stated
 		{slotTime, rec("小何", "搬迁改到下午，还是2月8日。"), false},       // the same value
 		{slotTime, rec("小何", "装修延误了，搬迁要推迟。"), false},         // no value
-		{slotNone, rec("小何", "新址装修延误，搬迁改到2月22日。"), false},    // no slot asked, no choice replaced
+		// No slot asked: a change to other numbers (settingRevisions).
+		{slotNone, rec("小何", "新址装修延误，搬迁改到2月22日。"), true},
+		{slotNone, rec("小何", "装修延误了，搬迁要推迟。"), false},       // no number, no choice replaced
+		{slotNone, rec("小何", "搬迁后来还是2月8日。"), false},        // the same numbers
+		{slotNone, rec("assistant", "好的，改到2月22日。"), false}, // an echo
 		// No slot asked: a choice replaced (a supplier, a caregiver).
 		{slotNone, rec("小何", "搬家公司换成顺达了，价格便宜一点。"), true},
 		{slotNone, rec("Jen", "We switched to Northwind for the movers."), true},
@@ -302,4 +306,28 @@ func TestLaterAsksCurrent(t *testing.T) {
 			t.Errorf("%q: not a current-state question", q)
 		}
 	}
+}
+
+// TestSettingRevision: a setting given another number later ("Actually
+// make the pool size 64") ranks above the first value and its echo in a
+// question about the current state that asks for no typed value, though
+// the revision shares few words with the first statement; a question
+// about the original value still gets the first.
+func TestSettingRevision(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "s7", Role: "user", Time: t0, Text: "Let's set the connection pool size to 32 for billing-api"},
+		{Agent: "a", Session: "s7", Role: "assistant", Time: t0.Add(5 * time.Second), Text: "OK, I'll set the connection pool size to 32 for billing-api."},
+		{Agent: "a", Session: "s8", Role: "user", Time: t0.Add(23 * time.Hour), Text: "Actually make the pool size 64, we saw timeouts under load."},
+		{Agent: "a", Session: "s8", Role: "assistant", Time: t0.Add(23*time.Hour + 4*time.Second), Text: "OK, 64 it is."},
+		{Agent: "a", Session: "z1", Role: "user", Time: t0.Add(24 * time.Hour), Text: "默认超时先设成30秒吧，接口一般两秒内返回。"},
+		{Agent: "a", Session: "z1", Role: "assistant", Time: t0.Add(24*time.Hour + 5*time.Second), Text: "好的，默认超时设为30秒。"},
+		{Agent: "a", Session: "z2", Role: "user", Time: t0.Add(48 * time.Hour), Text: "其实默认超时改成60秒，批量导出要跑很久。"},
+	}
+	now := t0.Add(72 * time.Hour)
+	db := memStore(t, now, recs)
+	wantFirst(t, db, now, "what pool size did we pick?", recs[2].Text)
+	wantFirst(t, db, now, "what did we decide about the connection pool?", recs[2].Text)
+	wantFirst(t, db, now, "what was the original pool size?", recs[0].Text)
+	wantFirst(t, db, now, "默认超时最后定的是什么？", recs[6].Text)
 }
