@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -54,7 +55,8 @@ import (
 // A correction ("更正一下…团建地点换到安吉", "correction: …") passes the
 // answer it corrects by rule 2's tests in any question not about the
 // earlier state, "now" said or not: the older answer was wrong, not only
-// older (correctionsPass).
+// older (correctionsPass). So does a move of the asked value to another of
+// its type ("游泳改到周三和周五了" in "我哪几天去游泳？", movesPass).
 //
 // Reversed, in a question about the earlier state (the lexicon's
 // [earlier]: 原来, 一开始, originally, at first; not also about the
@@ -147,12 +149,17 @@ var correctionBigrams = []string{"更正", "纠正", "说错", "搞错", "记错
 
 // mayCorrect reports whether one of the candidates order holds a word of
 // a correction (its own or, through session context, its predecessor's).
-func (p *plan) mayCorrect(order []int) (bool, error) {
+func (p *plan) mayCorrect(order []int, moves bool) (bool, error) {
 	ids := roaring.New()
 	for _, i := range order {
 		ids.Add(uint32(p.cands[i].id))
 	}
-	hits, err := p.db.idx.SearchTerms(correctionWords, correctionBigrams, ids, index.FilterKey{}, 1, nil)
+	words, bigrams := correctionWords, correctionBigrams
+	// A move may pass too: its words (moveStatement's, below).
+	if moves {
+		words, bigrams = correctionWords+" "+moveWords, append(slices.Clip(correctionBigrams), moveBigrams...)
+	}
+	hits, err := p.db.idx.SearchTerms(words, bigrams, ids, index.FilterKey{}, 1, nil)
 	if err != nil {
 		return false, fmt.Errorf("lazymem: engine: search: %w", err)
 	}
@@ -265,7 +272,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 	if corrections {
 		// Most questions ask nothing about the current state: read no
 		// text unless a top candidate may state a correction.
-		if ok, err := p.mayCorrect(vecmath.TopK(p.fused, m)); err != nil || !ok {
+		if ok, err := p.mayCorrect(vecmath.TopK(p.fused, m), movesPass && kind != slotNone); err != nil || !ok {
 			return err
 		}
 	}
@@ -340,9 +347,6 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 				if !b.fetched || b.lowInfo || opening(ib) || !older && !b.rec.Time.After(a.rec.Time) || older && !a.rec.Time.After(b.rec.Time) {
 					continue
 				}
-				if corrections && !correctionStatement.MatchString(b.rec.Text) {
-					continue
-				}
 				newer, old := ib, ia
 				if older {
 					newer, old = ia, ib
@@ -356,6 +360,10 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 						}
 					}
 					return revised > 0
+				}
+				if corrections && !correctionStatement.MatchString(b.rec.Text) &&
+					!(movesPass && kind != slotNone && movesTo(kind, b.rec.Text) && isRev()) {
+					continue
 				}
 				if float64(p.fused[ib]) < supersedeRatio*float64(p.fused[ia]) && !isRev() {
 					continue

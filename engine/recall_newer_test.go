@@ -331,3 +331,27 @@ func TestSettingRevision(t *testing.T) {
 	wantFirst(t, db, now, "what was the original pool size?", recs[0].Text)
 	wantFirst(t, db, now, "默认超时最后定的是什么？", recs[6].Text)
 }
+
+// TestMoveRevisesAskedValue: in a question asking for a typed value, not
+// about the current state in words, a newer turn that moves the value to
+// another of that type ("游泳改到周三和周五了", "moved to Thursday") ranks
+// above the value it moves; a move to a value of another type does not
+// pass an answer (a wedding moved to April is no answer to the car's
+// price).
+func TestMoveRevisesAskedValue(t *testing.T) {
+	t0 := time.Date(2026, 9, 2, 20, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Agent: "a", Session: "d1", Role: "user", Time: t0, Text: "我每周二和周四早上七点去游泳。"},
+		{Agent: "a", Session: "d2", Role: "user", Time: t0.Add(30 * 24 * time.Hour), Text: "游泳改到周三和周五了，周二要加班。"},
+		{Agent: "a", Session: "e1", Role: "Priya", Time: t0.Add(time.Hour), Text: "The design review is on Tuesday at 3pm in room 4."},
+		{Agent: "a", Session: "e2", Role: "Priya", Time: t0.Add(40 * 24 * time.Hour), Text: "The design review moved to Thursday at 10am, same room."},
+		{Agent: "a", Session: "c1", Role: "user", Time: t0.Add(2 * time.Hour), Text: "想买比亚迪的海豹，落地大概十八万左右，我现在存了九万。"},
+		{Agent: "a", Session: "c2", Role: "user", Time: t0.Add(50 * 24 * time.Hour), Text: "对，婚礼改到四月在大阪。戒指我想买卡地亚的，预算三万左右。"},
+	}
+	now := t0.Add(60 * 24 * time.Hour)
+	db := memStore(t, now, recs)
+	wantFirst(t, db, now, "我哪几天去游泳？", recs[1].Text)
+	wantFirst(t, db, now, "when is the design review?", recs[3].Text)
+	wantFirst(t, db, now, "when was the design review originally?", recs[2].Text)
+	wantFirst(t, db, now, "我想买什么车，落地价大概多少？", recs[4].Text)
+}

@@ -33,7 +33,7 @@ const whenBoost = 1.5
 
 // whenQuestion matches a question asking when or how long, at the start of
 // a clause.
-var whenQuestion = mustGate(`(?i)(^|[,.;:!?]\s*|\b(and|but|so)\s+)(when|how long|since when|(in )?(what|which) (year|month|date|day|week)|how many (years|months|weeks|days))\b|什么时候|多久|多长时间|哪年|哪一年|几月|哪个月|哪天|哪一天|几号|何时|多少年|几年`)
+var whenQuestion = mustGate(`(?i)(^|[,.;:!?]\s*|\b(and|but|so)\s+)(when|how long|since when|(in )?(what|which) (year|month|date|day|week)|how many (years|months|weeks|days))\b|什么时候|多久|多长时间|哪年|哪一年|几月|哪个月|哪天|哪一天|哪几天|几号|何时|多少年|几年`)
 
 // timeStatement matches a text that states a time. "may" and "march" are
 // left out alone (they are more often a verb), not with a day ("March 20",
