@@ -347,6 +347,10 @@ func TestMoveRevisesAskedValue(t *testing.T) {
 		{Agent: "a", Session: "e2", Role: "Priya", Time: t0.Add(40 * 24 * time.Hour), Text: "The design review moved to Thursday at 10am, same room."},
 		{Agent: "a", Session: "c1", Role: "user", Time: t0.Add(2 * time.Hour), Text: "想买比亚迪的海豹，落地大概十八万左右，我现在存了九万。"},
 		{Agent: "a", Session: "c2", Role: "user", Time: t0.Add(50 * 24 * time.Hour), Text: "对，婚礼改到四月在大阪。戒指我想买卡地亚的，预算三万左右。"},
+		{Agent: "a", Session: "m1", Role: "Raj", Time: t0.Add(3 * time.Hour), Text: "Alice owns the database migration, target end of November."},
+		{Agent: "a", Session: "m1", Role: "Dana", Time: t0.Add(3*time.Hour + time.Minute), Text: "Marketing budget for Q1 is $50k."},
+		{Agent: "a", Session: "m2", Role: "Raj", Time: t0.Add(45 * 24 * time.Hour), Text: "Bob took over the database migration since Alice moved to the payments team."},
+		{Agent: "a", Session: "m2", Role: "Dana", Time: t0.Add(45*24*time.Hour + time.Minute), Text: "Finance cut the Q1 marketing budget to $40k."},
 	}
 	now := t0.Add(60 * 24 * time.Hour)
 	db := memStore(t, now, recs)
@@ -354,4 +358,40 @@ func TestMoveRevisesAskedValue(t *testing.T) {
 	wantFirst(t, db, now, "when is the design review?", recs[3].Text)
 	wantFirst(t, db, now, "when was the design review originally?", recs[2].Text)
 	wantFirst(t, db, now, "我想买什么车，落地价大概多少？", recs[4].Text)
+	wantFirst(t, db, now, "who owns the database migration?", recs[8].Text)
+	wantFirst(t, db, now, "who owned the database migration originally?", recs[6].Text)
+	wantFirst(t, db, now, "what is the Q1 marketing budget?", recs[9].Text)
+}
+
+// TestMoveGate: every move and handover the rules match holds a word of
+// the index search (mayCorrect) that decides whether texts are read.
+func TestMoveGate(t *testing.T) {
+	gate := map[string]bool{}
+	for _, w := range queryAnalyzer().Terms(moveWords) {
+		gate[w] = true
+	}
+	for _, b := range moveBigrams {
+		gate[b] = true
+	}
+	for _, text := range []string{"改到周三", "改成十点", "改为线上", "改在二楼", "换成顺达", "换到安吉", "推迟到下周", "提前到周一", "延期到三月", "挪到周五",
+		"降到四万", "降为三千", "涨到五百", "涨为六百", "加到十个人", "减到八个", "调到30秒", "调整为两周", "调整到九点", "上调到一万", "下调到八千",
+		"砍到两万", "缩减到五人", "提高到六十", "提升到九成", "王磊接手了", "交给小王", "改由李娜负责", "转给财务",
+		"We switched to Linear", "postponed it until May", "rescheduled for Friday", "brought it forward to Monday",
+		"the review moved to Thursday", "changed the venue to Porto", "postponed the launch to May", "rescheduled it to Friday", "pushed it back to June",
+		"Finance cut the budget to $40k", "raised the limit to 64", "increased the pool to 64", "reduced the team to five", "lowered it to 3",
+		"bumped the API to Node 22", "upped it to 10", "dropped the price to $9", "trimmed it to 20 minutes", "slashed it to 5k",
+		"extended the trial to 30 days", "shortened the standup to 10 minutes", "upgraded the database to Postgres 16", "downgraded it to v2",
+		"Bob took over the migration", "Jen has taken over", "Sam takes over on Monday", "Ana is taking over", "handed it over to Raj", "handing over to Li"} {
+		if !moveStatement.MatchString(text) && !handover.MatchString(text) {
+			t.Errorf("%q: not a move", text)
+			continue
+		}
+		found := false
+		for _, term := range queryAnalyzer().Terms(text) {
+			found = found || gate[term]
+		}
+		if !found {
+			t.Errorf("%q: no term of the gate in %v", text, queryAnalyzer().Terms(text))
+		}
+	}
 }

@@ -111,18 +111,31 @@ var replaceStatement = mustGate(`(?i)换成|换到|换了|改用|改请|改找|�
 var movesPass = true
 
 // moveStatement matches a turn that moves a value to another ("游泳改到周
-// 三和周五了", "the review moved to Thursday").
-var moveStatement = mustGate(`(?i)改到|改成|改为|改在|换成|换到|推迟到|提前到|延期到|挪到|\b(moved (it )?to|changed (it )?to|switched to|postponed (it )?(to|until)|rescheduled (it )?(to|for)|pushed (it )?(back )?to|brought (it )?forward to)\b`)
+// 三和周五了", "the review moved to Thursday", "Finance cut the Q1 budget
+// to $40k", "预算降到四万").
+var moveStatement = mustGate(`(?i)改到|改成|改为|改在|换成|换到|推迟到|提前到|延期到|挪到|降到|降为|涨到|涨为|加到|减到|调到|调整为|调整到|上调到|下调到|砍到|缩减到|提高到|提升到|` +
+	`\b(switched to|postponed (it )?until|rescheduled (it )?for|brought (it )?forward to)\b|` +
+	`\b(moved|changed|postponed|rescheduled|pushed|cut|raised|increased|reduced|lowered|bumped|upped|dropped|trimmed|slashed|extended|shortened|upgraded|downgraded)\b[^.!?;,，。！？；]{0,40}?\bto\b`)
 
-const moveWords = "moved changed switched postponed rescheduled pushed brought"
+// moveWords and moveBigrams are the words one of which every text
+// moveStatement or handover matches holds (TestMoveGate).
+const moveWords = "moved changed switched postponed rescheduled pushed brought cut raised increased reduced lowered bumped upped dropped trimmed slashed extended shortened upgraded downgraded took taken takes taking handed handing"
 
-var moveBigrams = []string{"改到", "改成", "改为", "改在", "换成", "换到", "推迟", "提前", "延期", "挪到"}
+var moveBigrams = []string{"改到", "改成", "改为", "改在", "换成", "换到", "推迟", "提前", "延期", "挪到", "降到", "降为", "涨到", "涨为", "加到", "减到", "调到", "调整", "上调", "下调", "砍到", "缩减", "提高", "提升", "接手", "交给", "改由", "转给"}
+
+// handover matches a turn that hands a task to another owner ("Bob took
+// over the migration", "迁移交给小王了"): the new owner is often named
+// before the verb, so an owner question takes the whole turn.
+var handover = mustGate(`(?i)\b(took over|taken over|takes over|taking over|handed (it )?over to|handing (it )?over to)\b|接手|交给|改由|转给`)
 
 // movesTo reports whether text moves something to a value of kind: the
 // clause after a moveStatement states one ("游泳改到周三和周五了" moves to
 // a time; "改到四月在大阪。戒指…预算三万" moves to a time, not to the sum a
 // money question asks).
 func movesTo(kind slotKind, text string) bool {
+	if kind == slotOwner && handover.MatchString(text) {
+		return true
+	}
 	for _, m := range moveStatement.FindAllStringIndex(text, -1) {
 		tail := text[m[1]:]
 		if i := strings.IndexFunc(tail, clauseEnd); i >= 0 {

@@ -105,6 +105,10 @@ var (
 	askMoney = mustGate(`(?i)\b(budget|budgets|cost|costs|price|prices|priced|spend|spent|spending|fee|fees|salary|pay|paid|bill|bills|quote|quoted|rent|charge|charged|worth|money|expense|expenses)\b|预算|费用|花了|花费|多少钱|价格|价钱|报价|成本|开销|经费|资金|工资|薪|账单|房租|租金|收费|贵`)
 )
 
+// askSum: a what question about a sum by its name ("what is the Q1
+// marketing budget?", "what's the rent now?").
+var askSum = mustGate(`(?i)\bwhat(?:'s| is| was| are| were| will be)\s+(?:the |our |my |your |their |his |her |its )?[^?.!,]{0,30}?\b(budget|budgets|cost|costs|price|prices|fee|fees|salary|rent|bill|quote|expenses)\b`)
+
 // askWords: a question asking for a slot holds one of them (a cheap test
 // before the patterns: a keyword query pays a few substring searches).
 var askWords = []string{"when", "what", "where", "which", "who", "how", "since", "year", "month", "date", "day", "week",
@@ -133,6 +137,8 @@ func askedSlot(text string) slotKind {
 			return slotMoney
 		}
 		return slotAmount
+	case askSum.MatchString(text):
+		return slotMoney
 	}
 	return slotNone
 }
@@ -146,14 +152,14 @@ var (
 			`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)`+
 			`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`)
 	ownerVerb = newDetector(
-		`(?i)\b(own|owns|owner|takes? over|taking over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`,
+		`(?i)\b(own|owns|owner|takes? over|taking over|took over|taken over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`,
 		`负责|交给|来跟|来接|去接|接手|来弄|来准备|来做|来管|跟进|对接|交接|我来`)
 	// ownerValue: a capitalised word not at the start of a sentence ("can
 	// you, Priya", "to Jen"), or at its start before an owner's verb ("Jen
 	// takes over"); a relative ("my mom"); the name after 交给/由/让 or
 	// before 负责/来跟.
 	ownerValue = newDetector(
-		`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`,
+		`[^.!?:;\s]\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+(?:owns?|will|takes?|took|is|handles?|picks?|keeps?|leads?|runs?)\b|(?i:\b(?:my|our) (?:mom|mother|dad|father|wife|husband|partner|sister|brother|nanny|neighbou?r)\b)`,
 		`(?:交给|由|让|改由)(\p{Han}{2,3}?)(?:来|负责|去|接|弄|跟|管|吧|[，。！,.!])|(\p{Han}{2,3})(?:负责|来跟|来接|接手|来弄|来准备|来做|来管)`)
 	// moneyValue: a sum of money or a share of one ("75k", "$80", "七万五",
 	// "3000元", "百分之二十").
