@@ -160,7 +160,8 @@ var listSchema = map[string]any{
 const addDescription = "Store one memory (a message, a fact, a decision) in the agent's long-term memory. " +
 	"It is durable when the call returns and can be found later with search."
 
-const searchDescription = "Find the memories that answer a question, best first, rendered with their times and speakers. " +
+const searchDescription = "Find the memories that answer a question. The text is their timeline, oldest first, each with its time " +
+	"and speaker (of two that disagree, the later is the newer); the structured result lists them best first, with scores. " +
 	"Relative times in the question (\"yesterday\", \"last week\") narrow the search."
 
 // The tools.
