@@ -706,3 +706,39 @@ func TestCoreUnitBelowNewerAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitTextOwnerAndDue: an action item's memory says who does it and by
+// when, also when its content is the task alone ("给出压测报告").
+func TestUnitTextOwnerAndDue(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 14, 0, 0, 0, time.FixedZone("CST", 8*3600))
+	db, err := engine.Open(t.TempDir(), engine.Options{Clock: func() time.Time { return t0.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.AppendBatch(ctx, []engine.Record{
+		{Agent: "a", Session: "m", Role: "王磊", Time: t0, Text: "压测这块张伟负责，周五前给出压测报告。"},
+		{Agent: "a", Session: "m", Role: "张伟", Time: t0.Add(time.Minute), Text: "好的，周五前给出压测报告。"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Consolidate(ctx, "a", engine.ConsolidateOptions{IDs: []uint64{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Recall(ctx, engine.Query{Agent: "a", Text: "压测报告谁负责？", K: 5, Now: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Memories {
+		if m.Kind != engine.KindCore || m.Unit == nil || len(m.Unit.ActionItems) == 0 {
+			continue
+		}
+		a := m.Unit.ActionItems[0]
+		if !strings.Contains(m.Text, a.Owner) || a.Due.IsZero() || !strings.Contains(m.Text, a.Due.UTC().Format("2006-01-02 15:04")) {
+			t.Errorf("action item memory %q: want its owner %q and due %v in the text", m.Text, a.Owner, a.Due)
+		}
+		return
+	}
+	t.Fatalf("no action item among %d memories", len(res.Memories))
+}

@@ -346,15 +346,28 @@ func (cs *coreStore) commit(b *pebble.Batch, o *pebble.WriteOptions) error {
 func (cs *coreStore) closeBatch(b *pebble.Batch) { cs.park.CloseBatch(b) }
 
 // unitText is what is embedded for a unit and what its memory reads: the
-// topic, the content and the tasks.
+// topic, the content and the tasks, each with its owner and due time when
+// the text does not say them ("给出压测报告 (张伟, due 2026-12-03 16:00
+// UTC)"): an agent reading the memory must learn who does what by when,
+// and the content is often the task alone.
 func unitText(u *consolidate.Unit) string {
 	s := u.Content
 	if u.Topic != "" && !strings.Contains(u.Content, u.Topic) {
 		s = u.Topic + ": " + s
 	}
 	for _, a := range u.ActionItems {
-		if !strings.Contains(s, a.Task) {
+		var extra []string
+		switch {
+		case !strings.Contains(s, a.Task):
 			s += "; " + a.Owner + ": " + a.Task
+		case a.Owner != "" && !strings.Contains(s, a.Owner):
+			extra = append(extra, a.Owner)
+		}
+		if !a.Due.IsZero() {
+			extra = append(extra, "due "+a.Due.UTC().Format("2006-01-02 15:04")+" UTC")
+		}
+		if len(extra) > 0 {
+			s += " (" + strings.Join(extra, ", ") + ")"
 		}
 	}
 	return s

@@ -120,6 +120,14 @@ func cmdDemoMeeting(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		return out
 	}
+	// must: the utterance a good answer must cite (the question's first
+	// evidence key), 0 when it is not said yet.
+	must := func(q meeting.Question, upto int) uint64 {
+		if i, ok := m.Keys[q.Evidence[0]]; ok && i <= upto {
+			return ids[i]
+		}
+		return 0
+	}
 
 	// 1. The meeting streams in; live questions are asked as it goes.
 	fmt.Fprintf(stdout, "1. during the meeting: every utterance appended durably as it is said; nothing is embedded.\n\n")
@@ -141,7 +149,7 @@ func cmdDemoMeeting(ctx context.Context, args []string, stdout, stderr io.Writer
 			// Asked a moment after the utterance: the working memory has
 			// caught up with the meeting (or spent its budget).
 			db.SettleWorkingMemory()
-			res, err := lazy.ask(ctx, db, q, evidence(q, i), engine.Query{
+			res, err := lazy.ask(ctx, db, q, evidence(q, i), must(q, i), engine.Query{
 				Agent: meetingAgent, Text: q.Text, K: *k, CurrentSession: meetingSession, Now: u.Time, ParseTime: true,
 			})
 			if err != nil {
@@ -194,7 +202,7 @@ func cmdDemoMeeting(ctx context.Context, args []string, stdout, stderr io.Writer
 	last := len(m.Utterances) - 1
 	end := m.Utterances[last].Time.Add(time.Minute)
 	for _, q := range post {
-		res, err := lazy.ask(ctx, db, q, evidence(q, last), engine.Query{Agent: meetingAgent, Text: q.Text, K: *k, Now: end})
+		res, err := lazy.ask(ctx, db, q, evidence(q, last), must(q, last), engine.Query{Agent: meetingAgent, Text: q.Text, K: *k, Now: end})
 		if err != nil {
 			return err
 		}
@@ -229,14 +237,16 @@ type demoSide struct {
 	askEmbedded   int64
 	hitsLive      [2]int // found, asked
 	hitsPost      [2]int
+	first         [2]int // questions whose first answer cites their must-cite utterance, asked
 	storage       int64
 	apiCalls      int64 // embedding requests to a remote API, all told
 	last          bool  // the last question's evidence was in the top k
 }
 
 // ask runs one question on the engine and scores it: a hit when a memory
-// in the top k is an evidence utterance or a unit citing one.
-func (s *demoSide) ask(ctx context.Context, db *engine.DB, mq meeting.Question, ev []uint64, q engine.Query) (*engine.Result, error) {
+// in the top k is an evidence utterance or a unit citing one; first when
+// the first memory is the must-cite utterance or a unit citing it.
+func (s *demoSide) ask(ctx context.Context, db *engine.DB, mq meeting.Question, ev []uint64, must uint64, q engine.Query) (*engine.Result, error) {
 	t := time.Now()
 	res, err := db.Recall(ctx, q)
 	if err != nil {
@@ -253,6 +263,13 @@ func (s *demoSide) ask(ctx context.Context, db *engine.DB, mq meeting.Question, 
 		}
 	}
 	s.score(mq.Live, s.last)
+	s.first[1]++
+	if len(res.Memories) > 0 && must != 0 {
+		mem := res.Memories[0]
+		if mem.ID == must || mem.Unit != nil && slices.Contains(mem.Unit.SourceIDs, must) {
+			s.first[0]++
+		}
+	}
 	return res, nil
 }
 
@@ -337,6 +354,10 @@ func runEagerMeeting(ctx context.Context, m *meeting.Meeting, emb embed.Embedder
 			}
 		}
 		s.score(q.Live, hit)
+		s.first[1]++
+		if i, ok := m.Keys[q.Evidence[0]]; ok && i <= upto && len(got) > 0 && got[0] == i {
+			s.first[0]++
+		}
 	}
 	s.storage = b.Bytes()
 	s.apiCalls = b.Usage().APICalls
@@ -367,6 +388,7 @@ func printComparison(w io.Writer, l, e *demoSide, n int) {
 	row("storage", human(l.storage), human(e.storage))
 	row("hit@k, live questions", rate(l.hitsLive), rate(e.hitsLive))
 	row("hit@k, after the meeting", rate(l.hitsPost), rate(e.hitsPost))
+	row("first answer cites the key moment", rate(l.first), rate(e.first))
 	fmt.Fprintf(w, "\n   lazymem's write time includes an fsync per utterance and its storage the whole store (log, index,\n"+
 		"   embedding cache, core memory) on disk; the eager baseline keeps vectors and text in memory without\n"+
 		"   durability, and embeds with a local hash embedder: with a remote one each of its requests is a network\n"+
