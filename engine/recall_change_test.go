@@ -177,17 +177,24 @@ func TestPickAsksCurrent(t *testing.T) {
 // the index's gate (mayCorrect's words and bigrams), so the gate skips no
 // correction.
 func TestCorrectionGate(t *testing.T) {
+	checkGate(t, correctionWords, correctionBigrams, correctionStatement.MatchString, "更正一下", "纠正一下", "我说错了", "搞错了", "我记错了", "写错了", "弄错了",
+		"Correction: it's Porto", "Sorry, I meant Tuesday", "I meant Tuesday", "scratch that", "my mistake, it's 64", "I misspoke earlier")
+}
+
+// checkGate checks that every text matches the rule and holds one of the
+// gate's words or bigrams, as the query analyzer cuts it.
+func checkGate(t *testing.T, words string, bigrams []string, rule func(string) bool, texts ...string) {
+	t.Helper()
 	gate := map[string]bool{}
-	for _, w := range queryAnalyzer().Terms(correctionWords) {
+	for _, w := range queryAnalyzer().Terms(words) {
 		gate[w] = true
 	}
-	for _, b := range correctionBigrams {
+	for _, b := range bigrams {
 		gate[b] = true
 	}
-	for _, text := range []string{"更正一下", "纠正一下", "我说错了", "搞错了", "我记错了", "写错了", "弄错了", "Correction: it's Porto",
-		"Sorry, I meant Tuesday", "I meant Tuesday", "scratch that", "my mistake, it's 64", "I misspoke earlier"} {
-		if !correctionStatement.MatchString(text) {
-			t.Errorf("%q: not a correction", text)
+	for _, text := range texts {
+		if !rule(text) {
+			t.Errorf("%q: the rule does not match it", text)
 			continue
 		}
 		found := false
