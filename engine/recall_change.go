@@ -28,7 +28,7 @@ import (
 var changeDemote float32 = 0.7
 
 // changeStatement matches a text that states a change.
-var changeStatement = mustGate(`(?i)改到|改成|改为|改在|改期|改了|改主意|换成|换到|换了|推迟|延期|延后|提前|取消|不再|戒了|变成|变了|调整|最终|后来|终于|量错|搞错|记错|其实是|\b(changed|moved (to|it|the)|switched|postponed|rescheduled|pushed (back|to)|brought forward|cancel(l)?ed|no longer|any ?more|instead|turned out|actually|decided|now)\b`)
+var changeStatement = mustGate(`(?i)改到|改成|改为|改在|改去|换去|改期|改了|改主意|换成|换到|换了|推迟|延期|延后|提前|取消|不再|戒了|变成|变了|调整|最终|后来|终于|量错|搞错|记错|其实是|\b(changed|moved (to|it|the)|switched|postponed|rescheduled|pushed (back|to)|brought forward|cancel(l)?ed|no longer|any ?more|instead|turned out|actually|decided|now)\b`)
 
 // changeQuestion matches a question whether something changed ("上线时间改
 // 了吗？", "地点有变化吗", "有没有推迟", "did the launch date change?", "has

@@ -367,7 +367,7 @@ func TestMoveRevisesAskedValue(t *testing.T) {
 // the index search (mayCorrect) that decides whether texts are read.
 func TestMoveGate(t *testing.T) {
 	isMove := func(text string) bool { return moveStatement.MatchString(text) || handover.MatchString(text) }
-	checkGate(t, moveWords, moveBigrams, isMove, "改到周三", "改成十点", "改为线上", "改在二楼", "换成顺达", "换到安吉", "推迟到下周", "提前到周一", "延期到三月", "挪到周五",
+	checkGate(t, moveWords, moveBigrams, isMove, "改到周三", "改成十点", "团建改去苏州", "换去三亚", "改为线上", "改在二楼", "换成顺达", "换到安吉", "推迟到下周", "提前到周一", "延期到三月", "挪到周五",
 		"降到四万", "降为三千", "涨到五百", "涨为六百", "加到十个人", "减到八个", "调到30秒", "调整为两周", "调整到九点", "上调到一万", "下调到八千",
 		"砍到两万", "缩减到五人", "提高到六十", "提升到九成", "王磊接手了", "交给小王", "改由李娜负责", "转给财务",
 		"We switched to Linear", "postponed it until May", "rescheduled for Friday", "brought it forward to Monday",
@@ -376,4 +376,27 @@ func TestMoveGate(t *testing.T) {
 		"bumped the API to Node 22", "upped it to 10", "dropped the price to $9", "trimmed it to 20 minutes", "slashed it to 5k",
 		"extended the trial to 30 days", "shortened the standup to 10 minutes", "upgraded the database to Postgres 16", "downgraded it to v2",
 		"Bob took over the migration", "Jen has taken over", "Sam takes over on Monday", "Ana is taking over", "handed it over to Raj", "handing over to Li")
+}
+
+// TestPlaceMove: a team's plans change a month later; "团建在哪？" wants
+// the place the outing moved to ("团建改去苏州": 改去 moves, and "定在杭州"
+// states the place it moved from), "团建原来定在哪？" the first.
+func TestPlaceMove(t *testing.T) {
+	t0 := time.Date(2026, 10, 9, 10, 0, 0, 0, time.UTC)
+	t1 := t0.Add(24 * 24 * time.Hour)
+	recs := []Record{
+		{Agent: "a", Session: "w1", Role: "刘洋", Time: t0, Text: "团建定在杭州，11月15号出发。"},
+		{Agent: "a", Session: "w1", Role: "陈静", Time: t0.Add(time.Minute), Text: "支付模块的重构由小李负责，月底前完成。"},
+		{Agent: "a", Session: "w1", Role: "刘洋", Time: t0.Add(2 * time.Minute), Text: "市场部第四季度预算是二十万。"},
+		{Agent: "a", Session: "w1", Role: "陈静", Time: t0.Add(3 * time.Minute), Text: "我们用飞书做项目管理。"},
+		{Agent: "a", Session: "w2", Role: "刘洋", Time: t1, Text: "杭州那周酒店太贵，团建改去苏州。"},
+		{Agent: "a", Session: "w2", Role: "陈静", Time: t1.Add(time.Minute), Text: "小李调去数据组了，支付重构交给王磊。"},
+		{Agent: "a", Session: "w2", Role: "刘洋", Time: t1.Add(2 * time.Minute), Text: "财务把市场部四季度预算砍到十五万。"},
+	}
+	now := t1.Add(30 * 24 * time.Hour)
+	db := memStore(t, now, recs)
+	wantFirst(t, db, now, "团建在哪？", recs[4].Text)
+	wantFirst(t, db, now, "团建原来定在哪？", recs[0].Text)
+	wantFirst(t, db, now, "支付重构谁负责？", recs[5].Text)
+	wantFirst(t, db, now, "市场部四季度预算多少？", recs[6].Text)
 }

@@ -113,7 +113,7 @@ var movesPass = true
 // moveStatement matches a turn that moves a value to another ("游泳改到周
 // 三和周五了", "the review moved to Thursday", "Finance cut the Q1 budget
 // to $40k", "预算降到四万").
-var moveStatement = mustGate(`(?i)改到|改成|改为|改在|换成|换到|推迟到|提前到|延期到|挪到|降到|降为|涨到|涨为|加到|减到|调到|调整为|调整到|上调到|下调到|砍到|缩减到|提高到|提升到|` +
+var moveStatement = mustGate(`(?i)改到|改成|改为|改在|改去|换成|换到|换去|推迟到|提前到|延期到|挪到|降到|降为|涨到|涨为|加到|减到|调到|调整为|调整到|上调到|下调到|砍到|缩减到|提高到|提升到|` +
 	`\b(switched to|postponed (it )?until|rescheduled (it )?for|brought (it )?forward to)\b|` +
 	`\b(moved|changed|postponed|rescheduled|pushed|cut|raised|increased|reduced|lowered|bumped|upped|dropped|trimmed|slashed|extended|shortened|upgraded|downgraded)\b[^.!?;,，。！？；]{0,40}?\bto\b`)
 
@@ -121,7 +121,7 @@ var moveStatement = mustGate(`(?i)改到|改成|改为|改在|换成|换到|推�
 // moveStatement or handover matches holds (TestMoveGate).
 const moveWords = "moved changed switched postponed rescheduled pushed brought cut raised increased reduced lowered bumped upped dropped trimmed slashed extended shortened upgraded downgraded took taken takes taking handed handing"
 
-var moveBigrams = []string{"改到", "改成", "改为", "改在", "换成", "换到", "推迟", "提前", "延期", "挪到", "降到", "降为", "涨到", "涨为", "加到", "减到", "调到", "调整", "上调", "下调", "砍到", "缩减", "提高", "提升", "接手", "交给", "改由", "转给"}
+var moveBigrams = []string{"改到", "改成", "改为", "改在", "改去", "换成", "换到", "换去", "推迟", "提前", "延期", "挪到", "降到", "降为", "涨到", "涨为", "加到", "减到", "调到", "调整", "上调", "下调", "砍到", "缩减", "提高", "提升", "接手", "交给", "改由", "转给"}
 
 // handover matches a turn that hands a task to another owner ("Bob took
 // over the migration", "迁移交给小王了"): the new owner is often named
@@ -137,7 +137,9 @@ func movesTo(kind slotKind, text string) bool {
 		return true
 	}
 	for _, m := range moveStatement.FindAllStringIndex(text, -1) {
-		tail := text[m[1]:]
+		// From the move's verb on: "改去苏州" names the place with its
+		// verb.
+		tail := text[m[0]:]
 		if i := strings.IndexFunc(tail, clauseEnd); i >= 0 {
 			tail = tail[:i]
 		}

@@ -149,7 +149,7 @@ var (
 		`\b(?:in|at|to)\s+(?:the\s+)?([A-Z][\w'’-]+(?:\s+(?:and\s+)?[A-Z][\w'’-]+){0,3})`+
 			`|(?i:\b(?:room|hall|floor|booth|building|gate)\s+[\w-]+|\b[\w'’-]+\s+(?:room|pool|center|centre|park|library|hotel|restaurant|office|venue|flat|place|house)\b|\bat home\b|\b\d+(?:st|nd|rd|th)\s+floor\b)`,
 		`(?:在|去|到|换到|挪到|改到|改在|放在|定在|搬到)([\p{Han}A-Za-z0-9（）()-]{0,10}?(?:馆|中心|酒店|宾馆|会议室|自习室|图书馆|公园|车站|站|机场|山|岛|饭店|餐厅|饭馆|楼|厅|学校|公司|家|县|市|省|路|街|广场|大厦))`+
-			`|(?:去|到|换到|搬到)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)`+
+			`|(?:去|到|换到|搬到|定在|改在|选在|改去|换去)(\p{Han}{2,3})(?:[，。！？；,.!?;]|$|玩|旅游|旅行|出差)`+
 			`|\p{Han}{1,6}(?:酒店|宾馆|饭店|餐厅|会议室|体育馆|图书馆|博览中心|会展中心)`)
 	ownerVerb = newDetector(
 		`(?i)\b(own|owns|owner|takes? over|taking over|took over|taken over|take it|handle|handles|handling|responsible|in charge|picks?( \w+)? up|keep|keeps|hand(s|ing)? over|I've got|leads?|runs?)\b`,
@@ -265,6 +265,8 @@ func slotValues(k slotKind, text, role string) []string {
 		vs = slices.DeleteFunc(vs, relativePast.MatchString)
 	case slotPlace:
 		add(placeValue, false)
+		// "定在周五" names a day, not a place.
+		vs = slices.DeleteFunc(vs, timeValue.match)
 	case slotOwner:
 		if !ownerVerb.match(text) {
 			return nil
