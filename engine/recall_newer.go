@@ -48,9 +48,10 @@ import (
 //     value, a setting given another number ("Actually make the pool
 //     size 64" after "Let's set the connection pool size to 32") is a
 //     revision too (settingRevisions), and a revision needs a cosine of
-//     only revisionSim: the hash embedder's cosine of those two is .22. A turn that opens a meeting with its
-//     topic ("今天主要定2.3版本补丁的时间", agendaToday) names no value and
-//     answers nothing: it never passes another.
+//     only revisionSim: the hash embedder's cosine of those two is .22.
+//     A turn that opens a meeting with its topic ("今天主要定2.3版本补丁
+//     的时间", agendaToday) names no value and answers nothing: it never
+//     passes another.
 //
 // A correction ("更正一下…团建地点换到安吉", "correction: …") passes the
 // answer it corrects by rule 2's tests in any question not about the
@@ -147,6 +148,19 @@ const correctionWords = "correction meant scratch mistake misspoke"
 
 var correctionBigrams = []string{"更正", "纠正", "说错", "搞错", "记错", "写错", "弄错"}
 
+// The gate's words when a move may pass as well as a correction.
+var (
+	correctionOrMoveWords   = correctionWords + " " + moveWords
+	correctionOrMoveBigrams = append(slices.Clip(correctionBigrams), moveBigrams...)
+)
+
+// similarEnough reports whether two candidates' cosine c lets them answer
+// the same question: supersedeSim, or revisionSim for a revision (revised)
+// in a question asking for no typed value.
+func similarEnough(kind slotKind, c float64, revised func() bool) bool {
+	return c >= supersedeSim || kind == slotNone && c >= revisionSim && revised()
+}
+
 // mayCorrect reports whether one of the candidates order holds a word of
 // a correction (its own or, through session context, its predecessor's).
 func (p *plan) mayCorrect(order []int, moves bool) (bool, error) {
@@ -155,9 +169,8 @@ func (p *plan) mayCorrect(order []int, moves bool) (bool, error) {
 		ids.Add(uint32(p.cands[i].id))
 	}
 	words, bigrams := correctionWords, correctionBigrams
-	// A move may pass too: its words (moveStatement's, below).
-	if moves {
-		words, bigrams = correctionWords+" "+moveWords, append(slices.Clip(correctionBigrams), moveBigrams...)
+	if moves { // a move may pass too
+		words, bigrams = correctionOrMoveWords, correctionOrMoveBigrams
 	}
 	hits, err := p.db.idx.SearchTerms(words, bigrams, ids, index.FilterKey{}, 1, nil)
 	if err != nil {
@@ -312,17 +325,10 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 				if len(p.vecs) != len(p.cands) {
 					return true
 				}
-				c := cosine(vec(a), vec(b))
-				if c >= supersedeSim {
-					return true
-				}
-				if kind != slotNone || c < revisionSim {
-					return false
-				}
 				if p.cands[b].rec.Time.After(p.cands[a].rec.Time) {
 					a, b = b, a
 				}
-				return rev(a).revises(kind, rev(b))
+				return similarEnough(kind, cosine(vec(a), vec(b)), func() bool { return rev(a).revises(kind, rev(b)) })
 			}
 		}()
 	}
@@ -351,16 +357,7 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 				if older {
 					newer, old = ia, ib
 				}
-				revised := 0 // 1 yes, -1 no, 0 not yet asked
-				isRev := func() bool {
-					if revised == 0 {
-						revised = -1
-						if rev(newer).revises(kind, rev(old)) {
-							revised = 1
-						}
-					}
-					return revised > 0
-				}
+				isRev := func() bool { return rev(newer).revises(kind, rev(old)) }
 				if corrections && !correctionStatement.MatchString(b.rec.Text) &&
 					!(movesPass && kind != slotNone && movesTo(kind, b.rec.Text) && isRev()) {
 					continue
@@ -374,10 +371,8 @@ func (p *plan) supersedeCurrent(kind slotKind) error {
 				if jaccard(match(ia), match(ib)) < supersedeOverlap {
 					continue
 				}
-				if len(p.vecs) == len(p.cands) {
-					if c := cosine(vec(ia), vec(ib)); c < supersedeSim && (kind != slotNone || c < revisionSim || !isRev()) {
-						continue
-					}
+				if len(p.vecs) == len(p.cands) && !similarEnough(kind, cosine(vec(ia), vec(ib)), isRev) {
+					continue
 				}
 				p.liftOver(ib, ia, over, older)
 				moved = true
