@@ -70,14 +70,7 @@ func (c countFS) ReuseForWrite(old, name string, cat vfs.DiskWriteCategory) (vfs
 func BenchmarkForget(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("records=%d/forget=%d", n, n/10), func(b *testing.B) {
-			recs, err := workload.Records(workload.Config{Seed: 5, Records: n})
-			if err != nil {
-				b.Fatal(err)
-			}
-			batch := make([]Record, len(recs))
-			for i, r := range recs {
-				batch[i] = Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
-			}
+			batch := workloadBatch(b, n)
 			ctx := context.Background()
 			var forgetT, compactT time.Duration
 			var written, before, after int64
@@ -135,4 +128,69 @@ func BenchmarkForget(b *testing.B) {
 			b.ReportMetric(float64(after)/N/(1<<20), "disk-MB-after")
 		})
 	}
+}
+
+// BenchmarkForgetOne forgets one record at a time from the middle of a
+// store's history, each with a live successor in its session (so each
+// Forget re-indexes what inherited the record's words), as a user deletes
+// a message. The store is built once (untimed); an op is one Forget.
+// Reported: reindexed records an op.
+//
+//	go test ./engine -run '^$' -bench 'BenchmarkForgetOne/records=1000000' -benchtime 20x
+func BenchmarkForgetOne(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			batch := workloadBatch(b, n)
+			ctx := context.Background()
+			db, err := Open(b.TempDir(), benchOptions(64<<20))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			for lo := 0; lo < len(batch); lo += 10_000 {
+				if _, err := db.AppendBatch(ctx, batch[lo:min(lo+10_000, len(batch))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := db.Settle(); err != nil {
+				b.Fatal(err)
+			}
+			// Records from the middle of the history, 1,009 ids apart, each
+			// followed in its session by a later record.
+			next := map[[2]string]bool{}
+			var ids []uint64
+			for i := len(batch) - 1; i >= 0; i-- {
+				k := [2]string{batch[i].Agent, batch[i].Session}
+				if next[k] && i >= n/4 && i%1009 == 0 {
+					ids = append(ids, uint64(i+1))
+				}
+				next[k] = true
+			}
+			reindexed := 0
+			b.ResetTimer()
+			for i := range b.N {
+				id := ids[i%len(ids)]
+				res, err := db.Forget(ctx, Selector{Agent: batch[id-1].Agent, IDs: []uint64{id}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				reindexed += res.Reindexed
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(reindexed)/float64(b.N), "reindexed/op")
+		})
+	}
+}
+
+// workloadBatch returns n workload records (seed 5) as engine records.
+func workloadBatch(b *testing.B, n int) []Record {
+	recs, err := workload.Records(workload.Config{Seed: 5, Records: n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]Record, len(recs))
+	for i, r := range recs {
+		batch[i] = Record{Time: r.Time, Agent: r.Agent, Session: r.Session, Role: r.Role, Text: r.Text, Meta: r.Meta}
+	}
+	return batch
 }

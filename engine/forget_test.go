@@ -110,13 +110,16 @@ func TestForgetSession(t *testing.T) {
 }
 
 // TestForgetSuccessorContext: an answer indexed with its question's words
-// (session context) stops matching them once the question is forgotten.
+// (session context) stops matching them once the question is forgotten,
+// and only the answer is indexed again; so after a reopen and after a
+// compaction.
 func TestForgetSuccessorContext(t *testing.T) {
-	db, err := engine.Open(t.TempDir(), engine.Options{DisableEmbedder: true})
+	dir := t.TempDir()
+	db, err := engine.Open(dir, engine.Options{DisableEmbedder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { db.Close() }()
 	ctx := context.Background()
 	got0, err := db.AppendBatch(ctx, []engine.Record{
 		{Agent: "c", Session: "s1", Role: "Mel", Text: "Which adoption agency did you pick?"},
@@ -134,15 +137,30 @@ func TestForgetSuccessorContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Forgotten != 1 || res.Reindexed != 2 {
-		t.Fatalf("Forget = %+v, want 1 forgotten, 2 re-indexed", res)
+	if res.Forgotten != 1 || res.Reindexed != 1 {
+		t.Fatalf("Forget = %+v, want 1 forgotten, 1 re-indexed (the answer)", res)
 	}
-	if got := recall(t, db, q).Memories; len(got) != 0 {
-		t.Fatalf("after: %v: the answer still matches its forgotten question's words", texts(got))
+	check := func(when string) {
+		t.Helper()
+		if got := recall(t, db, q).Memories; len(got) != 0 {
+			t.Fatalf("%s: %v: the answer still matches its forgotten question's words", when, texts(got))
+		}
+		if got := recall(t, db, engine.Query{Agent: "c", Text: "Denver", Mode: engine.ModeSparse}).Memories; len(got) != 1 {
+			t.Fatalf("%s: the answer itself is gone: %v", when, got)
+		}
 	}
-	if got := recall(t, db, engine.Query{Agent: "c", Text: "Denver", Mode: engine.ModeSparse}).Memories; len(got) != 1 {
-		t.Fatalf("the answer itself is gone: %v", got)
+	check("after")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
+	if db, err = engine.Open(dir, engine.Options{DisableEmbedder: true}); err != nil {
+		t.Fatal(err)
+	}
+	check("reopened")
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted")
 }
 
 // TestForgetSelectorFilters: roles, metadata and a time range narrow an

@@ -298,8 +298,10 @@ func (x *Index) insertDocs(docs []*Doc, bt *batchTerms) {
 		x.live.Add(id)
 		x.nLive++
 		x.sumLive += uint64(a.dl)
-		if x.tomb.Contains(id) { // persisted deletion of a re-indexed record
-			x.live.Remove(id)
+		if x.void.Contains(id) { // persisted deletion of a re-indexed record, or amended (amend.go)
+			if x.tomb.Contains(id) {
+				x.live.Remove(id)
+			}
 			s.nDeleted++
 			s.delLen += uint64(a.dl)
 			x.nLive--

@@ -25,7 +25,7 @@ func (x *Index) Checkpoint(dir string) error {
 	if err := x.fs.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lazymem: index: checkpoint: %w", err)
 	}
-	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, sig: x.signature()}
+	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, amended: x.amended, sig: x.signature()}
 	for _, s := range x.segs {
 		if s.mut != nil {
 			break // being flushed: not persisted yet

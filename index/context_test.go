@@ -108,37 +108,11 @@ func TestSessionContextOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for n := 0; n < len(all); {
-				end := min(len(all), n+1+rng.IntN(300))
-				src.docs = all[:end]
-				if err := x.Add(all[n:end]); err != nil {
-					t.Fatal(err)
-				}
-				n = end
-			}
+			addInBatches(t, rng, x, src, all)
 			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true, own: own, inherited: inherited, sample: opts.ContextSample}
 			compare := func(what string, x *Index) {
 				t.Helper()
-				for q := 0; q < 40; q++ {
-					query := randQuery(rng, vocab)
-					f := randFilter(rng, all)
-					bm, err := x.Filter(f)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := x.Search(query, bm, 10, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					closeHits(t, fmt.Sprintf("%s: %q %+v", what, query, f), got, o.search(query, o.filter(f), 10), 1e-9)
-					// The pruned search equals the exhaustive one over the
-					// same postings (block bounds hold with every weighting).
-					ex, err := x.SearchExhaustive(query, bm, 10)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sameHits(t, fmt.Sprintf("%s: %q pruned vs exhaustive", what, query), got, ex, 1e-6)
-				}
+				checkOracle(t, rng, x, o, all, vocab, 40, what, true)
 			}
 			compare("live", x)
 			if err := x.Close(); err != nil { // unflushed documents are rebuilt

@@ -25,21 +25,27 @@ func (x *Index) Delete(ids []uint64) error {
 		if !x.live.Contains(id) {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(all, id, func(s *segment, id uint32) int {
-			switch {
-			case s.hi < id:
-				return -1
-			case s.lo > id:
-				return 1
+		// An amended document's postings are the amendment segment's
+		// (amend.go); its own segment's are void already.
+		s := x.amend
+		if s == nil || !x.amended.Contains(id) || !s.present.Contains(id) {
+			i, _ := slices.BinarySearchFunc(all, id, func(s *segment, id uint32) int {
+				switch {
+				case s.hi < id:
+					return -1
+				case s.lo > id:
+					return 1
+				}
+				return 0
+			})
+			if i >= len(all) || !all[i].present.Contains(id) {
+				continue
 			}
-			return 0
-		})
-		if i >= len(all) || !all[i].present.Contains(id) {
-			continue
+			s = all[i]
 		}
-		s := all[i]
 		dl := s.docLen(id)
 		x.tomb.Add(id)
+		x.void.Add(id)
 		x.live.Remove(id)
 		s.nDeleted++
 		s.delLen += uint64(dl)

@@ -22,6 +22,12 @@
 // rebuilt from the segments on Open; the tail the segments lack is re-indexed
 // from the Source (the log). Open never claims an id above Source.LastID().
 //
+// Reindex indexes a few live documents again (with SessionContext, after a
+// Delete, the documents that inherited a deleted one's words) into an
+// amendment segment that every search reads beside the others, while their
+// older postings stay void in their own segments (amend.go); the MANIFEST
+// keeps their ids and Open analyses them again from the Source.
+//
 // # Search
 //
 // Search is BM25 (k1, b configurable; idf = ln(1 + (N-df+0.5)/(df+0.5)))
@@ -54,6 +60,9 @@
 //	| LZMMAN01 | ver u32 | nextNum | nSegs | nSegs x {num u64, lo, hi} | tombLen | roaring    | sigLen | analyzer | crc32c |
 //	| 8 bytes  | = 1     | u64     | u32   | ascending disjoint ranges | u32     | tombstones | u32    | signature| u32    |
 //	+----------+---------+---------+-------+---------------------------+---------+------------+--------+----------+--------+
+//
+// Version 2 (written only when Reindex amended documents) has amendLen u32
+// and the amended ids' roaring bitmap between the tombstones and sigLen.
 //
 // Segment file NNNNNN.lzi (read whole and used in place):
 //
@@ -95,7 +104,7 @@
 // Metrics.Repairs), analyze.go (text analysis of a batch on a worker
 // pool), add.go (validation and insertion into the mutable segment),
 // flush.go (freezing and sealing the mutable segment, the manifest write),
-// delete.go (tombstones), merge.go (the merge policy and merging),
+// delete.go (tombstones), amend.go (Reindex), merge.go (the merge policy and merging),
 // settle.go (the merge of an index left alone),
 // segment.go and segment_build.go (a segment read and written),
 // postings.go and postings_decode.go (a posting list's blocks written and

@@ -14,11 +14,11 @@ func (x *Index) DocFreq(terms []string, dst []uint64) (n uint64, df []uint64, er
 	}
 	var ti termInfo
 	var it postingsIter
-	segs := x.allSegs()
+	segs := x.searchSegs()
 	for i, t := range terms {
 		for _, seg := range segs {
 			if seg.term(t, &ti) {
-				df[i] += uint64(ti.df) - uint64(seg.deletedDF(t, &ti, x.tomb, &it))
+				df[i] += uint64(ti.df) - uint64(seg.deletedDF(t, &ti, x.tombOf(seg), &it))
 			}
 		}
 	}

@@ -28,7 +28,8 @@ func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([
 	per := map[uint32][]float64{}
 	prim := map[uint32]bool{} // the records holding a primary term
 	var p postingsIter
-	for _, seg := range x.allSegs() {
+	for _, seg := range x.searchSegs() {
+		tomb := x.tombOf(seg)
 		for q, t := range s.terms {
 			if !seg.term(t.text, &s.ti) {
 				continue
@@ -36,7 +37,7 @@ func (x *Index) SearchExhaustive(query string, filter *roaring.Bitmap, k int) ([
 			p.reset(&s.ti)
 			for p.Next() {
 				d := p.At()
-				if x.tomb.Contains(d) || (filter != nil && !filter.Contains(d)) {
+				if tomb.Contains(d) || (filter != nil && !filter.Contains(d)) {
 					continue
 				}
 				v := per[d]

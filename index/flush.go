@@ -47,7 +47,7 @@ func (x *Index) writeManifestLocked() error {
 	if x.dir == "" {
 		return nil
 	}
-	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, sig: x.signature()}
+	m := &manifest{nextNum: x.nextNum, tomb: x.tomb, amended: x.amended, sig: x.signature()}
 	for _, s := range x.segs {
 		if s.mut != nil {
 			break // being flushed: not persisted yet

@@ -82,6 +82,11 @@ func FuzzManifest(f *testing.F) {
 	}
 	f.Add(good)
 	f.Add(good[:20])
+	v2, err := appendManifest(nil, &manifest{nextNum: 7, segs: []manifestSeg{{1, 0, 99}}, tomb: tb, amended: roaring.BitmapOf(4, 50)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v2)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeManifest(b)
 		if err != nil {
@@ -92,7 +97,7 @@ func FuzzManifest(f *testing.F) {
 			t.Fatal(err)
 		}
 		m2, err := decodeManifest(again)
-		if err != nil || m2.nextNum != m.nextNum || len(m2.segs) != len(m.segs) || !m2.tomb.Equals(m.tomb) {
+		if err != nil || m2.nextNum != m.nextNum || len(m2.segs) != len(m.segs) || !m2.tomb.Equals(m.tomb) || !m2.amended.Equals(m.amended) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})

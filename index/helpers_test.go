@@ -56,6 +56,21 @@ func (s *memSource) Text(id uint64) (string, error) {
 	return s.docs[i].Text, nil
 }
 
+// Docs makes memSource a DocSource.
+func (s *memSource) Docs(ids []uint64, fn func(d *Doc) error) error {
+	for _, id := range ids {
+		i, ok := slices.BinarySearchFunc(s.docs, id, func(d *Doc, id uint64) int { return cmp.Compare(d.ID, id) })
+		if !ok {
+			continue
+		}
+		c := *s.docs[i]
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // genCorpus makes n docs with ids from firstID, mostly increasing times
 // (10% late), a Zipf vocabulary of vocab words, 4 agents, metadata tags.
 func genCorpus(rng *rand.Rand, n int, firstID uint64, vocab int) []*Doc {
@@ -360,5 +375,53 @@ func closeHits(t *testing.T, what string, got, want []Hit, tol float64) {
 		if (ok && !near(g.Score, s)) || (!ok && !near(g.Score, want[len(want)-1].Score)) {
 			t.Fatalf("%s: rank %d %v not in oracle top-k\ngot  %v\nwant %v", what, i, g, short(got), short(want))
 		}
+	}
+}
+
+// checkOracle runs n random queries with random filters over x: the pruned
+// search equals the exhaustive one over the same postings (block bounds
+// hold with every weighting) and, with exact, the oracle's BM25. It
+// returns how many top 10s differ from the oracle's in their ids.
+func checkOracle(t *testing.T, rng *rand.Rand, x *Index, o *oracle, all []*Doc, vocab, n int, what string, exact bool) int {
+	t.Helper()
+	bad := 0
+	for range n {
+		query := randQuery(rng, vocab)
+		f := randFilter(rng, all)
+		bm, err := x.Filter(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Search(query, bm, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := o.search(query, o.filter(f), 10)
+		if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID }) {
+			bad++
+		}
+		if exact {
+			closeHits(t, fmt.Sprintf("%s: %q %+v", what, query, f), got, want, 1e-9)
+		}
+		ex, err := x.SearchExhaustive(query, bm, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, fmt.Sprintf("%s: %q pruned vs exhaustive", what, query), got, ex, 1e-6)
+	}
+	return bad
+}
+
+// addInBatches adds all to x in random batches of up to 300, the source
+// holding each batch before it is added (as the log does).
+func addInBatches(t *testing.T, rng *rand.Rand, x *Index, src *memSource, all []*Doc) {
+	t.Helper()
+	for n := 0; n < len(all); {
+		end := min(len(all), n+1+rng.IntN(300))
+		src.docs = all[:end]
+		if err := x.Add(all[n:end]); err != nil {
+			t.Fatal(err)
+		}
+		n = end
 	}
 }

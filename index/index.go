@@ -54,6 +54,7 @@ type Metrics struct {
 	Rebuilt      uint64 // documents re-indexed from the Source by Open
 	Dropped      int    // segments dropped by Open: len(Repairs)
 	LateDocs     int    // documents whose time is below an earlier id's time
+	Amended      uint64 // documents Reindex indexed again since the index was built
 	Terms        int    // distinct terms in the mutable segment
 	// Repairs lists the segments Open dropped (corrupt, beyond the log,
 	// built by another analyzer), each with its id range and reason; their
@@ -82,9 +83,14 @@ type Index struct {
 	hasDocs bool
 	nextNum uint64
 
-	live   *roaring.Bitmap // indexed and not deleted
-	tomb   *roaring.Bitmap
-	fields fieldSet
+	live *roaring.Bitmap // indexed and not deleted
+	tomb *roaring.Bitmap
+	// amended holds the documents Reindex indexed again, whose postings
+	// are in amend; void is tomb and amended: the ids whose postings the
+	// other segments hold but a search skips (amend.go).
+	amended, void *roaring.Bitmap
+	amend         *segment
+	fields        fieldSet
 	// roles lists the roles of fields in the order the index first held
 	// them (RolesSince); it only grows, as fields' entries do.
 	roles []string
@@ -135,7 +141,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 	}
 	x := &Index{
 		opts: opts, fs: opts.FS, dir: dir, nextNum: 1,
-		live: roaring.New(), tomb: roaring.New(), fields: make(fieldSet), agented: roaring.New(),
+		live: roaring.New(), tomb: roaring.New(), amended: roaring.New(), void: roaring.New(), fields: make(fieldSet), agented: roaring.New(),
 		mergeKick: make(chan struct{}, 1), flushKick: make(chan struct{}, 1), stop: make(chan struct{}),
 		fcache: newFilterCache(opts.FilterCacheBytes),
 	}
@@ -149,13 +155,20 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 		}
 	}
 	x.mut = newMutable(x.nextLo(), memHint{})
-	if err := x.recount(); err != nil {
-		return nil, err
-	}
+	x.recount()
 	if src != nil {
 		if err := x.rebuildTail(src); err != nil {
 			return nil, err
 		}
+	}
+	if _, ok := src.(DocSource); ok && !x.amended.IsEmpty() {
+		// The amended documents' postings (amend.go), analysed again.
+		// Without a DocSource they stay unsearched (and amended).
+		seg, got, err := x.buildAmend(roaring.AndNot(x.amended, x.tomb))
+		if err != nil {
+			return nil, err
+		}
+		x.installAmend(seg, got)
 	}
 	if dirty {
 		if err := x.writeManifestLocked(); err != nil {
@@ -208,7 +221,7 @@ func (x *Index) Metrics() Metrics {
 	m := Metrics{
 		Docs: x.nLive, Deleted: x.tomb.GetCardinality(), MemDocs: uint64(x.mut.nDocs),
 		Flushes: x.flushes.Load(), Merges: x.merges.Load(), MergeErrors: x.mergeErrs.Load(), FlushErrors: x.flushErrs.Load(),
-		Rebuilt: x.rebuilt, Dropped: len(x.repairs), Repairs: slices.Clone(x.repairs), LateDocs: len(x.times.lateIDs), Terms: x.mut.mut.terms.len(),
+		Rebuilt: x.rebuilt, Dropped: len(x.repairs), Repairs: slices.Clone(x.repairs), LateDocs: len(x.times.lateIDs), Amended: x.amended.GetCardinality(), Terms: x.mut.mut.terms.len(),
 		ContextErrors: x.ctx.errors.Load(),
 	}
 	m.FilterCacheBytes, m.FilterCacheEntries = x.fcache.size()

@@ -16,6 +16,10 @@ const (
 	manifestTemp  = "MANIFEST.tmp"
 	manifestMagic = "LZMMAN01"
 	manifestVer   = 1
+	// manifestVer2 adds the amended documents (amend.go) after the
+	// tombstones; a manifest with none is written as version 1, which
+	// older readers take.
+	manifestVer2 = 2
 )
 
 type manifestSeg struct {
@@ -27,13 +31,19 @@ type manifest struct {
 	nextNum uint64
 	segs    []manifestSeg
 	tomb    *roaring.Bitmap
-	sig     string // analyzer signature the segments were built with
+	amended *roaring.Bitmap // nil or empty: none (version 1)
+	sig     string          // analyzer signature the segments were built with
 }
 
 func appendManifest(dst []byte, m *manifest) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, manifestMagic...)
-	dst = binary.LittleEndian.AppendUint32(dst, manifestVer)
+	v2 := m.amended != nil && !m.amended.IsEmpty()
+	if v2 {
+		dst = binary.LittleEndian.AppendUint32(dst, manifestVer2)
+	} else {
+		dst = binary.LittleEndian.AppendUint32(dst, manifestVer)
+	}
 	dst = binary.LittleEndian.AppendUint64(dst, m.nextNum)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(m.segs)))
 	for _, s := range m.segs {
@@ -47,6 +57,14 @@ func appendManifest(dst []byte, m *manifest) ([]byte, error) {
 	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(tb)))
 	dst = append(dst, tb...)
+	if v2 {
+		ab, err := m.amended.ToBytes()
+		if err != nil {
+			return nil, err
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(ab)))
+		dst = append(dst, ab...)
+	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(m.sig)))
 	dst = append(dst, m.sig...)
 	return codec.AppendChecksum(dst, dst[start:]), nil
@@ -62,10 +80,11 @@ func decodeManifest(b []byte) (*manifest, error) {
 	if _, err := codec.VerifyChecksum(b); err != nil {
 		return nil, &CorruptionError{File: manifestName, Offset: int64(len(b) - codec.ChecksumSize), Err: err}
 	}
-	if binary.LittleEndian.Uint32(b[8:]) != manifestVer {
+	ver := binary.LittleEndian.Uint32(b[8:])
+	if ver != manifestVer && ver != manifestVer2 {
 		return bad(8, "unknown version")
 	}
-	m := &manifest{nextNum: binary.LittleEndian.Uint64(b[12:])}
+	m := &manifest{nextNum: binary.LittleEndian.Uint64(b[12:]), amended: roaring.New()}
 	n := int(binary.LittleEndian.Uint32(b[20:]))
 	pos := 24
 	if n < 0 || n > (len(b)-pos)/16 {
@@ -95,6 +114,20 @@ func decodeManifest(b []byte) (*manifest, error) {
 		return nil, &CorruptionError{File: manifestName, Offset: int64(pos), Err: err}
 	}
 	pos += tl
+	if ver == manifestVer2 {
+		if pos+4 > len(b)-4 {
+			return bad(pos, "amended truncated")
+		}
+		al := int(binary.LittleEndian.Uint32(b[pos:]))
+		pos += 4
+		if al > len(b)-4-pos {
+			return bad(pos, "amended truncated")
+		}
+		if m.amended, err = readBitmap(b[pos : pos+al]); err != nil {
+			return nil, &CorruptionError{File: manifestName, Offset: int64(pos), Err: err}
+		}
+		pos += al
+	}
 	if pos+4 > len(b)-4 {
 		return bad(pos, "signature truncated")
 	}

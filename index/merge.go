@@ -180,6 +180,8 @@ func (x *Index) mergeWith(pick func() []*segment) (bool, error) {
 		return false, nil
 	}
 	in = slices.Clone(in)
+	// Only deleted documents leave: an amended one keeps its fields, time
+	// and (void) postings in its segment until the index is rebuilt.
 	tomb := x.tomb.Clone()
 	num := x.nextNum
 	x.nextNum++

@@ -30,12 +30,14 @@ func (x *Index) load(src Source) (dirty bool, err error) {
 			return false, err
 		}
 	case errors.Is(err, errNotExist) || isNotExist(err):
-		m = &manifest{nextNum: 1, tomb: roaring.New()}
+		m = &manifest{nextNum: 1, tomb: roaring.New(), amended: roaring.New()}
 	default:
 		return false, fmt.Errorf("lazymem: index: read manifest: %w", err)
 	}
 	x.nextNum = max(m.nextNum, 1)
 	x.tomb = m.tomb
+	x.amended = m.amended
+	x.void = roaring.Or(x.tomb, x.amended)
 	limit := uint64(math.MaxUint64)
 	if src != nil {
 		limit = src.LastID()
@@ -155,15 +157,14 @@ func (x *Index) absorbSegment(s *segment) error {
 
 // recount recomputes per-segment deletion counts and the live totals from
 // the segments and the tombstones.
-func (x *Index) recount() error {
+func (x *Index) recount() {
 	x.nLive, x.sumLive = 0, 0
 	x.live.AndNot(x.tomb)
-	for _, s := range x.allSegs() {
+	for _, s := range x.searchSegs() {
 		x.recountSeg(s)
 		x.nLive += uint64(s.nDocs) - uint64(s.nDeleted)
 		x.sumLive += s.sumLen - s.delLen
 	}
-	return nil
 }
 
 func (x *Index) recountSeg(s *segment) {
@@ -171,10 +172,11 @@ func (x *Index) recountSeg(s *segment) {
 	s.delMu.Lock()
 	s.delDF = nil
 	s.delMu.Unlock()
-	if x.tomb.IsEmpty() || s.empty() {
+	tomb := x.tombOf(s)
+	if tomb.IsEmpty() || s.empty() {
 		return
 	}
-	d := roaring.And(x.tomb, s.present)
+	d := roaring.And(tomb, s.present)
 	it := d.Iterator()
 	for it.HasNext() {
 		id := it.Next()

@@ -265,7 +265,7 @@ func (x *Index) searchSegments(s *searcher, sc *scorer, filter *roaring.Bitmap, 
 		}
 		var tomb *roaring.Bitmap
 		if seg.nDeleted > 0 {
-			tomb = x.tomb
+			tomb = x.tombOf(seg)
 		}
 		// The search visits only the ids from the filter's first in the
 		// segment to its last, and a filter holding every id of that run

@@ -46,6 +46,9 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 		s.iters = make([]postingsIter, 1)
 	}
 	s.segs = append(append(s.segs[:0], x.segs...), x.mut)
+	if x.amend != nil {
+		s.segs = append(s.segs, x.amend)
+	}
 	segs := s.segs
 	// Each term is looked up once per segment per query, all pairs in one
 	// staged pass (lookupAll): the statistics here and the scoring loops
@@ -74,7 +77,7 @@ func (x *Index) prepare(s *searcher) (scorer, bool) {
 			if ti := &row[si]; ti.df > 0 {
 				df += uint64(ti.df)
 				if seg.nDeleted > 0 {
-					df -= uint64(seg.deletedDF(t.text, ti, x.tomb, &s.iters[0]))
+					df -= uint64(seg.deletedDF(t.text, ti, x.tombOf(seg), &s.iters[0]))
 				}
 			}
 		}

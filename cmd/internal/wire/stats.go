@@ -89,6 +89,7 @@ type IndexMetrics struct {
 	Rebuilt       uint64   `json:"rebuilt"`
 	Dropped       int      `json:"dropped"`
 	LateDocs      int      `json:"late_docs"`
+	Amended       uint64   `json:"amended"`
 	Terms         int      `json:"terms"`
 	Repairs       []string `json:"repairs"`
 	ContextErrors int64    `json:"context_errors"`
@@ -160,7 +161,7 @@ func FromMetrics(m engine.Metrics) Metrics {
 		Index: IndexMetrics{
 			Docs: x.Docs, Deleted: x.Deleted, Segments: x.Segments, MemDocs: x.MemDocs, SegmentBytes: x.SegmentBytes,
 			Flushes: x.Flushes, Merges: x.Merges, MergeErrors: x.MergeErrors, FlushErrors: x.FlushErrors,
-			Rebuilt: x.Rebuilt, Dropped: x.Dropped, LateDocs: x.LateDocs, Terms: x.Terms, Repairs: []string{},
+			Rebuilt: x.Rebuilt, Dropped: x.Dropped, LateDocs: x.LateDocs, Amended: x.Amended, Terms: x.Terms, Repairs: []string{},
 			ContextErrors: x.ContextErrors, FilterCacheBytes: x.FilterCacheBytes, FilterCacheEntries: x.FilterCacheEntries,
 		},
 		Cache: CacheMetrics{

@@ -1,0 +1,146 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// successors returns the documents whose session predecessor is one of
+// del: for each deleted document, the next live document of its agent and
+// session.
+func successors(all []*Doc, deleted map[uint64]bool, del []uint64) []uint64 {
+	gone := map[uint64]bool{}
+	for _, id := range del {
+		gone[id] = true
+	}
+	seen := map[uint64]bool{}
+	var out []uint64
+	for i, d := range all {
+		if !gone[d.ID] || d.Session == "" {
+			continue
+		}
+		for _, e := range all[i+1:] {
+			if e.Agent == d.Agent && e.Session == d.Session && !deleted[e.ID] {
+				if !seen[e.ID] {
+					seen[e.ID] = true
+					out = append(out, e.ID)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestReindexOracle: documents whose predecessor was deleted, indexed
+// again with Reindex, are searched exactly as a naive BM25 over each live
+// document's text and its live predecessor's (what a rebuild of the whole
+// index gives), after several rounds of deletions (amended documents
+// deleted and amended again among them), after the segments are merged,
+// and after a reopen (the amended documents analysed again from the
+// source); the pruned search equals the exhaustive one throughout. Without
+// Reindex the same comparison fails (the successors keep the deleted
+// words).
+func TestReindexOracle(t *testing.T) {
+	for seed := 1; seed <= 4; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 11))
+			const vocab = 300
+			all := genCorpus(rng, 2000, 1, vocab)
+			fs := vfs.NewMem()
+			opts := Options{FS: fs, SessionContext: true, FlushDocs: 400, MergeMinDocs: 300, DisableBackgroundMerge: seed%2 == 0}
+			own, inherited := 1, 1
+			switch seed {
+			case 3: // BM25F-style weights
+				opts.ContextWeight = 0.5
+				own, inherited = 8, 4
+			case 2, 4: // a sample of the predecessor, as the engine indexes
+				opts.ContextSample, opts.ContextWeight = true, 0.5
+				own, inherited = 16, 8
+			}
+			src := &memSource{}
+			x, err := Open("idx", opts, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { x.Close() }()
+			addInBatches(t, rng, x, src, all)
+			o := &oracle{docs: all, deleted: map[uint64]bool{}, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true, own: own, inherited: inherited, sample: opts.ContextSample}
+			compare := func(what string, x *Index, exact bool) int {
+				t.Helper()
+				return checkOracle(t, rng, x, o, all, vocab, 60, what, exact)
+			}
+			compare("before deletions", x, true)
+			for round := range 3 {
+				var del []uint64
+				for _, d := range all {
+					if !o.deleted[d.ID] && rng.IntN(12) == 0 {
+						del = append(del, d.ID)
+						o.deleted[d.ID] = true
+					}
+				}
+				if err := x.Delete(del); err != nil {
+					t.Fatal(err)
+				}
+				if round == 0 && compare("stale", x, false) == 0 {
+					t.Fatal("the successors' stale words change no search: the test cannot fail")
+				}
+				succ := successors(all, o.deleted, del)
+				n, err := x.Reindex(succ)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n < len(succ) || uint64(n) != x.Metrics().Amended {
+					t.Fatalf("round %d: %d successors, amendment segment holds %d, metrics %d", round, len(succ), n, x.Metrics().Amended)
+				}
+				compare(fmt.Sprintf("round %d", round), x, true)
+			}
+			if err := x.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Settle(); err != nil {
+				t.Fatal(err)
+			}
+			compare("settled", x, true)
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+			x, err = Open("idx", opts, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Metrics().Amended == 0 {
+				t.Fatal("reopened: no amended document")
+			}
+			compare("reopened", x, true)
+		})
+	}
+}
+
+// TestManifestVersion: a MANIFEST with no amended id stays version 1 (older
+// binaries open it); with some it is version 2 and keeps them.
+func TestManifestVersion(t *testing.T) {
+	for _, c := range []struct {
+		amended *roaring.Bitmap
+		ver     byte
+	}{{nil, 1}, {roaring.New(), 1}, {roaring.BitmapOf(7, 70000), 2}} {
+		b, err := appendManifest(nil, &manifest{nextNum: 3, segs: []manifestSeg{{1, 1, 9}}, tomb: roaring.BitmapOf(2), amended: c.amended, sig: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[8] != c.ver {
+			t.Fatalf("amended %v: version %d, want %d", c.amended, b[8], c.ver)
+		}
+		m, err := decodeManifest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := c.amended; want != nil && !m.amended.Equals(want) || m.sig != "s" || !m.tomb.Equals(roaring.BitmapOf(2)) {
+			t.Fatalf("round trip: %+v", m)
+		}
+	}
+}
