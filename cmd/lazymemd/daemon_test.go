@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,14 +171,17 @@ func marker(n int) string {
 	return string(b)
 }
 
-// TestCrashKill: the daemon is killed with SIGKILL while clients append;
-// every append it acknowledged is in the store when it is reopened, and
-// recallable: a restarted daemon finds each acknowledged record by a word
-// only it holds (so the index was rebuilt from the log for whatever it
-// had not persisted). (Lost unsynced writes, the power-cut case, are
-// simulated by the engine's and the log's crash tests; this proves the
-// daemon acknowledges only what the engine made durable and searchable
-// after recovery.)
+// TestCrashKill: the daemon is killed with SIGKILL while clients append,
+// each to a session of its own, and another forgets records they wrote;
+// every append it acknowledged and no forget undid is in the store when it
+// is reopened, and recallable: a restarted daemon finds each such record by
+// a word only it holds (so the index was rebuilt from the log for whatever
+// it had not persisted); every acknowledged forget holds: the record is
+// gone, and no record finds its word (the next turn of its session, which
+// inherited the word through session context, was indexed again). (Lost
+// unsynced writes, the power-cut case, are simulated by the engine's and
+// the log's crash tests; this proves the daemon acknowledges only what the
+// engine made durable and searchable after recovery.)
 func TestCrashKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a daemon process")
@@ -187,6 +191,9 @@ func TestCrashKill(t *testing.T) {
 
 	var mu sync.Mutex
 	acked := map[uint64]string{}
+	forgotten := map[uint64]string{} // acknowledged forgets
+	asked := map[uint64]bool{}       // forgets sent, acknowledged or not
+	var live []string                // forgotten words found before the kill
 	var wg sync.WaitGroup
 	stopAt := make(chan struct{})
 	var once sync.Once
@@ -198,7 +205,7 @@ func TestCrashKill(t *testing.T) {
 			for i := 0; ; i++ {
 				text := fmt.Sprintf("writer %d record %d %s", c, i, marker(2*(c*100000+i)))
 				text2 := fmt.Sprintf("writer %d record %d %s (second)", c, i, marker(2*(c*100000+i)+1))
-				body := fmt.Sprintf(`{"records":[{"agent":"a","text":%q},{"agent":"a","text":%q}]}`, text, text2)
+				body := fmt.Sprintf(`{"records":[{"agent":"a","session":"s%d","text":%q},{"agent":"a","session":"s%d","text":%q}]}`, c, text, c, text2)
 				resp, err := client.Post(url+"/v1/records", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the daemon is gone
@@ -219,6 +226,55 @@ func TestCrashKill(t *testing.T) {
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() { // forgets a second record of a pair now and then
+		defer wg.Done()
+		for {
+			var id uint64
+			mu.Lock()
+			for k, text := range acked {
+				if strings.HasSuffix(text, "(second)") && !asked[k] {
+					id = k
+					break
+				}
+			}
+			if id != 0 {
+				asked[id] = true
+			}
+			mu.Unlock()
+			if id == 0 {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			resp, err := client.Post(url+"/v1/forget", "application/json", strings.NewReader(fmt.Sprintf(`{"agent":"a","ids":[%d]}`, id)))
+			if err != nil {
+				return // the daemon is gone
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && strings.Contains(string(b), `"forgotten":1`) {
+				mu.Lock()
+				forgotten[id] = acked[id]
+				word := strings.Fields(acked[id])[4]
+				mu.Unlock()
+				// From the reply on, its word finds nothing (its
+				// successor's inherited copy included).
+				q := fmt.Sprintf(`{"agent":"a","text":%q,"mode":"sparse","k":5,"fallback_scan":-1,"session_turns":-1}`, word)
+				resp, err := client.Post(url+"/v1/recall", "application/json", strings.NewReader(q))
+				if err != nil {
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var res wire.Result
+				if resp.StatusCode == 200 && json.Unmarshal(b, &res) == nil && len(res.Memories) > 0 {
+					mu.Lock()
+					live = append(live, fmt.Sprintf("id %d's word %q finds %+v", id, word, res.Memories))
+					mu.Unlock()
+				}
+			}
+		}
+	}()
 	select {
 	case <-stopAt:
 	case <-time.After(60 * time.Second):
@@ -235,7 +291,30 @@ func TestCrashKill(t *testing.T) {
 	cmd, url, log := startDaemon(t, dir, "--quiet")
 	mu.Lock()
 	defer mu.Unlock()
+	if len(forgotten) == 0 {
+		t.Fatal("no forget was acknowledged before the kill")
+	}
+	if len(live) > 0 {
+		t.Fatalf("after Forget returned, before the kill: %s", strings.Join(live, "; "))
+	}
+	for id, text := range forgotten {
+		var rec wire.StoredRecord
+		if st := call(t, "GET", fmt.Sprintf("%s/v1/records/%d", url, id), "", &rec); st != 404 {
+			t.Fatalf("forgotten id %d: %d %q", id, st, rec.Text)
+		}
+		word := strings.Fields(text)[4]
+		var res wire.Result
+		if st := call(t, "POST", url+"/v1/recall", fmt.Sprintf(`{"agent":"a","text":%q,"mode":"sparse","k":5,"fallback_scan":-1,"session_turns":-1}`, word), &res); st != 200 {
+			t.Fatalf("recall %s: %d", word, st)
+		}
+		if len(res.Memories) != 0 {
+			t.Fatalf("forgotten id %d's word %q still finds %+v", id, word, res.Memories)
+		}
+	}
 	for id, text := range acked {
+		if asked[id] {
+			continue // forgotten, or perhaps (the kill cut the reply)
+		}
 		var rec wire.StoredRecord
 		if st := call(t, "GET", fmt.Sprintf("%s/v1/records/%d", url, id), "", &rec); st != 200 || rec.Text != text {
 			t.Fatalf("acknowledged id %d: %d %q; want %q", id, st, rec.Text, text)
@@ -245,7 +324,7 @@ func TestCrashKill(t *testing.T) {
 		if st := call(t, "POST", url+"/v1/recall", fmt.Sprintf(`{"agent":"a","text":%q,"mode":"sparse","k":5}`, word), &res); st != 200 {
 			t.Fatalf("recall %s: %d", word, st)
 		}
-		if len(res.Memories) != 1 || res.Memories[0].ID != id {
+		if !slices.ContainsFunc(res.Memories, func(m wire.Memory) bool { return m.ID == id }) {
 			t.Fatalf("acknowledged id %d (%q) is not what a sparse recall of %q finds after the restart: %+v\n%s", id, text, word, res.Memories, log.String())
 		}
 	}
@@ -255,7 +334,7 @@ func TestCrashKill(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the restarted daemon's shutdown: %v\n%s", err, log.String())
 	}
-	t.Logf("%d acknowledged records, all present and recallable after SIGKILL and restart", len(acked))
+	t.Logf("%d acknowledged records, all present and recallable after SIGKILL and restart, %d acknowledged forgets hold", len(acked)-len(asked), len(forgotten))
 }
 
 // TestTokenFileDaemon: the daemon started with --token-file enforces the
