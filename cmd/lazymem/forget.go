@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/lazymem/lazymem/engine"
 )
 
-const forgetSynopsis = `forget --db DIR --agent A [--session S]... [--role R]... [--id N]... [--json]
+const forgetSynopsis = `forget --db DIR --agent A [--session S]... [--role R]... [--where K=V]... [--since T] [--until T] [--id N]... [--json]
 
 Forgets records of agent A: all of them, or those of the given sessions,
-roles or ids (filters combine with AND, values of one flag with OR). From
-then on no command returns them; their bytes leave the files at the next
-compaction (lazymem compact).`
+roles, metadata, time range or ids (filters combine with AND, values of one
+flag with OR), as POST /v1/forget does. From then on no command returns
+them; their bytes leave the files at the next compaction (lazymem compact).`
 
 func cmdForget(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("forget", forgetSynopsis, stderr)
@@ -25,6 +26,10 @@ func cmdForget(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&sessions, "session", "forget only the records of `SESSION` (repeatable)")
 	fs.Var(&roles, "role", "forget only the records of speaker `ROLE` (repeatable)")
 	fs.Var(&idStrs, "id", "forget only the record `ID` (repeatable)")
+	where := kvList{}
+	fs.Var(where, "where", "forget only records with metadata `KEY=VALUE` (repeatable; values of one key OR, keys AND)")
+	since := fs.String("since", "", "forget only records at or after `TIME`: RFC 3339, a date (2026-05-01), or an age (36h, 7d)")
+	until := fs.String("until", "", "forget only records before `TIME` (same forms as --since: --until 90d forgets what is older than 90 days)")
 	asJSON := fs.Bool("json", false, `print {"forgotten": N} as JSON`)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -39,6 +44,16 @@ func cmdForget(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("forget: unexpected argument %q", pos[0])
 	}
 	sel := engine.Selector{Agent: *agent, Sessions: sessions, Roles: roles}
+	if len(where) > 0 {
+		sel.Where = where
+	}
+	now := time.Now()
+	if sel.Since, err = parseWhen(*since, now); err != nil {
+		return usagef("forget: --since: %v", err)
+	}
+	if sel.Until, err = parseWhen(*until, now); err != nil {
+		return usagef("forget: --until: %v", err)
+	}
 	for _, s := range idStrs {
 		id, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || id == 0 {

@@ -76,3 +76,32 @@ func TestNotAStore(t *testing.T) {
 		t.Fatalf("forget without --agent: code %d, %s", code, errs)
 	}
 }
+
+// TestForgetFilters: --where, --since and --until narrow the agent's
+// records as in POST /v1/forget; a bad time names its flag.
+func TestForgetFilters(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mem")
+	if code, _, errs := runCLI(t, goodJSONL, "ingest", "--db", db, "-"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--where", "tags=chitchat"}, `{"forgotten":1}`},                          // the lunch
+		{[]string{"--until", "2026-05-01T10:00:30Z"}, `{"forgotten":1}`},                   // the pool statement
+		{[]string{"--since", "2026-05-01T10:00:30Z", "--role", "user"}, `{"forgotten":0}`}, // nothing left of that
+		{[]string{"--since", "2026-05-01T10:00:30Z"}, `{"forgotten":1}`},                   // the reply
+	} {
+		args := append([]string{"forget", "--db", db, "--agent", "a1", "--json"}, c.args...)
+		if code, out, errs := runCLI(t, "", args...); code != 0 || strings.TrimSpace(out) != c.want {
+			t.Fatalf("forget %v: code %d, out %q, want %s\n%s", c.args, code, out, c.want, errs)
+		}
+	}
+	if code, out, _ := runCLI(t, "", "export", "--db", db); code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"agent":"a2"`) {
+		t.Fatalf("export after the forgets: code %d\n%s", code, out)
+	}
+	if code, _, errs := runCLI(t, "", "forget", "--db", db, "--agent", "a1", "--until", "yesterday"); code != 2 || !strings.Contains(errs, "--until") {
+		t.Fatalf("bad --until: code %d, %s", code, errs)
+	}
+}
