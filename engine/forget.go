@@ -481,24 +481,34 @@ type sessionLow struct {
 // store, the whole index is rebuilt instead (which empties the segment,
 // as Compact's rebuild does). It returns how many records were indexed.
 func (db *DB) reindexSuccessors(in *intent) (int, error) {
+	return db.reindexAfter(func() ([]uint64, error) { return db.successors(in) }, true)
+}
+
+// reindexAfter indexes again the records pick returns (called while no
+// append is being indexed: see index.ReindexFunc). Over the bound (see
+// reindexSuccessors) it rebuilds the whole index when rebuild is set, and
+// otherwise leaves the records to the next compaction's rebuild.
+func (db *DB) reindexAfter(pick func() ([]uint64, error), rebuild bool) (int, error) {
 	n := 0
 	_, err := db.idx.ReindexFunc(func() ([]uint64, error) {
-		succ, err := db.successors(in)
+		succ, err := pick()
 		if err != nil {
 			return nil, err
 		}
 		m := db.idx.Metrics()
 		if total := m.Amended + uint64(len(succ)); total > maxAmended && total > m.Docs/64 {
-			return nil, errRebuildIndex
+			return nil, errTooManyAmended
 		}
 		n = len(succ)
 		return succ, nil
 	})
-	if errors.Is(err, errRebuildIndex) {
+	switch {
+	case errors.Is(err, errTooManyAmended) && rebuild:
 		return db.rebuildIndex()
-	}
-	if err != nil {
-		return 0, fmt.Errorf("lazymem: engine: forget: reindex: %w", err)
+	case errors.Is(err, errTooManyAmended):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("lazymem: engine: reindex: %w", err)
 	}
 	return n, nil
 }
@@ -506,7 +516,7 @@ func (db *DB) reindexSuccessors(in *intent) (int, error) {
 // maxAmended: see reindexSuccessors.
 const maxAmended = 4096
 
-var errRebuildIndex = errors.New("lazymem: engine: rebuild the index")
+var errTooManyAmended = errors.New("lazymem: engine: too many records to index again")
 
 // successors returns, for each session of in, the next live record after
 // each of its forgotten records, ascending and once each.

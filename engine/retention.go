@@ -51,8 +51,10 @@ type RetentionMetrics struct {
 }
 
 // ApplyRetention runs one retention pass now: every record past its
-// agent's window and not pinned is forgotten (as by Forget; the words its
-// successors inherited leave the index at the next compaction), and whole
+// agent's window and not pinned is forgotten (as by Forget: the next record
+// of its session, which inherited its words, is indexed again, unless the
+// pass would amend more than Forget amends before it rebuilds the index;
+// then those words leave the index at the next compaction), and whole
 // sealed log segments whose records have all expired are dropped without
 // a rewrite. Appends continue during the pass. It returns how many records
 // expired.
@@ -126,6 +128,12 @@ func (db *DB) ApplyRetention(ctx context.Context) (int, error) {
 	db.retDropped.Add(uint64(dropped))
 	if err := db.applyForget(ctx, in, true); err != nil {
 		return 0, err
+	}
+	if db.opts.Index.SessionContext {
+		pick := func() ([]uint64, error) { return db.idx.Successors(expired), nil }
+		if _, err := db.reindexAfter(pick, false); err != nil {
+			return 0, fmt.Errorf("lazymem: engine: retention: %w", err)
+		}
 	}
 	if err := removeIntent(db.opts.FS, db.dir); err != nil {
 		return 0, err

@@ -184,3 +184,56 @@ func TestRetentionBackground(t *testing.T) {
 		t.Fatalf("the fresh record: %v", err)
 	}
 }
+
+// TestRetentionSuccessor: a turn that expires takes its words out of the
+// next turn of its session, which inherited them through session context
+// (that record is indexed again at once, not at the next compaction); so
+// after a restart.
+func TestRetentionSuccessor(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{t: t0}
+	opts := engine.Options{
+		DisableEmbedder: true,
+		Clock:           clk.Now,
+		Retention:       engine.RetentionOptions{Window: 30 * 24 * time.Hour, Interval: -1},
+	}
+	db, err := engine.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	ctx := context.Background()
+	ids, err := db.AppendBatch(ctx, []engine.Record{
+		{Agent: "a", Session: "s", Role: "user", Time: t0.AddDate(0, 0, -60), Text: "the quokka vault code is swordfish"},
+		{Agent: "a", Session: "s", Role: "assistant", Time: t0.AddDate(0, 0, -1), Text: "Noted, I will keep it safe."},
+		{Agent: "a", Session: "s2", Role: "user", Time: t0, Text: "I painted a sunrise."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := engine.Query{Agent: "a", Text: "quokka swordfish", Mode: engine.ModeSparse, SessionTurns: -1, FallbackScan: -1, NoExpansion: true}
+	if got := ids2(recall(t, db, q).Memories); len(got) != 2 {
+		t.Fatalf("before: %v, want the statement and the reply that inherits its words", got)
+	}
+	if n, err := db.ApplyRetention(ctx); err != nil || n != 1 {
+		t.Fatalf("ApplyRetention = %d, %v; want 1", n, err)
+	}
+	if got := recall(t, db, q).Memories; len(got) != 0 {
+		t.Fatalf("after retention: %v: the reply still matches the expired turn's words", texts(got))
+	}
+	if m := db.Metrics().Index; m.Amended != 1 {
+		t.Fatalf("amended %d, want the reply (%d)", m.Amended, ids[1])
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = engine.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := recall(t, db, q).Memories; len(got) != 0 {
+		t.Fatalf("reopened: %v", texts(got))
+	}
+	if got := recall(t, db, engine.Query{Agent: "a", Text: "keep it safe", Mode: engine.ModeSparse}).Memories; len(got) == 0 || got[0].ID != ids[1] {
+		t.Fatalf("the reply itself: %v", ids2(got))
+	}
+}

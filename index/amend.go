@@ -206,3 +206,43 @@ func (x *Index) tombOf(s *segment) *roaring.Bitmap {
 	}
 	return x.void
 }
+
+// Successors returns the documents whose predecessor (SessionContext: the
+// previous live document of the same agent and session) was one of gone,
+// now deleted: for each agent and session holding some of gone, the first
+// live document after each of them. Ascending, each once. A caller passes
+// them to Reindex after a Delete whose documents it did not read (the
+// engine's retention).
+func (x *Index) Successors(gone *roaring.Bitmap) []uint64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []uint64
+	agents := x.fields[keyAgent]
+	for _, sb := range x.fields[keySession] {
+		if !sb.Intersects(gone) {
+			continue
+		}
+		// Most sessions retention touches expired whole: nothing after.
+		ls, gs := roaring.And(sb, x.live), roaring.And(sb, gone)
+		if ls.IsEmpty() || ls.Maximum() < gs.Minimum() {
+			continue
+		}
+		for _, ab := range agents {
+			if !ab.Intersects(gs) {
+				continue
+			}
+			g, live := roaring.And(gs, ab), roaring.And(ls, ab)
+			card := live.GetCardinality()
+			it := g.Iterator()
+			for it.HasNext() {
+				if r := live.Rank(it.Next()); r < card { // r: live documents at or below it
+					if s, err := live.Select(uint32(r)); err == nil {
+						out = append(out, uint64(s))
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

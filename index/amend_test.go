@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -90,6 +91,10 @@ func TestReindexOracle(t *testing.T) {
 					t.Fatal("the successors' stale words change no search: the test cannot fail")
 				}
 				succ := successors(all, o.deleted, del)
+				slices.Sort(succ)
+				if got := x.Successors(roaring.BitmapOf(u32s(del)...)); !slices.Equal(got, succ) {
+					t.Fatalf("round %d: Successors = %v, want %v", round, got, succ)
+				}
 				n, err := x.Reindex(succ)
 				if err != nil {
 					t.Fatal(err)
@@ -143,4 +148,54 @@ func TestManifestVersion(t *testing.T) {
 			t.Fatalf("round trip: %+v", m)
 		}
 	}
+}
+
+func u32s(ids []uint64) []uint32 {
+	out := make([]uint32, len(ids))
+	for i, id := range ids {
+		out[i] = uint32(id)
+	}
+	return out
+}
+
+// BenchmarkSuccessors: the successors of the oldest 5% of 1M documents
+// (100 agents, each with sessions of 20 turns), as a retention pass asks
+// for them; the index holds its locks meanwhile.
+//
+//	go test ./index -run '^$' -bench BenchmarkSuccessors
+func BenchmarkSuccessors(b *testing.B) {
+	const n, agents, turns = 1_000_000, 100, 20
+	x, err := Open("", Options{SessionContext: true, DisableBackgroundMerge: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	docs := make([]*Doc, 0, 10_000)
+	for id := uint64(1); id <= n; id++ {
+		a := id % agents
+		docs = append(docs, &Doc{ID: id, Time: int64(id), Agent: fmt.Sprintf("a%d", a), Session: fmt.Sprintf("a%d-s%d", a, id/(agents*turns)), Text: "w1 w2"})
+		if len(docs) == cap(docs) {
+			if err := x.Add(docs); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
+	}
+	gone := roaring.New()
+	gone.AddRange(1, n/20+1000) // a session straddles the edge
+	if err := x.Delete(slices.Collect(func(yield func(uint64) bool) {
+		for id := uint64(1); id < n/20+1000; id++ {
+			if !yield(id) {
+				return
+			}
+		}
+	})); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var got []uint64
+	for range b.N {
+		got = x.Successors(gone)
+	}
+	b.ReportMetric(float64(len(got)), "successors")
 }
