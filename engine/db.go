@@ -21,8 +21,11 @@ import (
 type DB struct {
 	dir  string
 	opts Options
-	lock interface{ Close() error } // the store lock (lock.go)
-	log  *segment.Log
+	// ownConstruct: the caller gave Options.Construct (Forget then cannot
+	// tell from the index which records may construct a text).
+	ownConstruct bool
+	lock         interface{ Close() error } // the store lock (lock.go)
+	log          *segment.Log
 	// w is the append path: the log itself here. It is the one narrow
 	// interface appends go through, so a cluster mode can put a
 	// replicated writer in front of the same log without touching the
@@ -124,10 +127,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		warmTables()
 	}()
 	defer func() { <-warmed }()
+	ownConstruct := opts.Construct != nil
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
-	db := &DB{dir: dir, opts: opts}
+	db := &DB{dir: dir, opts: opts, ownConstruct: ownConstruct}
 	fs := opts.FS
 	var err error
 	if opts.MustExist {

@@ -246,3 +246,71 @@ func (x *Index) Successors(gone *roaring.Bitmap) []uint64 {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// Holding returns the documents of filter whose postings hold every term
+// of text as the analyzer reads it (own or inherited through session
+// context: a superset of the documents whose own text holds them all).
+// ok is false when text has no term. The engine's Forget reads these
+// instead of every record of an agent to learn whether another record
+// constructs the same text as a forgotten one.
+func (x *Index) Holding(text string, filter *roaring.Bitmap) (docs *roaring.Bitmap, ok bool, err error) {
+	terms := x.opts.Analyzer.Terms(nil, text)
+	if len(terms) == 0 {
+		return nil, false, nil
+	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, false, ErrClosed
+	}
+	docs = roaring.New()
+	var ti termInfo
+	var it postingsIter
+	for _, seg := range x.searchSegs() {
+		if seg.empty() || (filter != nil && !filter.IntersectsWithInterval(uint64(seg.lo), uint64(seg.hi)+1)) {
+			continue
+		}
+		tomb := x.tombOf(seg)
+		// The segment's candidates: the postings of its rarest term of
+		// text, narrowed by each other term in turn.
+		var cand []uint32
+		infos := make([]termInfo, 0, len(terms))
+		for _, t := range terms {
+			if !seg.term(t, &ti) {
+				infos = nil
+				break
+			}
+			infos = append(infos, ti)
+		}
+		if infos == nil {
+			continue
+		}
+		slices.SortFunc(infos, func(a, b termInfo) int { return int(a.df) - int(b.df) })
+		it.reset(&infos[0])
+		for it.Next() {
+			if d := it.At(); (filter == nil || filter.Contains(d)) && !tomb.Contains(d) {
+				cand = append(cand, d)
+			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, false, err
+		}
+		for i := 1; i < len(infos) && len(cand) > 0; i++ {
+			it.reset(&infos[i])
+			kept := cand[:0]
+			for _, d := range cand {
+				if it.Seek(d) && it.At() == d {
+					kept = append(kept, d)
+				}
+			}
+			if err := it.Err(); err != nil {
+				return nil, false, err
+			}
+			cand = kept
+		}
+		docs.AddMany(cand)
+	}
+	return docs, true, nil
+}

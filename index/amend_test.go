@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -198,4 +199,77 @@ func BenchmarkSuccessors(b *testing.B) {
 		got = x.Successors(gone)
 	}
 	b.ReportMetric(float64(len(got)), "successors")
+}
+
+// TestHolding: without session context, Holding names exactly the live
+// documents of the filter whose text holds every term of the given text,
+// across flushed, merged and mutable segments and after deletions.
+func TestHolding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	all := genCorpus(rng, 3000, 1, 60)
+	x, err := Open("", Options{FlushDocs: 700, MergeMinDocs: 500, DisableBackgroundMerge: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Add(all); err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[uint64]bool{}
+	var del []uint64
+	for _, d := range all {
+		if rng.IntN(10) == 0 {
+			del = append(del, d.ID)
+			deleted[d.ID] = true
+		}
+	}
+	if err := x.Delete(del); err != nil {
+		t.Fatal(err)
+	}
+	an := x.opts.Analyzer
+	holds := func(d *Doc, terms []string) bool {
+		own := an.Terms(nil, d.Text)
+		for _, t := range terms {
+			if !slices.Contains(own, t) {
+				return false
+			}
+		}
+		return true
+	}
+	checked := 0
+	for q := range 200 {
+		text := all[rng.IntN(len(all))].Text
+		if q%3 == 0 { // a few of its words
+			f := strings.Fields(text)
+			text = strings.Join(f[:min(len(f), 2)], " ")
+		}
+		filter, err := x.Filter(&Filter{Agents: []string{fmt.Sprintf("a%d", rng.IntN(4))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := x.Holding(text, filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms := an.Terms(nil, text)
+		if !ok {
+			if len(terms) != 0 {
+				t.Fatalf("%q: not ok with terms %v", text, terms)
+			}
+			continue
+		}
+		want := roaring.New()
+		for _, d := range all {
+			if !deleted[d.ID] && filter.Contains(uint32(d.ID)) && holds(d, terms) {
+				want.Add(uint32(d.ID))
+			}
+		}
+		if !got.Equals(want) {
+			t.Fatalf("%q: Holding = %v, want %v", text, got.ToArray(), want.ToArray())
+		}
+		checked += int(want.GetCardinality())
+	}
+	if checked == 0 {
+		t.Fatal("no query held by any document: the test checks nothing")
+	}
 }
