@@ -278,6 +278,8 @@ export interface IndexMetrics {
   rebuilt: number;
   dropped: number;
   late_docs: number;
+  /** Records indexed again since the index was last built (their session predecessor was forgotten). */
+  amended: number;
   terms: number;
   /** The segments the open dropped and rebuilt from the log, described. */
   repairs: string[];
