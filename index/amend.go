@@ -24,11 +24,12 @@ import (
 // are not: Open analyses them again from the Source, which must then be a
 // DocSource (the log), each with the predecessor the index finds at that
 // moment (the live document before it in its agent and session), which is
-// what a rebuild of the whole index from the log gives it. Reindex
-// rebuilds the amendment segment whole, so its cost grows with the
-// documents amended since the index was built; a caller bounds it by
-// rebuilding the whole index instead (the engine's Compact does, and
-// resets the set).
+// what a rebuild of the whole index from the log gives it. Reindex appends
+// to the amendment segment when the new documents lie above all it holds
+// and none is amended already (a forgotten recent turn's successor), and
+// otherwise builds it anew, at a cost that grows with the documents
+// amended since the index was built; a caller bounds that by rebuilding
+// the whole index instead (the engine's Compact does, and resets the set).
 
 // DocSource is a Source that also reads documents by id. Reindex and Open
 // read the amended documents with it.
@@ -62,18 +63,42 @@ func (x *Index) ReindexFunc(pick func() ([]uint64, error)) (int, error) {
 	}
 	x.mu.RLock()
 	closed := x.closed
-	all := x.amended.Clone()
+	add := roaring.New() // live documents not amended yet
+	again := false       // a live document amended already
 	for _, id := range ids {
 		if id < endDoc && x.live.Contains(uint32(id)) {
-			all.Add(uint32(id))
+			if x.amended.Contains(uint32(id)) {
+				again = true
+			} else {
+				add.Add(uint32(id))
+			}
 		}
 	}
+	// Documents amended again (their predecessor changed once more) need
+	// their postings in the amendment segment replaced: the segment is
+	// built anew. New ones above all it holds (a forgotten recent turn's
+	// successor, the common case) are appended to it.
+	grow := x.amend != nil && !add.IsEmpty() && !again && add.Minimum() > x.amend.hi
+	all := roaring.Or(x.amended, add)
 	all.AndNot(x.tomb)
 	x.mu.RUnlock()
 	if closed {
 		return 0, ErrClosed
 	}
-	seg, got, err := x.buildAmend(all)
+	if add.IsEmpty() && !again {
+		return int(all.GetCardinality()), nil
+	}
+	var seg *segment
+	var got *roaring.Bitmap
+	var docs []amendDoc
+	if grow {
+		docs, got, err = x.analyseAmend(add)
+	} else {
+		docs, got, err = x.analyseAmend(all)
+		if len(docs) > 0 {
+			seg = newMutable(docs[0].id, memHint{})
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -81,6 +106,13 @@ func (x *Index) ReindexFunc(pick func() ([]uint64, error)) (int, error) {
 	defer x.mu.Unlock()
 	if x.closed {
 		return 0, ErrClosed
+	}
+	if grow {
+		seg = x.amend
+		got.Or(x.amended)
+	}
+	if seg != nil {
+		seg.insertAmend(docs)
 	}
 	x.installAmend(seg, got)
 	x.wrote()
@@ -104,10 +136,32 @@ func (x *Index) installAmend(seg *segment, got *roaring.Bitmap) {
 	x.recount()
 }
 
+// amendDoc is one document's analysis for the amendment segment.
+type amendDoc struct {
+	id    uint32
+	time  int64
+	dl    uint32
+	terms []string
+	tfs   []uint32
+}
+
 // buildAmend reads the documents ids from the Source and analyses each
 // with its own terms and its predecessor's, into a new memory segment.
 // got holds the ids the Source still had.
 func (x *Index) buildAmend(ids *roaring.Bitmap) (*segment, *roaring.Bitmap, error) {
+	docs, got, err := x.analyseAmend(ids)
+	if err != nil || len(docs) == 0 {
+		return nil, got, err
+	}
+	seg := newMutable(docs[0].id, memHint{})
+	seg.insertAmend(docs)
+	return seg, got, nil
+}
+
+// analyseAmend reads the documents ids from the Source and analyses each
+// with its own terms and, with SessionContext, its predecessor's. got
+// holds the ids the Source still had.
+func (x *Index) analyseAmend(ids *roaring.Bitmap) ([]amendDoc, *roaring.Bitmap, error) {
 	got := roaring.New()
 	if ids.IsEmpty() {
 		return nil, got, nil
@@ -121,30 +175,26 @@ func (x *Index) buildAmend(ids *roaring.Bitmap) (*segment, *roaring.Bitmap, erro
 	for it.HasNext() {
 		list = append(list, uint64(it.Next()))
 	}
-	seg := newMutable(uint32(list[0]), memHint{})
-	m := seg.mut
 	cw := x.contextWeights()
 	at := map[string]int{}
-	var terms []string
-	var tfs []uint32
+	var out []amendDoc
 	err := ds.Docs(list, func(d *Doc) error {
-		if d.ID >= endDoc || d.ID < uint64(seg.lo) || (seg.nDocs > 0 && uint32(d.ID) <= seg.hi) {
-			return fmt.Errorf("lazymem: index: reindex: document %d out of order", d.ID)
+		if d.ID >= endDoc || !ids.Contains(uint32(d.ID)) || (len(out) > 0 && uint32(d.ID) <= out[len(out)-1].id) {
+			return fmt.Errorf("lazymem: index: reindex: document %d not asked for or out of order", d.ID)
 		}
-		id := uint32(d.ID)
 		clear(at)
-		terms, tfs = terms[:0], tfs[:0]
+		a := amendDoc{id: uint32(d.ID), time: d.Time}
 		own := x.opts.Analyzer.Terms(nil, d.Text)
 		for _, t := range own {
 			if k, ok := at[t]; ok {
-				tfs[k] += cw.own
+				a.tfs[k] += cw.own
 				continue
 			}
-			at[t] = len(terms)
-			terms = append(terms, t)
-			tfs = append(tfs, cw.own)
+			at[t] = len(a.terms)
+			a.terms = append(a.terms, t)
+			a.tfs = append(a.tfs, cw.own)
 		}
-		dl := cw.own * uint32(len(own))
+		a.dl = cw.own * uint32(len(own))
 		if x.opts.SessionContext && d.Session != "" {
 			if p := x.lookupPrev(d); p != nil {
 				h := cw.share(uint32(len(own)), p.dl)
@@ -154,37 +204,46 @@ func (x *Index) buildAmend(ids *roaring.Bitmap) (*segment, *roaring.Bitmap, erro
 						continue
 					}
 					if k, ok := at[t]; ok {
-						tfs[k] += tf
+						a.tfs[k] += tf
 						continue
 					}
-					at[t] = len(terms)
-					terms = append(terms, t)
-					tfs = append(tfs, tf)
+					at[t] = len(a.terms)
+					a.terms = append(a.terms, t)
+					a.tfs = append(a.tfs, tf)
 				}
-				dl += h.dl(p.dl)
+				a.dl += h.dl(p.dl)
 			}
 		}
-		for uint32(len(m.lens)) < id-seg.lo {
-			m.lens = append(m.lens, 0)
-			m.times = append(m.times, 0)
-		}
-		m.lens = append(m.lens, dl)
-		m.times = append(m.times, d.Time)
-		seg.hi = id
-		seg.nDocs++
-		seg.sumLen += uint64(dl)
-		seg.present.Add(id)
-		got.Add(id)
-		for j, t := range terms {
-			k := m.slot(t, termHash(t), termPre(t))
-			m.slab.at(k).add(&m.arena, int(k&1), id, tfs[j], dl)
-		}
+		out = append(out, a)
+		got.Add(a.id)
 		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("lazymem: index: reindex: %w", err)
 	}
-	return seg, got, nil
+	return out, got, nil
+}
+
+// insertAmend adds docs (ascending, above every document seg holds) to
+// the memory segment seg. Callers hold x.mu when seg is searched.
+func (seg *segment) insertAmend(docs []amendDoc) {
+	m := seg.mut
+	for _, a := range docs {
+		for uint32(len(m.lens)) < a.id-seg.lo {
+			m.lens = append(m.lens, 0)
+			m.times = append(m.times, 0)
+		}
+		m.lens = append(m.lens, a.dl)
+		m.times = append(m.times, a.time)
+		seg.hi = a.id
+		seg.nDocs++
+		seg.sumLen += uint64(a.dl)
+		seg.present.Add(a.id)
+		for j, t := range a.terms {
+			k := m.slot(t, termHash(t), termPre(t))
+			m.slab.at(k).add(&m.arena, int(k&1), a.id, a.tfs[j], a.dl)
+		}
+	}
 }
 
 // searchSegs is every segment a search reads: the sealed ones, the mutable

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -77,9 +78,20 @@ func TestReindexOracle(t *testing.T) {
 				return checkOracle(t, rng, x, o, all, vocab, 60, what, exact)
 			}
 			compare("before deletions", x, true)
-			for round := range 3 {
+			// Rounds 0 and 1 forget in windows of recent history, the second
+			// above the first's successors (the amendment segment grows in
+			// place); the others anywhere (it is built anew).
+			var grown *segment
+			for round := range 5 {
+				lo, hi := 0, len(all)
+				switch round {
+				case 0:
+					lo, hi = len(all)/2, len(all)*6/10
+				case 1:
+					lo, hi = len(all)*3/4, len(all)*85/100
+				}
 				var del []uint64
-				for _, d := range all {
+				for _, d := range all[lo:hi] {
 					if !o.deleted[d.ID] && rng.IntN(12) == 0 {
 						del = append(del, d.ID)
 						o.deleted[d.ID] = true
@@ -104,6 +116,18 @@ func TestReindexOracle(t *testing.T) {
 					t.Fatalf("round %d: %d successors, amendment segment holds %d, metrics %d", round, len(succ), n, x.Metrics().Amended)
 				}
 				compare(fmt.Sprintf("round %d", round), x, true)
+				switch round {
+				case 0:
+					grown = x.amend
+				case 1:
+					if x.amend != grown {
+						t.Fatal("round 1: the amendment segment was built anew, not grown")
+					}
+				case 2:
+					if x.amend == grown {
+						t.Fatal("round 2: the amendment segment grew where documents were amended again or below it")
+					}
+				}
 			}
 			if err := x.Flush(); err != nil {
 				t.Fatal(err)
@@ -272,4 +296,71 @@ func TestHolding(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no query held by any document: the test checks nothing")
 	}
+}
+
+// TestReindexConcurrent: Reindex (built anew and grown) while documents
+// are added and searched on other goroutines; run under the race detector
+// by make test. Afterwards the searches equal the oracle's.
+func TestReindexConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	const vocab = 200
+	all := genCorpus(rng, 3000, 1, vocab)
+	src := &memSource{}
+	opts := Options{SessionContext: true, FlushDocs: 500, MergeMinDocs: 400}
+	x, err := Open("", opts, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	src.docs = all // the log holds them before they are indexed
+	if err := x.Add(all[:1500]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // the adder
+		for n := 1500; n < len(all); n += 100 {
+			if err := x.Add(all[n : n+100]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() { // a searcher
+		qr := rand.New(rand.NewPCG(3, 3))
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := x.Search(randQuery(qr, vocab), nil, 10, nil); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	deleted := map[uint64]bool{}
+	for round := range 6 {
+		lo := 200 * round
+		var del []uint64
+		for _, d := range all[lo : lo+200] {
+			if rng.IntN(8) == 0 {
+				del = append(del, d.ID)
+				deleted[d.ID] = true
+			}
+		}
+		if err := x.Delete(del); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.ReindexFunc(func() ([]uint64, error) {
+			return x.Successors(roaring.BitmapOf(u32s(del)...)), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	o := &oracle{docs: all, deleted: deleted, an: opts.EnsureDefaults().Analyzer, k1: 1.2, b: 0.75, context: true, own: 1, inherited: 1}
+	checkOracle(t, rng, x, o, all, vocab, 60, "after", true)
 }
