@@ -18,7 +18,8 @@ import (
 // document frequency and the exhaustive reference read beside the other
 // segments, while those documents' older postings are void in their own
 // segment (read through the void set, as a deleted document's are through
-// the tombstones, and dropped by the next merge of that segment).
+// the tombstones; merges keep them, with the document's fields and time,
+// until the index is rebuilt).
 //
 // The amended ids are persisted in the MANIFEST (version 2); their postings
 // are not: Open analyses them again from the Source, which must then be a
