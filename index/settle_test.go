@@ -87,10 +87,13 @@ func checkSearches(t *testing.T, x *Index, vocab int) {
 func TestSettleInBackground(t *testing.T) {
 	fs := vfs.NewMem()
 	x, _ := settleIndex(t, fs, Options{SettleAfter: 20 * time.Millisecond})
-	if n := x.Metrics().Segments; n < 4 {
-		t.Fatalf("%d sealed segments before the settle, want 4 or more", n)
+	// The settle may begin before this line (under -race on a loaded
+	// machine 20 ms can pass between two batches), so the segments it
+	// starts from are counted by their flushes, not by Segments now; the
+	// tiered policy (MergeFactor 16) merges none of them by itself.
+	if n := x.Metrics().Flushes; n < 4 {
+		t.Fatalf("%d flushes before the settle, want 4 or more sealed segments", n)
 	}
-	before := x.Metrics().Merges
 	deadline := time.Now().Add(30 * time.Second)
 	for x.Metrics().Segments != 1 {
 		if time.Now().After(deadline) {
@@ -98,8 +101,8 @@ func TestSettleInBackground(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if m := x.Metrics(); m.Merges != before+1 || m.Docs != 468 || m.MergeErrors != 0 {
-		t.Fatalf("metrics after the settle: %+v, want one more merge and 468 live documents", m)
+	if m := x.Metrics(); m.Merges < 1 || m.Docs != 468 || m.MergeErrors != 0 {
+		t.Fatalf("metrics after the settle: %+v, want a merge and 468 live documents", m)
 	}
 	checkSearches(t, x, 60)
 	if err := x.Close(); err != nil {
