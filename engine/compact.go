@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lazymem/lazymem/index"
 )
 
 // Compact purges forgotten and expired records physically: after it
@@ -14,20 +17,20 @@ import (
 //     their bytes; Pebble flushes (a new WAL), compacts its whole keyspace
 //     and deletes the obsolete WAL files and sstables (recycling of WAL
 //     files is off, the archive is emptied).
-//   - The index is rebuilt from the log when it holds deleted documents:
-//     their postings and terms, and the words their successors inherited
-//     through session context, leave the segment files; the old index
-//     directory and any corrupt index set aside by Open (index.corrupt-*)
-//     are removed.
+//   - The index rewrites every segment file that holds deleted documents
+//     or the postings a successor had before Forget or retention indexed
+//     it again (index.Purge): their postings and terms, and the words the
+//     successors inherited through session context, leave the segment
+//     files; any corrupt index set aside by Open (index.corrupt-*) is
+//     removed.
 //   - The embedding cache's Pebble deletes every unnamespaced (v1) entry,
 //     flushes, compacts and deletes its obsolete files (entries of
 //     forgotten texts were deleted by Forget already), then is reopened:
 //     the new MANIFEST no longer names the removed files' boundary keys.
 //
-// Appends and recalls proceed during the log's and the cache's work and
-// while the new index is built; the index swap (with the catch-up of the
-// records appended meanwhile) and the cache's reopen hold the store
-// exclusively (appends wait).
+// Appends and recalls proceed during the log's, the index's and the
+// cache's work; the cache's reopen holds the store exclusively (appends
+// wait).
 func (db *DB) Compact(ctx context.Context) error {
 	db.maintMu.Lock()
 	defer db.maintMu.Unlock()
@@ -50,15 +53,18 @@ func (db *DB) Compact(ctx context.Context) error {
 			err = fmt.Errorf("lazymem: engine: compact core store: %w", perr)
 		}
 	}
-	rebuild := db.idx.Metrics().Deleted > 0
+	idx := db.idx
 	db.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: compact: %w", err)
 	}
-	if rebuild {
-		if _, err := db.rebuildIndex(); err != nil {
-			return err
+	// Only Forget, retention and Compact replace or delete from the index,
+	// and they hold maintMu; Close may close it meanwhile.
+	if _, err := idx.Purge(); err != nil {
+		if errors.Is(err, index.ErrClosed) {
+			return ErrClosed
 		}
+		return fmt.Errorf("lazymem: engine: compact index: %w", err)
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()

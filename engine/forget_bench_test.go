@@ -212,3 +212,51 @@ func workloadBatch(b *testing.B, n int) []Record {
 	}
 	return batch
 }
+
+// BenchmarkCompactAfterForget: a Compact after a Forget of one record
+// with a later record in its session (untimed), over a settled store of
+// the workload's records: what an hourly compaction costs when anything
+// was forgotten (the log rewrites the segments holding the record, the
+// index the segment files holding it or its successor's old postings).
+func BenchmarkCompactAfterForget(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			batch := workloadBatch(b, n)
+			ctx := context.Background()
+			db, err := Open(b.TempDir(), benchOptions(64<<20))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			for lo := 0; lo < len(batch); lo += 10_000 {
+				if _, err := db.AppendBatch(ctx, batch[lo:min(lo+10_000, len(batch))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := db.Settle(); err != nil {
+				b.Fatal(err)
+			}
+			next := map[[2]string]bool{}
+			var ids []uint64
+			for i := len(batch) - 1; i >= 0; i-- {
+				k := [2]string{batch[i].Agent, batch[i].Session}
+				if next[k] && i >= n/4 && i%1009 == 0 {
+					ids = append(ids, uint64(i+1))
+				}
+				next[k] = true
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				id := ids[i%len(ids)]
+				if _, err := db.Forget(ctx, Selector{Agent: batch[id-1].Agent, IDs: []uint64{id}}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := db.Compact(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -116,6 +116,10 @@ func TestReindexOracle(t *testing.T) {
 					t.Fatalf("round %d: %d successors, amendment segment holds %d, metrics %d", round, len(succ), n, x.Metrics().Amended)
 				}
 				compare(fmt.Sprintf("round %d", round), x, true)
+				if round == 2 {
+					purge(t, x)
+					compare("purged", x, true)
+				}
 				switch round {
 				case 0:
 					grown = x.amend
@@ -147,8 +151,73 @@ func TestReindexOracle(t *testing.T) {
 				t.Fatal("reopened: no amended document")
 			}
 			compare("reopened", x, true)
+			purge(t, x) // which amended documents were purged is not persisted
+			compare("reopened and purged", x, true)
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if x, err = Open("idx", opts, src); err != nil {
+				t.Fatal(err)
+			}
+			compare("purged and reopened", x, true)
 		})
 	}
+}
+
+// purge runs Purge on x, which holds postings of deleted or amended
+// documents in its sealed segments, and checks that none is left.
+func purge(t *testing.T, x *Index) {
+	t.Helper()
+	if err := x.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if voidPostings(t, x) == 0 {
+		t.Fatal("before Purge: no posting of a deleted or amended document: the check cannot fail")
+	}
+	n, err := x.Purge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("Purge rewrote no segment")
+	}
+	if v := voidPostings(t, x); v != 0 {
+		t.Fatalf("after Purge: %d postings of deleted or amended documents in the segments", v)
+	}
+	if n, err := x.Purge(); err != nil || n != 0 {
+		t.Fatalf("a second Purge rewrote %d segments (%v), want none", n, err)
+	}
+}
+
+// voidPostings counts the postings of deleted or amended documents in x's
+// sealed segments, and fails on a term without postings.
+func voidPostings(t *testing.T, x *Index) int {
+	t.Helper()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := 0
+	var ti termInfo
+	var p postingsIter
+	for _, s := range x.sealed() {
+		for i := 0; i < s.nTerms; i++ {
+			s.entry(i, &ti)
+			p.reset(&ti)
+			k := 0
+			for p.Next() {
+				k++
+				if d := p.At(); x.tomb.Contains(d) || x.amended.Contains(d) {
+					n++
+				}
+			}
+			if err := p.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if k == 0 {
+				t.Fatalf("segment %d: term %q without postings", s.num, s.termAt(i))
+			}
+		}
+	}
+	return n
 }
 
 // TestManifestVersion: a MANIFEST with no amended id stays version 1 (older

@@ -90,6 +90,9 @@ type Index struct {
 	// other segments hold but a search skips (amend.go).
 	amended, void *roaring.Bitmap
 	amend         *segment
+	// purged holds the amended documents whose void postings a Purge
+	// removed from their segments (purge.go); not persisted.
+	purged *roaring.Bitmap
 	fields        fieldSet
 	// roles lists the roles of fields in the order the index first held
 	// them (RolesSince); it only grows, as fields' entries do.
@@ -141,7 +144,7 @@ func Open(dir string, opts Options, src Source) (*Index, error) {
 	}
 	x := &Index{
 		opts: opts, fs: opts.FS, dir: dir, nextNum: 1,
-		live: roaring.New(), tomb: roaring.New(), amended: roaring.New(), void: roaring.New(), fields: make(fieldSet), agented: roaring.New(),
+		live: roaring.New(), tomb: roaring.New(), amended: roaring.New(), void: roaring.New(), purged: roaring.New(), fields: make(fieldSet), agented: roaring.New(),
 		mergeKick: make(chan struct{}, 1), flushKick: make(chan struct{}, 1), stop: make(chan struct{}),
 		fcache: newFilterCache(opts.FilterCacheBytes),
 	}

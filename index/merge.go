@@ -32,7 +32,7 @@ func (x *Index) mergeLoop() {
 				settle.Reset(wait)
 				continue
 			}
-			if _, err := x.mergeWith(x.pickSettle); err != nil && !errors.Is(err, ErrClosed) {
+			if _, err := x.mergeWith(x.pickSettle, false); err != nil && !errors.Is(err, ErrClosed) {
 				x.mergeErrs.Add(1)
 				x.backgroundError("merge", err)
 			}
@@ -161,12 +161,13 @@ func (x *Index) Merge() error {
 }
 
 func (x *Index) mergeOnce(all bool) (bool, error) {
-	return x.mergeWith(func() []*segment { return x.pickMerge(all) })
+	return x.mergeWith(func() []*segment { return x.pickMerge(all) }, false)
 }
 
 // mergeWith merges the segments pick returns (called under x.mu; none:
-// nothing to do) into one and reports whether it merged.
-func (x *Index) mergeWith(pick func() []*segment) (bool, error) {
+// nothing to do) into one and reports whether it merged. With purge the
+// amended documents' void postings leave too (purge.go).
+func (x *Index) mergeWith(pick func() []*segment, purge bool) (bool, error) {
 	x.mergeMu.Lock()
 	defer x.mergeMu.Unlock()
 	x.mu.Lock()
@@ -181,13 +182,17 @@ func (x *Index) mergeWith(pick func() []*segment) (bool, error) {
 	}
 	in = slices.Clone(in)
 	// Only deleted documents leave: an amended one keeps its fields, time
-	// and (void) postings in its segment until the index is rebuilt.
+	// and (void) postings in its segment until a purge or a rebuild.
 	tomb := x.tomb.Clone()
+	var mute *roaring.Bitmap
+	if purge {
+		mute = x.amended.Clone()
+	}
 	num := x.nextNum
 	x.nextNum++
 	x.mu.Unlock()
 
-	out, err := x.buildMerged(in, tomb, num)
+	out, err := x.buildMerged(in, tomb, mute, num)
 	if err != nil {
 		return false, err
 	}
@@ -214,6 +219,13 @@ func (x *Index) mergeWith(pick func() []*segment) (bool, error) {
 		x.segs = old
 		return false, err
 	}
+	if purge {
+		// The amended documents of the rewritten range (others stay).
+		r := roaring.New()
+		r.AddRange(uint64(in[0].lo), uint64(in[len(in)-1].hi)+1)
+		r.And(mute)
+		x.purged.Or(r)
+	}
 	x.merges.Add(1)
 	x.fcache.drop(in)
 	if x.dir != "" {
@@ -227,10 +239,11 @@ func (x *Index) mergeWith(pick func() []*segment) (bool, error) {
 }
 
 // buildMerged concatenates the inputs (ascending, contiguous ranges) into
-// one segment over their whole id range, dropping documents in tomb. When
-// every document was deleted the result holds no documents but keeps the id
-// range, so segment ranges stay contiguous.
-func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*segment, error) {
+// one segment over their whole id range, dropping documents in tomb and
+// the postings (not the fields, time or length) of those in mute, which
+// may be nil. When every document was deleted the result holds no
+// documents but keeps the id range, so segment ranges stay contiguous.
+func (x *Index) buildMerged(in []*segment, tomb, mute *roaring.Bitmap, num uint64) (*segment, error) {
 	lo, hi := in[0].lo, in[len(in)-1].hi
 	n := int(hi - lo + 1)
 	b := &segBuilder{lo: lo, hi: hi, lens: make([]uint32, n), times: make([]int64, n),
@@ -278,8 +291,12 @@ func (x *Index) buildMerged(in []*segment, tomb *roaring.Bitmap, num uint64) (*s
 	b.posts = make([]byte, 0, nPosts+nPosts/64)
 	b.table = make([]byte, 0, nTable)
 	b.strs = make([]byte, 0, nStrs)
-	// Deleted ids in the merged range, if any (most merges have none).
+	// Deleted (and muted) ids in the merged range, if any (most merges
+	// have none).
 	var del *roaring.Bitmap
+	if mute != nil && !mute.IsEmpty() {
+		tomb = roaring.Or(tomb, mute)
+	}
 	if !tomb.IsEmpty() && tomb.IntersectsWithInterval(uint64(lo), uint64(hi)+1) {
 		del = tomb
 	}

@@ -38,7 +38,7 @@ func (x *Index) settleWait() time.Duration {
 // It does nothing otherwise. Benchmarks call it to search an index as it
 // is at rest.
 func (x *Index) Settle() error {
-	_, err := x.mergeWith(x.pickSettle)
+	_, err := x.mergeWith(x.pickSettle, false)
 	return err
 }
 

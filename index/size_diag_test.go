@@ -47,7 +47,7 @@ func TestSegmentBytesDiag(t *testing.T) {
 		restore := writeVersion(ver)
 		var out []*segment
 		for _, s := range segs {
-			r, err := (&Index{}).buildMerged([]*segment{s}, roaring.New(), 0)
+			r, err := (&Index{}).buildMerged([]*segment{s}, roaring.New(), nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
