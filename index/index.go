@@ -93,7 +93,7 @@ type Index struct {
 	// purged holds the amended documents whose void postings a Purge
 	// removed from their segments (purge.go); not persisted.
 	purged *roaring.Bitmap
-	fields        fieldSet
+	fields fieldSet
 	// roles lists the roles of fields in the order the index first held
 	// them (RolesSince); it only grows, as fields' entries do.
 	roles []string
