@@ -53,13 +53,25 @@ func (db *DB) Compact(ctx context.Context) error {
 			err = fmt.Errorf("lazymem: engine: compact core store: %w", perr)
 		}
 	}
-	idx := db.idx
+	sc := db.opts.Index.SessionContext
 	db.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("lazymem: engine: compact: %w", err)
 	}
+	if sc {
+		// Records that inherited a deleted record's words and were not
+		// indexed again (a retention pass over Forget's bound, a Forget
+		// that crashed before it re-indexed) are now, or the whole index
+		// is rebuilt when they are too many.
+		if _, err := db.reindexAfter(func() ([]uint64, error) { return db.idx.StaleSuccessors(), nil }, true); err != nil {
+			return err
+		}
+	}
 	// Only Forget, retention and Compact replace or delete from the index,
 	// and they hold maintMu; Close may close it meanwhile.
+	db.mu.RLock()
+	idx := db.idx
+	db.mu.RUnlock()
 	if _, err := idx.Purge(); err != nil {
 		if errors.Is(err, index.ErrClosed) {
 			return ErrClosed

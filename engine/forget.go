@@ -139,8 +139,8 @@ func (db *DB) Forget(ctx context.Context, sel Selector) (ForgetResult, error) {
 		// A record appended to a forgotten session while Forget ran may
 		// have taken a forgotten turn's words: look again, now that the
 		// index no longer holds the forgotten records. (The intent on
-		// disk lacks the flag: after a crash here, Compact's rebuild
-		// removes those words.)
+		// disk lacks the flag: after a crash here, Compact indexes that
+		// record again, index.StaleSuccessors.)
 		in.reindex, err = db.hasSuccessors(in)
 	}
 	db.usage.mu.Lock()
@@ -500,8 +500,8 @@ type sessionLow struct {
 // (index.Reindex), so a Forget costs what it forgets, not the whole log
 // (forgetting one record of a 1M store took 17.9 s with a rebuild). When
 // the amended records would pass maxAmended and a sixty-fourth of the
-// store, the whole index is rebuilt instead (which empties the segment,
-// as Compact's rebuild does). It returns how many records were indexed.
+// store, the whole index is rebuilt instead (which empties the segment).
+// It returns how many records were indexed.
 func (db *DB) reindexSuccessors(in *intent) (int, error) {
 	return db.reindexAfter(func() ([]uint64, error) { return db.successors(in) }, true)
 }
@@ -509,7 +509,7 @@ func (db *DB) reindexSuccessors(in *intent) (int, error) {
 // reindexAfter indexes again the records pick returns (called while no
 // append is being indexed: see index.ReindexFunc). Over the bound (see
 // reindexSuccessors) it rebuilds the whole index when rebuild is set, and
-// otherwise leaves the records to the next compaction's rebuild.
+// otherwise leaves the records to the next compaction (Compact).
 func (db *DB) reindexAfter(pick func() ([]uint64, error), rebuild bool) (int, error) {
 	n := 0
 	_, err := db.idx.ReindexFunc(func() ([]uint64, error) {

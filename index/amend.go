@@ -19,7 +19,7 @@ import (
 // segments, while those documents' older postings are void in their own
 // segment (read through the void set, as a deleted document's are through
 // the tombstones; merges keep them, with the document's fields and time,
-// until the index is rebuilt).
+// until Purge drops them or the index is rebuilt).
 //
 // The amended ids are persisted in the MANIFEST (version 2); their postings
 // are not: Open analyses them again from the Source, which must then be a

@@ -108,9 +108,21 @@ func TestReindexOracle(t *testing.T) {
 				if got := x.Successors(roaring.BitmapOf(u32s(del)...)); !slices.Equal(got, succ) {
 					t.Fatalf("round %d: Successors = %v, want %v", round, got, succ)
 				}
+				stale := x.StaleSuccessors()
+				for _, id := range stale {
+					if _, ok := slices.BinarySearch(succ, id); !ok {
+						t.Fatalf("round %d: StaleSuccessors holds %d, not a successor of this round's deletions", round, id)
+					}
+				}
+				if round == 0 && !slices.Equal(stale, succ) {
+					t.Fatalf("round 0: StaleSuccessors = %v, want %v", stale, succ)
+				}
 				n, err := x.Reindex(succ)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if stale := x.StaleSuccessors(); len(stale) != 0 {
+					t.Fatalf("round %d: after Reindex StaleSuccessors = %v", round, stale)
 				}
 				if n < len(succ) || uint64(n) != x.Metrics().Amended {
 					t.Fatalf("round %d: %d successors, amendment segment holds %d, metrics %d", round, len(succ), n, x.Metrics().Amended)

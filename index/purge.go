@@ -59,3 +59,27 @@ func (x *Index) pickPurge() []*segment {
 	}
 	return nil
 }
+
+// StaleSuccessors returns the live documents that follow a deleted one in
+// its agent's session (Successors of every tombstone) and were not
+// indexed again since: with SessionContext they may hold a deleted
+// document's words (a caller that deleted without Reindex, or crashed
+// between the two). A document added after the deletion, with its live
+// predecessor, may be among them; indexing it again changes nothing.
+// Ascending, each once.
+func (x *Index) StaleSuccessors() []uint64 {
+	x.mu.RLock()
+	tomb, amended := x.tomb.Clone(), x.amended.Clone()
+	x.mu.RUnlock()
+	if tomb.IsEmpty() {
+		return nil
+	}
+	succ := x.Successors(tomb)
+	out := succ[:0]
+	for _, id := range succ {
+		if !amended.Contains(uint32(id)) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
