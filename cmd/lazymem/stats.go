@@ -62,7 +62,7 @@ func printStats(w io.Writer, m wire.Metrics) {
 	fmt.Fprintf(w, "index         %d documents in %d segments (%s) + %d in memory, %d terms in memory\n", x.Docs, x.Segments, human(x.SegmentBytes), x.MemDocs, x.Terms)
 	fmt.Fprintf(w, "index work    %d flushes, %d merges, %d re-indexed from the log at open\n", x.Flushes, x.Merges, x.Rebuilt)
 	if x.Amended > 0 {
-		fmt.Fprintf(w, "index amended %d records indexed again after a forgotten turn before them (until the next compaction)\n", x.Amended)
+		fmt.Fprintf(w, "index amended %d records indexed again after a forgotten turn before them (kept apart until a rebuild)\n", x.Amended)
 	}
 	lookups := c.MemHits + c.DiskHits + c.Computed + c.Shared
 	hit := 0.0
