@@ -67,6 +67,14 @@ const echoMargin = 1.001
 // off to measure it (recall_echo_diag.go).
 var echoRule = [3]bool{true, true, true}
 
+// bareReplies extends rule 1 to a question with no words of its own left
+// ("what did we talk about last Wednesday?", "上周三聊了什么？": a time
+// or a moment only): nothing can show an echo, and the assistant's reply
+// ("Standup moved to 9:30.", "收到，我会在十二月八号提醒你。") yields to
+// the other speaker's statement right before it, what was talked about.
+// Not for an empty query, which asks for the latest records in time order.
+var bareReplies = true
+
 // promptOnly narrows rule 3 to a bare prompt for details (bareQuestion).
 var promptOnly = true
 
@@ -140,6 +148,16 @@ func (p *plan) echoes() error {
 		return qterms
 	}
 	toYou := asksYou(p.denseText)
+	content := 0 // 1: the question has words of its own left, -1: not
+	hasContent := func() bool {
+		if content == 0 {
+			content = -1
+			if theLexicon().contentLeft(p.denseText) {
+				content = 1
+			}
+		}
+		return content > 0
+	}
 	order := vecmath.TopK(p.fused, min(len(p.cands), 3*p.q.K))
 	inTop := make(map[int]bool, len(order))
 	for _, i := range order {
@@ -158,7 +176,7 @@ func (p *plan) echoes() error {
 	// up is moved just above over: an echo's statement above the echo, an
 	// answer above its question.
 	type move struct{ up, over int }
-	var echoes, answers []move
+	var echoes, answers, replies []move
 	type follow struct {
 		move
 		question int
@@ -186,9 +204,14 @@ func (p *plan) echoes() error {
 			}
 			pos := sb.Rank(uint32(c.id))
 			if j, ok := at[pos-1]; ok && echoRule[0] && !toYou && strings.EqualFold(c.rec.Role, assistantRole) &&
-				p.fused[j] < p.fused[i] && !p.cands[j].question && p.cands[j].rec.Role != c.rec.Role && len(queryTerms()) > 0 {
-				echoes = append(echoes, move{up: j, over: i})
-				read = append(read, i, j)
+				p.fused[j] < p.fused[i] && !p.cands[j].question && p.cands[j].rec.Role != c.rec.Role {
+				if bareReplies && strings.TrimSpace(p.q.Text) != "" && !hasContent() {
+					replies = append(replies, move{up: j, over: i})
+					read = append(read, j)
+				} else if len(queryTerms()) > 0 {
+					echoes = append(echoes, move{up: j, over: i})
+					read = append(read, i, j)
+				}
 			}
 			if a, ok := at[pos+1]; ok && echoRule[1] && c.question && (strings.EqualFold(p.cands[a].rec.Role, assistantRole) || strings.EqualFold(c.rec.Role, assistantRole)) &&
 				p.cands[a].rec.Role != c.rec.Role && p.fused[a] < p.fused[i] {
@@ -206,7 +229,7 @@ func (p *plan) echoes() error {
 			}
 		}
 	}
-	if len(echoes)+len(answers)+len(follows) == 0 {
+	if len(echoes)+len(answers)+len(follows)+len(replies) == 0 {
 		return nil
 	}
 	if err := p.read(read); err != nil {
@@ -241,6 +264,11 @@ func (p *plan) echoes() error {
 			return true
 		}
 		return false
+	}
+	for _, m := range replies {
+		if s := &p.cands[m.up]; s.fetched && !isQuestion(s.rec.Text) && lift(m) {
+			s.echoed = true
+		}
 	}
 	for _, m := range answers {
 		if q := &p.cands[m.over]; q.fetched && pureQuestion(q.rec.Text) && lift(m) {

@@ -64,3 +64,31 @@ func TestEchoParticles(t *testing.T) {
 		t.Errorf("without the particle pairs left out the statement still comes first: the test does not show the rule")
 	}
 }
+
+// TestBareReplies: a question with no words of its own left (a day only)
+// puts the user's statement above the assistant's reply to it; without
+// the rule the reply, newer, comes first.
+func TestBareReplies(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC) // a Tuesday
+	recs := turns("a", "s1", now.Add(-6*24*time.Hour),
+		[2]string{"user", "Move the daily standup to 9:30; 9:00 is too early for the Berlin folks."},
+		[2]string{"assistant", "Standup moved to 9:30."},
+	)
+	recs = append(recs, turns("a", "s2", now.Add(-2*24*time.Hour),
+		[2]string{"user", "Book the dentist for Friday."},
+		[2]string{"assistant", "Booked."},
+	)...)
+	db := memStore(t, now, recs)
+	for _, text := range []string{"what did we talk about last Wednesday?", "上周三我们聊了什么？"} {
+		q := Query{Agent: "a", Text: text, K: 3, ParseTime: true}
+		const statement = "Move the daily standup to 9:30; 9:00 is too early for the Berlin folks."
+		if got := topText(t, db, q); got != statement {
+			t.Errorf("%q: first memory %q, want the statement %q", text, got, statement)
+		}
+		bareReplies = false
+		if got := topText(t, db, q); got == statement {
+			t.Errorf("%q: without the rule the statement still comes first: the test does not show the rule", text)
+		}
+		bareReplies = true
+	}
+}
