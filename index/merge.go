@@ -244,6 +244,15 @@ func (x *Index) mergeWith(pick func() []*segment, purge bool) (bool, error) {
 // may be nil. When every document was deleted the result holds no
 // documents but keeps the id range, so segment ranges stay contiguous.
 func (x *Index) buildMerged(in []*segment, tomb, mute *roaring.Bitmap, num uint64) (*segment, error) {
+	b, err := mergeBuilder(in, tomb, mute)
+	if err != nil {
+		return nil, err
+	}
+	return x.writeSegment(b, num)
+}
+
+// mergeBuilder is buildMerged's segment before it is encoded.
+func mergeBuilder(in []*segment, tomb, mute *roaring.Bitmap) (*segBuilder, error) {
 	lo, hi := in[0].lo, in[len(in)-1].hi
 	n := int(hi - lo + 1)
 	b := &segBuilder{lo: lo, hi: hi, lens: make([]uint32, n), times: make([]int64, n),
@@ -339,5 +348,5 @@ func (x *Index) buildMerged(in []*segment, tomb, mute *roaring.Bitmap, num uint6
 		}
 		b.addTerm(term, docs, tfs)
 	}
-	return x.writeSegment(b, num)
+	return b, nil
 }

@@ -144,7 +144,14 @@ func (b *segBuilder) version() uint32 {
 // finish assembles the file image.
 func (b *segBuilder) finish() ([]byte, error) {
 	n := int(b.hi - b.lo + 1)
-	out := make([]byte, 0, segHeaderSize+len(b.posts)+len(b.table)+len(b.strs)+n*12+1024)
+	b.present.RunOptimize()
+	// The image's exact size, so that it is built in one allocation: a
+	// merge's image is the whole index's at 1M documents, and growing it
+	// copied ~100 MB once more (the profile of a compaction's purge:
+	// growslice and memmove 1.6 of its 2.2 s in finish).
+	size := segHeaderSize + int(b.present.GetSerializedSizeInBytes()) + n*12 + fieldsSize(b.fields) +
+		len(b.strs) + len(b.table) + len(b.posts) + 8*8 + codec.ChecksumSize + 4
+	out := make([]byte, 0, size)
 	out = append(out, segMagic...)
 	out = binary.LittleEndian.AppendUint32(out, b.version())
 	out = binary.LittleEndian.AppendUint32(out, 0)
@@ -153,7 +160,6 @@ func (b *segBuilder) finish() ([]byte, error) {
 	out = binary.LittleEndian.AppendUint32(out, b.nDocs)
 	out = binary.LittleEndian.AppendUint32(out, 0)
 	var offs [8]uint64
-	b.present.RunOptimize()
 	offs[0] = uint64(len(out))
 	pb, err := b.present.ToBytes()
 	if err != nil {
@@ -185,6 +191,21 @@ func (b *segBuilder) finish() ([]byte, error) {
 	out = codec.AppendChecksum(out, out)
 	out = binary.LittleEndian.AppendUint32(out, segFooterMagic)
 	return out, nil
+}
+
+// fieldsSize is the length appendFields gives fs (its bitmaps run-optimized).
+func fieldsSize(fs fieldSet) int {
+	n := 4
+	for k, vals := range fs {
+		n += 4 + len(k) + 4
+		for v, bm := range vals {
+			if !bm.IsEmpty() {
+				bm.RunOptimize()
+				n += 4 + len(v) + 4 + int(bm.GetSerializedSizeInBytes())
+			}
+		}
+	}
+	return n
 }
 
 func appendFields(out []byte, fs fieldSet) ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -151,5 +152,37 @@ func TestSettleOptions(t *testing.T) {
 	o.EnsureDefaults()
 	if o.SettleAfter != 10*time.Second || o.SettleMaxDocs != 1<<21 {
 		t.Fatalf("defaults: SettleAfter %v, SettleMaxDocs %d", o.SettleAfter, o.SettleMaxDocs)
+	}
+}
+
+// TestImageSize: a merged segment's image is built in one allocation of
+// exactly its size (finish computes it; growing a 1M-document image copied
+// it once more), with fields, deletions and muted postings in play.
+func TestImageSize(t *testing.T) {
+	x, docs := settleIndex(t, vfs.NewMem(), Options{SettleAfter: -1})
+	defer x.Close()
+	x.mu.RLock()
+	in := x.sealed()
+	tomb := x.tomb.Clone()
+	x.mu.RUnlock()
+	if len(in) < 2 {
+		t.Fatalf("%d sealed segments, want several", len(in))
+	}
+	mute := roaring.BitmapOf(uint32(docs[7].ID), uint32(docs[300].ID))
+	for _, m := range []*roaring.Bitmap{nil, mute} {
+		b, err := mergeBuilder(in, tomb, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := b.finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(img) != cap(img) {
+			t.Errorf("image of %d bytes in a buffer of %d", len(img), cap(img))
+		}
+		if _, err := openSegment("x", 99, img); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
