@@ -219,8 +219,14 @@ func workloadBatch(b *testing.B, n int) []Record {
 // was forgotten (the log rewrites the segments holding the record, the
 // index the segment files holding it or its successor's old postings).
 func BenchmarkCompactAfterForget(b *testing.B) {
-	for _, n := range []int{100_000, 1_000_000} {
-		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+	for _, c := range []struct{ n, recalls int }{{100_000, 0}, {1_000_000, 0}, {1_000_000, 3000}} {
+		n := c.n
+		name := fmt.Sprintf("records=%d", n)
+		if c.recalls > 0 {
+			// the embedding cache filled by lazy recalls first
+			name += fmt.Sprintf("/recalls=%d", c.recalls)
+		}
+		b.Run(name, func(b *testing.B) {
 			batch := workloadBatch(b, n)
 			ctx := context.Background()
 			db, err := Open(b.TempDir(), benchOptions(64<<20))
@@ -236,6 +242,13 @@ func BenchmarkCompactAfterForget(b *testing.B) {
 			if err := db.Settle(); err != nil {
 				b.Fatal(err)
 			}
+			for i := range c.recalls {
+				r := batch[(i*7919)%len(batch)]
+				if _, err := db.Recall(ctx, Query{Agent: r.Agent, Text: r.Text, Mode: ModeLazy}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			db.cache.settle()
 			next := map[[2]string]bool{}
 			var ids []uint64
 			for i := len(batch) - 1; i >= 0; i-- {
