@@ -147,32 +147,8 @@ func BenchmarkForgetOne(b *testing.B) {
 	}{{100_000, false}, {100_000, true}, {1_000_000, false}, {1_000_000, true}} {
 		n := c.n
 		b.Run(fmt.Sprintf("records=%d/recalled=%v", n, c.recalled), func(b *testing.B) {
-			batch := workloadBatch(b, n)
+			db, batch, ids := forgetStore(b, n)
 			ctx := context.Background()
-			db, err := Open(b.TempDir(), benchOptions(64<<20))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			for lo := 0; lo < len(batch); lo += 10_000 {
-				if _, err := db.AppendBatch(ctx, batch[lo:min(lo+10_000, len(batch))]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := db.Settle(); err != nil {
-				b.Fatal(err)
-			}
-			// Records from the middle of the history, 1,009 ids apart, each
-			// followed in its session by a later record.
-			next := map[[2]string]bool{}
-			var ids []uint64
-			for i := len(batch) - 1; i >= 0; i-- {
-				k := [2]string{batch[i].Agent, batch[i].Session}
-				if next[k] && i >= n/4 && i%1009 == 0 {
-					ids = append(ids, uint64(i+1))
-				}
-				next[k] = true
-			}
 			reindexed := 0
 			b.ResetTimer()
 			for i := range b.N {
@@ -198,6 +174,37 @@ func BenchmarkForgetOne(b *testing.B) {
 			b.ReportMetric(float64(reindexed)/float64(b.N), "reindexed/op")
 		})
 	}
+}
+
+// forgetStore is a settled store of n workload records (seed 5), closed
+// when b ends, and records from the middle of its history, 1,009 ids
+// apart, each followed in its session by a later record.
+func forgetStore(b *testing.B, n int) (*DB, []Record, []uint64) {
+	batch := workloadBatch(b, n)
+	ctx := context.Background()
+	db, err := Open(b.TempDir(), benchOptions(64<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	for lo := 0; lo < len(batch); lo += 10_000 {
+		if _, err := db.AppendBatch(ctx, batch[lo:min(lo+10_000, len(batch))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Settle(); err != nil {
+		b.Fatal(err)
+	}
+	next := map[[2]string]bool{}
+	var ids []uint64
+	for i := len(batch) - 1; i >= 0; i-- {
+		k := [2]string{batch[i].Agent, batch[i].Session}
+		if next[k] && i >= n/4 && i%1009 == 0 {
+			ids = append(ids, uint64(i+1))
+		}
+		next[k] = true
+	}
+	return db, batch, ids
 }
 
 // workloadBatch returns n workload records (seed 5) as engine records.
@@ -227,21 +234,8 @@ func BenchmarkCompactAfterForget(b *testing.B) {
 			name += fmt.Sprintf("/recalls=%d", c.recalls)
 		}
 		b.Run(name, func(b *testing.B) {
-			batch := workloadBatch(b, n)
+			db, batch, ids := forgetStore(b, n)
 			ctx := context.Background()
-			db, err := Open(b.TempDir(), benchOptions(64<<20))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			for lo := 0; lo < len(batch); lo += 10_000 {
-				if _, err := db.AppendBatch(ctx, batch[lo:min(lo+10_000, len(batch))]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := db.Settle(); err != nil {
-				b.Fatal(err)
-			}
 			for i := range c.recalls {
 				r := batch[(i*7919)%len(batch)]
 				if _, err := db.Recall(ctx, Query{Agent: r.Agent, Text: r.Text, Mode: ModeLazy}); err != nil {
@@ -249,15 +243,6 @@ func BenchmarkCompactAfterForget(b *testing.B) {
 				}
 			}
 			db.cache.settle()
-			next := map[[2]string]bool{}
-			var ids []uint64
-			for i := len(batch) - 1; i >= 0; i-- {
-				k := [2]string{batch[i].Agent, batch[i].Session}
-				if next[k] && i >= n/4 && i%1009 == 0 {
-					ids = append(ids, uint64(i+1))
-				}
-				next[k] = true
-			}
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
