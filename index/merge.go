@@ -1,8 +1,10 @@
 package index
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -309,6 +311,9 @@ func mergeBuilder(in []*segment, tomb, mute *roaring.Bitmap) (*segBuilder, error
 	if !tomb.IsEmpty() && tomb.IntersectsWithInterval(uint64(lo), uint64(hi)+1) {
 		del = tomb
 	}
+	if s := in[0]; len(in) == 1 && s.v3 && s.pg && !s.v4 && b.version() == segVersion5 {
+		return b, b.copyTerms(s, del)
+	}
 	// k-way merge of the sorted term tables.
 	pos := make([]int, len(in))
 	var docs, tfs []uint32
@@ -349,4 +354,70 @@ func mergeBuilder(in []*segment, tomb, mute *roaring.Bitmap) (*segBuilder, error
 		b.addTerm(term, docs, tfs)
 	}
 	return b, nil
+}
+
+// copyTerms adds the terms of s, a version 5 segment rewritten alone (a
+// purge), to b: a term none of whose postings is in del keeps its encoded
+// postings as they are (a term's block offsets are relative to its
+// start, and a kept document's length does not change, so its block
+// corners hold), only its entry's offsets change; the others are decoded
+// and encoded again without those postings. Profile lesson (the purge of
+// a settled 1M index, one segment, one record forgotten): encoding every
+// term again was 28% of the purge, decoding it 15%.
+func (b *segBuilder) copyTerms(s *segment, del *roaring.Bitmap) error {
+	lowest := uint32(math.MaxUint32) // the lowest dropped id in s
+	if del != nil {
+		r := roaring.New()
+		r.AddRange(uint64(s.lo), uint64(s.hi)+1)
+		r.And(del)
+		if !r.IsEmpty() {
+			lowest = r.Minimum()
+		}
+	}
+	var docs, tfs []uint32
+	var p postingsIter
+	var ti termInfo
+	for i := 0; i < s.nTerms; i++ {
+		e := s.table[i*termEntrySize : (i+1)*termEntrySize]
+		start, end := postOffV3(e), uint64(len(s.posts))
+		if i+1 < s.nTerms {
+			end = postOffV3(s.table[(i+1)*termEntrySize:])
+		}
+		term := s.termAt(i)
+		clean := binary.LittleEndian.Uint32(e[8:]) < lowest // its last posting is below every dropped id
+		docs, tfs = docs[:0], tfs[:0]
+		if !clean {
+			s.entry(i, &ti)
+			p.reset(&ti)
+			clean = true
+			for p.Next() {
+				if d := p.At(); del.Contains(d) {
+					clean = false
+				} else {
+					docs = append(docs, d)
+					tfs = append(tfs, p.TF())
+				}
+			}
+			if err := p.Err(); err != nil {
+				return &CorruptionError{File: segName(s.num), Err: err}
+			}
+		}
+		if clean && start <= end && end <= uint64(len(s.posts)) {
+			b.addEncoded(term, e, s.posts[start:end])
+			continue
+		}
+		if clean { // never for a file segBuilder wrote: terms' postings follow in term order
+			s.entry(i, &ti)
+			p.reset(&ti)
+			for p.Next() {
+				docs = append(docs, p.At())
+				tfs = append(tfs, p.TF())
+			}
+			if err := p.Err(); err != nil {
+				return &CorruptionError{File: segName(s.num), Err: err}
+			}
+		}
+		b.addTerm(string(term), docs, tfs)
+	}
+	return nil
 }

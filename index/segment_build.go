@@ -115,6 +115,22 @@ func (b *segBuilder) addTerm(t string, docs, tfs []uint32) {
 	b.nTerm++
 }
 
+// addEncoded adds term t with its postings as a version 5 segment encoded
+// them (data, as addTerm wrote it) and that segment's entry e, whose
+// offsets into the strings and the postings are set to b's.
+func (b *segBuilder) addEncoded(t []byte, e, data []byte) {
+	start := len(b.posts)
+	b.posts = append(b.posts, data...)
+	var ne [termEntrySize]byte
+	copy(ne[:], e)
+	binary.LittleEndian.PutUint32(ne[0:], uint32(len(b.strs)))
+	binary.LittleEndian.PutUint32(ne[20:], uint32(start))
+	binary.LittleEndian.PutUint16(ne[24:], uint16(start>>32))
+	b.table = append(b.table, ne[:]...)
+	b.strs = append(b.strs, t...)
+	b.nTerm++
+}
+
 // putEntryV3 writes a version 3 term entry's fields but its bound.
 func putEntryV3(e []byte, strOff int, t string, last, df uint32, postOff int) {
 	binary.LittleEndian.PutUint32(e[0:], uint32(strOff))
