@@ -179,8 +179,12 @@ func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
 		return 0, nil
 	}
 	end := drop[n-1].end()
+	// The dropped segments' words and names leave the counts; should the
+	// drop fail, the next Compact counts every segment again.
+	l.uncount(drop)
 	db, err := l.rdb()
 	if err != nil {
+		l.use.ok = false
 		return 0, err
 	}
 	defer l.dbMu.RUnlock()
@@ -188,10 +192,12 @@ func (l *Log) DropBefore(ctx context.Context, id uint64) (int, error) {
 	defer l.closeBatch(b)
 	for _, k := range []byte{prefixSegment, prefixSegMeta, prefixDeleted} {
 		if err := b.DeleteRange(makeKey(k, 0), makeKey(k, end), nil); err != nil {
+			l.use.ok = false
 			return 0, err
 		}
 	}
 	if err := l.commit(b, pebble.Sync); err != nil {
+		l.use.ok = false
 		return 0, wrapWrite("drop", err)
 	}
 	records := 0
@@ -352,6 +358,7 @@ func (l *Log) Repair(ctx context.Context, ce *CorruptionError) (int, error) {
 		payloads[k] = p
 	}
 	l.namesStale = true // the repaired segment's lost records may have held the last use of a name
+	l.use.ok = false    // and its damaged value's words and names cannot be taken off the counts
 	if _, err := l.writeSegment(m.first, payloads, clear); err != nil {
 		return 0, err
 	}

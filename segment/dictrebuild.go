@@ -339,6 +339,12 @@ func (l *Log) rewrite(m segMeta) error {
 		}
 	}
 	l.segMu.RUnlock()
-	_, err = l.writeSegment(m.first, payloads, clear)
-	return err
+	l.uncount([]segMeta{m})
+	nm, err := l.writeSegment(m.first, payloads, clear)
+	if err != nil {
+		l.use.ok = false // the old value may still be the stored one
+		return err
+	}
+	l.recount(nm)
+	return nil
 }

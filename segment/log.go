@@ -80,6 +80,7 @@ type Log struct {
 	// segmentVersionFrames to write an earlier layout.
 	columnsVersion byte
 	namesStale     bool      // segments were dropped or repaired since the last gcNames (under sealMu)
+	use            usage     // the segments using each word and name (usage.go), under sealMu
 	dict           dictState // the dictionaries' sample and state (dict.go), under sealMu
 	// tail mirrors the newest tail records in memory for sealing (guarded
 	// by segMu); tailScratch is the commit leader's scratch for it.

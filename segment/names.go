@@ -27,10 +27,10 @@ import (
 // highest (no stored value refers to it any more).
 //
 // Forgetting: Compact, once it has rewritten the segments holding deleted
-// records, walks every version-4 head and deletes the names no segment
-// refers to (gcNames), before Pebble's flush and compaction rewrite the
-// files; the bytes of a forgotten agent's or session's name then leave the
-// store with its records.
+// records, deletes the names no version-4 head refers to (gcNames; the
+// segments using each name are counted, usage.go), before Pebble's flush
+// and compaction rewrite the files; the bytes of a forgotten agent's or
+// session's name then leave the store with its records.
 
 // nameTable is the log's names in memory. ids and next are touched only
 // under Log.sealMu (seals and compactions). byID is the names by id, a
@@ -246,39 +246,25 @@ func (l *Log) gcNames() error {
 	if l.names.size() == 0 {
 		return nil
 	}
-	used := map[uint64]bool{}
-	l.segMu.RLock()
-	segs := append([]segMeta(nil), l.segs...)
-	l.segMu.RUnlock()
+	if err := l.countUsage(); err != nil {
+		if !errors.Is(err, errUsage) {
+			return err
+		}
+		// A damaged head: which names it uses is unknown, so every name
+		// is kept until a compaction after its repair.
+		l.logf("lazymem: segment: compact: names kept: %v", err)
+		l.namesStale = true
+		return nil
+	}
 	db, err := l.rdb()
 	if err != nil {
 		return err
 	}
 	defer l.dbMu.RUnlock()
-	for _, m := range segs {
-		v, closer, err := value(db, m)
-		if errors.Is(err, errSegmentGone) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if len(v) > 0 && hasNames(v[0]) {
-			err = l.comp.namesUsed(m.first, v, used)
-		}
-		closer.Close()
-		if err != nil {
-			// A damaged head: which names it uses is unknown, so every
-			// name is kept until a compaction after its repair.
-			l.logf("lazymem: segment: compact: names kept: segment %d: %v", m.first, err)
-			l.namesStale = true
-			return nil
-		}
-	}
 	var drop []uint64
 	l.names.mu.RLock()
 	l.names.each(func(id uint64, _ []byte) {
-		if !used[id] {
+		if l.use.names[id] == 0 {
 			drop = append(drop, id)
 		}
 	})

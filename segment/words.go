@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"sync/atomic"
 
@@ -54,9 +53,9 @@ import (
 // their bounds.
 //
 // Forgetting: Compact, after rewriting the segments that held deleted
-// records, walks every version-5 text frame, collects the word ids in
-// use and deletes the others from the chunks (gcWords), before Pebble's
-// flush and compaction rewrite the files.
+// records, deletes from the chunks the words no version-5 text frame uses
+// (gcWords; the segments using each word are counted, usage.go), before
+// Pebble's flush and compaction rewrite the files.
 
 // segmentVersionWords is the first byte of a version-5 segment value:
 // version 4's layout, its text frames word-coded.
@@ -281,9 +280,9 @@ func skipWordsTo(v *wordSnap, enc []byte, pos, to, limit int, space bool) (int, 
 	return pos, enc, space, nil
 }
 
-// wordsUsed marks in used (indexed by id) every word id of the tokens
-// enc; an id past used is an error.
-func wordsUsed(enc []byte, used []bool) error {
+// wordsUsed adds to used every word id of the tokens enc; an id past the
+// set's size is an error.
+func wordsUsed(enc []byte, used *wordSet) error {
 	for len(enc) > 0 {
 		c, n := binary.Uvarint(enc)
 		if n <= 0 {
@@ -298,10 +297,9 @@ func wordsUsed(enc []byte, used []bool) error {
 			enc = enc[n+int(l):]
 			continue
 		}
-		if c-tokWord >= uint64(len(used)) {
+		if !used.mark(c - tokWord) {
 			return fmt.Errorf("%w: word %d not in the log's vocabulary", errWordCode, c-tokWord)
 		}
-		used[c-tokWord] = true
 	}
 	return nil
 }
@@ -607,36 +605,25 @@ func (l *Log) gcWords() error {
 	if snap.size() == 0 {
 		return nil
 	}
+	if err := l.countUsage(); err != nil {
+		if !errors.Is(err, errUsage) {
+			return err
+		}
+		// Which words a segment uses is unknown: every word is kept until
+		// a compaction after its repair.
+		l.logf("lazymem: segment: compact: vocabulary kept: %v", err)
+		l.namesStale = true
+		return nil
+	}
 	used := make([]bool, snap.size())
-	l.segMu.RLock()
-	segs := slices.Clone(l.segs)
-	l.segMu.RUnlock()
+	for id := range used {
+		used[id] = l.use.wordUsed(id)
+	}
 	db, err := l.rdb()
 	if err != nil {
 		return err
 	}
 	defer l.dbMu.RUnlock()
-	var codes []byte
-	for _, m := range segs {
-		v, closer, err := value(db, m)
-		if errors.Is(err, errSegmentGone) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if len(v) > 0 && hasWords(v[0]) {
-			err = l.comp.wordsUsed(m.first, v, used, &codes)
-		}
-		closer.Close()
-		if err != nil {
-			// Which words it uses is unknown: every word is kept until a
-			// compaction after its repair.
-			l.logf("lazymem: segment: compact: vocabulary kept: segment %d: %v", m.first, err)
-			l.namesStale = true
-			return nil
-		}
-	}
 	b := db.NewBatch()
 	defer l.closeBatch(b)
 	var drop, gone []uint32
@@ -717,7 +704,7 @@ func wordChunkValue(words []string) []byte {
 }
 
 // wordsUsed marks the word ids version-5 value v's text frames use.
-func (c *compressor) wordsUsed(first uint64, v []byte, used []bool, codes *[]byte) error {
+func (c *compressor) wordsUsed(first uint64, v []byte, used *wordSet, codes *[]byte) error {
 	f, err := parseFramed(first, v)
 	if err != nil {
 		return err

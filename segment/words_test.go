@@ -59,18 +59,24 @@ func TestWordsCode(t *testing.T) {
 		if err != nil || !bytes.Equal(got, s) {
 			t.Fatalf("%q: decoded %q, %v", s, got, err)
 		}
-		used := make([]bool, tab.snap.Load().size())
-		if err := wordsUsed(enc, used); err != nil {
+		var used wordSet
+		used.reset(tab.snap.Load().size())
+		if err := wordsUsed(enc, &used); err != nil {
 			t.Fatal(err)
 		}
-		for id, u := range used {
+		marked := 0
+		for id, u := range used.used {
 			if u {
+				marked++
 				ids++
 				w, _ := tab.snap.Load().word(uint64(id))
 				if !bytes.Contains(s, w) {
 					t.Fatalf("%q: uses word %d %q", s, id, w)
 				}
 			}
+		}
+		if marked != len(used.ids) {
+			t.Fatalf("%q: %d words marked, %d listed", s, marked, len(used.ids))
 		}
 		if len(s) > 0 {
 			if _, err := decodeWords(nil, tab.snap.Load(), enc, len(s)-1); err == nil {
