@@ -364,14 +364,33 @@ func mergeBuilder(in []*segment, tomb, mute *roaring.Bitmap) (*segBuilder, error
 // and encoded again without those postings. Profile lesson (the purge of
 // a settled 1M index, one segment, one record forgotten): encoding every
 // term again was 28% of the purge, decoding it 15%.
+// holdsAny reports whether p (reset to a term's postings) holds one of
+// the ascending ids dl.
+func holdsAny(p *postingsIter, dl []uint32) bool {
+	for j := 0; j < len(dl); {
+		if !p.Seek(dl[j]) {
+			return false
+		}
+		at := p.At()
+		if at == dl[j] {
+			return true
+		}
+		k, _ := slices.BinarySearch(dl[j:], at) // the first dropped id >= at
+		j += k
+	}
+	return false
+}
+
 func (b *segBuilder) copyTerms(s *segment, del *roaring.Bitmap) error {
 	lowest := uint32(math.MaxUint32) // the lowest dropped id in s
+	var dl []uint32                  // the dropped ids in s, ascending
 	if del != nil {
 		r := roaring.New()
 		r.AddRange(uint64(s.lo), uint64(s.hi)+1)
 		r.And(del)
 		if !r.IsEmpty() {
 			lowest = r.Minimum()
+			dl = r.ToArray()
 		}
 	}
 	var docs, tfs []uint32
@@ -387,9 +406,22 @@ func (b *segBuilder) copyTerms(s *segment, del *roaring.Bitmap) error {
 		clean := binary.LittleEndian.Uint32(e[8:]) < lowest // its last posting is below every dropped id
 		docs, tfs = docs[:0], tfs[:0]
 		if !clean {
+			// Whether the term holds a dropped id: its postings and the
+			// dropped ids intersected by seeks (the postings' blocks
+			// skipped by their last ids), so a term holding none is
+			// copied without decoding all of it. Profile lesson (the
+			// purge of a settled 1M index, one record forgotten): the
+			// walk of every posting through Next and the bitmap's
+			// Contains was 3.2 of the purge's 14.4 s.
 			s.entry(i, &ti)
 			p.reset(&ti)
-			clean = true
+			clean = !holdsAny(&p, dl)
+			if err := p.Err(); err != nil {
+				return &CorruptionError{File: segName(s.num), Err: err}
+			}
+		}
+		if !clean {
+			p.reset(&ti)
 			for p.Next() {
 				if d := p.At(); del.Contains(d) {
 					clean = false
