@@ -37,6 +37,14 @@ func TestForgetPurge(t *testing.T) {
 		sRecs = append(sRecs, Record{Agent: "A", Session: "S", Role: "user",
 			Text: fmt.Sprintf("the quixotical flamingoes %d were marmaladed in zanzibarian crates", i)})
 	}
+	// Session U of B, forgotten after the first Compact: the second
+	// Compact of the process (names and words counted, not walked again)
+	// must purge it as the first purged S.
+	var uRecs []Record
+	for i := range 40 {
+		uRecs = append(uRecs, Record{Agent: "B", Session: "gloamingsession-U", Role: "user",
+			Text: fmt.Sprintf("the periwinkled oboists %d sang in quagmirish meadows", i)})
+	}
 	tQ := Record{Agent: "A", Session: "T", Role: "user", Text: "which xylophonist performed at the gazebo?"}
 	tA := Record{Agent: "A", Session: "T", Role: "assistant", Text: "It was Ingrid, on Sunday."}
 	var base []Record
@@ -44,7 +52,7 @@ func TestForgetPurge(t *testing.T) {
 		base = append(base, Record{Agent: []string{"A", "B"}[i%2], Session: fmt.Sprintf("w%d", i%3), Role: "user",
 			Text: fmt.Sprintf("ordinary note number %d about the garden", i)})
 	}
-	all := append(append(append([]Record{}, base[:30]...), sRecs...), base[30:]...)
+	all := append(append(append(append([]Record{}, base[:30]...), sRecs...), uRecs...), base[30:]...)
 	all = append(all, tQ, tA)
 	ids, err := db.AppendBatch(ctx, all)
 	if err != nil {
@@ -140,7 +148,7 @@ func TestForgetPurge(t *testing.T) {
 				nbytes += len(got.Text)
 			}
 		}
-		if want := len(all) - 41 + len(written[0]) + len(written[1]) + len(written[2]) + len(written[3]); n != want {
+		if want := len(all) - len(forgotten) + len(written[0]) + len(written[1]) + len(written[2]) + len(written[3]); n != want {
 			t.Fatalf("%s: %d records intact, want %d", stage, n, want)
 		}
 		for _, m := range []Mode{ModeSparse, ModeLazy, ModeDense} {
@@ -202,5 +210,35 @@ func TestForgetPurge(t *testing.T) {
 	// The scan can find things: the kept records' words are there.
 	if len(storetest.Find(ims, []byte("garden"))) == 0 || len(storetest.Find(ims, []byte("Ingrid"))) == 0 {
 		t.Fatal("the scan finds nothing at all: it is broken")
+	}
+	uWords := []string{"periwinkled", "oboists", "quagmirish", "gloamingsession-U"}
+	for _, s := range uWords {
+		if len(storetest.Find(ims, []byte(s))) == 0 {
+			t.Fatalf("before the second Forget no file holds %q: the check below proves nothing", s)
+		}
+	}
+
+	// A second Forget and Compact in the same process.
+	res3, err := db.Forget(ctx, Selector{Agent: "B", Sessions: []string{"gloamingsession-U"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res3.Forgotten != len(uRecs) {
+		t.Fatalf("forgot %+v, want %d", res3, len(uRecs))
+	}
+	for _, r := range res3.Ranges {
+		for id := r.First; id <= r.Last; id++ {
+			forgotten[id] = true
+		}
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the second Compact")
+	ims = storetest.Images(t, dir)
+	for _, s := range uWords {
+		if where := storetest.Find(ims, []byte(s)); len(where) > 0 {
+			t.Errorf("after the second Compact %q is still in %s", s, strings.Join(where, ", "))
+		}
 	}
 }
