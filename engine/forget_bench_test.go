@@ -226,16 +226,27 @@ func workloadBatch(b *testing.B, n int) []Record {
 // was forgotten (the log rewrites the segments holding the record, the
 // index the segment files holding it or its successor's old postings).
 func BenchmarkCompactAfterForget(b *testing.B) {
-	for _, c := range []struct{ n, recalls int }{{100_000, 0}, {1_000_000, 0}, {1_000_000, 3000}} {
+	for _, c := range []struct {
+		n, recalls int
+		reopen     bool
+	}{{100_000, 0, false}, {1_000_000, 0, false}, {1_000_000, 3000, false}, {1_000_000, 0, true}} {
 		n := c.n
 		name := fmt.Sprintf("records=%d", n)
 		if c.recalls > 0 {
 			// the embedding cache filled by lazy recalls first
 			name += fmt.Sprintf("/recalls=%d", c.recalls)
 		}
+		if c.reopen {
+			// the store closed and opened again before each op (untimed):
+			// every op is the first Compact of the store's process
+			name += "/reopen"
+		}
 		b.Run(name, func(b *testing.B) {
 			db, batch, ids := forgetStore(b, n)
 			ctx := context.Background()
+			if c.reopen {
+				b.Cleanup(func() { db.Close() })
+			}
 			for i := range c.recalls {
 				r := batch[(i*7919)%len(batch)]
 				if _, err := db.Recall(ctx, Query{Agent: r.Agent, Text: r.Text, Mode: ModeLazy}); err != nil {
@@ -246,6 +257,16 @@ func BenchmarkCompactAfterForget(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
+				if c.reopen {
+					dir := db.dir
+					if err := db.Close(); err != nil {
+						b.Fatal(err)
+					}
+					var err error
+					if db, err = Open(dir, benchOptions(64<<20)); err != nil {
+						b.Fatal(err)
+					}
+				}
 				id := ids[i%len(ids)]
 				if _, err := db.Forget(ctx, Selector{Agent: batch[id-1].Agent, IDs: []uint64{id}}); err != nil {
 					b.Fatal(err)
