@@ -2,7 +2,6 @@ package segment
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -246,15 +245,8 @@ func (l *Log) gcNames() error {
 	if l.names.size() == 0 {
 		return nil
 	}
-	if err := l.countUsage(); err != nil {
-		if !errors.Is(err, errUsage) {
-			return err
-		}
-		// A damaged head: which names it uses is unknown, so every name
-		// is kept until a compaction after its repair.
-		l.logf("lazymem: segment: compact: names kept: %v", err)
-		l.namesStale = true
-		return nil
+	if known, err := l.usageKnown("names"); !known {
+		return err
 	}
 	db, err := l.rdb()
 	if err != nil {

@@ -216,6 +216,24 @@ func (l *Log) countUsage() error {
 	return nil
 }
 
+// usageKnown brings the counts up to date for gcNames or gcWords (what names
+// the table) and reports whether they hold. When a segment could not be
+// walked (damaged), which names and words it uses is unknown: every one
+// is kept until a compaction after its repair (namesStale), and usageKnown
+// returns false and no error; the store's errors are returned.
+func (l *Log) usageKnown(what string) (bool, error) {
+	err := l.countUsage()
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, errUsage) {
+		return false, err
+	}
+	l.logf("lazymem: segment: compact: %s kept: %v", what, err)
+	l.namesStale = true
+	return false, nil
+}
+
 // A count of at least parallelCountMin segments runs on up to
 // maxCountWorkers goroutines (the first Compact of a process: ~2,000
 // segments at 1M records).
@@ -225,9 +243,17 @@ const (
 )
 
 // uncount takes off the counts of the counted segments among segs (their
-// values as stored now), before a rewrite or a drop changes them. A
-// segment it cannot read leaves the counts not holding.
-func (l *Log) uncount(segs []segMeta) {
+// values as stored now), before a rewrite or a drop changes them.
+func (l *Log) uncount(segs []segMeta) { l.adjust(segs, -1) }
+
+// recount adds the counts of segment m's value as stored now (after a
+// rewrite), if m was counted.
+func (l *Log) recount(m segMeta) { l.adjust([]segMeta{m}, 1) }
+
+// adjust adds delta to the counts of the words and names of the counted
+// segments among segs. A segment it cannot read leaves the counts not
+// holding.
+func (l *Log) adjust(segs []segMeta, delta int) {
 	u := &l.use
 	if !u.ok {
 		return
@@ -247,7 +273,7 @@ func (l *Log) uncount(segs []segMeta) {
 			continue
 		}
 		if err == nil {
-			err = u.add(l, m.first, v, -1)
+			err = u.add(l, m.first, v, delta)
 			closer.Close()
 		}
 		if err != nil {
@@ -255,30 +281,6 @@ func (l *Log) uncount(segs []segMeta) {
 			u.ok = false
 			return
 		}
-	}
-}
-
-// recount adds the counts of segment m's value as stored now (after a
-// rewrite), if m was counted.
-func (l *Log) recount(m segMeta) {
-	u := &l.use
-	if !u.ok || m.first >= u.end {
-		return
-	}
-	db, err := l.rdb()
-	if err != nil {
-		u.ok = false
-		return
-	}
-	defer l.dbMu.RUnlock()
-	v, closer, err := value(db, m)
-	if err == nil {
-		err = u.add(l, m.first, v, 1)
-		closer.Close()
-	}
-	if err != nil {
-		l.logf("lazymem: segment: the next compaction reads every segment: segment %d: %v", m.first, err)
-		u.ok = false
 	}
 }
 

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/lazymem/lazymem/codec"
 )
@@ -218,5 +220,94 @@ func TestUsageCounts(t *testing.T) {
 		if !found[nm] {
 			t.Errorf("no file holds live session %s: the scan sees nothing", nm)
 		}
+	}
+}
+
+// TestUsageDamaged: a segment whose value cannot be walked leaves the
+// counts unknown; Compact then keeps every name and word (its records
+// may still read) instead of failing or dropping what the damaged
+// segment uses, and once Repair has replaced it, the next Compact counts
+// every segment again and drops the names only its lost records used.
+func TestUsageDamaged(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var recs [][]byte
+	session := map[uint64]string{}
+	for i := range 3000 {
+		id := uint64(i + 1)
+		if i%50 != 25 {
+			recs = append(recs, chatRecord(r, 5+r.IntN(25)))
+			continue
+		}
+		session[id] = fmt.Sprintf("damagedsession-%04dq", i)
+		recs = append(recs, codec.AppendRecord(nil, &codec.Record{Time: 1e18 + int64(id), Agent: "agent-1",
+			Session: session[id], Role: "user", Text: fmt.Sprintf("note %d", i)}))
+	}
+	fs := vfs.NewMem()
+	opts := Options{DisableBackgroundSeal: true, ReserveBytes: -1}
+	l := framedLog(t, fs, opts, recs, nil)
+	defer l.Close()
+	hasName := func(s string) bool {
+		l.names.mu.RLock()
+		defer l.names.mu.RUnlock()
+		_, ok := l.names.ids[s]
+		return ok
+	}
+	// The victim: the segment holding record 1026; another record,
+	// 2026, is forgotten.
+	const victimRec, forgottenRec = 1026, 2026
+	l.segMu.RLock()
+	victim := *findSeg(l.segs, victimRec)
+	l.segMu.RUnlock()
+	if forgottenRec >= victim.first && forgottenRec < victim.end() {
+		t.Fatalf("victim segment %d-%d holds the forgotten record", victim.first, victim.end())
+	}
+	key := makeKey(prefixSegment, victim.first)
+	v, closer, err := l.db.Get(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(v)
+	closer.Close()
+	f, err := parseFramed(victim.first, bad)
+	if err != nil || !f.names {
+		t.Fatalf("the victim is not a framed value with names: %v", err)
+	}
+	bad[f.head.off+f.head.stored/2] ^= 0x5a // its head: which names it uses is unknown
+	if err := l.db.Set(key, bad, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Delete(ctx, []uint64{forgottenRec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Compact(ctx); err != nil {
+		t.Fatalf("a damaged segment failed Compact: %v", err)
+	}
+	if !hasName(session[victimRec]) || !hasName(session[forgottenRec]) {
+		t.Fatal("Compact dropped names although a segment could not be walked")
+	}
+	ce := &CorruptionError{}
+	if err := l.Verify(ctx); !errors.As(err, &ce) || ce.Segment != victim.first {
+		t.Fatalf("verify: %v", err)
+	}
+	if _, err := l.Repair(ctx, ce); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hasName(session[forgottenRec]) {
+		t.Fatal("after the repair, the forgotten record's session is still in the name table")
+	}
+	if _, err := l.Get(victimRec, nil); err == nil {
+		t.Fatal("the damaged segment's record still reads after the repair")
+	}
+	if hasName(session[victimRec]) {
+		t.Fatal("after the repair, the lost record's session is still in the name table")
+	}
+	if !hasName(session[26]) {
+		t.Fatal("a live record's session left the table")
+	}
+	if !l.use.ok {
+		t.Fatal("the counts do not hold after the compaction that followed the repair")
 	}
 }

@@ -605,15 +605,8 @@ func (l *Log) gcWords() error {
 	if snap.size() == 0 {
 		return nil
 	}
-	if err := l.countUsage(); err != nil {
-		if !errors.Is(err, errUsage) {
-			return err
-		}
-		// Which words a segment uses is unknown: every word is kept until
-		// a compaction after its repair.
-		l.logf("lazymem: segment: compact: vocabulary kept: %v", err)
-		l.namesStale = true
-		return nil
+	if known, err := l.usageKnown("vocabulary"); !known {
+		return err
 	}
 	used := make([]bool, snap.size())
 	for id := range used {
