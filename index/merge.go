@@ -356,14 +356,6 @@ func mergeBuilder(in []*segment, tomb, mute *roaring.Bitmap) (*segBuilder, error
 	return b, nil
 }
 
-// copyTerms adds the terms of s, a version 5 segment rewritten alone (a
-// purge), to b: a term none of whose postings is in del keeps its encoded
-// postings as they are (a term's block offsets are relative to its
-// start, and a kept document's length does not change, so its block
-// corners hold), only its entry's offsets change; the others are decoded
-// and encoded again without those postings. Profile lesson (the purge of
-// a settled 1M index, one segment, one record forgotten): encoding every
-// term again was 28% of the purge, decoding it 15%.
 // holdsAny reports whether p (reset to a term's postings) holds one of
 // the ascending ids dl.
 func holdsAny(p *postingsIter, dl []uint32) bool {
@@ -381,6 +373,14 @@ func holdsAny(p *postingsIter, dl []uint32) bool {
 	return false
 }
 
+// copyTerms adds the terms of s, a version 5 segment rewritten alone (a
+// purge), to b: a term none of whose postings is in del keeps its encoded
+// postings as they are (a term's block offsets are relative to its
+// start, and a kept document's length does not change, so its block
+// corners hold), only its entry's offsets change; the others are decoded
+// and encoded again without those postings. Profile lesson (the purge of
+// a settled 1M index, one segment, one record forgotten): encoding every
+// term again was 28% of the purge, decoding it 15%.
 func (b *segBuilder) copyTerms(s *segment, del *roaring.Bitmap) error {
 	lowest := uint32(math.MaxUint32) // the lowest dropped id in s
 	var dl []uint32                  // the dropped ids in s, ascending
