@@ -420,34 +420,23 @@ func (b *segBuilder) copyTerms(s *segment, del *roaring.Bitmap) error {
 				return &CorruptionError{File: segName(s.num), Err: err}
 			}
 		}
-		if !clean {
-			p.reset(&ti)
-			for p.Next() {
-				if d := p.At(); del.Contains(d) {
-					clean = false
-				} else {
-					docs = append(docs, d)
-					tfs = append(tfs, p.TF())
-				}
-			}
-			if err := p.Err(); err != nil {
-				return &CorruptionError{File: segName(s.num), Err: err}
-			}
-		}
 		if clean && start <= end && end <= uint64(len(s.posts)) {
 			b.addEncoded(term, e, s.posts[start:end])
 			continue
 		}
-		if clean { // never for a file segBuilder wrote: terms' postings follow in term order
-			s.entry(i, &ti)
-			p.reset(&ti)
-			for p.Next() {
-				docs = append(docs, p.At())
+		// Decoded and encoded again without the dropped ids (or whole,
+		// never for a file segBuilder wrote, when the term's postings are
+		// not where its offsets say: they follow in term order).
+		s.entry(i, &ti)
+		p.reset(&ti)
+		for p.Next() {
+			if d := p.At(); clean || !del.Contains(d) {
+				docs = append(docs, d)
 				tfs = append(tfs, p.TF())
 			}
-			if err := p.Err(); err != nil {
-				return &CorruptionError{File: segName(s.num), Err: err}
-			}
+		}
+		if err := p.Err(); err != nil {
+			return &CorruptionError{File: segName(s.num), Err: err}
 		}
 		b.addTerm(string(term), docs, tfs)
 	}
